@@ -1,0 +1,13 @@
+// Command benchlab finds database performance regressions: it runs
+// benchmark experiments against database engines, stores every run, and
+// reports the differences. See README.md.
+package main
+
+import (
+	"os"
+
+	"benchlab/internal/cli"
+	_ "benchlab/internal/all"
+)
+
+func main() { os.Exit(cli.Main(cli.OSEnv(), os.Args[1:])) }

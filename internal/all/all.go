@@ -1,0 +1,8 @@
+// Package all links every engine and workload into the binary; each registers
+// itself from init.
+package all
+
+import (
+	_ "benchlab/internal/engine/sqlite"     // SQLite engine
+	_ "benchlab/internal/workload/sysbench" // sysbench microbenchmarks
+)

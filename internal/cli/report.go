@@ -1,0 +1,275 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/report"
+	"benchlab/internal/spec"
+	"benchlab/internal/store"
+	"benchlab/internal/workload"
+)
+
+// quickstartSpec compares SQLite's WAL with synchronous=NORMAL (base) against
+// the rollback journal with synchronous=FULL over the whole suite.
+const quickstartSpec = `name = "quickstart-sqlite-sync"
+base = "wal-normal"
+preset = "smoke"
+
+[[target]]
+name = "wal-normal"
+engine = "sqlite"
+[target.settings]
+journal_mode = "wal"
+synchronous = "normal"
+
+[[target]]
+name = "delete-full"
+engine = "sqlite"
+[target.settings]
+journal_mode = "delete"
+synchronous = "full"
+
+[workload]
+suite = "sysbench"
+threads = [1]
+report_interval = "0s"
+`
+
+// QuickstartReport is where quickstart writes its Markdown report by default.
+const QuickstartReport = "quickstart-report.md"
+
+func runQuickstart(env Env, args []string) error {
+	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	storeFlag := fs.String("store", "", "results database (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
+	out := fs.String("o", QuickstartReport, "report file (Markdown)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(env.Stdout, "Usage: benchlab quickstart [-o report.md] [--store file]\n\n"+
+				"Runs the whole sysbench suite on SQLite, WAL+synchronous=NORMAL (base) against\n"+
+				"rollback journal+synchronous=FULL, with the smoke preset (about 2 minutes).")
+			return errHelp
+		}
+		return usagef("%v", err)
+	}
+	s, err := spec.Parse([]byte(quickstartSpec), "quickstart spec", "")
+	if err != nil {
+		return err
+	}
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	id, err := execute(env, s, *storeFlag, false)
+	if id != 0 {
+		if rerr := printAndWriteReport(env, storePath(env, *storeFlag), id, *out, "markdown"); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+// printAndWriteReport prints the text report of experiment id and, when path
+// is set, writes it to path too.
+func printAndWriteReport(env Env, storeFile string, id int64, path, format string) error {
+	st, err := store.Open(storeFile)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	d, err := report.Load(context.Background(), st, id, false)
+	if err != nil {
+		return err
+	}
+	r := report.Build(d)
+	fmt.Fprintln(env.Stdout)
+	if err := report.WriteText(env.Stdout, r, report.TextOptions{Color: isTerminal(env.Stdout)}); err != nil {
+		return err
+	}
+	if path == "" {
+		return nil
+	}
+	if err := writeReportFile(r, path, format); err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(path)
+	fmt.Fprintf(env.Stdout, "\nReport written to %s\n", abs)
+	return nil
+}
+
+func formatFor(path, format string) (string, error) {
+	if format == "" {
+		switch strings.ToLower(filepath.Ext(path)) {
+		case ".md", ".markdown":
+			format = "markdown"
+		default:
+			format = "text"
+		}
+	}
+	switch format {
+	case "text", "markdown":
+		return format, nil
+	}
+	return "", usagef("flag --format: %q is not supported; want text or markdown", format)
+}
+
+func writeReportFile(r *report.Report, path, format string) error {
+	format, err := formatFor(path, format)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("report file: %w", err)
+	}
+	if format == "markdown" {
+		err = report.WriteMarkdown(f, r)
+	} else {
+		err = report.WriteText(f, r, report.TextOptions{})
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""
+}
+
+func runReport(env Env, args []string) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	storeFlag := fs.String("store", "", "results database (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
+	id := fs.Int64("experiment", 0, "experiment ID (default: the most recent)")
+	format := fs.String("format", "text", "text or markdown")
+	out := fs.String("o", "", "write to this file instead of standard output")
+	color := fs.String("color", "auto", "terminal colours: auto, always or never")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(env.Stdout, "Usage: benchlab report [--experiment N] [--format text|markdown] [-o file]")
+			fs.SetOutput(env.Stdout)
+			fs.PrintDefaults()
+			return errHelp
+		}
+		return usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if *id < 0 {
+		return usagef("flag --experiment: %d is not allowed; want an ID from `benchlab runs`", *id)
+	}
+	if _, err := formatFor("", *format); err != nil {
+		return err
+	}
+	useColor := false
+	switch *color {
+	case "auto":
+		useColor = *out == "" && isTerminal(env.Stdout)
+	case "always":
+		useColor = true
+	case "never":
+	default:
+		return usagef("flag --color: %q is not allowed; want auto, always or never", *color)
+	}
+	st, err := store.Open(storePath(env, *storeFlag))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	d, err := report.Load(context.Background(), st, *id, false)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return usagef("%v", err)
+		}
+		return err
+	}
+	r := report.Build(d)
+	if *out != "" {
+		return writeReportFile(r, *out, *format)
+	}
+	if *format == "markdown" {
+		return report.WriteMarkdown(env.Stdout, r)
+	}
+	return report.WriteText(env.Stdout, r, report.TextOptions{Color: useColor})
+}
+
+func runRuns(env Env, args []string) error {
+	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	storeFlag := fs.String("store", "", "results database")
+	if err := fs.Parse(args); err != nil {
+		return usagef("%v", err)
+	}
+	path := storePath(env, *storeFlag)
+	if _, err := os.Stat(path); err != nil {
+		return usagef("no results database at %s (run an experiment first, or give --store)", path)
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ctx := context.Background()
+	exps, err := st.Experiments(ctx)
+	if err != nil {
+		return err
+	}
+	for _, e := range exps {
+		fmt.Fprintf(env.Stdout, "experiment %d  %s  %s  preset=%s base=%s\n", e.ID, e.Created.Local().Format("2006-01-02 15:04:05"),
+			e.Name, orNone(e.Preset), e.Base)
+		runs, err := st.Runs(ctx, e.ID)
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			fmt.Fprintf(env.Stdout, "  run %-4d %-20s %-8s %-10s repeat %d  %-11s %s\n", r.ID, r.Target, r.Engine,
+				r.Version, r.Repeat, r.Status, r.Ended.Sub(r.Started).Round(1e9))
+		}
+	}
+	return nil
+}
+
+func runList(env Env, args []string) error {
+	w := env.Stdout
+	fmt.Fprintln(w, "Engines:")
+	for _, n := range engine.Names() {
+		d, _ := engine.Lookup(n)
+		fmt.Fprintf(w, "  %-10s %s\n", n, d.Summary())
+		for _, s := range d.Settings() {
+			fmt.Fprintf(w, "      %-20s %s (default %s)\n", s.Name, s.Doc, s.Default)
+		}
+	}
+	fmt.Fprintln(w, "\nSuites and tests:")
+	for _, n := range workload.Names() {
+		s, _ := workload.Lookup(n)
+		fmt.Fprintf(w, "  %-10s %s\n", n, s.Summary())
+		group := ""
+		for _, t := range s.Tests() {
+			if t.Group != group {
+				fmt.Fprintf(w, "    %s:\n", t.Group)
+				group = t.Group
+			}
+			fmt.Fprintf(w, "      %-24s %s\n", t.Name, t.Summary)
+		}
+	}
+	fmt.Fprintln(w, "\nPresets:")
+	for _, p := range []string{"smoke", "credible"} {
+		fmt.Fprintf(w, "  %-10s %s\n", p, spec.Presets[p])
+	}
+	fmt.Fprintf(w, "  %-10s %s\n", "(none)", "faithful defaults: METHOD.md durations (600 s reads, 900 s writes, 60 s scan warm-up)")
+	return nil
+}

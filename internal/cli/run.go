@@ -1,0 +1,298 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"benchlab/internal/runner"
+	"benchlab/internal/spec"
+	"benchlab/internal/store"
+)
+
+// runFlags are the flags of `benchlab run`, named as sysbench users expect.
+type runFlags struct {
+	fs                                                *flag.FlagSet
+	spec, preset, name, base, engine, tests, threads  string
+	time, readTime, writeTime, warmup, reportInterval string
+	tables, repeats                                   int
+	tableSize                                         int64
+	seed                                              uint64
+	set                                               multiFlag
+	store, workdir, reportOut, format                 string
+	keepData                                          bool
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func newRunFlags(name string) *runFlags {
+	f := &runFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+	fs := f.fs
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.spec, "spec", "", "experiment spec file (TOML); may also be the first argument")
+	fs.StringVar(&f.preset, "preset", "", "size preset: smoke or credible (default: the faithful METHOD.md durations)")
+	fs.StringVar(&f.name, "name", "", "experiment name")
+	fs.StringVar(&f.base, "base", "", "target every other is compared with (default: the first)")
+	fs.StringVar(&f.engine, "engine", "", "engine of a single target when no spec file is given (e.g. sqlite)")
+	fs.Var(&f.set, "set", "engine setting key=value for the flag-built target (repeatable)")
+	fs.StringVar(&f.tests, "tests", "", "comma-separated tests or families (default: the whole suite)")
+	fs.StringVar(&f.threads, "threads", "", "comma-separated thread counts, e.g. 1,2,4")
+	fs.StringVar(&f.time, "time", "", "duration of every test (sets read and write time); seconds or a duration like 30s")
+	fs.StringVar(&f.readTime, "read-time", "", "duration of read tests")
+	fs.StringVar(&f.writeTime, "write-time", "", "duration of write tests")
+	fs.StringVar(&f.warmup, "warmup", "", "warm-up before each test, excluded from results")
+	fs.StringVar(&f.reportInterval, "report-interval", "", "seconds between live lines (0: none)")
+	fs.IntVar(&f.tables, "tables", 0, "number of tables")
+	fs.Int64Var(&f.tableSize, "table-size", 0, "rows per table")
+	fs.IntVar(&f.repeats, "repeats", 0, "repeats of each target")
+	fs.Uint64Var(&f.seed, "seed", 0, "random seed (default: a new one, stored with the run)")
+	fs.StringVar(&f.store, "store", "", "results database (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
+	fs.StringVar(&f.workdir, "workdir", "", "where data dirs are created (default: a temp dir)")
+	fs.BoolVar(&f.keepData, "keep-data", false, "keep each run's data dir")
+	fs.StringVar(&f.reportOut, "o", "", "also write the report to this file")
+	fs.StringVar(&f.format, "format", "", "format of the -o report: text or markdown (default from the file name)")
+	return f
+}
+
+// parse parses args, allowing the spec file as the first argument.
+func (f *runFlags) parse(args []string) error {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		f.spec = args[0]
+		args = args[1:]
+	}
+	if err := f.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usagef("%v", err)
+	}
+	if f.fs.NArg() > 0 {
+		return usagef("unexpected argument %q; flags go after the spec file", f.fs.Arg(0))
+	}
+	return nil
+}
+
+func (f *runFlags) usage(w io.Writer, synopsis string) {
+	fmt.Fprintln(w, synopsis)
+	f.fs.SetOutput(w)
+	f.fs.PrintDefaults()
+	f.fs.SetOutput(io.Discard)
+}
+
+// parseSeconds accepts sysbench's plain seconds ("10") or a Go duration.
+func parseSeconds(flagName, v string) (spec.Duration, error) {
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		if n < 0 {
+			return spec.Duration{}, usagef("flag --%s: %q is negative; want seconds >= 0 or a duration like 30s", flagName, v)
+		}
+		return spec.Duration{Duration: time.Duration(n * float64(time.Second))}, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return spec.Duration{}, usagef("flag --%s: %q is not a duration; want seconds or a duration like 30s", flagName, v)
+	}
+	if d < 0 {
+		return spec.Duration{}, usagef("flag --%s: %q is negative; want a duration >= 0", flagName, v)
+	}
+	return spec.Duration{Duration: d}, nil
+}
+
+// buildSpec loads the spec file (if any) and applies the flags that were set.
+func (f *runFlags) buildSpec() (spec.Spec, error) {
+	var s spec.Spec
+	var err error
+	if f.spec != "" {
+		if s, err = spec.Load(f.spec, f.preset); err != nil {
+			return s, err
+		}
+	} else {
+		s = spec.Default()
+		if err := spec.ApplyPreset(&s, f.preset); err != nil {
+			return s, usagef("flag --preset: %v", err)
+		}
+		if f.engine == "" {
+			return s, usagef("no spec file and no --engine; give a spec file or e.g. --engine sqlite")
+		}
+		s.Name = f.engine
+		s.Targets = []spec.Target{{Name: f.engine, Engine: f.engine, Settings: map[string]any{}}}
+	}
+	set := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if set["engine"] && f.spec != "" {
+		return s, usagef("flag --engine: only for runs without a spec file (the spec names its targets)")
+	}
+	for _, kv := range f.set {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return s, usagef("flag --set: %q is not key=value", kv)
+		}
+		if f.spec != "" {
+			return s, usagef("flag --set: only for runs without a spec file; put settings in [target.settings]")
+		}
+		s.Targets[0].Settings[k] = v
+	}
+	w := &s.Workload
+	if set["name"] {
+		s.Name = f.name
+	}
+	if set["base"] {
+		s.Base = f.base
+	}
+	if set["seed"] {
+		s.Seed = f.seed
+	}
+	if set["workdir"] {
+		s.WorkDir = f.workdir
+	}
+	if set["tests"] {
+		w.Tests = splitList(f.tests)
+	}
+	if set["threads"] {
+		w.Threads = nil
+		for _, t := range splitList(f.threads) {
+			n, err := strconv.Atoi(t)
+			if err != nil || n < 1 {
+				return s, usagef("flag --threads: %q is not allowed; want positive integers like 1,2,4", t)
+			}
+			w.Threads = append(w.Threads, n)
+		}
+		if len(w.Threads) == 0 {
+			return s, usagef("flag --threads: empty; want positive integers like 1,2,4")
+		}
+	}
+	for _, d := range []struct {
+		name string
+		val  string
+		dst  []*spec.Duration
+	}{
+		{"time", f.time, []*spec.Duration{&w.ReadTime, &w.WriteTime}},
+		{"read-time", f.readTime, []*spec.Duration{&w.ReadTime}},
+		{"write-time", f.writeTime, []*spec.Duration{&w.WriteTime}},
+		{"warmup", f.warmup, []*spec.Duration{&w.Warmup}},
+		{"report-interval", f.reportInterval, []*spec.Duration{&w.ReportInterval}},
+	} {
+		if !set[d.name] {
+			continue
+		}
+		v, err := parseSeconds(d.name, d.val)
+		if err != nil {
+			return s, err
+		}
+		for _, p := range d.dst {
+			*p = v
+		}
+	}
+	if set["tables"] {
+		if f.tables < 1 {
+			return s, usagef("flag --tables: %d is not allowed; want >= 1", f.tables)
+		}
+		w.Tables = f.tables
+	}
+	if set["table-size"] {
+		w.TableSize = f.tableSize
+	}
+	if set["repeats"] {
+		if f.repeats < 1 {
+			return s, usagef("flag --repeats: %d is not allowed; want >= 1", f.repeats)
+		}
+		w.Repeats = f.repeats
+	}
+	if err := s.Validate(); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func runRun(env Env, args []string) error {
+	f := newRunFlags("run")
+	if err := f.parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			f.usage(env.Stdout, "Usage: benchlab run [spec.toml] [flags]\n\nWithout a spec file, --engine makes a single target. Flags override the file.")
+			return errHelp
+		}
+		return err
+	}
+	s, err := f.buildSpec()
+	if err != nil {
+		return err
+	}
+	id, err := execute(env, s, f.store, f.keepData)
+	if id != 0 {
+		if rerr := printAndWriteReport(env, storePath(env, f.store), id, f.reportOut, f.format); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+// execute runs the experiment with signal handling: the first SIGINT or
+// SIGTERM stops the workers and keeps what was measured; a second one exits
+// at once.
+func execute(env Env, s spec.Spec, storeFlag string, keep bool) (int64, error) {
+	st, err := store.Open(storePath(env, storeFlag))
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := env.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+	stopWatch := make(chan struct{})
+	defer close(stopWatch)
+	go func() {
+		select {
+		case <-sigs:
+		case <-stopWatch:
+			return
+		}
+		fmt.Fprintln(env.Stderr, "\nbenchlab: interrupt: stopping workers and storing what was measured (again to exit at once)")
+		cancel()
+		select {
+		case <-sigs:
+			fmt.Fprintln(env.Stderr, "benchlab: second interrupt: exiting now")
+			env.Exit(ExitInterrupted)
+		case <-stopWatch:
+		}
+	}()
+	fmt.Fprintf(env.Stdout, "benchlab: experiment %q, %d target(s), suite %s, preset %s, results in %s\n",
+		s.Name, len(s.Targets), s.Workload.Suite, orNone(s.Preset), st.Path())
+	id, err := runner.RunExperiment(ctx, s, st, runner.ExperimentOptions{Out: env.Stdout, KeepData: keep, Build: buildInfo()})
+	if err != nil && ctx.Err() != nil {
+		return id, errInterrupted
+	}
+	return id, err
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none (faithful defaults)"
+	}
+	return s
+}

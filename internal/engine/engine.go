@@ -1,0 +1,224 @@
+// Package engine defines what benchlab needs from a database engine, whether it
+// runs in-process (SQLite, RocksDB) or as a server, and a registry of engines by
+// name. Engines register themselves from init; package all imports them.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Target is one system under test as the spec names it: an engine plus the
+// settings that make this variant differ from the others.
+type Target struct {
+	Name     string
+	Engine   string
+	Settings map[string]string
+}
+
+// Setting documents one engine setting that a target may give.
+type Setting struct {
+	Name    string
+	Doc     string
+	Default string
+	// Check returns an error describing what is allowed when v is not.
+	Check func(v string) error
+}
+
+// Info describes an opened database as measured, for the run manifest.
+type Info struct {
+	Engine  string
+	Version string
+	// Build says where the engine's code came from (for example "mattn/go-sqlite3
+	// v1.14 amalgamation, compiled in"), so a report can warn when builds differ.
+	Build string
+	// Settings are the effective values read back from the engine, not the
+	// requested ones.
+	Settings map[string]string
+}
+
+// Driver opens databases of one engine.
+type Driver interface {
+	// Name is the engine name used in specs ("sqlite").
+	Name() string
+	// Summary is one line for `benchlab list`.
+	Summary() string
+	// Settings lists the settings a target of this engine may give.
+	Settings() []Setting
+	// Open creates or opens the database for target t, keeping any files
+	// under dir, which the caller owns and removes.
+	Open(ctx context.Context, t Target, dir string) (DB, error)
+}
+
+// DB is an opened database. Workloads type-assert it to SQL (or, for key-value
+// engines, to their own view) to do work.
+type DB interface {
+	Info(ctx context.Context) (Info, error)
+	Close() error
+}
+
+// SQL is the view of a DB that speaks SQL.
+type SQL interface {
+	DB
+	// Dialect tells workloads how to spell their statements for this engine.
+	Dialect() Dialect
+	// Connect opens a new connection; each worker uses its own.
+	Connect(ctx context.Context) (Conn, error)
+	// Maintain does the engine's cleanup after write-heavy work (METHOD.md 1.9,
+	// 2.5): for example checkpoint and analyze. It does not wait; the caller
+	// owns the target wait time.
+	Maintain(ctx context.Context, tables []string) error
+}
+
+// Cost hints how long a statement may run, so engines can choose between a
+// cheap, non-interruptible call and one that a cancelled context interrupts.
+type Cost int
+
+const (
+	// Short statements (point lookups, small ranges) finish in well under a
+	// second; engines may skip per-call cancellation support for them.
+	Short Cost = iota
+	// Long statements (scans, big ranges) must stop promptly when the context
+	// is cancelled.
+	Long
+)
+
+// Conn is one connection, used by one goroutine at a time.
+type Conn interface {
+	// Exec runs sql without preparing it and returns the rows affected.
+	Exec(ctx context.Context, sql string, args ...any) (int64, error)
+	// Query runs sql without preparing it, reads every row and returns how many.
+	Query(ctx context.Context, sql string, args ...any) (int64, error)
+	// Prepare prepares sql on this connection.
+	Prepare(ctx context.Context, sql string, cost Cost) (Stmt, error)
+	Close() error
+}
+
+// Stmt is a prepared statement of one Conn.
+type Stmt interface {
+	// Exec runs the statement and returns the rows affected.
+	Exec(ctx context.Context, args ...any) (int64, error)
+	// Query runs the statement, reads every row and returns how many.
+	Query(ctx context.Context, args ...any) (int64, error)
+	Close() error
+}
+
+// Dialect holds the spelling differences between SQL engines that workloads
+// must know. Workloads write statements with '?' placeholders and call Bind.
+type Dialect struct {
+	// Name is "sqlite", "postgres" or "mysql".
+	Name string
+	// Numbered is true when placeholders are $1, $2, ... (PostgreSQL).
+	Numbered bool
+	// BeginRead starts a read-only transaction; BeginWrite one that writes
+	// (SQLite takes the write lock up front with BEGIN IMMEDIATE).
+	BeginRead, BeginWrite string
+}
+
+// Bind rewrites '?' placeholders into the dialect's form. It does not look
+// inside string literals, so statements must not contain a literal '?'.
+func (d Dialect) Bind(sql string) string {
+	if !d.Numbered || !strings.Contains(sql, "?") {
+		return sql
+	}
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(sql); i++ {
+		if sql[i] == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteByte(sql[i])
+	}
+	return b.String()
+}
+
+// Dialects known to benchlab's workloads, by name.
+var (
+	SQLite   = Dialect{Name: "sqlite", BeginRead: "BEGIN", BeginWrite: "BEGIN IMMEDIATE"}
+	Postgres = Dialect{Name: "postgres", Numbered: true, BeginRead: "BEGIN", BeginWrite: "BEGIN"}
+	MySQL    = Dialect{Name: "mysql", BeginRead: "BEGIN", BeginWrite: "BEGIN"}
+)
+
+var (
+	mu      sync.RWMutex
+	drivers = map[string]Driver{}
+)
+
+// Register makes a driver available by its name. It panics on a duplicate,
+// which is a programming error.
+func Register(d Driver) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := drivers[d.Name()]; dup {
+		panic("engine: duplicate registration of " + d.Name())
+	}
+	drivers[d.Name()] = d
+}
+
+// Lookup returns the driver registered under name.
+func Lookup(name string) (Driver, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	d, ok := drivers[name]
+	return d, ok
+}
+
+// Names lists the registered engines in order.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	names := make([]string, 0, len(drivers))
+	for n := range drivers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// CheckSettings validates settings against the driver's documented ones. The
+// error names the first unknown or invalid setting and what is allowed.
+func CheckSettings(d Driver, settings map[string]string) error {
+	known := map[string]Setting{}
+	for _, s := range d.Settings() {
+		known[s.Name] = s
+	}
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s, ok := known[k]
+		if !ok {
+			names := make([]string, 0, len(known))
+			for n := range known {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return fmt.Errorf("unknown %s setting %q; known: %s", d.Name(), k, strings.Join(names, ", "))
+		}
+		if s.Check != nil {
+			if err := s.Check(settings[k]); err != nil {
+				return fmt.Errorf("%s setting %s = %q: %w", d.Name(), k, settings[k], err)
+			}
+		}
+	}
+	return nil
+}
+
+// OneOf returns a Check that accepts only the given values (case-insensitive).
+func OneOf(values ...string) func(string) error {
+	return func(v string) error {
+		for _, a := range values {
+			if strings.EqualFold(a, v) {
+				return nil
+			}
+		}
+		return fmt.Errorf("want one of %s", strings.Join(values, ", "))
+	}
+}

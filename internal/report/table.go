@@ -1,0 +1,79 @@
+// Package report turns stored results into typed tables and renders them as
+// text (with terminal colours) or Markdown. Building a table and formatting it
+// are separate: renderers only format.
+package report
+
+import (
+	"math"
+
+	"benchlab/internal/analysis"
+)
+
+// Report is everything shown for one experiment.
+type Report struct {
+	Title string
+	// Header lines describe what ran: experiment, targets, host, preset.
+	Header []string
+	Tables []Table
+	// Notes are warnings and caveats shown after the tables.
+	Notes []string
+}
+
+// Table is a grid of typed cells with row groups.
+type Table struct {
+	Title string
+	// Legend explains units and colours, printed under the title.
+	Legend  string
+	Columns []string
+	Rows    []Row
+}
+
+// Row is one labelled line of a table; Group starts a new section when it
+// differs from the previous row's.
+type Row struct {
+	Group string
+	Label string
+	Cells []Cell
+}
+
+// Kind says how a cell's value is formatted.
+type Kind int
+
+const (
+	// Number is an absolute value shown with a precision that fits its size.
+	Number Kind = iota
+	// Ratio is a relative value shown with 2 decimals and coloured by Band.
+	Ratio
+	// Text is shown as is.
+	Text
+)
+
+// Cell is one value of a table.
+type Cell struct {
+	Kind  Kind
+	Value float64
+	Text  string
+	// Band colours ratios: better (green), worse (red) or neutral (grey).
+	Band analysis.Band
+	// Missing marks a cell with no measurement.
+	Missing bool
+}
+
+// NumberCell returns an absolute value cell.
+func NumberCell(v float64) Cell {
+	if math.IsNaN(v) {
+		return Cell{Missing: true}
+	}
+	return Cell{Kind: Number, Value: v}
+}
+
+// RatioCell returns a relative value cell banded for the metric's direction.
+func RatioCell(ratio float64, dir analysis.Direction) Cell {
+	if math.IsNaN(ratio) {
+		return Cell{Missing: true}
+	}
+	return Cell{Kind: Ratio, Value: ratio, Band: analysis.BandOf(ratio, dir)}
+}
+
+// TextCell returns a cell holding s.
+func TextCell(s string) Cell { return Cell{Kind: Text, Text: s} }

@@ -1,0 +1,86 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"math/rand/v2"
+	"sort"
+	"testing"
+	"time"
+
+	"benchlab/internal/engine"
+	_ "benchlab/internal/engine/sqlite"
+	"benchlab/internal/workload"
+	"benchlab/internal/workload/sysbench"
+)
+
+// BenchmarkHarnessOverhead compares the runner's cost per point query on a
+// cached SQLite table at 1 thread with a bare loop running the same prepared
+// statement through the same driver, alternating the two for 3 rounds of 2 s
+// each and reporting the medians: bare_ns/op, runner_ns/op and overhead_%.
+// Target (issue: core): overhead at most 10%.
+func BenchmarkHarnessOverhead(b *testing.B) {
+	ctx := context.Background()
+	drv, _ := engine.Lookup("sqlite")
+	db, err := drv.Open(ctx, engine.Target{Name: "bench", Engine: "sqlite"}, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	p := workload.Params{Tables: 1, TableSize: 100_000, Threads: []int{1}, ReadTime: 2 * time.Second,
+		WriteTime: time.Second, Tests: []string{"point-query"}, Seed: 1}
+	steps, err := sysbench.Suite{}.Plan(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := steps[0].Action(ctx, db, io.Discard); err != nil { // load
+		b.Fatal(err)
+	}
+	point := steps[1]
+	point.Warmup = 200 * time.Millisecond
+
+	conn, err := db.(engine.SQL).Connect(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	stmt, err := conn.Prepare(ctx, "SELECT c FROM sbtest1 WHERE id=?", engine.Short)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stmt.Close()
+	bare := func(d time.Duration) float64 {
+		r := rand.New(rand.NewPCG(1, 2))
+		n := 0
+		start := time.Now()
+		for time.Since(start) < d {
+			for i := 0; i < 1000; i++ {
+				if _, err := stmt.Query(ctx, r.Int64N(100_000)+1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			n += 1000
+		}
+		return float64(time.Since(start).Nanoseconds()) / float64(n)
+	}
+	harness := func() float64 {
+		res, err := Measure(ctx, db, point, 1, 1, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return res.Seconds * 1e9 / float64(res.Events)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var bs, hs []float64
+		for round := 0; round < 3; round++ {
+			bs = append(bs, bare(2*time.Second))
+			hs = append(hs, harness())
+		}
+		sort.Float64s(bs)
+		sort.Float64s(hs)
+		b.ReportMetric(bs[1], "bare_ns/op")
+		b.ReportMetric(hs[1], "runner_ns/op")
+		b.ReportMetric(100*(hs[1]-bs[1])/bs[1], "overhead_%")
+	}
+}

@@ -1,0 +1,149 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/store"
+	"benchlab/internal/workload"
+)
+
+// Sink receives each step's result as soon as the step ends, between tests,
+// so the store's own IO never overlaps a measured interval.
+type Sink interface {
+	SaveResult(ctx context.Context, r *store.Result) error
+}
+
+// Cell is one run of the matrix: a target and a full pass of its steps on a
+// fresh data dir.
+type Cell struct {
+	Target  engine.Target
+	Driver  engine.Driver
+	Steps   []workload.Step
+	Threads []int
+	// DataDir is created fresh for the cell and removed afterwards unless Keep.
+	DataDir string
+	Keep    bool
+	Seed    uint64
+	RunID   int64
+	Options Options
+	// Log receives progress lines (load, cleanup, errors).
+	Log io.Writer
+}
+
+// Outcome summarises a finished cell.
+type Outcome struct {
+	Status string
+	Err    error
+	Info   engine.Info
+}
+
+// RunCell opens the target's database in a fresh data dir, runs every step in
+// order, and hands each result to sink. A failing measured step is recorded
+// and the cell goes on; a failing action (load, cleanup) ends the cell, since
+// later steps depend on its state. On cancellation the partial result is
+// saved and the cell ends with status interrupted. The data dir is removed in
+// every case unless Keep is set.
+func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
+	saveCtx := context.WithoutCancel(ctx)
+	log := c.Log
+	if log == nil {
+		log = io.Discard
+	}
+	if err := os.RemoveAll(c.DataDir); err != nil {
+		return Outcome{Status: store.StatusFailed, Err: fmt.Errorf("clear data dir: %w", err)}
+	}
+	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+		return Outcome{Status: store.StatusFailed, Err: fmt.Errorf("data dir: %w", err)}
+	}
+	if !c.Keep {
+		defer os.RemoveAll(c.DataDir)
+	}
+	db, err := c.Driver.Open(ctx, c.Target, c.DataDir)
+	if err != nil {
+		return Outcome{Status: store.StatusFailed, Err: fmt.Errorf("open %s: %w", c.Target.Name, err)}
+	}
+	defer db.Close()
+	out := Outcome{Status: store.StatusOK}
+	if out.Info, err = db.Info(ctx); err != nil {
+		return Outcome{Status: store.StatusFailed, Err: fmt.Errorf("describe %s: %w", c.Target.Name, err)}
+	}
+
+	seq := 0
+	var failures []error
+	for _, st := range c.Steps {
+		if st.Action != nil {
+			seq++
+			res, err := runAction(ctx, db, st, log)
+			res.RunID, res.Seq = c.RunID, seq
+			if serr := sink.SaveResult(saveCtx, res); serr != nil {
+				return Outcome{Status: store.StatusFailed, Err: serr, Info: out.Info}
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					out.Status, out.Err = store.StatusInterrupted, ctx.Err()
+					return out
+				}
+				out.Status, out.Err = store.StatusFailed, fmt.Errorf("%s: %w", st.Name, err)
+				return out
+			}
+			continue
+		}
+		threads := st.Threads
+		if len(threads) == 0 {
+			threads = c.Threads
+		}
+		for _, n := range threads {
+			seq++
+			res, err := Measure(ctx, db, st, n, c.Seed, c.Options)
+			res.RunID, res.Seq = c.RunID, seq
+			if serr := sink.SaveResult(saveCtx, res); serr != nil {
+				return Outcome{Status: store.StatusFailed, Err: serr, Info: out.Info}
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					out.Status, out.Err = store.StatusInterrupted, ctx.Err()
+					return out
+				}
+				fmt.Fprintf(log, "error: %s at %d threads: %v\n", st.Name, n, err)
+				failures = append(failures, fmt.Errorf("%s/threads=%d: %w", st.Name, n, err))
+			} else {
+				fmt.Fprintf(log, "%-28s %3d thr  %10.1f %s  p99 %8.3f ms  errors %d\n", st.Name, n, res.Throughput(),
+					res.Metric, float64(res.Latency.P99)/1e6, res.Errors)
+			}
+			if err == nil && res.Errors > 0 {
+				fmt.Fprintf(log, "warning: %s at %d threads: %d failed operations, first: %s\n",
+					st.Name, n, res.Errors, res.ErrorSamples[0])
+			}
+		}
+	}
+	if len(failures) > 0 {
+		out.Status, out.Err = store.StatusFailed, errors.Join(failures...)
+	}
+	return out
+}
+
+func runAction(ctx context.Context, db engine.DB, st workload.Step, log io.Writer) (*store.Result, error) {
+	start := time.Now()
+	fmt.Fprintf(log, "%s ...\n", st.Name)
+	tally, err := st.Action(ctx, db, log)
+	res := &store.Result{
+		Test: st.Name, Family: st.Name, Warm: true, Action: true, Metric: "qps", Status: store.StatusOK,
+		Started: start, Seconds: time.Since(start).Seconds(), Events: 1,
+		Statements: int64(tally.Statements), Rows: tally.Rows,
+	}
+	if err != nil {
+		res.Status = store.StatusFailed
+		if isCancel(err) || ctx.Err() != nil {
+			res.Status = store.StatusInterrupted
+		}
+		res.Errors = 1
+		res.ErrorSamples = []string{err.Error()}
+	}
+	return res, err
+}

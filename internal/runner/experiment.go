@@ -1,0 +1,122 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/metrics"
+	"benchlab/internal/spec"
+	"benchlab/internal/store"
+	"benchlab/internal/workload"
+)
+
+// ExperimentOptions control an experiment's execution.
+type ExperimentOptions struct {
+	// Out receives progress and live lines.
+	Out io.Writer
+	// KeepData keeps each cell's data dir instead of removing it.
+	KeepData bool
+	// Build identifies this benchlab binary in the manifests.
+	Build store.BuildInfo
+}
+
+// ErrCellsFailed is wrapped by RunExperiment's error when some cells failed
+// but the experiment went on.
+var ErrCellsFailed = errors.New("some runs failed")
+
+// RunExperiment runs every cell of a validated spec in the order of
+// spec.Expand, storing each run and its results as they finish. It returns the
+// experiment's ID, which is valid even when an error is returned, so partial
+// results can be reported.
+func RunExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt ExperimentOptions) (int64, error) {
+	out := opt.Out
+	if out == nil {
+		out = io.Discard
+	}
+	suite, ok := workload.Lookup(s.Workload.Suite)
+	if !ok {
+		return 0, fmt.Errorf("unknown suite %q", s.Workload.Suite)
+	}
+	if s.Seed == 0 {
+		s.Seed = rand.Uint64()
+	}
+	steps, err := suite.Plan(s.Params())
+	if err != nil {
+		return 0, err
+	}
+	workDir := s.WorkDir
+	if workDir == "" {
+		if workDir, err = os.MkdirTemp("", "benchlab-"); err != nil {
+			return 0, fmt.Errorf("work dir: %w", err)
+		}
+		defer os.RemoveAll(workDir)
+	}
+	saveCtx := context.WithoutCancel(ctx)
+	exp := store.Experiment{Name: s.Name, Base: s.Base, Preset: s.Preset, Spec: s.TOML()}
+	for _, t := range s.Targets {
+		exp.Targets = append(exp.Targets, t.Name)
+	}
+	if err := st.CreateExperiment(saveCtx, &exp); err != nil {
+		return 0, err
+	}
+	host := metrics.HostFacts()
+	cells := s.Expand()
+	var failed []string
+	for i, c := range cells {
+		if ctx.Err() != nil {
+			break
+		}
+		driver, _ := engine.Lookup(c.Target.Engine)
+		fmt.Fprintf(out, "== run %d/%d: target %s (%s), repeat %d of %d\n", i+1, len(cells), c.Target.Name,
+			c.Target.Engine, c.Repeat, s.Workload.Repeats)
+		var probe metrics.MachineProbe
+		m := store.Manifest{Benchlab: opt.Build, Experiment: s.Name, Spec: exp.Spec, Preset: s.Preset,
+			Repeat: c.Repeat, Seed: s.Seed, Host: host, Started: time.Now().UTC()}
+		m.Target.Name, m.Target.Engine, m.Target.Settings = c.Target.Name, c.Target.Engine, c.Target.TargetSettings()
+		m.DataDir = filepath.Join(workDir, fmt.Sprintf("%s-r%d", c.Target.Name, c.Repeat))
+		m.MachineLoad = append(m.MachineLoad, probe.Snapshot("before"))
+		run := store.Run{ExperimentID: exp.ID, Target: c.Target.Name, Engine: c.Target.Engine, Repeat: c.Repeat,
+			Started: m.Started, Manifest: m.JSON()}
+		if err := st.CreateRun(saveCtx, &run); err != nil {
+			return exp.ID, err
+		}
+		o := RunCell(ctx, Cell{
+			Target: engine.Target{Name: c.Target.Name, Engine: c.Target.Engine, Settings: c.Target.TargetSettings()},
+			Driver: driver, Steps: steps, Threads: s.Workload.Threads, DataDir: m.DataDir, Keep: opt.KeepData,
+			Seed: s.Seed, RunID: run.ID, Log: out,
+			Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration},
+		}, st)
+		m.MachineLoad = append(m.MachineLoad, probe.Snapshot("after"))
+		m.Ended, m.Status = time.Now().UTC(), o.Status
+		m.Engine.Version, m.Engine.Build, m.Engine.Settings = o.Info.Version, o.Info.Build, o.Info.Settings
+		run.Status, run.Ended, run.Version, run.Manifest = o.Status, m.Ended, o.Info.Version, m.JSON()
+		if o.Err != nil {
+			run.Error = o.Err.Error()
+		}
+		if err := st.FinishRun(saveCtx, &run); err != nil {
+			return exp.ID, err
+		}
+		switch o.Status {
+		case store.StatusInterrupted:
+			fmt.Fprintf(out, "== run %d interrupted; results measured so far are stored\n", i+1)
+			return exp.ID, ctx.Err()
+		case store.StatusFailed:
+			fmt.Fprintf(out, "== run %d failed: %v\n", i+1, o.Err)
+			failed = append(failed, fmt.Sprintf("%s repeat %d", c.Target.Name, c.Repeat))
+		}
+	}
+	if ctx.Err() != nil {
+		return exp.ID, ctx.Err()
+	}
+	if len(failed) > 0 {
+		return exp.ID, fmt.Errorf("%w: %v", ErrCellsFailed, failed)
+	}
+	return exp.ID, nil
+}

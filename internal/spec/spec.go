@@ -1,0 +1,364 @@
+// Package spec reads, completes and validates an experiment file (TOML) and
+// expands it into the cells the runner executes. Defaults come first, then a
+// named preset, then the file, then command-line flags.
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/workload"
+)
+
+// Spec is an experiment: targets, one of which is the base, and a workload
+// run against each of them.
+type Spec struct {
+	Name string `toml:"name"`
+	// Base names the target every other is compared with; default the first.
+	Base string `toml:"base"`
+	// Preset is "" (faithful defaults), "credible" or "smoke".
+	Preset string `toml:"preset"`
+	// WorkDir holds the data dirs of the cells; default a temp dir.
+	WorkDir string `toml:"workdir"`
+	// Seed makes data and random choices reproducible; 0 picks one per run.
+	Seed     uint64   `toml:"seed"`
+	Targets  []Target `toml:"target"`
+	Workload Workload `toml:"workload"`
+}
+
+// Target is one system under test.
+type Target struct {
+	Name     string         `toml:"name"`
+	Engine   string         `toml:"engine"`
+	Settings map[string]any `toml:"settings"`
+}
+
+// Workload says what runs against every target.
+type Workload struct {
+	Suite     string   `toml:"suite"`
+	Tests     []string `toml:"tests"`
+	Tables    int      `toml:"tables"`
+	TableSize int64    `toml:"table_size"`
+	Threads   []int    `toml:"threads"`
+	ReadTime  Duration `toml:"read_time"`
+	WriteTime Duration `toml:"write_time"`
+	Warmup    Duration `toml:"warmup"`
+	// WarmTime is the duration of the cache warm-up tests (scan.warm).
+	WarmTime Duration `toml:"warm_time"`
+	// PostwriteWait is the cleanup target time: "auto" for METHOD.md 1.9's
+	// formula, or a duration.
+	PostwriteWait  AutoDuration `toml:"postwrite_wait"`
+	Repeats        int          `toml:"repeats"`
+	ReportInterval Duration     `toml:"report_interval"`
+}
+
+// Duration is a time.Duration written as "30s", "5m" or "500ms".
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration; want a number with a unit, like \"30s\" or \"500ms\"", b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration back in Go's notation.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// AutoDuration is a Duration or the word "auto".
+type AutoDuration struct {
+	Auto bool
+	Duration
+}
+
+// UnmarshalText accepts "auto" or a duration.
+func (d *AutoDuration) UnmarshalText(b []byte) error {
+	if string(b) == "auto" {
+		*d = AutoDuration{Auto: true}
+		return nil
+	}
+	d.Auto = false
+	if err := d.Duration.UnmarshalText(b); err != nil {
+		return fmt.Errorf("%w, or \"auto\"", err)
+	}
+	return nil
+}
+
+// MarshalText writes "auto" or the duration.
+func (d AutoDuration) MarshalText() ([]byte, error) {
+	if d.Auto {
+		return []byte("auto"), nil
+	}
+	return d.Duration.MarshalText()
+}
+
+// Error is a validation error: the field (or flag, or file), the bad value and
+// what is allowed. The command line turns it into exit code 2.
+type Error struct {
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string { return e.Field + ": " + e.Msg }
+
+func errf(field, format string, args ...any) error {
+	return &Error{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// IsInvalid reports whether err is (or wraps) a validation error.
+func IsInvalid(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}
+
+// Default returns the faithful defaults: the durations and waits of METHOD.md
+// 2.3-2.5 (600 s reads, 900 s writes, 5 s warm-up, 60 s scan warm-up, the
+// postwrite formula) on one table of a million rows at one thread.
+func Default() Spec {
+	return Spec{
+		Name: "experiment",
+		Workload: Workload{
+			Suite: "sysbench", Tables: 1, TableSize: 1_000_000, Threads: []int{1},
+			ReadTime: Duration{600 * time.Second}, WriteTime: Duration{900 * time.Second},
+			Warmup: Duration{5 * time.Second}, WarmTime: Duration{60 * time.Second},
+			PostwriteWait: AutoDuration{Auto: true}, Repeats: 1, ReportInterval: Duration{time.Second},
+		},
+	}
+}
+
+// Presets are named sizes between a quick look and the faithful defaults.
+var Presets = map[string]string{
+	"smoke":    "a quick check that everything runs: 10k rows, 1 s tests; not for conclusions",
+	"credible": "a run worth reading: 1M rows, 60 s tests, 10 s warm-ups, 30 s postwrite wait",
+}
+
+// ApplyPreset overwrites s's workload sizes with the named preset.
+func ApplyPreset(s *Spec, name string) error {
+	w := &s.Workload
+	switch name {
+	case "":
+	case "smoke":
+		w.TableSize = 10_000
+		w.ReadTime, w.WriteTime = Duration{time.Second}, Duration{time.Second}
+		w.Warmup, w.WarmTime = Duration{300 * time.Millisecond}, Duration{time.Second}
+		w.PostwriteWait = AutoDuration{}
+	case "credible":
+		w.TableSize = 1_000_000
+		w.ReadTime, w.WriteTime = Duration{60 * time.Second}, Duration{60 * time.Second}
+		w.Warmup, w.WarmTime = Duration{10 * time.Second}, Duration{10 * time.Second}
+		w.PostwriteWait = AutoDuration{Duration: Duration{30 * time.Second}}
+	default:
+		return errf("preset", "unknown preset %q; want smoke or credible (or none for the faithful defaults)", name)
+	}
+	s.Preset = name
+	return nil
+}
+
+// Parse reads a spec from TOML text: defaults, then the preset the file
+// names (or preset, when not empty, which wins), then the file's values.
+// Unknown keys are errors.
+func Parse(src []byte, file, preset string) (Spec, error) {
+	var head struct {
+		Preset string `toml:"preset"`
+	}
+	if _, err := toml.Decode(string(src), &head); err != nil {
+		return Spec{}, tomlError(file, err)
+	}
+	if preset == "" {
+		preset = head.Preset
+	}
+	s := Default()
+	if err := ApplyPreset(&s, preset); err != nil {
+		return Spec{}, err
+	}
+	md, err := toml.Decode(string(src), &s)
+	if err != nil {
+		return Spec{}, tomlError(file, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return Spec{}, errf(file, "unknown field %s; see `benchlab run --help` or README.md for the spec fields", strings.Join(keys, ", "))
+	}
+	s.Preset = preset
+	return s, nil
+}
+
+var tomlLine = regexp.MustCompile(`line (\d+)`)
+
+func tomlError(file string, err error) error {
+	msg := err.Error()
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		msg = fmt.Sprintf("line %d: %s", pe.Position.Line, pe.Message)
+	} else if m := tomlLine.FindString(msg); m != "" && !strings.Contains(msg, m) {
+		msg = m + ": " + msg
+	}
+	return errf(file, "malformed TOML: %s", msg)
+}
+
+// Load reads and parses the spec file at path.
+func Load(path, preset string) (Spec, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return Spec{}, errf(path, "cannot read the spec file: %v", errors.Unwrap(err))
+	}
+	return Parse(src, path, preset)
+}
+
+// TargetSettings converts a target's settings to strings, as engines take them.
+func (t Target) TargetSettings() map[string]string {
+	out := make(map[string]string, len(t.Settings))
+	for k, v := range t.Settings {
+		out[k] = fmt.Sprint(v)
+	}
+	return out
+}
+
+// Validate checks every field and fills the base. The error names the field.
+func (s *Spec) Validate() error {
+	if strings.TrimSpace(s.Name) == "" {
+		return errf("name", "must not be empty")
+	}
+	if len(s.Targets) == 0 {
+		return errf("target", "no targets; want at least one [[target]] with a name and an engine")
+	}
+	seen := map[string]bool{}
+	for i, t := range s.Targets {
+		f := fmt.Sprintf("target[%d]", i)
+		if t.Name == "" {
+			return errf(f+".name", "must not be empty")
+		}
+		if !validName(t.Name) {
+			return errf(f+".name", "%q has characters other than letters, digits, '.', '_', '-' and '+'", t.Name)
+		}
+		if seen[t.Name] {
+			return errf(f+".name", "%q is used by two targets; names must be unique", t.Name)
+		}
+		seen[t.Name] = true
+		d, ok := engine.Lookup(t.Engine)
+		if !ok {
+			return errf(f+".engine", "unknown engine %q; known: %s", t.Engine, strings.Join(engine.Names(), ", "))
+		}
+		if err := engine.CheckSettings(d, t.TargetSettings()); err != nil {
+			return errf(f+".settings", "%v", err)
+		}
+	}
+	if s.Base == "" {
+		s.Base = s.Targets[0].Name
+	}
+	if !seen[s.Base] {
+		names := make([]string, len(s.Targets))
+		for i, t := range s.Targets {
+			names[i] = t.Name
+		}
+		return errf("base", "%q names no target; targets are %s", s.Base, strings.Join(names, ", "))
+	}
+	w := s.Workload
+	suite, ok := workload.Lookup(w.Suite)
+	if !ok {
+		return errf("workload.suite", "unknown suite %q; known: %s", w.Suite, strings.Join(workload.Names(), ", "))
+	}
+	if len(w.Threads) == 0 {
+		return errf("workload.threads", "empty; want a list of thread counts, e.g. [1, 2]")
+	}
+	for _, n := range w.Threads {
+		if n < 1 || n > 4096 {
+			return errf("workload.threads", "%d is not allowed; want integers from 1 to 4096", n)
+		}
+	}
+	if w.Tables < 1 {
+		return errf("workload.tables", "%d is not allowed; want >= 1", w.Tables)
+	}
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+		min   time.Duration
+	}{
+		{"workload.read_time", w.ReadTime.Duration, time.Millisecond},
+		{"workload.write_time", w.WriteTime.Duration, time.Millisecond},
+		{"workload.warmup", w.Warmup.Duration, 0},
+		{"workload.warm_time", w.WarmTime.Duration, 0},
+		{"workload.report_interval", w.ReportInterval.Duration, 0},
+	} {
+		if d.v < d.min {
+			return errf(d.field, "%s is not allowed; want a duration >= %s", d.v, d.min)
+		}
+	}
+	if !w.PostwriteWait.Auto && w.PostwriteWait.Duration.Duration < 0 {
+		return errf("workload.postwrite_wait", "%s is not allowed; want \"auto\" or a duration >= 0", w.PostwriteWait.Duration)
+	}
+	if w.Repeats < 1 || w.Repeats > 1000 {
+		return errf("workload.repeats", "%d is not allowed; want 1 to 1000", w.Repeats)
+	}
+	if err := suite.Check(s.Params()); err != nil {
+		field, msg, ok := strings.Cut(err.Error(), ": ")
+		if ok && strings.HasPrefix(field, "workload.") {
+			return errf(field, "%s", msg)
+		}
+		return errf("workload", "%v", err)
+	}
+	return nil
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9._+-]+$`)
+
+func validName(s string) bool { return nameRE.MatchString(s) }
+
+// Params converts the workload section to what suites plan from.
+func (s Spec) Params() workload.Params {
+	w := s.Workload
+	wait := w.PostwriteWait.Duration.Duration
+	if w.PostwriteWait.Auto {
+		wait = -1
+	}
+	return workload.Params{
+		Tests: w.Tests, Tables: w.Tables, TableSize: w.TableSize,
+		ReadTime: w.ReadTime.Duration, WriteTime: w.WriteTime.Duration,
+		Warmup: w.Warmup.Duration, WarmTime: w.WarmTime.Duration, PostwriteWait: wait,
+		Threads: slices.Clone(w.Threads), Seed: s.Seed,
+	}
+}
+
+// Cell is one run of the matrix: a target and a repeat number (1-based).
+type Cell struct {
+	Target Target
+	Repeat int
+}
+
+// Expand lists the cells in execution order. Rounds are interleaved and
+// rotated across targets (A B C, then B C A, ...) so that slow drift of the
+// machine spreads evenly over the targets.
+func (s Spec) Expand() []Cell {
+	var cells []Cell
+	n := len(s.Targets)
+	for r := 0; r < s.Workload.Repeats; r++ {
+		for i := 0; i < n; i++ {
+			cells = append(cells, Cell{Target: s.Targets[(i+r)%n], Repeat: r + 1})
+		}
+	}
+	return cells
+}
+
+// TOML renders the completed spec, as stored with every experiment.
+func (s Spec) TOML() string {
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(s); err != nil {
+		return fmt.Sprintf("# cannot encode spec: %v\n", err)
+	}
+	return b.String()
+}

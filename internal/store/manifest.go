@@ -1,0 +1,83 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Manifest is the JSON document kept with every run: enough to know exactly
+// what ran where, and to run it again.
+type Manifest struct {
+	Benchlab   BuildInfo `json:"benchlab"`
+	Experiment string    `json:"experiment"`
+	// Spec is the completed spec (defaults, preset and flags applied), as TOML.
+	Spec    string `json:"spec"`
+	Preset  string `json:"preset"`
+	Repeat  int    `json:"repeat"`
+	Seed    uint64 `json:"seed"`
+	DataDir string `json:"data_dir"`
+	Target  struct {
+		Name     string            `json:"name"`
+		Engine   string            `json:"engine"`
+		Settings map[string]string `json:"settings"`
+	} `json:"target"`
+	// Engine is what the engine reported about itself once opened.
+	Engine struct {
+		Version  string            `json:"version"`
+		Build    string            `json:"build"`
+		Settings map[string]string `json:"settings"`
+	} `json:"engine"`
+	Host        Host      `json:"host"`
+	MachineLoad []Machine `json:"machine"`
+	Started     time.Time `json:"started"`
+	Ended       time.Time `json:"ended"`
+	Status      string    `json:"status"`
+}
+
+// BuildInfo identifies the benchlab binary.
+type BuildInfo struct {
+	Version   string `json:"version"`
+	Commit    string `json:"commit"`
+	GoVersion string `json:"go"`
+}
+
+// Host holds the facts of the machine that do not change during a run.
+type Host struct {
+	Hostname   string `json:"hostname"`
+	CPUModel   string `json:"cpu_model"`
+	Cores      int    `json:"cores"`
+	CPUMHz     string `json:"cpu_mhz"`
+	Governor   string `json:"cpufreq_governor"`
+	Kernel     string `json:"kernel"`
+	MemTotalMB int64  `json:"mem_total_mb"`
+	// Affinity is the CPU list benchlab may run on (Cpus_allowed_list).
+	Affinity string `json:"cpu_affinity"`
+}
+
+// Machine is a snapshot of the machine's load, taken before and after a run.
+type Machine struct {
+	When      string  `json:"when"`
+	At        string  `json:"at"`
+	LoadAvg1  float64 `json:"loadavg_1m"`
+	MemFreeMB int64   `json:"mem_available_mb"`
+	// StealPct and BusyPct are shares of all CPU time since the previous
+	// snapshot (zero on the first).
+	StealPct float64 `json:"steal_pct"`
+	BusyPct  float64 `json:"busy_pct"`
+}
+
+// ParseManifest decodes a run's manifest; a damaged one yields an empty value.
+func ParseManifest(s string) Manifest {
+	var m Manifest
+	_ = json.Unmarshal([]byte(s), &m)
+	return m
+}
+
+// JSON encodes m, indented for people who read it.
+func (m Manifest) JSON() string {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}

@@ -1,0 +1,325 @@
+// Package store keeps every experiment, run, step result and 1-second
+// interval in a results database: a SQLite file by default.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // registers "sqlite3" for database/sql
+)
+
+// DefaultPath is the results database used when no --store flag or
+// BENCHLAB_STORE variable names another.
+const DefaultPath = "benchlab.db"
+
+// Store is an open results database.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// schema is applied in order; schemaVersion records how far a file has got.
+var schema = []string{
+	`CREATE TABLE experiments (
+		id INTEGER PRIMARY KEY, name TEXT NOT NULL, base TEXT NOT NULL, preset TEXT NOT NULL,
+		spec TEXT NOT NULL, targets TEXT NOT NULL, created TEXT NOT NULL)`,
+	`CREATE TABLE runs (
+		id INTEGER PRIMARY KEY, experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+		target TEXT NOT NULL, engine TEXT NOT NULL, version TEXT NOT NULL, repeat INTEGER NOT NULL,
+		status TEXT NOT NULL, error TEXT NOT NULL, started TEXT NOT NULL, ended TEXT NOT NULL,
+		manifest TEXT NOT NULL)`,
+	`CREATE TABLE results (
+		id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL,
+		test TEXT NOT NULL, family TEXT NOT NULL, grp TEXT NOT NULL, threads INTEGER NOT NULL,
+		warm INTEGER NOT NULL, action INTEGER NOT NULL, metric TEXT NOT NULL, rows_per_op INTEGER NOT NULL,
+		status TEXT NOT NULL, started TEXT NOT NULL, seconds REAL NOT NULL,
+		events INTEGER NOT NULL, statements INTEGER NOT NULL, errors INTEGER NOT NULL, rows INTEGER NOT NULL,
+		lat_mean_ns INTEGER NOT NULL, lat_p50_ns INTEGER NOT NULL, lat_p95_ns INTEGER NOT NULL,
+		lat_p99_ns INTEGER NOT NULL, lat_p999_ns INTEGER NOT NULL, lat_max_ns INTEGER NOT NULL,
+		histogram BLOB, error_samples TEXT NOT NULL)`,
+	`CREATE TABLE intervals (
+		result_id INTEGER NOT NULL REFERENCES results(id), sec INTEGER NOT NULL, seconds REAL NOT NULL,
+		events INTEGER NOT NULL, statements INTEGER NOT NULL, errors INTEGER NOT NULL, rows INTEGER NOT NULL,
+		p95_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL, PRIMARY KEY (result_id, sec))`,
+	`CREATE INDEX runs_experiment ON runs(experiment_id)`,
+	`CREATE INDEX results_run ON results(run_id)`,
+}
+
+// Open opens or creates the results database at path and brings its schema
+// up to date.
+func Open(path string) (*Store, error) {
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("store %s: %w", path, err)
+		}
+	}
+	db, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=10000&_journal_mode=WAL&_foreign_keys=1")
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path}
+	if err := s.migrate(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Path returns the file the store lives in.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func (s *Store) migrate() error {
+	var v int
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version (is this a benchlab results file?): %w", err)
+	}
+	if v > len(schema) {
+		return fmt.Errorf("schema version %d is newer than this benchlab (%d)", v, len(schema))
+	}
+	for i := v; i < len(schema); i++ {
+		if _, err := s.db.Exec(schema[i]); err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if _, err := s.db.Exec(fmt.Sprintf("PRAGMA user_version = %d", i+1)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const timeFormat = time.RFC3339Nano
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(timeFormat)
+}
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(timeFormat, s)
+	return t
+}
+
+// CreateExperiment stores e and sets its ID.
+func (s *Store) CreateExperiment(ctx context.Context, e *Experiment) error {
+	if e.Created.IsZero() {
+		e.Created = time.Now()
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO experiments (name, base, preset, spec, targets, created) VALUES (?,?,?,?,?,?)`,
+		e.Name, e.Base, e.Preset, e.Spec, strings.Join(e.Targets, "\n"), fmtTime(e.Created))
+	if err != nil {
+		return fmt.Errorf("store experiment: %w", err)
+	}
+	e.ID, err = res.LastInsertId()
+	return err
+}
+
+// CreateRun stores r (status running unless set) and sets its ID.
+func (s *Store) CreateRun(ctx context.Context, r *Run) error {
+	if r.Status == "" {
+		r.Status = StatusRunning
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO runs (experiment_id, target, engine, version, repeat, status, error, started, ended, manifest)
+		VALUES (?,?,?,?,?,?,?,?,?,?)`, r.ExperimentID, r.Target, r.Engine, r.Version, r.Repeat, r.Status, r.Error,
+		fmtTime(r.Started), fmtTime(r.Ended), r.Manifest)
+	if err != nil {
+		return fmt.Errorf("store run: %w", err)
+	}
+	r.ID, err = res.LastInsertId()
+	return err
+}
+
+// FinishRun records the final status, version, manifest and end time of r.
+func (s *Store) FinishRun(ctx context.Context, r *Run) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE runs SET status=?, error=?, version=?, ended=?, manifest=? WHERE id=?`,
+		r.Status, r.Error, r.Version, fmtTime(r.Ended), r.Manifest, r.ID)
+	if err != nil {
+		return fmt.Errorf("store run %d: %w", r.ID, err)
+	}
+	return nil
+}
+
+// SaveResult stores one step result with its intervals, in one transaction.
+func (s *Store) SaveResult(ctx context.Context, r *Result) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store result: %w", err)
+	}
+	defer tx.Rollback()
+	samples, _ := json.Marshal(r.ErrorSamples)
+	l := r.Latency
+	res, err := tx.ExecContext(ctx, `INSERT INTO results (run_id, seq, test, family, grp, threads, warm, action, metric, rows_per_op,
+		status, started, seconds, events, statements, errors, rows,
+		lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns, histogram, error_samples)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		r.RunID, r.Seq, r.Test, r.Family, r.Group, r.Threads, r.Warm, r.Action, r.Metric, r.RowsPerOp,
+		r.Status, fmtTime(r.Started), r.Seconds, r.Events, r.Statements, r.Errors, r.Rows,
+		int64(l.Mean), int64(l.P50), int64(l.P95), int64(l.P99), int64(l.P999), int64(l.Max), r.Histogram, string(samples))
+	if err != nil {
+		return fmt.Errorf("store result %s: %w", r.Test, err)
+	}
+	if r.ID, err = res.LastInsertId(); err != nil {
+		return err
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO intervals (result_id, sec, seconds, events, statements, errors, rows, p95_ns, max_ns)
+		VALUES (?,?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	for _, iv := range r.Intervals {
+		if _, err := ins.ExecContext(ctx, r.ID, iv.Sec, iv.Seconds, iv.Events, iv.Statements, iv.Errors, iv.Rows,
+			int64(iv.P95), int64(iv.Max)); err != nil {
+			return fmt.Errorf("store interval %d of %s: %w", iv.Sec, r.Test, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// ErrNotFound is returned when an experiment or run does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Experiments lists experiments, newest first.
+func (s *Store) Experiments(ctx context.Context) ([]Experiment, error) {
+	return s.experiments(ctx, `SELECT id, name, base, preset, spec, targets, created FROM experiments ORDER BY id DESC`)
+}
+
+// Experiment returns one experiment by ID; id 0 means the most recent.
+func (s *Store) Experiment(ctx context.Context, id int64) (Experiment, error) {
+	q := `SELECT id, name, base, preset, spec, targets, created FROM experiments WHERE id = ?`
+	args := []any{id}
+	if id == 0 {
+		q = `SELECT id, name, base, preset, spec, targets, created FROM experiments ORDER BY id DESC LIMIT 1`
+		args = nil
+	}
+	es, err := s.experiments(ctx, q, args...)
+	if err != nil {
+		return Experiment{}, err
+	}
+	if len(es) == 0 {
+		if id == 0 {
+			return Experiment{}, fmt.Errorf("no experiment stored in %s: %w", s.path, ErrNotFound)
+		}
+		return Experiment{}, fmt.Errorf("experiment %d in %s: %w", id, s.path, ErrNotFound)
+	}
+	return es[0], nil
+}
+
+func (s *Store) experiments(ctx context.Context, q string, args ...any) ([]Experiment, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read experiments: %w", err)
+	}
+	defer rows.Close()
+	var out []Experiment
+	for rows.Next() {
+		var e Experiment
+		var targets, created string
+		if err := rows.Scan(&e.ID, &e.Name, &e.Base, &e.Preset, &e.Spec, &targets, &created); err != nil {
+			return nil, err
+		}
+		e.Targets = strings.Split(targets, "\n")
+		e.Created = parseTime(created)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Runs lists the runs of an experiment (all experiments when 0), oldest first.
+func (s *Store) Runs(ctx context.Context, experimentID int64) ([]Run, error) {
+	q := `SELECT id, experiment_id, target, engine, version, repeat, status, error, started, ended, manifest FROM runs`
+	var args []any
+	if experimentID != 0 {
+		q += ` WHERE experiment_id = ?`
+		args = append(args, experimentID)
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read runs: %w", err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		var r Run
+		var started, ended string
+		if err := rows.Scan(&r.ID, &r.ExperimentID, &r.Target, &r.Engine, &r.Version, &r.Repeat, &r.Status, &r.Error,
+			&started, &ended, &r.Manifest); err != nil {
+			return nil, err
+		}
+		r.Started, r.Ended = parseTime(started), parseTime(ended)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Results returns the step results of a run in sequence order, with their
+// intervals when withIntervals is set.
+func (s *Store) Results(ctx context.Context, runID int64, withIntervals bool) ([]Result, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, run_id, seq, test, family, grp, threads, warm, action, metric, rows_per_op,
+		status, started, seconds, events, statements, errors, rows,
+		lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns, histogram, error_samples
+		FROM results WHERE run_id = ? ORDER BY seq, threads`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("read results of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []Result
+	for rows.Next() {
+		var r Result
+		var started, samples string
+		var mean, p50, p95, p99, p999, mx int64
+		if err := rows.Scan(&r.ID, &r.RunID, &r.Seq, &r.Test, &r.Family, &r.Group, &r.Threads, &r.Warm, &r.Action,
+			&r.Metric, &r.RowsPerOp, &r.Status, &started, &r.Seconds, &r.Events, &r.Statements, &r.Errors, &r.Rows,
+			&mean, &p50, &p95, &p99, &p999, &mx, &r.Histogram, &samples); err != nil {
+			return nil, err
+		}
+		r.Started = parseTime(started)
+		r.Latency.Mean, r.Latency.P50, r.Latency.P95 = time.Duration(mean), time.Duration(p50), time.Duration(p95)
+		r.Latency.P99, r.Latency.P999, r.Latency.Max = time.Duration(p99), time.Duration(p999), time.Duration(mx)
+		_ = json.Unmarshal([]byte(samples), &r.ErrorSamples)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if withIntervals {
+		for i := range out {
+			if out[i].Intervals, err = s.intervals(ctx, out[i].ID); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) intervals(ctx context.Context, resultID int64) ([]Interval, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT sec, seconds, events, statements, errors, rows, p95_ns, max_ns
+		FROM intervals WHERE result_id = ? ORDER BY sec`, resultID)
+	if err != nil {
+		return nil, fmt.Errorf("read intervals: %w", err)
+	}
+	defer rows.Close()
+	var out []Interval
+	for rows.Next() {
+		var iv Interval
+		var p95, mx int64
+		if err := rows.Scan(&iv.Sec, &iv.Seconds, &iv.Events, &iv.Statements, &iv.Errors, &iv.Rows, &p95, &mx); err != nil {
+			return nil, err
+		}
+		iv.P95, iv.Max = time.Duration(p95), time.Duration(mx)
+		out = append(out, iv)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,92 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sub", "r.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Experiment{Name: "exp", Base: "a", Preset: "smoke", Spec: "name = \"exp\"\n", Targets: []string{"a", "b"}}
+	if err := s.CreateExperiment(ctx, &e); err != nil {
+		t.Fatal(err)
+	}
+	r := Run{ExperimentID: e.ID, Target: "b", Engine: "sqlite", Repeat: 2, Started: time.Now(), Manifest: `{"seed":7}`}
+	if err := s.CreateRun(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	res := Result{RunID: r.ID, Seq: 3, Test: "random-points_range=10", Family: "random-points", Group: "point queries",
+		Threads: 2, Metric: "qps", RowsPerOp: 10, Status: StatusOK, Started: time.Now().UTC().Truncate(time.Microsecond),
+		Seconds: 1.5, Events: 300, Statements: 300, Errors: 2, Rows: 2990,
+		Latency:      Latency{Mean: 5e3, P50: 4e3, P95: 9e3, P99: 12e3, P999: 20e3, Max: 30e3},
+		Histogram:    []byte{1, 2, 3},
+		ErrorSamples: []string{"database is locked"},
+		Intervals:    []Interval{{Sec: -1, Seconds: 1, Events: 10}, {Sec: 0, Seconds: 1, Events: 200, Statements: 200, P95: 8e3, Max: 30e3}},
+	}
+	if err := s.SaveResult(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	r.Status, r.Version, r.Ended, r.Manifest = StatusInterrupted, "3.50.0", time.Now(), `{"seed":8}`
+	if err := s.FinishRun(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	// Reopen: the migration must not run twice and the data must be intact.
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Experiment(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != "exp" || !reflect.DeepEqual(got.Targets, []string{"a", "b"}) || got.Preset != "smoke" {
+		t.Errorf("experiment = %+v", got)
+	}
+	runs, err := s.Runs(ctx, e.ID)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+	if runs[0].Status != StatusInterrupted || runs[0].Version != "3.50.0" || runs[0].Manifest != `{"seed":8}` || runs[0].Repeat != 2 {
+		t.Errorf("run = %+v", runs[0])
+	}
+	rs, err := s.Results(ctx, r.ID, true)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("results %v %v", rs, err)
+	}
+	g := rs[0]
+	g.ID = 0
+	res.ID = 0
+	if !g.Started.Equal(res.Started) {
+		t.Errorf("started %v, want %v", g.Started, res.Started)
+	}
+	g.Started = res.Started
+	if !reflect.DeepEqual(g, res) {
+		t.Errorf("result round trip:\n got %+v\nwant %+v", g, res)
+	}
+	if _, err := s.Experiment(ctx, 99); err == nil {
+		t.Error("missing experiment: want an error")
+	}
+}
+
+func TestThroughput(t *testing.T) {
+	r := Result{Metric: "qps", Statements: 500, Seconds: 2}
+	if r.Throughput() != 250 {
+		t.Errorf("qps = %v", r.Throughput())
+	}
+	scan := Result{Metric: "krps", RowsPerOp: 10000, Latency: Latency{Mean: 5 * time.Millisecond}}
+	// (10000 rows / 1000) / 0.005 s = 2000 thousand rows per second.
+	if got := scan.Throughput(); got < 1999.99 || got > 2000.01 {
+		t.Errorf("krps = %v, want 2000", got)
+	}
+}

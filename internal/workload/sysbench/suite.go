@@ -1,0 +1,228 @@
+// Package sysbench is the sysbench-style microbenchmark suite of the Small
+// Datum articles (METHOD.md section 2): the sbtest schema and load, the 32
+// reported tests with their exact statements, and their run order with the
+// warm-up tests and the postwrite cleanup.
+package sysbench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/workload"
+)
+
+func init() { workload.Register(Suite{}) }
+
+// Suite is the sysbench microbenchmark suite.
+type Suite struct{}
+
+// Name returns "sysbench".
+func (Suite) Name() string { return "sysbench" }
+
+// Summary describes the suite for `benchlab list`.
+func (Suite) Summary() string {
+	return "sysbench-style microbenchmarks (oltp_* scripts as run by the Small Datum articles), 32 reported tests"
+}
+
+// Tests lists the reported tests in run order.
+func (Suite) Tests() []workload.Test {
+	byName := map[string]def{}
+	for _, d := range defs() {
+		byName[d.name] = d
+	}
+	var out []workload.Test
+	for _, e := range runOrder() {
+		if e.warm || e.name == "" {
+			continue
+		}
+		d := byName[e.name]
+		out = append(out, workload.Test{Name: d.name, Family: d.family, Group: d.group, Summary: d.summary})
+	}
+	return out
+}
+
+// entry is one line of the run order (all_small.sh, METHOD.md 2.5).
+type entry struct {
+	name      string // test name; empty for the postwrite cleanup
+	warm      bool   // warm-up or .pre test, excluded from summaries
+	suffix    string // ".warm", ".pre", ".warmpre"
+	postwrite bool
+}
+
+func runOrder() []entry {
+	e := func(name string) entry { return entry{name: name} }
+	w := func(name, suffix string) entry { return entry{name: name, warm: true, suffix: suffix} }
+	post := entry{postwrite: true}
+	return []entry{
+		w("point-query", ".warm"), post,
+		w("scan", ".warmpre"), w("point-query", ".pre"), w("range-notcovered-si", ".pre"),
+		e("update-inlist"), e("update-index"), e("update-nonindex"), e("update-one"), e("update-zipf"),
+		e("write-only"), e("read-write_range=10"), e("read-write_range=100"), post,
+		w("scan", ".warm"), e("scan"),
+		e("read-only_range=10"), e("read-only_range=100"), e("read-only_range=10000"),
+		e("read-only-simple"), e("read-only-sum"), e("read-only-order"), e("read-only-distinct"), e("read-only-count"),
+		e("point-query"), e("random-points_range=10"), e("random-points_range=100"), e("random-points_range=1000"), e("hot-points"),
+		e("points-covered-pk"), e("points-notcovered-pk"), e("range-covered-pk"), e("range-notcovered-pk"),
+		w("points-covered-si", ".warm"), e("points-covered-si"), e("points-notcovered-si"), e("range-covered-si"), e("range-notcovered-si"),
+		e("delete"), e("insert"),
+	}
+}
+
+// Check validates the parameters this suite uses.
+func (Suite) Check(p workload.Params) error {
+	if p.Tables < 1 {
+		return fmt.Errorf("workload.tables: %d is not allowed; want >= 1", p.Tables)
+	}
+	if p.TableSize < 1000 {
+		// hot-points reads ids table_size/2+1 .. table_size/2+100 and the
+		// 10000-row ranges of read-only need a table to range over.
+		return fmt.Errorf("workload.table_size: %d is too small; want >= 1000", p.TableSize)
+	}
+	_, err := selectTests(p.Tests)
+	return err
+}
+
+// selectTests resolves names (exact test names or families such as
+// "random-points") to test names; empty means every test.
+func selectTests(names []string) (map[string]bool, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	all := defs()
+	sel := map[string]bool{}
+	for _, n := range names {
+		found := false
+		for _, d := range all {
+			if d.name == n || d.family == n {
+				sel[d.name] = true
+				found = true
+			}
+		}
+		if !found {
+			var known []string
+			for _, d := range all {
+				if !slices.Contains(known, d.family) {
+					known = append(known, d.family)
+				}
+				if d.family != d.name {
+					known = append(known, d.name)
+				}
+			}
+			return nil, fmt.Errorf("workload.tests: unknown test %q; known: %s", n, strings.Join(known, ", "))
+		}
+	}
+	return sel, nil
+}
+
+// PostwriteTarget is the cleanup's target duration of METHOD.md 1.9 and 2.5:
+// 60 s plus 1 s per million rows over all tables, capped at 1200 s.
+func PostwriteTarget(totalRows int64) time.Duration {
+	d := 60*time.Second + time.Duration(totalRows/1_000_000)*time.Second
+	return min(d, 1200*time.Second)
+}
+
+// Plan returns the steps of one pass: load, then the run order of METHOD.md
+// 2.5. With a test selection the warm-up tests are left out, and a postwrite
+// cleanup runs wherever a write test is followed by a read test.
+func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
+	if err := s.Check(p); err != nil {
+		return nil, err
+	}
+	sel, _ := selectTests(p.Tests)
+	byName := map[string]*def{}
+	ds := defs()
+	for i := range ds {
+		byName[ds[i].name] = &ds[i]
+	}
+	maxThreads := slices.Max(p.Threads)
+	steps := []workload.Step{loadStep(p)}
+	dirty := false // a write ran since the last cleanup
+	for _, e := range runOrder() {
+		if e.postwrite {
+			if sel == nil {
+				steps = append(steps, postwriteStep(p))
+				dirty = false
+			}
+			continue
+		}
+		d := byName[e.name]
+		if sel != nil && (e.warm || !sel[d.name]) {
+			continue
+		}
+		if sel != nil && dirty && !d.write {
+			steps = append(steps, postwriteStep(p))
+			dirty = false
+		}
+		steps = append(steps, measured(d, p, e, maxThreads))
+		dirty = dirty || d.write
+	}
+	return steps, nil
+}
+
+func measured(d *def, p workload.Params, e entry, maxThreads int) workload.Step {
+	st := workload.Step{
+		Name: d.name + e.suffix, Family: d.family, Group: d.group, Warm: e.warm, Write: d.write,
+		Warmup: p.Warmup, Metric: d.metric, RowsPerOp: p.TableSize,
+	}
+	switch {
+	case e.suffix == ".warm" || e.suffix == ".warmpre":
+		st.Duration = p.WarmTime
+		if d.name == "point-query" {
+			// point-query.warm runs right after the load with one thread per table.
+			st.Duration = p.ReadTime
+		}
+	case d.timing == writeTime:
+		st.Duration = p.WriteTime
+	default:
+		st.Duration = p.ReadTime
+	}
+	if e.warm {
+		st.Threads = []int{maxThreads}
+		if e.name == "point-query" && e.suffix == ".warm" {
+			st.Threads = []int{p.Tables}
+		}
+	}
+	st.NewWorker = func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+		return newWorker(ctx, d, p, db, id, seed)
+	}
+	return st
+}
+
+func postwriteStep(p workload.Params) workload.Step {
+	target := p.PostwriteWait
+	if target < 0 {
+		target = PostwriteTarget(int64(p.Tables) * p.TableSize)
+	}
+	return workload.Step{
+		Name: "postwrite", Warm: true,
+		Action: func(ctx context.Context, db engine.DB, log io.Writer) (workload.Tally, error) {
+			start := time.Now()
+			sqldb, ok := db.(engine.SQL)
+			if !ok {
+				return workload.Tally{}, fmt.Errorf("sysbench: the engine does not speak SQL")
+			}
+			var tables []string
+			for n := 1; n <= p.Tables; n++ {
+				tables = append(tables, TableName(n))
+			}
+			if err := sqldb.Maintain(ctx, tables); err != nil {
+				return workload.Tally{}, fmt.Errorf("postwrite cleanup: %w", err)
+			}
+			if rest := target - time.Since(start); rest > 0 {
+				fmt.Fprintf(log, "postwrite: cleanup done in %s, waiting %s more (target %s)\n",
+					time.Since(start).Round(time.Millisecond), rest.Round(time.Second), target)
+				select {
+				case <-time.After(rest):
+				case <-ctx.Done():
+					return workload.Tally{}, ctx.Err()
+				}
+			}
+			return workload.Tally{}, nil
+		},
+	}
+}

@@ -1,0 +1,295 @@
+package sysbench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"benchlab/internal/engine"
+	_ "benchlab/internal/engine/sqlite"
+	"benchlab/internal/workload"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// TestGoldenSQL records every statement of every test per dialect, so any
+// change to the SQL shows up in review.
+func TestGoldenSQL(t *testing.T) {
+	for _, d := range []engine.Dialect{engine.SQLite, engine.Postgres, engine.MySQL} {
+		t.Run(d.Name, func(t *testing.T) {
+			var b strings.Builder
+			fmt.Fprintf(&b, "-- schema\n%s;\n%s;\n%s ...;\n", CreateTable(d, 1), CreateIndex(1), LoadInsertPrefix(1))
+			for _, def := range defs() {
+				fmt.Fprintf(&b, "\n-- %s (range %d, group %q)\n", def.name, def.rng, def.group)
+				for _, q := range def.stmts(d, 1, def.rng) {
+					fmt.Fprintf(&b, "%s;\n", d.Bind(q))
+				}
+			}
+			path := filepath.Join("testdata", d.Name+".sql.golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("SQL for %s differs from %s; run go test -update and review the diff\n%s", d.Name, path, b.String())
+			}
+		})
+	}
+}
+
+// TestSuiteShape checks the suite has METHOD.md 2.4's 32 reported tests in
+// the four report groups, and the run order references only known tests.
+func TestSuiteShape(t *testing.T) {
+	tests := Suite{}.Tests()
+	if len(tests) != 32 {
+		t.Fatalf("%d reported tests, want 32", len(tests))
+	}
+	count := map[string]int{}
+	for _, x := range tests {
+		count[x.Group]++
+	}
+	want := map[string]int{GroupPoint: 9, GroupRange: 5, GroupAggregation: 8, GroupWrites: 10}
+	for g, n := range want {
+		if count[g] != n {
+			t.Errorf("group %q has %d tests, want %d", g, count[g], n)
+		}
+	}
+	names := map[string]bool{}
+	for _, d := range defs() {
+		names[d.name] = true
+	}
+	for _, e := range runOrder() {
+		if !e.postwrite && !names[e.name] {
+			t.Errorf("run order names unknown test %q", e.name)
+		}
+	}
+}
+
+func TestPlanSelection(t *testing.T) {
+	p := workload.Params{Tables: 1, TableSize: 10000, Threads: []int{1, 4}, ReadTime: time.Second,
+		WriteTime: 2 * time.Second, WarmTime: 3 * time.Second, PostwriteWait: 0}
+	steps, err := Suite{}.Plan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range steps {
+		names = append(names, s.Name)
+	}
+	full := strings.Join(names, " ")
+	for _, w := range []string{"prepare point-query.warm postwrite scan.warmpre", "read-write_range=100 postwrite scan.warm scan",
+		"points-covered-si.warm points-covered-si", "delete insert"} {
+		if !strings.Contains(full, w) {
+			t.Errorf("run order lacks %q:\n%s", w, full)
+		}
+	}
+	if len(steps) != 1+2+6+32 {
+		t.Errorf("%d steps, want 41 (load, 2 cleanups, 6 warm-ups, 32 tests)", len(steps))
+	}
+	for _, s := range steps {
+		switch s.Name {
+		case "update-index":
+			if s.Duration != 2*time.Second || s.Threads != nil {
+				t.Errorf("update-index: duration %s threads %v", s.Duration, s.Threads)
+			}
+		case "write-only":
+			if s.Duration != time.Second {
+				t.Errorf("write-only uses the read time (METHOD.md 2.5), got %s", s.Duration)
+			}
+		case "scan.warm":
+			if s.Duration != 3*time.Second || !s.Warm || s.Threads[0] != 4 {
+				t.Errorf("scan.warm: %+v", s)
+			}
+		}
+	}
+	p.Tests = []string{"random-points", "update-one", "point-query"}
+	steps, err = Suite{}.Plan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = nil
+	for _, s := range steps {
+		names = append(names, s.Name)
+	}
+	got := strings.Join(names, " ")
+	want := "prepare update-one postwrite point-query random-points_range=10 random-points_range=100 random-points_range=1000"
+	if got != want {
+		t.Errorf("selected plan\n got %s\nwant %s", got, want)
+	}
+	p.Tests = []string{"nope"}
+	if _, err := (Suite{}).Plan(p); err == nil || !strings.Contains(err.Error(), "workload.tests") {
+		t.Errorf("unknown test: err = %v", err)
+	}
+}
+
+// expectation checks one event's tally.
+type expectation func(p workload.Params, tl workload.Tally) error
+
+func exact(stmts int, rows int64) expectation {
+	return func(_ workload.Params, tl workload.Tally) error {
+		if tl.Statements != stmts || tl.Rows != rows {
+			return fmt.Errorf("statements %d rows %d, want %d and %d", tl.Statements, tl.Rows, stmts, rows)
+		}
+		return nil
+	}
+}
+
+func between(stmts int, lo, hi int64) expectation {
+	return func(_ workload.Params, tl workload.Tally) error {
+		if tl.Statements != stmts || tl.Rows < lo || tl.Rows > hi {
+			return fmt.Errorf("statements %d rows %d, want %d and rows in [%d, %d]", tl.Statements, tl.Rows, stmts, lo, hi)
+		}
+		return nil
+	}
+}
+
+// TestEveryTestRuns loads a tiny database and runs every test's events on
+// real SQLite, checking statements counted and rows returned or changed.
+func TestEveryTestRuns(t *testing.T) {
+	ctx := context.Background()
+	drv, _ := engine.Lookup("sqlite")
+	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: "sqlite", Settings: map[string]string{}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p := workload.Params{Tables: 2, TableSize: 2000, Threads: []int{1}, Seed: 42}
+	if _, err := loadStep(p).Action(ctx, db, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	// sum of a range of 10 returns one row, the others up to 10 each.
+	ro := func(rng int64, ranges int) expectation {
+		return func(_ workload.Params, tl workload.Tally) error {
+			if tl.Statements != 2+10+ranges {
+				return fmt.Errorf("statements %d, want %d", tl.Statements, 2+10+ranges)
+			}
+			if tl.Rows < 10 || tl.Rows > 10+int64(ranges)*rng {
+				return fmt.Errorf("rows %d out of range", tl.Rows)
+			}
+			return nil
+		}
+	}
+	want := map[string]expectation{
+		"point-query":              exact(1, 1),
+		"random-points_range=10":   between(1, 8, 10),
+		"random-points_range=100":  between(1, 90, 100),
+		"random-points_range=1000": between(1, 500, 1000),
+		"hot-points":               exact(1, 100),
+		"points-covered-pk":        between(1, 90, 100),
+		"points-notcovered-pk":     between(1, 90, 100),
+		"points-covered-si":        between(1, 0, 2000),
+		"points-notcovered-si":     between(1, 0, 2000),
+		"range-covered-pk":         between(1, 1, 101),
+		"range-notcovered-pk":      between(1, 1, 101),
+		"range-covered-si":         between(1, 0, 2000),
+		"range-notcovered-si":      between(1, 0, 2000),
+		"scan":                     exact(1, 0),
+		"read-only_range=10":       ro(10, 4),
+		"read-only_range=100":      ro(100, 4),
+		"read-only_range=10000":    ro(2000, 4),
+		"read-only-simple":         ro(1000, 1),
+		"read-only-sum":            ro(1, 1),
+		"read-only-order":          ro(1000, 1),
+		"read-only-distinct":       ro(1000, 1),
+		"read-only-count":          exact(1, 1),
+		"update-inlist":            between(1, 8, 10),
+		"update-index":             exact(1, 1),
+		"update-nonindex":          exact(1, 1),
+		"update-one":               exact(1, 1),
+		"update-zipf":              exact(1, 1),
+		"write-only":               exact(6, 4),
+		"read-write_range=10":      between(20, 10+4+4, 10+4*10+4),
+		"read-write_range=100":     between(20, 10+4+4, 10+4*100+4),
+		"delete":                   between(1, 0, 1),
+		"insert":                   exact(1, 1),
+	}
+	for _, d := range defs() {
+		check, ok := want[d.name]
+		if !ok {
+			t.Errorf("no expectation for %s", d.name)
+			continue
+		}
+		t.Run(d.name, func(t *testing.T) {
+			w, err := newWorker(ctx, &d, p, db, 0, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			bad := 0
+			total := int64(0)
+			for i := 0; i < 30; i++ {
+				tl, err := w.Op(ctx)
+				if err != nil {
+					t.Fatalf("event %d: %v", i, err)
+				}
+				total += tl.Rows
+				if err := check(p, tl); err != nil {
+					bad++
+					if bad <= 3 {
+						t.Errorf("event %d: %v", i, err)
+					}
+				}
+			}
+			if strings.HasSuffix(d.name, "-si") && total == 0 {
+				t.Errorf("30 events over the secondary index returned no rows")
+			}
+		})
+	}
+	// update-one always changes id 1, and delete removed rows for good.
+	conn, _ := db.(engine.SQL).Connect(ctx)
+	defer conn.Close()
+	for n := 1; n <= 2; n++ {
+		rows, err := conn.Query(ctx, fmt.Sprintf("SELECT id FROM sbtest%d", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows < 2000-30 || rows > 2000+30 {
+			t.Errorf("sbtest%d has %d rows after 30 deletes and 30 inserts over 2 tables", n, rows)
+		}
+	}
+}
+
+// TestLoadDistribution checks the load fills every table with table_size
+// rows and that k follows the skewed "special" distribution.
+func TestLoadDistribution(t *testing.T) {
+	ctx := context.Background()
+	drv, _ := engine.Lookup("sqlite")
+	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: "sqlite"}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p := workload.Params{Tables: 1, TableSize: 20000, Seed: 1}
+	tl, err := loadStep(p).Action(ctx, db, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl.Rows != 20000 {
+		t.Fatalf("loaded %d rows, want 20000", tl.Rows)
+	}
+	conn, _ := db.(engine.SQL).Connect(ctx)
+	defer conn.Close()
+	// The 200 most frequent k values (1% of 20000) hold most rows.
+	top, err := conn.Query(ctx, "SELECT k FROM sbtest1 WHERE k IN (SELECT k FROM sbtest1 GROUP BY k ORDER BY count(*) DESC LIMIT 200)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if share := float64(top) / 20000; share < 0.6 || share > 0.9 {
+		t.Errorf("1%% of k values hold %.2f of the rows, want about 0.75", share)
+	}
+	n, err := conn.Query(ctx, "SELECT 1 FROM sbtest1 WHERE length(c) = 119 AND length(pad) = 59 AND typeof(c) = 'text'")
+	if err != nil || n != 20000 {
+		t.Errorf("rows with 119-char c and 59-char pad: %d (%v)", n, err)
+	}
+}

@@ -1,0 +1,296 @@
+package sysbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/workload"
+)
+
+// worker runs one test's events on its own connection, with its statements
+// prepared once per table and its own random source (no shared state).
+type worker struct {
+	def                     *def
+	p                       workload.Params
+	d                       engine.Dialect
+	conn                    engine.Conn
+	r                       *Rand
+	zipf                    *Zipf
+	id                      int // worker number, 0-based (sysbench's thread id)
+	stmts                   [][]engine.Stmt
+	begin, commit, rollback engine.Stmt
+	args                    []any
+	text                    []byte
+}
+
+func newWorker(ctx context.Context, t *def, p workload.Params, db engine.DB, id int, seed uint64) (*worker, error) {
+	sqldb, ok := db.(engine.SQL)
+	if !ok {
+		return nil, errors.New("sysbench: the engine does not speak SQL")
+	}
+	conn, err := sqldb.Connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sysbench: connect: %w", err)
+	}
+	w := &worker{def: t, p: p, d: sqldb.Dialect(), conn: conn, r: NewRand(seed), id: id}
+	if t.name == "update-zipf" {
+		w.zipf = NewZipf(p.TableSize, DefaultZipfExp)
+	}
+	if err := w.prepare(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *worker) prepare(ctx context.Context) error {
+	cost := engine.Short
+	if w.def.name == "scan" || w.def.rng >= 1000 {
+		cost = engine.Long
+	}
+	begin := w.d.BeginRead
+	if w.def.write {
+		begin = w.d.BeginWrite
+	}
+	var err error
+	if w.begin, err = w.conn.Prepare(ctx, begin, engine.Short); err != nil {
+		return err
+	}
+	if w.commit, err = w.conn.Prepare(ctx, "COMMIT", engine.Short); err != nil {
+		return err
+	}
+	if w.rollback, err = w.conn.Prepare(ctx, "ROLLBACK", engine.Short); err != nil {
+		return err
+	}
+	if w.def.unprepared {
+		return nil
+	}
+	for n := 1; n <= w.p.Tables; n++ {
+		var row []engine.Stmt
+		for _, q := range w.def.stmts(w.d, n, w.def.rng) {
+			st, err := w.conn.Prepare(ctx, w.d.Bind(q), cost)
+			if err != nil {
+				return fmt.Errorf("sysbench %s: %w", w.def.name, err)
+			}
+			row = append(row, st)
+		}
+		w.stmts = append(w.stmts, row)
+	}
+	return nil
+}
+
+// Op runs one event.
+func (w *worker) Op(ctx context.Context) (workload.Tally, error) { return w.def.event(w, ctx) }
+
+// Close releases the statements and the connection.
+func (w *worker) Close() error {
+	for _, row := range w.stmts {
+		for _, s := range row {
+			s.Close()
+		}
+	}
+	for _, s := range []engine.Stmt{w.begin, w.commit, w.rollback} {
+		if s != nil {
+			s.Close()
+		}
+	}
+	return w.conn.Close()
+}
+
+// table draws a table number uniformly (METHOD.md 2.3) and returns its
+// statements.
+func (w *worker) table() []engine.Stmt {
+	if len(w.stmts) == 1 {
+		return w.stmts[0]
+	}
+	return w.stmts[w.r.Uniform(1, int64(len(w.stmts)))-1]
+}
+
+// rowID draws an id the way the test's --rand-type does.
+func (w *worker) rowID() int64 {
+	switch {
+	case w.def.name == "update-one":
+		return 1 // oltp_update_non_index with --table-size=1
+	case w.zipf != nil:
+		return w.zipf.Next(w.r)
+	}
+	return w.r.Uniform(1, w.p.TableSize)
+}
+
+// cString makes a new value for column c: 10 groups of 11 random digits.
+func (w *worker) cString() string {
+	w.text = w.r.DigitString(w.text[:0], 10, 11)
+	return string(w.text)
+}
+
+func (w *worker) padString() string {
+	w.text = w.r.DigitString(w.text[:0], 5, 11)
+	return string(w.text)
+}
+
+func (w *worker) pointQuery(ctx context.Context) (workload.Tally, error) {
+	n, err := w.table()[0].Query(ctx, w.rowID())
+	return workload.Tally{Statements: 1, Rows: n}, err
+}
+
+func (w *worker) randomPoints(ctx context.Context) (workload.Tally, error) {
+	w.args = w.args[:0]
+	for i := int64(0); i < w.def.rng; i++ {
+		w.args = append(w.args, w.r.Uniform(1, w.p.TableSize))
+	}
+	n, err := w.table()[0].Query(ctx, w.args...)
+	return workload.Tally{Statements: 1, Rows: n}, err
+}
+
+func (w *worker) hotPoints(ctx context.Context) (workload.Tally, error) {
+	w.args = w.args[:0]
+	for _, id := range HotPointIDs(w.r, w.p.TableSize, w.def.rng) {
+		w.args = append(w.args, id)
+	}
+	n, err := w.table()[0].Query(ctx, w.args...)
+	return workload.Tally{Statements: 1, Rows: n}, err
+}
+
+func (w *worker) coveredRange(ctx context.Context) (workload.Tally, error) {
+	lo := RangeStart(w.r, w.p.TableSize, w.def.rng)
+	n, err := w.table()[0].Query(ctx, lo, lo+w.def.rng)
+	return workload.Tally{Statements: 1, Rows: n}, err
+}
+
+func (w *worker) countRange(ctx context.Context) (workload.Tally, error) {
+	lo := RangeStart(w.r, w.p.TableSize, w.def.rng)
+	n, err := w.table()[0].Query(ctx, lo, lo+w.def.rng-1)
+	return workload.Tally{Statements: 1, Rows: n}, err
+}
+
+func (w *worker) scan(ctx context.Context) (workload.Tally, error) {
+	st := w.stmts[w.id%len(w.stmts)][0]
+	n, err := st.Query(ctx)
+	return workload.Tally{Statements: 1, Rows: n}, err
+}
+
+func (w *worker) updateIndex(ctx context.Context) (workload.Tally, error) {
+	n, err := w.table()[0].Exec(ctx, w.rowID())
+	return workload.Tally{Statements: 1, Rows: n}, err
+}
+
+func (w *worker) updateNonIndex(ctx context.Context) (workload.Tally, error) {
+	n, err := w.table()[0].Exec(ctx, w.cString(), w.rowID())
+	return workload.Tally{Statements: 1, Rows: n}, err
+}
+
+func (w *worker) updateInList(ctx context.Context) (workload.Tally, error) {
+	w.args = append(w.args[:0], w.cString())
+	for i := 0; i < inListUpdatePoints; i++ {
+		w.args = append(w.args, w.r.Uniform(1, w.p.TableSize))
+	}
+	n, err := w.table()[0].Exec(ctx, w.args...)
+	return workload.Tally{Statements: 1, Rows: n}, err
+}
+
+func (w *worker) deleteRow(ctx context.Context) (workload.Tally, error) {
+	n, err := w.table()[0].Exec(ctx, w.rowID())
+	return workload.Tally{Statements: 1, Rows: n}, err
+}
+
+func (w *worker) insert(ctx context.Context) (workload.Tally, error) {
+	tbl := 1
+	if w.p.Tables > 1 {
+		tbl = int(w.r.Uniform(1, int64(w.p.Tables)))
+	}
+	k := w.r.Uniform(1, w.p.TableSize)
+	q := insertLiteral(w.d, tbl, k, w.cString(), w.padString())
+	n, err := w.conn.Exec(ctx, q)
+	return workload.Tally{Statements: 1, Rows: n}, err
+}
+
+// txn runs body between BEGIN and COMMIT, rolling back on error. Statements
+// counted include BEGIN and COMMIT, as sysbench's "queries" do.
+func (w *worker) txn(ctx context.Context, body func(t *workload.Tally) error) (workload.Tally, error) {
+	var t workload.Tally
+	if _, err := w.begin.Exec(ctx); err != nil {
+		return t, fmt.Errorf("begin: %w", err)
+	}
+	t.Statements++
+	if err := body(&t); err != nil {
+		w.rollback.Exec(ctx)
+		return t, err
+	}
+	if _, err := w.commit.Exec(ctx); err != nil {
+		w.rollback.Exec(ctx)
+		return t, fmt.Errorf("commit: %w", err)
+	}
+	t.Statements++
+	return t, nil
+}
+
+// readBody is oltp_read_only's transaction body: 10 point selects, then each
+// enabled range query over [lo, lo+range-1].
+func (w *worker) readBody(ctx context.Context, t *workload.Tally, stmts []engine.Stmt) error {
+	for i := 0; i < pointSelects; i++ {
+		n, err := stmts[0].Query(ctx, w.rowID())
+		if err != nil {
+			return err
+		}
+		t.Statements++
+		t.Rows += n
+	}
+	for _, st := range stmts[1:] {
+		lo := RangeStart(w.r, w.p.TableSize, w.def.rng)
+		n, err := st.Query(ctx, lo, lo+w.def.rng-1)
+		if err != nil {
+			return err
+		}
+		t.Statements++
+		t.Rows += n
+	}
+	return nil
+}
+
+// writeBody is oltp_write_only's body: an index update, a non-index update,
+// and a delete followed by the insert of the same id.
+func (w *worker) writeBody(ctx context.Context, t *workload.Tally, stmts []engine.Stmt) error {
+	run := func(st engine.Stmt, args ...any) error {
+		n, err := st.Exec(ctx, args...)
+		if err != nil {
+			return err
+		}
+		t.Statements++
+		t.Rows += n
+		return nil
+	}
+	if err := run(stmts[0], w.rowID()); err != nil {
+		return err
+	}
+	if err := run(stmts[1], w.cString(), w.rowID()); err != nil {
+		return err
+	}
+	id := w.rowID()
+	if err := run(stmts[2], id); err != nil {
+		return err
+	}
+	k := w.r.Uniform(1, w.p.TableSize)
+	return run(stmts[3], id, k, w.cString(), w.padString())
+}
+
+func (w *worker) readOnly(ctx context.Context) (workload.Tally, error) {
+	stmts := w.table()
+	return w.txn(ctx, func(t *workload.Tally) error { return w.readBody(ctx, t, stmts) })
+}
+
+func (w *worker) writeOnly(ctx context.Context) (workload.Tally, error) {
+	stmts := w.table()
+	return w.txn(ctx, func(t *workload.Tally) error { return w.writeBody(ctx, t, stmts) })
+}
+
+func (w *worker) readWrite(ctx context.Context) (workload.Tally, error) {
+	stmts := w.table()
+	return w.txn(ctx, func(t *workload.Tally) error {
+		if err := w.readBody(ctx, t, stmts[:5]); err != nil {
+			return err
+		}
+		return w.writeBody(ctx, t, stmts[5:])
+	})
+}

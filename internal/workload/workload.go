@@ -1,0 +1,144 @@
+// Package workload defines benchmark suites as ordered steps and keeps a
+// registry of suites by name. A workload owns only its statements and data;
+// the runner owns the loop, the clock, the thread counts and the error policy.
+package workload
+
+import (
+	"context"
+	"io"
+	"sort"
+	"sync"
+	"time"
+
+	"benchlab/internal/engine"
+)
+
+// Params are the experiment settings a suite plans its steps from.
+type Params struct {
+	// Tests selects tests by name or family; empty means the whole suite.
+	Tests     []string
+	Tables    int
+	TableSize int64
+	// ReadTime and WriteTime are the measured durations of read and write tests.
+	ReadTime, WriteTime time.Duration
+	// Warmup precedes every measured test and is excluded from its results.
+	Warmup time.Duration
+	// WarmTime is the duration of the cache warm-up tests (scan.warm,
+	// METHOD.md 2.5: 60 s).
+	WarmTime time.Duration
+	// PostwriteWait is the target duration of the cleanup after writes; a
+	// negative value means the METHOD.md 1.9 formula (60 s + 1 s per million
+	// rows, capped at 1200 s).
+	PostwriteWait time.Duration
+	// Threads are the client thread counts each test runs at.
+	Threads []int
+	// Seed makes the data and the random choices reproducible.
+	Seed uint64
+}
+
+// Tally is what one operation did, for the counters: statements executed
+// (sysbench's "queries", BEGIN and COMMIT included) and rows returned or changed.
+type Tally struct {
+	Statements int
+	Rows       int64
+}
+
+// Worker runs one operation after another on its own connection.
+type Worker interface {
+	// Op runs one operation (a sysbench "event"). An error still reports the
+	// statements that ran before it.
+	Op(ctx context.Context) (Tally, error)
+	Close() error
+}
+
+// Metric says what number a measured step reports as its throughput.
+type Metric int
+
+const (
+	// QPS is statements per second, as sysbench counts them.
+	QPS Metric = iota
+	// KRPS is thousands of rows scanned per second, derived from the average
+	// latency of one full scan (METHOD.md 2.6).
+	KRPS
+)
+
+// Step is one entry of a suite's run order: either an action (load, cleanup)
+// or a measured test run at each thread count.
+type Step struct {
+	// Name is the stable test name, e.g. "random-points_range=10" or "scan.warm".
+	Name string
+	// Family is the test without its parameters ("random-points").
+	Family string
+	// Group is the report group (METHOD.md 2.7).
+	Group string
+	// Warm marks warm-up and pre tests, run but excluded from summaries.
+	Warm bool
+	// Write marks tests that change data.
+	Write bool
+	// Duration of the measured part; Warmup is the part before it.
+	Duration, Warmup time.Duration
+	// Threads overrides the experiment's thread counts when set.
+	Threads []int
+	// Metric is the throughput the step reports.
+	Metric Metric
+	// RowsPerOp is the rows one operation scans, used for KRPS.
+	RowsPerOp int64
+	// Action, when set, makes this a non-measured step (load, cleanup). It
+	// writes progress to log and returns what it did (rows loaded), which the
+	// runner stores with the step's elapsed time.
+	Action func(ctx context.Context, db engine.DB, log io.Writer) (Tally, error)
+	// NewWorker creates worker id of n for a measured step.
+	NewWorker func(ctx context.Context, db engine.DB, id, n int, seed uint64) (Worker, error)
+}
+
+// Test describes one test of a suite for `benchlab list`.
+type Test struct {
+	Name, Family, Group, Summary string
+}
+
+// Suite is a registered workload.
+type Suite interface {
+	Name() string
+	Summary() string
+	// Tests lists every test the suite can run, in run order.
+	Tests() []Test
+	// Check validates params for this suite, naming the bad field.
+	Check(p Params) error
+	// Plan returns the ordered steps for one pass over a fresh database.
+	Plan(p Params) ([]Step, error)
+}
+
+var (
+	mu     sync.RWMutex
+	suites = map[string]Suite{}
+)
+
+// Register makes a suite available by name; a duplicate is a programming error.
+func Register(s Suite) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := suites[s.Name()]; dup {
+		panic("workload: duplicate registration of " + s.Name())
+	}
+	suites[s.Name()] = s
+}
+
+// Lookup returns the suite registered under name.
+func Lookup(name string) (Suite, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	s, ok := suites[name]
+	return s, ok
+}
+
+// Names lists the registered suites in order.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	names := make([]string, 0, len(suites))
+	for n := range suites {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
