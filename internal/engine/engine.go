@@ -14,9 +14,18 @@ import (
 // Target is one system under test as the spec names it: an engine plus the
 // settings that make this variant differ from the others.
 type Target struct {
-	Name     string
-	Engine   string
+	Name   string
+	Engine string
+	// Settings are engine settings: PRAGMAs for SQLite, server configuration
+	// variables for servers.
 	Settings map[string]string
+	// Basedir is a server install dir (the one holding bin/); Version names
+	// an installed version instead; DSN reaches an existing server that
+	// benchlab does not start or stop; ConfigFile is a server config file
+	// whose lines come before Settings. All are empty for embedded engines.
+	Basedir, Version, DSN, ConfigFile string
+	// CPUs is a CPU list ("0", "1-3") the server is pinned to; empty: no pinning.
+	CPUs string
 }
 
 // Setting documents one engine setting that a target may give.
@@ -51,6 +60,19 @@ type Driver interface {
 	// Open creates or opens the database for target t, keeping any files
 	// under dir, which the caller owns and removes.
 	Open(ctx context.Context, t Target, dir string) (DB, error)
+}
+
+// TargetChecker is implemented by drivers that validate a target's engine
+// specific fields (basedir, version, dsn, ...) before anything runs.
+type TargetChecker interface {
+	CheckTarget(t Target) error
+}
+
+// Server is implemented by DBs that run as separate processes, so that the
+// runner can measure their CPU and IO per operation from /proc.
+type Server interface {
+	// PIDs returns the server's root process IDs; their descendants count too.
+	PIDs() []int
 }
 
 // DB is an opened database. Workloads type-assert it to SQL (or, for key-value
@@ -181,8 +203,13 @@ func Names() []string {
 }
 
 // CheckSettings validates settings against the driver's documented ones. The
-// error names the first unknown or invalid setting and what is allowed.
+// error names the first unknown or invalid setting and what is allowed. A
+// driver whose Settings returns nil accepts any setting (servers have hundreds
+// and check them when they start).
 func CheckSettings(d Driver, settings map[string]string) error {
+	if d.Settings() == nil {
+		return nil
+	}
 	known := map[string]Setting{}
 	for _, s := range d.Settings() {
 		known[s.Name] = s

@@ -37,9 +37,24 @@ type Spec struct {
 
 // Target is one system under test.
 type Target struct {
-	Name     string         `toml:"name"`
-	Engine   string         `toml:"engine"`
+	Name   string `toml:"name"`
+	Engine string `toml:"engine"`
+	// Basedir is a server install dir holding bin/; Version an installed
+	// version (`benchlab versions`); DSN an existing server to use as is;
+	// Config a server config file applied before Settings; CPUs the CPU list
+	// the server is pinned to.
+	Basedir  string         `toml:"basedir"`
+	Version  string         `toml:"version"`
+	DSN      string         `toml:"dsn"`
+	Config   string         `toml:"config"`
+	CPUs     string         `toml:"cpus"`
 	Settings map[string]any `toml:"settings"`
+}
+
+// EngineTarget converts t to what engines open.
+func (t Target) EngineTarget() engine.Target {
+	return engine.Target{Name: t.Name, Engine: t.Engine, Settings: t.TargetSettings(), Basedir: t.Basedir,
+		Version: t.Version, DSN: t.DSN, ConfigFile: t.Config, CPUs: t.CPUs}
 }
 
 // Workload says what runs against every target.
@@ -56,9 +71,12 @@ type Workload struct {
 	WarmTime Duration `toml:"warm_time"`
 	// PostwriteWait is the cleanup target time: "auto" for METHOD.md 1.9's
 	// formula, or a duration.
-	PostwriteWait  AutoDuration `toml:"postwrite_wait"`
-	Repeats        int          `toml:"repeats"`
-	ReportInterval Duration     `toml:"report_interval"`
+	PostwriteWait AutoDuration `toml:"postwrite_wait"`
+	// Prepared uses server-side prepared statements (default true); false is
+	// sysbench's --db-ps-mode=disable.
+	Prepared       bool     `toml:"prepared"`
+	Repeats        int      `toml:"repeats"`
+	ReportInterval Duration `toml:"report_interval"`
 }
 
 // Duration is a time.Duration written as "30s", "5m" or "500ms".
@@ -134,6 +152,7 @@ func Default() Spec {
 			ReadTime: Duration{600 * time.Second}, WriteTime: Duration{900 * time.Second},
 			Warmup: Duration{5 * time.Second}, WarmTime: Duration{60 * time.Second},
 			PostwriteWait: AutoDuration{Auto: true}, Repeats: 1, ReportInterval: Duration{time.Second},
+			Prepared: true,
 		},
 	}
 }
@@ -257,6 +276,13 @@ func (s *Spec) Validate() error {
 		if err := engine.CheckSettings(d, t.TargetSettings()); err != nil {
 			return errf(f+".settings", "%v", err)
 		}
+		if tc, ok := d.(engine.TargetChecker); ok {
+			if err := tc.CheckTarget(t.EngineTarget()); err != nil {
+				return errf(f, "%v", err)
+			}
+		} else if t.Basedir != "" || t.Version != "" || t.DSN != "" || t.Config != "" || t.CPUs != "" {
+			return errf(f, "engine %s is embedded; basedir, version, dsn, config and cpus are for servers", t.Engine)
+		}
 	}
 	if s.Base == "" {
 		s.Base = s.Targets[0].Name
@@ -330,7 +356,7 @@ func (s Spec) Params() workload.Params {
 		Tests: w.Tests, Tables: w.Tables, TableSize: w.TableSize,
 		ReadTime: w.ReadTime.Duration, WriteTime: w.WriteTime.Duration,
 		Warmup: w.Warmup.Duration, WarmTime: w.WarmTime.Duration, PostwriteWait: wait,
-		Threads: slices.Clone(w.Threads), Seed: s.Seed,
+		Threads: slices.Clone(w.Threads), Seed: s.Seed, Unprepared: !w.Prepared,
 	}
 }
 

@@ -34,6 +34,9 @@ type Params struct {
 	Threads []int
 	// Seed makes the data and the random choices reproducible.
 	Seed uint64
+	// Unprepared sends statements as text instead of preparing them
+	// (sysbench's --db-ps-mode=disable).
+	Unprepared bool
 }
 
 // Tally is what one operation did, for the counters: statements executed

@@ -70,6 +70,10 @@ func (w *worker) prepare(ctx context.Context) error {
 	for n := 1; n <= w.p.Tables; n++ {
 		var row []engine.Stmt
 		for _, q := range w.def.stmts(w.d, n, w.def.rng) {
+			if w.p.Unprepared {
+				row = append(row, textStmt{conn: w.conn, sql: w.d.Bind(q)})
+				continue
+			}
 			st, err := w.conn.Prepare(ctx, w.d.Bind(q), cost)
 			if err != nil {
 				return fmt.Errorf("sysbench %s: %w", w.def.name, err)
@@ -294,3 +298,20 @@ func (w *worker) readWrite(ctx context.Context) (workload.Tally, error) {
 		return w.writeBody(ctx, t, stmts[5:])
 	})
 }
+
+// textStmt sends its statement as text on every call, for runs with prepared
+// statements turned off (sysbench's --db-ps-mode=disable).
+type textStmt struct {
+	conn engine.Conn
+	sql  string
+}
+
+func (s textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	return s.conn.Exec(ctx, s.sql, args...)
+}
+
+func (s textStmt) Query(ctx context.Context, args ...any) (int64, error) {
+	return s.conn.Query(ctx, s.sql, args...)
+}
+
+func (s textStmt) Close() error { return nil }
