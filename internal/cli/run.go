@@ -27,7 +27,7 @@ type runFlags struct {
 	tableSize                                         int64
 	seed                                              uint64
 	set                                               multiFlag
-	store, workdir, reportOut, format                 string
+	store, workdir, reportOut, format, psMode         string
 	keepData                                          bool
 }
 
@@ -56,6 +56,7 @@ func newRunFlags(name string) *runFlags {
 	fs.IntVar(&f.tables, "tables", 0, "number of tables")
 	fs.Int64Var(&f.tableSize, "table-size", 0, "rows per table")
 	fs.IntVar(&f.repeats, "repeats", 0, "repeats of each target")
+	fs.StringVar(&f.psMode, "db-ps-mode", "", "auto (server-side prepared statements, the default) or disable, as sysbench")
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed (default: a new one, stored with the run)")
 	fs.StringVar(&f.store, "store", "", "results database (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
 	fs.StringVar(&f.workdir, "workdir", "", "where data dirs are created (default: a temp dir)")
@@ -191,6 +192,16 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 		}
 		for _, p := range d.dst {
 			*p = v
+		}
+	}
+	if set["db-ps-mode"] {
+		switch f.psMode {
+		case "auto":
+			w.Prepared = true
+		case "disable":
+			w.Prepared = false
+		default:
+			return s, usagef("flag --db-ps-mode: %q is not allowed; want auto or disable", f.psMode)
 		}
 	}
 	if set["tables"] {

@@ -180,16 +180,21 @@ func tick(ctx context.Context, st workload.Step, threads int, states []*workerSt
 	var window metrics.Window
 	windowStart := start
 	last := start
-	drain := func(now time.Time) {
+	// Intervals are aligned to the end of the warm-up: interval k covers
+	// (measureFrom + k s, measureFrom + (k+1) s], so warm-up seconds have
+	// negative indexes and the first one may be shorter than a second.
+	next := measureFrom.Add(-time.Duration(st.Warmup/time.Second) * time.Second)
+	for !next.After(start) {
+		next = next.Add(time.Second)
+	}
+	drain := func(now time.Time, boundary time.Time) {
 		var w metrics.Window
 		for _, s := range states {
 			s.live.DrainInto(&w)
 		}
 		secs := now.Sub(last).Seconds()
 		if w.Events > 0 || secs >= 0.5 {
-			// Second k covers (measureFrom + (k-1)s, measureFrom + k s]; warm-up
-			// seconds are negative and second 0 is the first measured one.
-			sec := int(last.Sub(measureFrom).Round(time.Second) / time.Second)
+			sec := int(boundary.Sub(measureFrom).Round(time.Second)/time.Second) - 1
 			series = append(series, store.Interval{
 				Sec: sec, Seconds: secs, Events: w.Events, Statements: w.Statements, Errors: w.Errors,
 				Rows: w.Rows, P95: w.Quantile(0.95), Max: w.Max,
@@ -203,19 +208,26 @@ func tick(ctx context.Context, st workload.Step, threads int, states []*workerSt
 			windowStart = now
 		}
 	}
-	t := time.NewTicker(time.Second)
+	// final drains the partial interval after the last boundary.
+	final := func() {
+		now := time.Now()
+		drain(now, next)
+	}
+	t := time.NewTimer(time.Until(next))
 	defer t.Stop()
 	for {
 		select {
 		case now := <-t.C:
-			drain(now)
+			drain(now, next)
+			next = next.Add(time.Second)
+			t.Reset(time.Until(next))
 		case <-ctx.Done():
 			stop.Store(true)
 			<-done
-			drain(time.Now())
+			final()
 			return series
 		case <-done:
-			drain(time.Now())
+			final()
 			return series
 		}
 	}

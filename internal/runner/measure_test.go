@@ -1,0 +1,144 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/store"
+	"benchlab/internal/workload"
+)
+
+// sleeper is a worker whose events take a fixed time; every tenth fails.
+type sleeper struct {
+	d    time.Duration
+	n    int
+	msgs int
+}
+
+func (s *sleeper) Op(ctx context.Context) (workload.Tally, error) {
+	time.Sleep(s.d)
+	s.n++
+	if s.n%10 == 0 {
+		return workload.Tally{Statements: 1}, fmt.Errorf("boom %d", s.n%(10*max(s.msgs, 1)))
+	}
+	return workload.Tally{Statements: 3, Rows: 2}, nil
+}
+
+func (s *sleeper) Close() error { return nil }
+
+func sleeperStep(d time.Duration, msgs int) workload.Step {
+	return workload.Step{Name: "sleep", Warmup: 300 * time.Millisecond, Duration: 1200 * time.Millisecond,
+		NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+			return &sleeper{d: d, msgs: msgs}, nil
+		}}
+}
+
+func TestMeasureCountsAndSeries(t *testing.T) {
+	res, err := Measure(context.Background(), nil, sleeperStep(2*time.Millisecond, 1), 2, 1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != store.StatusOK {
+		t.Fatalf("status %s", res.Status)
+	}
+	// 2 workers x 1.2 s / ~2.1 ms per event: roughly 1100 events; the warm-up
+	// (300 ms, ~280 events) must not be counted.
+	if res.Events < 500 || res.Events > 1200 {
+		t.Errorf("events %d outside [500, 1200]: warm-up counted or loop broken", res.Events)
+	}
+	if res.Seconds < 1.1 || res.Seconds > 1.5 {
+		t.Errorf("measured seconds %.3f, want about 1.2", res.Seconds)
+	}
+	// Every tenth event fails and is still counted, with its statement.
+	if res.Errors < res.Events/12 || res.Errors > res.Events/8 {
+		t.Errorf("errors %d of %d events, want about 10%%", res.Errors, res.Events)
+	}
+	ok := res.Events - res.Errors
+	if res.Statements != 3*ok+res.Errors || res.Rows != 2*ok {
+		t.Errorf("statements %d rows %d for %d ok and %d failed events", res.Statements, res.Rows, ok, res.Errors)
+	}
+	if len(res.ErrorSamples) != 1 || res.ErrorSamples[0] != "boom 0" {
+		t.Errorf("error samples %q, want one distinct message", res.ErrorSamples)
+	}
+	if res.Latency.P50 < 2*time.Millisecond || res.Latency.P50 > 20*time.Millisecond {
+		t.Errorf("p50 %s, want about 2 ms", res.Latency.P50)
+	}
+	var warm, measured int64
+	for _, iv := range res.Intervals {
+		if iv.Sec < 0 {
+			warm += iv.Events
+		} else {
+			measured += iv.Events
+		}
+		if iv.Events > 0 && (iv.P95 <= 0 || iv.Max < iv.P95) {
+			t.Errorf("interval %d: p95 %s max %s", iv.Sec, iv.P95, iv.Max)
+		}
+	}
+	if len(res.Intervals) < 2 || warm == 0 {
+		t.Errorf("series %+v: want warm-up seconds (negative) and measured seconds", res.Intervals)
+	}
+	if total := warm + measured; total < res.Events {
+		t.Errorf("series holds %d events, fewer than the %d measured", total, res.Events)
+	}
+}
+
+func TestMeasureManyErrorMessages(t *testing.T) {
+	res, _ := Measure(context.Background(), nil, sleeperStep(time.Millisecond, 50), 1, 1, Options{})
+	if len(res.ErrorSamples) != maxErrorSamples {
+		t.Errorf("%d samples kept, want %d", len(res.ErrorSamples), maxErrorSamples)
+	}
+}
+
+func TestMeasureCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	st := sleeperStep(time.Millisecond, 1)
+	st.Duration = time.Minute
+	time.AfterFunc(800*time.Millisecond, cancel)
+	start := time.Now()
+	res, err := Measure(ctx, nil, st, 2, 1, Options{})
+	if !errors.Is(err, context.Canceled) || res.Status != store.StatusInterrupted {
+		t.Fatalf("err %v status %s", err, res.Status)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("took %s to stop", el)
+	}
+	if res.Events == 0 || res.Seconds <= 0 || res.Seconds > 1 {
+		t.Errorf("partial result: events %d seconds %.2f", res.Events, res.Seconds)
+	}
+}
+
+func TestWorkerFailsToStart(t *testing.T) {
+	st := workload.Step{Name: "x", Duration: time.Second,
+		NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+			if id == 1 {
+				return nil, errors.New("no connection")
+			}
+			return &sleeper{d: time.Millisecond}, nil
+		}}
+	res, err := Measure(context.Background(), nil, st, 2, 1, Options{})
+	if err == nil || res.Status != store.StatusFailed || res.ErrorSamples[0] != "no connection" {
+		t.Fatalf("err %v result %+v", err, res)
+	}
+}
+
+func TestWorkerSeedsDiffer(t *testing.T) {
+	seen := map[uint64]bool{}
+	for _, step := range []string{"a", "b"} {
+		for th := 1; th <= 2; th++ {
+			for w := 0; w < th; w++ {
+				s := WorkerSeed(7, step, th, w)
+				if seen[s] {
+					t.Fatalf("duplicate seed for %s/%d/%d", step, th, w)
+				}
+				seen[s] = true
+			}
+		}
+	}
+	if WorkerSeed(7, "a", 1, 0) != WorkerSeed(7, "a", 1, 0) {
+		t.Fatal("seeds not deterministic")
+	}
+}

@@ -1,0 +1,98 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	_ "benchlab/internal/engine/sqlite"
+	_ "benchlab/internal/workload/sysbench"
+)
+
+const two = `name = "x"
+base = "b"
+[[target]]
+name = "a"
+engine = "sqlite"
+[[target]]
+name = "b"
+engine = "sqlite"
+[target.settings]
+cache_size = -2000
+[workload]
+repeats = 3
+`
+
+func TestDefaultsPresetsAndExpand(t *testing.T) {
+	s, err := Parse([]byte(two), "x.toml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	w := s.Workload
+	if w.ReadTime.Duration != 600*time.Second || w.WriteTime.Duration != 900*time.Second || !w.PostwriteWait.Auto ||
+		w.Warmup.Duration != 5*time.Second || w.WarmTime.Duration != 60*time.Second || !w.Prepared {
+		t.Errorf("faithful defaults not applied: %+v", w)
+	}
+	if got := s.Targets[1].TargetSettings()["cache_size"]; got != "-2000" {
+		t.Errorf("integer setting = %q", got)
+	}
+	var order []string
+	for _, c := range s.Expand() {
+		order = append(order, c.Target.Name)
+	}
+	if got := strings.Join(order, " "); got != "a b b a a b" {
+		t.Errorf("cells %q, want rounds rotated across targets", got)
+	}
+	s, err = Parse([]byte(two+"read_time = \"7s\"\n"), "x.toml", "smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Preset != "smoke" || s.Workload.TableSize != 10000 || s.Workload.ReadTime.Duration != 7*time.Second ||
+		s.Workload.WriteTime.Duration != time.Second || s.Workload.PostwriteWait.Auto {
+		t.Errorf("smoke preset then file values: %+v", s.Workload)
+	}
+	p := s.Params()
+	if p.PostwriteWait != 0 || p.Unprepared {
+		t.Errorf("params %+v", p)
+	}
+	round := s.TOML()
+	back, err := Parse([]byte(round), "round", "")
+	if err != nil {
+		t.Fatalf("stored spec does not parse back: %v\n%s", err, round)
+	}
+	if back.Workload.ReadTime != s.Workload.ReadTime || back.Workload.TableSize != 10000 {
+		t.Errorf("round trip lost values: %+v", back.Workload)
+	}
+}
+
+func TestEmbeddedRejectsServerFields(t *testing.T) {
+	s, err := Parse([]byte(strings.Replace(two, `engine = "sqlite"`, "engine = \"sqlite\"\nbasedir = \"/opt/pg\"", 1)), "x", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "target[0]") || !IsInvalid(err) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestPostwriteWait(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		ok   bool
+		auto bool
+	}{{"auto", true, true}, {"0s", true, false}, {"90s", true, false}, {"-1s", false, false}, {"later", false, false}} {
+		s, err := Parse([]byte(two+"postwrite_wait = \""+c.v+"\"\n"), "x", "")
+		if err == nil {
+			err = s.Validate()
+		}
+		if (err == nil) != c.ok {
+			t.Errorf("%s: err %v", c.v, err)
+		}
+		if err == nil && s.Workload.PostwriteWait.Auto != c.auto {
+			t.Errorf("%s: auto %v", c.v, s.Workload.PostwriteWait.Auto)
+		}
+	}
+}
