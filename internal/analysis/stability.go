@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Thresholds of Stability (regression-detection.md §5, "Stalls and waves";
@@ -24,8 +25,8 @@ const (
 	// wave; short series also need 3/√N, three standard errors of a white-noise
 	// autocorrelation, so noise alone rarely qualifies.
 	MinWaveAutocorr = 0.3
-	// SteadyTolerance is how far (relative) a trailing-window mean may stray
-	// from the final window's mean once the series is in steady state.
+	// SteadyTolerance is how far (relative) the running median may stray
+	// from the final level once the series is in steady state.
 	SteadyTolerance = 0.10
 	// minStabilityPoints is the shortest series Stability judges at all.
 	minStabilityPoints = 10
@@ -79,10 +80,17 @@ type StabilityResult struct {
 // slowly without returning, from counting as a wave. Period is the lag of the
 // highest qualifying peak.
 //
-// Steady state: with a window of w = clamp(N/10, 5, 60) seconds, the final
-// mean is the mean of the last w seconds; SteadyAfter is the start of the
-// earliest trailing window from which every later window mean stays within
-// 10% of the final mean. Settled is SteadyAfter ≤ N/2.
+// Steady state: with a window of w = clamp(N/10, 5, 60) seconds (rounded up
+// to a whole number of periods when the series oscillates), the final level
+// is the median of the last w seconds and the running median at second t is
+// the median of the w seconds centred on t (the first or last w seconds near
+// the ends, so a wave is always averaged over whole periods). SteadyAfter
+// is the earliest second from which the running median stays within 10% of
+// the final level to the end. Medians rather than means keep a stall shorter
+// than w/2, which is reported on its own, from resetting the steady state,
+// while a warm-up ramp, a step or a drift still moves them; centring the
+// window puts SteadyAfter at the end of a ramp rather than w/2 before it.
+// Settled is SteadyAfter ≤ N/2.
 //
 // Non-finite values are dropped with a warning; series shorter than 10
 // seconds are only summarised, never judged.
@@ -125,7 +133,7 @@ func Stability(series []float64) StabilityResult {
 
 	res.Period, res.PeakAutocorr = wavePeriod(y, res.Mean)
 	res.Oscillates = res.Period > 0
-	res.SteadyAfter = steadyAfter(y)
+	res.SteadyAfter = steadyAfter(y, res.Period)
 	res.Settled = res.SteadyAfter <= res.N/2
 
 	if res.CV > MaxStableCV {
@@ -193,26 +201,30 @@ func wavePeriod(y []float64, m float64) (period int, peak float64) {
 	return period, peak
 }
 
-// steadyAfter implements the trailing-window rule documented on Stability.
-func steadyAfter(y []float64) int {
+// steadyAfter implements the running-median rule documented on Stability;
+// period is the wave period found, or 0.
+func steadyAfter(y []float64, period int) int {
 	n := len(y)
 	w := min(max(n/10, 5), 60, n)
-	final := mean(y[n-w:])
-	tol := SteadyTolerance * math.Abs(final)
-	// Walk the windows backwards from the last; the answer is the start of
-	// the earliest window of the unbroken in-tolerance run that ends at the
-	// final window.
-	var sum float64
-	for _, v := range y[n-w:] {
-		sum += v
+	if period > 0 {
+		// A whole number of periods, so the wave itself does not read as drift.
+		w = min(period*((w+period-1)/period), n)
 	}
-	start := n - w
-	for s := n - w - 1; s >= 0; s-- {
-		sum += y[s] - y[s+w]
-		if math.Abs(sum/float64(w)-final) > tol {
+	half := w / 2
+	final := medianSorted(sortedCopy(y[n-w:]))
+	tol := SteadyTolerance * math.Abs(final)
+	// Walk backwards from the last second; the answer is the earliest second
+	// of the unbroken in-tolerance run that ends at the last second.
+	window := make([]float64, 0, w)
+	start := n
+	for t := n - 1; t >= 0; t-- {
+		lo := min(max(0, t-half), n-w)
+		window = append(window[:0], y[lo:lo+w]...)
+		slices.Sort(window)
+		if math.Abs(medianSorted(window)-final) > tol {
 			break
 		}
-		start = s
+		start = t
 	}
 	return start
 }
