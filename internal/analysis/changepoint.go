@@ -9,7 +9,10 @@ import (
 // (regression-detection.md §1): a change point needs p < 0.001, the series is
 // scanned in windows of 50 points, and no magnitude floor is applied.
 const (
+	// DefaultChangePValue is the largest t-test p-value of a reported change
+	// point.
 	DefaultChangePValue = 0.001
+	// DefaultChangeWindow is the number of points searched at once.
 	DefaultChangeWindow = 50
 )
 
@@ -27,6 +30,7 @@ type ChangeOptions struct {
 	MinMagnitude float64
 }
 
+// withDefaults replaces zero or invalid fields by their defaults.
 func (o ChangeOptions) withDefaults() ChangeOptions {
 	if !(o.PValue > 0 && o.PValue < 1) {
 		o.PValue = DefaultChangePValue

@@ -6,11 +6,14 @@ import (
 	"slices"
 )
 
-// Defaults of CompareOptions (regression-detection.md §7.3): α 0.01 because a
-// report holds many cells, a 2% effect floor as Mozilla Perfherder uses, and
-// 95% intervals as benchstat prints.
+// Defaults of CompareOptions (regression-detection.md §7.3); the interval
+// level defaults to DefaultConfidence, the 95% benchstat prints.
 const (
-	DefaultAlpha     = 0.01
+	// DefaultAlpha is the significance level, 0.01 rather than benchstat's
+	// 0.05 because a report holds many cells.
+	DefaultAlpha = 0.01
+	// DefaultMinEffect is the smallest relative change that counts, the 2%
+	// floor Mozilla Perfherder uses.
 	DefaultMinEffect = 0.02
 )
 
