@@ -64,6 +64,7 @@ func commands() []command {
 		{"quickstart", "run the sysbench suite on two SQLite configurations (smoke preset) and write a report", runQuickstart},
 		{"run", "run an experiment from a spec file and/or flags", runRun},
 		{"report", "print or write the report of a stored experiment", runReport},
+		{"compare", "judge targets against the base with significance tests; gate on regressions", runCompare},
 		{"runs", "list stored experiments and runs", runRuns},
 		{"list", "list engines, suites and tests", runList},
 		{"version", "print benchlab's version", runVersion},
@@ -103,6 +104,9 @@ func exitCode(env Env, cmd string, err error) int {
 	case errors.As(err, &ue), spec.IsInvalid(err):
 		fmt.Fprintf(env.Stderr, "benchlab %s: %v\n", cmd, err)
 		return ExitUsage
+	case errors.Is(err, errRegression):
+		fmt.Fprintf(env.Stderr, "benchlab %s: %v\n", cmd, err)
+		return ExitRegression
 	case errors.Is(err, errInterrupted):
 		fmt.Fprintf(env.Stderr, "benchlab %s: interrupted; the results measured so far are stored\n", cmd)
 		return ExitInterrupted

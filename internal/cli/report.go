@@ -84,7 +84,7 @@ func printAndWriteReport(env Env, storeFile string, id int64, path, format strin
 		return err
 	}
 	defer st.Close()
-	d, err := report.Load(context.Background(), st, id, false)
+	d, err := report.Load(context.Background(), st, id, true)
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func runReport(env Env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	d, err := report.Load(context.Background(), st, *id, false)
+	d, err := report.Load(context.Background(), st, *id, true)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return usagef("%v", err)

@@ -121,7 +121,10 @@ func median(rs []store.Result, f func(store.Result) float64) float64 {
 
 // Build makes the report of an experiment: what ran, relative and absolute
 // throughput, latency, and the notes a reader must see.
-func Build(d *Data) *Report {
+func Build(d *Data) *Report { return BuildWith(d, Options{}) }
+
+// BuildWith is Build with explicit options.
+func BuildWith(d *Data, opt Options) *Report {
 	r := &Report{Title: fmt.Sprintf("benchlab experiment %d: %s", d.Experiment.ID, d.Experiment.Name)}
 	r.Header = header(d)
 	s, keys, groups := d.samples()
@@ -145,14 +148,17 @@ func Build(d *Data) *Report {
 			Columns: targets[1:],
 		}
 		for _, k := range keys {
-			base := median(s[targets[0]][k], tput)
+			base := values(s[targets[0]][k], tput)
 			row := Row{Group: groups[k], Label: label(k)}
 			for _, t := range targets[1:] {
-				row.Cells = append(row.Cells, RatioCell(analysis.Ratio(median(s[t][k], tput), base), analysis.HigherIsBetter))
+				row.Cells = append(row.Cells, relativeCell(base, values(s[t][k], tput), analysis.HigherIsBetter, opt.Verdict))
 			}
 			rel.Rows = append(rel.Rows, row)
 		}
 		r.Tables = append(r.Tables, rel)
+		if seq := sequenceTable(d, keys, s, label, groups, opt); seq != nil {
+			r.Tables = append(r.Tables, *seq)
+		}
 	}
 	abs := Table{Title: "Absolute throughput", Legend: "queries per second (scan: thousand rows scanned per second)",
 		Columns: targets}
@@ -179,10 +185,28 @@ func Build(d *Data) *Report {
 	}
 	r.Tables = append(r.Tables, lat)
 	r.Notes = notes(d)
+	minRep, maxRep := repeatRange(s, keys)
+	r.Notes = append(r.Notes, verdictNotes(minRep, maxRep, opt.Verdict)...)
+	r.Notes = append(r.Notes, stabilityNotes(d)...)
 	return r
 }
 
 func ms(secs float64) float64 { return secs * 1000 }
+
+// repeatRange returns the fewest and most repeats any target has in any row.
+func repeatRange(s samples, keys []cellKey) (lo, hi int) {
+	lo = math.MaxInt
+	for _, byKey := range s {
+		for _, k := range keys {
+			n := len(byKey[k])
+			lo, hi = min(lo, n), max(hi, n)
+		}
+	}
+	if hi == 0 {
+		lo = 0
+	}
+	return lo, hi
+}
 
 func header(d *Data) []string {
 	e := d.Experiment

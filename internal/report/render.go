@@ -48,10 +48,14 @@ func (c Cell) plain() string {
 	case c.Kind == Text:
 		return c.Text
 	case c.Kind == Ratio:
-		if math.IsInf(c.Value, 1) {
-			return "inf" + marker(c.Band)
+		m := marker(c.Band)
+		if c.Mark != "" {
+			m = c.Mark
 		}
-		return fmt.Sprintf("%.2f", c.Value) + marker(c.Band)
+		if math.IsInf(c.Value, 1) {
+			return "inf" + m
+		}
+		return fmt.Sprintf("%.2f", c.Value) + m
 	}
 	return FormatValue(c.Value)
 }

@@ -57,6 +57,10 @@ type Cell struct {
 	Band analysis.Band
 	// Missing marks a cell with no measurement.
 	Missing bool
+	// Verdict is the significance outcome behind a ratio ("slower",
+	// "faster", "same", "unknown"), empty when no test was made; Mark is its
+	// sign and Detail the figures behind it (ratio CI, p, repeats).
+	Verdict, Mark, Detail string
 }
 
 // NumberCell returns an absolute value cell.

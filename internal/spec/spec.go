@@ -30,7 +30,10 @@ type Spec struct {
 	// WorkDir holds the data dirs of the cells; default a temp dir.
 	WorkDir string `toml:"workdir"`
 	// Seed makes data and random choices reproducible; 0 picks one per run.
-	Seed     uint64   `toml:"seed"`
+	Seed uint64 `toml:"seed"`
+	// Sequence says the targets are listed in release order, so the report
+	// locates where along the sequence a metric changed.
+	Sequence bool     `toml:"sequence"`
 	Targets  []Target `toml:"target"`
 	Workload Workload `toml:"workload"`
 }

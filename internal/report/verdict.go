@@ -1,0 +1,209 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"benchlab/internal/analysis"
+	"benchlab/internal/spec"
+	"benchlab/internal/store"
+)
+
+// VerdictOptions are the significance settings of the relative tables.
+type VerdictOptions = analysis.CompareOptions
+
+// Options control what Build puts in a report.
+type Options struct {
+	Verdict VerdictOptions
+	// Sequence analyses the targets as a release sequence even when the spec
+	// does not say `sequence = true`.
+	Sequence bool
+}
+
+// Comparison is the verdict of one target against the base in one row.
+type Comparison struct {
+	Target  string
+	Test    string
+	Threads int
+	Verdict analysis.Verdict
+}
+
+// Compare judges every target against the base in every row, on the
+// headline throughput of each repeat.
+func Compare(d *Data, opt VerdictOptions) []Comparison {
+	s, keys, _ := d.samples()
+	targets := d.targets()
+	var out []Comparison
+	for _, k := range keys {
+		base := values(s[targets[0]][k], func(r store.Result) float64 { return r.Throughput() })
+		for _, t := range targets[1:] {
+			other := values(s[t][k], func(r store.Result) float64 { return r.Throughput() })
+			if len(base) == 0 || len(other) == 0 {
+				continue
+			}
+			out = append(out, Comparison{Target: t, Test: k.test, Threads: k.threads,
+				Verdict: analysis.Compare(base, other, analysis.HigherIsBetter, opt)})
+		}
+	}
+	return out
+}
+
+// verdictMarks are the signs shown with a ratio that carries a verdict, so
+// that a reader needs no colour to see it.
+var verdictMarks = map[analysis.Outcome]string{
+	analysis.Slower: "-", analysis.Faster: "+", analysis.Same: "=", analysis.Unknown: "?",
+}
+
+// relativeCell compares the repeats of a target with those of the base. With
+// at least two repeats on each side it carries the Mann-Whitney verdict and is
+// coloured only when the verdict is slower or faster; with fewer it falls back
+// to the plain 0.95/1.05 thresholds.
+func relativeCell(base, other []float64, dir analysis.Direction, opt VerdictOptions) Cell {
+	if len(base) == 0 || len(other) == 0 {
+		return Cell{Missing: true}
+	}
+	if len(base) < 2 || len(other) < 2 {
+		return RatioCell(analysis.Ratio(medianOf(other), medianOf(base)), dir)
+	}
+	v := analysis.Compare(base, other, dir, opt)
+	c := Cell{Kind: Ratio, Value: v.Ratio, Verdict: v.Outcome.String(), Mark: verdictMarks[v.Outcome]}
+	switch v.Outcome {
+	case analysis.Slower:
+		c.Band = analysis.Worse
+	case analysis.Faster:
+		c.Band = analysis.Better
+	}
+	c.Detail = fmt.Sprintf("%s: ratio %.3f, 95%% CI %s, p=%.2g, n=%d/%d", v.Outcome, v.Ratio,
+		ciText(v.RatioLo, v.RatioHi), v.P, v.NBase, v.NOther)
+	return c
+}
+
+func ciText(lo, hi float64) string {
+	f := func(x float64) string {
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return "?"
+		}
+		return fmt.Sprintf("%.3f", x)
+	}
+	return f(lo) + "-" + f(hi)
+}
+
+func medianOf(xs []float64) float64 { return quickMedian(xs) }
+
+// quickMedian is the median of xs (NaN when empty).
+func quickMedian(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// values extracts one metric from the repeats of a cell.
+func values(rs []store.Result, f func(store.Result) float64) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = f(r)
+	}
+	return out
+}
+
+// verdictNotes explain how the relative table was judged.
+func verdictNotes(minRepeats, maxRepeats int, opt VerdictOptions) []string {
+	if maxRepeats < 2 {
+		return nil
+	}
+	alpha, eff := opt.Alpha, opt.MinEffect
+	if alpha == 0 {
+		alpha = analysis.DefaultAlpha
+	}
+	if eff == 0 {
+		eff = analysis.DefaultMinEffect
+	}
+	n := []string{fmt.Sprintf("verdicts: two-sided Mann-Whitney U over %d-%d repeats per cell, alpha %g, minimum effect %g%%; "+
+		"- slower and + faster (significant and beyond the minimum effect, coloured), = same (ratio CI within +-%g%%), "+
+		"? unknown: run more repeats", minRepeats, maxRepeats, alpha, eff*100, eff*100)}
+	if minRepeats < 5 {
+		n = append(n, fmt.Sprintf("only %d repeats in some cells: a Mann-Whitney test needs 5 against 5 to reach p < 0.01, "+
+			"so those cells cannot be called slower or faster; use repeats = 5 or more", minRepeats))
+	}
+	return n
+}
+
+// stabilityNotes flag measured steps whose per-second throughput was unstable
+// (analysis.Stability: variation, stalls, waves, no steady state).
+func stabilityNotes(d *Data) []string {
+	var out []string
+	for _, run := range d.Runs {
+		for _, r := range d.Results[run.ID] {
+			if r.Action || r.Warm || len(r.Intervals) == 0 {
+				continue
+			}
+			var series []float64
+			for _, iv := range r.Intervals {
+				if iv.Sec >= 0 && iv.Seconds >= 0.5 {
+					series = append(series, float64(iv.Statements)/iv.Seconds)
+				}
+			}
+			s := analysis.Stability(series)
+			if s.Unstable {
+				out = append(out, fmt.Sprintf("unstable: %s @%d on %s (repeat %d): %s", r.Test, r.Threads, run.Target,
+					run.Repeat, strings.Join(s.Reasons, "; ")))
+			}
+		}
+	}
+	const maxNotes = 15
+	if len(out) > maxNotes {
+		out = append(out[:maxNotes], fmt.Sprintf("... and %d more unstable steps", len(out)-maxNotes))
+	}
+	return out
+}
+
+// sequenceTable locates changes across targets in release order (the spec's
+// `sequence = true`): for each row, the first significant step between
+// adjacent targets over all their repeats, and E-Divisive change points over
+// the per-target medians.
+func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) string, groups map[cellKey]string, opt Options) *Table {
+	sp, err := spec.Parse([]byte(d.Experiment.Spec), "stored spec", "")
+	ordered := opt.Sequence || (err == nil && sp.Sequence)
+	if !ordered || len(d.Experiment.Targets) < 3 {
+		return nil
+	}
+	order := d.Experiment.Targets
+	t := &Table{
+		Title:   "Changes across the sequence (targets in release order)",
+		Legend:  "first significant step between adjacent targets (Mann-Whitney over repeats); change point: E-Divisive means over per-target medians, t-test p < 0.001",
+		Columns: []string{"first significant step", "change points"},
+	}
+	for _, k := range keys {
+		var groupsV [][]float64
+		var medians []float64
+		for _, name := range order {
+			v := values(s[name][k], func(r store.Result) float64 { return r.Throughput() })
+			groupsV = append(groupsV, v)
+			medians = append(medians, quickMedian(v))
+		}
+		step := "none"
+		if i, v, ok := analysis.FirstSignificantStep(groupsV, analysis.HigherIsBetter, opt.Verdict); ok {
+			step = fmt.Sprintf("%s -> %s: %s x%.2f (p=%.2g)", order[i-1], order[i], v.Outcome, v.Ratio, v.P)
+		}
+		var cps []string
+		for _, cp := range analysis.ChangePoints(medians, analysis.ChangeOptions{}) {
+			cps = append(cps, fmt.Sprintf("at %s: %+.1f%% (%.0f -> %.0f, p=%.2g)", order[cp.Index],
+				cp.ForwardChangePercent, cp.MeanBefore, cp.MeanAfter, cp.P))
+		}
+		cp := "none"
+		if len(cps) > 0 {
+			cp = strings.Join(cps, "; ")
+		}
+		t.Rows = append(t.Rows, Row{Group: groups[k], Label: label(k), Cells: []Cell{TextCell(step), TextCell(cp)}})
+	}
+	return t
+}
