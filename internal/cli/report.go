@@ -12,6 +12,7 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/report"
+	"benchlab/internal/runner"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
@@ -67,7 +68,7 @@ func runQuickstart(env Env, args []string) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	id, err := execute(env, s, *storeFlag, false)
+	id, err := execute(env, s, *storeFlag, runner.ExperimentOptions{})
 	if id != 0 {
 		if rerr := printAndWriteReport(env, storePath(env, *storeFlag), id, *out, "markdown"); rerr != nil && err == nil {
 			err = rerr

@@ -29,6 +29,7 @@ type runFlags struct {
 	set                                               multiFlag
 	store, workdir, reportOut, format, psMode         string
 	keepData                                          bool
+	waitQuiet                                         string
 }
 
 type multiFlag []string
@@ -61,6 +62,7 @@ func newRunFlags(name string) *runFlags {
 	fs.StringVar(&f.store, "store", "", "results database (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
 	fs.StringVar(&f.workdir, "workdir", "", "where data dirs are created (default: a temp dir)")
 	fs.BoolVar(&f.keepData, "keep-data", false, "keep each run's data dir")
+	fs.StringVar(&f.waitQuiet, "wait-quiet", "", "before each run, wait up to this long for the machine's CPU use to drop below 10%")
 	fs.StringVar(&f.reportOut, "o", "", "also write the report to this file")
 	fs.StringVar(&f.format, "format", "", "format of the -o report: text or markdown (default from the file name)")
 	return f
@@ -248,7 +250,15 @@ func runRun(env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	id, err := execute(env, s, f.store, f.keepData)
+	var quiet time.Duration
+	if f.waitQuiet != "" {
+		d, err := parseSeconds("wait-quiet", f.waitQuiet)
+		if err != nil {
+			return err
+		}
+		quiet = d.Duration
+	}
+	id, err := execute(env, s, f.store, runner.ExperimentOptions{KeepData: f.keepData, WaitQuiet: quiet})
 	if id != 0 {
 		if rerr := printAndWriteReport(env, storePath(env, f.store), id, f.reportOut, f.format); rerr != nil && err == nil {
 			err = rerr
@@ -260,7 +270,7 @@ func runRun(env Env, args []string) error {
 // execute runs the experiment with signal handling: the first SIGINT or
 // SIGTERM stops the workers and keeps what was measured; a second one exits
 // at once.
-func execute(env Env, s spec.Spec, storeFlag string, keep bool) (int64, error) {
+func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOptions) (int64, error) {
 	st, err := store.Open(storePath(env, storeFlag))
 	if err != nil {
 		return 0, err
@@ -294,7 +304,8 @@ func execute(env Env, s spec.Spec, storeFlag string, keep bool) (int64, error) {
 	}()
 	fmt.Fprintf(env.Stdout, "benchlab: experiment %q, %d target(s), suite %s, preset %s, results in %s\n",
 		s.Name, len(s.Targets), s.Workload.Suite, orNone(s.Preset), st.Path())
-	id, err := runner.RunExperiment(ctx, s, st, runner.ExperimentOptions{Out: env.Stdout, KeepData: keep, Build: buildInfo()})
+	opt.Out, opt.Build = env.Stdout, buildInfo()
+	id, err := runner.RunExperiment(ctx, s, st, opt)
 	if err != nil && ctx.Err() != nil {
 		return id, errInterrupted
 	}

@@ -262,6 +262,14 @@ func settingsLine(m map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
+// Thresholds beyond which a run is flagged as noisy.
+const (
+	// NoisyStealPct is the CPU steal share (percent of all CPU time).
+	NoisyStealPct = 5
+	// NoisyLoadPerCore is the 1-minute load average per core at the start.
+	NoisyLoadPerCore = 0.5
+)
+
 func notes(d *Data) []string {
 	var n []string
 	repeats := map[string]int{}
@@ -281,9 +289,13 @@ func notes(d *Data) []string {
 			builds[m.Engine.Build] = true
 		}
 		loads := m.MachineLoad
-		if len(loads) == 2 && loads[1].StealPct > 5 {
-			n = append(n, fmt.Sprintf("run %d (%s): %.1f%% CPU steal during the run; results may be disturbed",
+		if len(loads) == 2 && loads[1].StealPct > NoisyStealPct {
+			n = append(n, fmt.Sprintf("noisy: run %d (%s): %.1f%% CPU steal during the run; results may be disturbed",
 				run.ID, run.Target, loads[1].StealPct))
+		}
+		if len(loads) == 2 && loads[0].LoadAvg1 > float64(m.Host.Cores)*NoisyLoadPerCore {
+			n = append(n, fmt.Sprintf("noisy: run %d (%s) started with load average %.2f on %d cores",
+				run.ID, run.Target, loads[0].LoadAvg1, m.Host.Cores))
 		}
 		for _, r := range d.Results[run.ID] {
 			if r.Errors > 0 && len(r.ErrorSamples) > 0 {

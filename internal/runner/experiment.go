@@ -25,6 +25,9 @@ type ExperimentOptions struct {
 	KeepData bool
 	// Build identifies this benchlab binary in the manifests.
 	Build store.BuildInfo
+	// WaitQuiet, when positive, waits up to this long before each run for
+	// the machine's CPU use to drop below metrics.QuietBusyPct.
+	WaitQuiet time.Duration
 }
 
 // ErrCellsFailed is wrapped by RunExperiment's error when some cells failed
@@ -76,6 +79,13 @@ func RunExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 		driver, _ := engine.Lookup(c.Target.Engine)
 		fmt.Fprintf(out, "== run %d/%d: target %s (%s), repeat %d of %d\n", i+1, len(cells), c.Target.Name,
 			c.Target.Engine, c.Repeat, s.Workload.Repeats)
+		if opt.WaitQuiet > 0 {
+			waited, quiet := metrics.WaitQuiet(ctx, metrics.QuietBusyPct, opt.WaitQuiet)
+			if !quiet {
+				fmt.Fprintf(out, "== machine still busy after %s (CPU use >= %d%%); running anyway, the run is flagged\n",
+					waited.Round(time.Second), metrics.QuietBusyPct)
+			}
+		}
 		var probe metrics.MachineProbe
 		m := store.Manifest{Benchlab: opt.Build, Experiment: s.Name, Spec: exp.Spec, Preset: s.Preset,
 			Repeat: c.Repeat, Seed: s.Seed, Host: host, Started: time.Now().UTC()}
