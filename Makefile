@@ -4,7 +4,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X benchlab/internal/cli.commit=$(COMMIT)
 BIN     := bin/benchlab
 
-.PHONY: build quickstart test bench clean
+.PHONY: build quickstart test bench aa clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/benchlab
@@ -22,6 +22,11 @@ test:
 # Harness overhead and other benchmarks (numbers, not pass/fail).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./internal/runner/
+
+# A/A false-alarm rate: two identical targets, 5 repeats; prints the verdict counts.
+aa: build
+	./$(BIN) run examples/aa-sqlite.toml --store aa.db > /dev/null
+	./$(BIN) compare --store aa.db | tail -1
 
 clean:
 	rm -rf bin
