@@ -147,6 +147,10 @@ func BuildWith(d *Data, opt Options) *Report {
 				"scan compares thousand rows scanned/s",
 			Columns: targets[1:],
 		}
+		if _, hi := repeatRange(s, keys); hi >= 2 {
+			rel.Legend = "ratio of medians over the repeats, 2 decimals; - slower and + faster: significant verdicts " +
+				"(coloured red and green), = same, ? unknown (grey); scan compares thousand rows scanned/s"
+		}
 		for _, k := range keys {
 			base := values(s[targets[0]][k], tput)
 			row := Row{Group: groups[k], Label: label(k)}
