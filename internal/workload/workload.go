@@ -92,6 +92,37 @@ type Step struct {
 	Action func(ctx context.Context, db engine.DB, log io.Writer) (Tally, error)
 	// NewWorker creates worker id of n for a measured step.
 	NewWorker func(ctx context.Context, db engine.DB, id, n int, seed uint64) (Worker, error)
+	// Roles, when set instead of NewWorker, run several kinds of workers at
+	// once (Insert Benchmark: query, insert and delete; db_bench's
+	// *whilewriting: readers and one rate-limited writer). The first role is
+	// the step's headline; each role gets its own result.
+	Roles []Role
+	// MaxDuration bounds a step that ends by operation count (Role.Ops), so
+	// one that cannot sustain its rate still finishes; 0 means no bound.
+	MaxDuration time.Duration
+}
+
+// Role is one kind of worker in a step.
+type Role struct {
+	// Name labels the role's result ("query", "insert", "delete", "writer").
+	Name string
+	// Threads is the number of workers; 0 means the step's thread count.
+	Threads int
+	// Rate limits the role to this many operations per second in total,
+	// spread evenly over its workers; 0 runs closed-loop, as fast as possible.
+	// Latency of a rate-limited operation counts from its intended start, so
+	// a stalled engine cannot hide its queueing (no coordinated omission);
+	// the plain service time is kept too.
+	Rate float64
+	// Bursty releases each second's operations back to back at the start of
+	// the second, as the original Insert Benchmark client does (METHOD.md
+	// 1.5), instead of spacing them evenly.
+	Bursty bool
+	// Ops ends the step once this role has done this many operations (summed
+	// over its workers); 0 leaves the end to the step's Duration.
+	Ops int64
+	// NewWorker creates worker id of n of this role.
+	NewWorker func(ctx context.Context, db engine.DB, id, n int, seed uint64) (Worker, error)
 }
 
 // Test describes one test of a suite for `benchlab list`.
