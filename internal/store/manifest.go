@@ -52,6 +52,10 @@ type Host struct {
 	MemTotalMB int64  `json:"mem_total_mb"`
 	// Affinity is the CPU list benchlab may run on (Cpus_allowed_list).
 	Affinity string `json:"cpu_affinity"`
+	// PerfCounters says whether perf can count hardware events here, for
+	// example "not supported: instructions, cycles" on a VM without a
+	// virtual PMU; a capability, never a measurement.
+	PerfCounters string `json:"perf_counters,omitempty"`
 }
 
 // Machine is a snapshot of the machine's load, taken before and after a run.

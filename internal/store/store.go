@@ -51,6 +51,36 @@ var schema = []string{
 		p95_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL, PRIMARY KEY (result_id, sec))`,
 	`CREATE INDEX runs_experiment ON runs(experiment_id)`,
 	`CREATE INDEX results_run ON results(run_id)`,
+	// Per-operation efficiency (issue 3 item 5). NULL means not measured,
+	// -1 not readable; a result whose eff_seconds is NULL has no efficiency.
+	`ALTER TABLE results ADD COLUMN eff_seconds REAL`,
+	`ALTER TABLE results ADD COLUMN server_cpu_s REAL`,
+	`ALTER TABLE results ADD COLUMN client_cpu_s REAL`,
+	`ALTER TABLE results ADD COLUMN server_read_bytes INTEGER`,
+	`ALTER TABLE results ADD COLUMN server_write_bytes INTEGER`,
+	`ALTER TABLE results ADD COLUMN server_read_calls INTEGER`,
+	`ALTER TABLE results ADD COLUMN server_write_calls INTEGER`,
+	`ALTER TABLE results ADD COLUMN client_read_bytes INTEGER`,
+	`ALTER TABLE results ADD COLUMN client_write_bytes INTEGER`,
+	`ALTER TABLE results ADD COLUMN client_read_calls INTEGER`,
+	`ALTER TABLE results ADD COLUMN client_write_calls INTEGER`,
+	`ALTER TABLE results ADD COLUMN device TEXT`,
+	`ALTER TABLE results ADD COLUMN dev_reads INTEGER`,
+	`ALTER TABLE results ADD COLUMN dev_writes INTEGER`,
+	`ALTER TABLE results ADD COLUMN dev_read_bytes INTEGER`,
+	`ALTER TABLE results ADD COLUMN dev_write_bytes INTEGER`,
+	`ALTER TABLE results ADD COLUMN server_cs INTEGER`,
+	`ALTER TABLE results ADD COLUMN client_cs INTEGER`,
+	`ALTER TABLE results ADD COLUMN server_peak_rss_bytes INTEGER`,
+	`ALTER TABLE results ADD COLUMN client_peak_rss_bytes INTEGER`,
+	`ALTER TABLE results ADD COLUMN machine_cpu_s REAL`,
+	`ALTER TABLE results ADD COLUMN machine_busy_s REAL`,
+	`ALTER TABLE results ADD COLUMN machine_steal_s REAL`,
+	`ALTER TABLE results ADD COLUMN db_bytes INTEGER`,
+	`ALTER TABLE intervals ADD COLUMN server_cpu_s REAL`,
+	`ALTER TABLE intervals ADD COLUMN client_cpu_s REAL`,
+	`ALTER TABLE intervals ADD COLUMN steal_pct REAL`,
+	`ALTER TABLE intervals ADD COLUMN foreign_pct REAL`,
 }
 
 // Open opens or creates the results database at path and brings its schema
@@ -173,15 +203,23 @@ func (s *Store) SaveResult(ctx context.Context, r *Result) error {
 	if r.ID, err = res.LastInsertId(); err != nil {
 		return err
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO intervals (result_id, sec, seconds, events, statements, errors, rows, p95_ns, max_ns)
-		VALUES (?,?,?,?,?,?,?,?,?)`)
+	if err := saveEfficiency(ctx, tx, r); err != nil {
+		return err
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO intervals (result_id, sec, seconds, events, statements, errors, rows, p95_ns, max_ns,
+		server_cpu_s, client_cpu_s, steal_pct, foreign_pct)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		return err
 	}
 	defer ins.Close()
 	for _, iv := range r.Intervals {
-		if _, err := ins.ExecContext(ctx, r.ID, iv.Sec, iv.Seconds, iv.Events, iv.Statements, iv.Errors, iv.Rows,
-			int64(iv.P95), int64(iv.Max)); err != nil {
+		load := []any{nil, nil, nil, nil}
+		if l := iv.Load; l != nil {
+			load = []any{nullF(l.ServerCPU), nullF(l.ClientCPU), nullF(l.StealPct), nullF(l.ForeignPct)}
+		}
+		if _, err := ins.ExecContext(ctx, append([]any{r.ID, iv.Sec, iv.Seconds, iv.Events, iv.Statements, iv.Errors, iv.Rows,
+			int64(iv.P95), int64(iv.Max)}, load...)...); err != nil {
 			return fmt.Errorf("store interval %d of %s: %w", iv.Sec, r.Test, err)
 		}
 	}
@@ -294,6 +332,11 @@ func (s *Store) Results(ctx context.Context, runID int64, withIntervals bool) ([
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	for i := range out {
+		if err := s.loadEfficiency(ctx, &out[i]); err != nil {
+			return nil, err
+		}
+	}
 	if withIntervals {
 		for i := range out {
 			if out[i].Intervals, err = s.intervals(ctx, out[i].ID); err != nil {
@@ -305,7 +348,8 @@ func (s *Store) Results(ctx context.Context, runID int64, withIntervals bool) ([
 }
 
 func (s *Store) intervals(ctx context.Context, resultID int64) ([]Interval, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT sec, seconds, events, statements, errors, rows, p95_ns, max_ns
+	rows, err := s.db.QueryContext(ctx, `SELECT sec, seconds, events, statements, errors, rows, p95_ns, max_ns,
+		server_cpu_s, client_cpu_s, steal_pct, foreign_pct
 		FROM intervals WHERE result_id = ? ORDER BY sec`, resultID)
 	if err != nil {
 		return nil, fmt.Errorf("read intervals: %w", err)
@@ -315,10 +359,16 @@ func (s *Store) intervals(ctx context.Context, resultID int64) ([]Interval, erro
 	for rows.Next() {
 		var iv Interval
 		var p95, mx int64
-		if err := rows.Scan(&iv.Sec, &iv.Seconds, &iv.Events, &iv.Statements, &iv.Errors, &iv.Rows, &p95, &mx); err != nil {
+		var load [4]sql.NullFloat64
+		if err := rows.Scan(&iv.Sec, &iv.Seconds, &iv.Events, &iv.Statements, &iv.Errors, &iv.Rows, &p95, &mx,
+			&load[0], &load[1], &load[2], &load[3]); err != nil {
 			return nil, err
 		}
 		iv.P95, iv.Max = time.Duration(p95), time.Duration(mx)
+		if load[0].Valid || load[1].Valid || load[2].Valid || load[3].Valid {
+			iv.Load = &IntervalLoad{ServerCPU: fromNullF(load[0]), ClientCPU: fromNullF(load[1]),
+				StealPct: fromNullF(load[2]), ForeignPct: fromNullF(load[3])}
+		}
 		out = append(out, iv)
 	}
 	return out, rows.Err()

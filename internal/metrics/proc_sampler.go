@@ -1,0 +1,263 @@
+package metrics
+
+import (
+	"os"
+	"syscall"
+	"time"
+
+	"benchlab/internal/store"
+)
+
+// clientSample is benchlab's own use of the machine at one moment.
+type clientSample struct {
+	cpu  time.Duration // user+sys of all threads, dead ones included (getrusage)
+	cs   int64         // voluntary+involuntary, all threads (getrusage)
+	io   PidIO
+	ioOK bool
+	rss  int64
+	ok   bool
+}
+
+func readClient() clientSample {
+	var c clientSample
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		c.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		c.cs = ru.Nvcsw + ru.Nivcsw
+		c.ok = true
+	}
+	if b, err := os.ReadFile("/proc/self/io"); err == nil {
+		c.io, err = ParsePidIO(b)
+		c.ioOK = err == nil
+	}
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		if st, err := ParsePidStatus(b); err == nil {
+			c.rss = st.RSS
+		}
+	}
+	return c
+}
+
+// totals are the counters a StepSampler accumulates from its first sample.
+type totals struct {
+	serverTicks int64
+	serverIO    PidIO
+	serverCS    int64
+	clientCPU   time.Duration
+	clientIO    PidIO
+	clientCS    int64
+	machine     CPUStat
+	// bad* record a counter that could not be read in some sample since the
+	// last Mark; its total is then not readable.
+	badServerCPU, badServerIO, badServerCS, badClient, badClientIO, badMachine bool
+}
+
+// StepSampler measures what one step costs the machine, from /proc and
+// getrusage, without cgo: the CPU, IO, context switches and memory of the
+// server's process tree (roots and all descendants), of benchlab itself, of
+// the data dir's block device, and the machine's steal and busy time. The
+// runner calls Sample once a second from its tick loop, never from a worker;
+// everything stays in memory until the step ends.
+//
+// Precision: server CPU comes in 10 ms ticks (ClockTick); client CPU from
+// getrusage is finer. A server process that leaves the tree without being
+// waited for by a tree member (re-parented to init) takes the CPU it used
+// since the previous sample with it; threads that exit take their context
+// switches with them.
+type StepSampler struct {
+	procDir string
+	roots   []int
+	dev     blockDevice
+	devOK   bool
+
+	at     time.Time
+	tree   treeSample
+	client clientSample
+	cpu    CPUStat
+	cpuOK  bool
+	sum    totals
+
+	marked     bool
+	markAt     time.Time
+	markSum    totals
+	markDisk   DiskCounters
+	markDiskOK bool
+	peakServer int64
+	peakClient int64
+}
+
+// NewStepSampler takes the first sample. roots are the server's root PIDs
+// (none for an in-process engine, whose server figures are then not
+// measured); dataDir locates the block device ("" for none).
+func NewStepSampler(roots []int, dataDir string) *StepSampler {
+	s := &StepSampler{procDir: "/proc", roots: roots}
+	if dataDir != "" {
+		if d, err := findBlockDevice(dataDir); err == nil {
+			s.dev, s.devOK = d, true
+		}
+	}
+	s.at = time.Now()
+	s.tree = readTree(s.procDir, roots)
+	s.client = readClient()
+	s.cpu, s.cpuOK = readCPUStat()
+	return s
+}
+
+func readCPUStat() (CPUStat, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return CPUStat{}, false
+	}
+	c, err := ParseCPUStat(b)
+	return c, err == nil
+}
+
+// Sample reads every counter and returns the CPU use since the previous
+// sample (or since NewStepSampler).
+func (s *StepSampler) Sample() store.IntervalLoad {
+	now := time.Now()
+	tree := readTree(s.procDir, s.roots)
+	client := readClient()
+	cpu, cpuOK := readCPUStat()
+
+	load := store.IntervalLoad{ServerCPU: store.NotMeasured, ClientCPU: store.NotReadable,
+		StealPct: store.NotReadable, ForeignPct: store.NotReadable}
+	t := &s.sum
+	if len(s.roots) > 0 {
+		ticks, ok := treeDelta(s.tree, tree, true, func(e procEntry) (int64, bool) { return e.cpu, true })
+		if tree.roots == 0 || !ok {
+			t.badServerCPU = true
+			load.ServerCPU = store.NotReadable
+		} else {
+			t.serverTicks += ticks
+			load.ServerCPU = float64(ticks) * ClockTick.Seconds()
+		}
+		var io PidIO
+		okIO := true
+		for _, f := range []struct {
+			dst *int64
+			get func(PidIO) int64
+		}{
+			{&io.ReadBytes, func(x PidIO) int64 { return x.ReadBytes }},
+			{&io.WriteBytes, func(x PidIO) int64 { return x.WriteBytes }},
+			{&io.SysCR, func(x PidIO) int64 { return x.SysCR }},
+			{&io.SysCW, func(x PidIO) int64 { return x.SysCW }},
+		} {
+			d, ok := treeDelta(s.tree, tree, true, func(e procEntry) (int64, bool) { return f.get(e.io), e.ioOK })
+			*f.dst, okIO = d, okIO && ok
+		}
+		if okIO && tree.roots > 0 {
+			t.serverIO = t.serverIO.Add(io)
+		} else {
+			t.badServerIO = true
+		}
+		// A waited-for child's switches do not show in its parent's status.
+		cs, ok := treeDelta(s.tree, tree, false, func(e procEntry) (int64, bool) { return e.cs, e.csOK })
+		if ok && tree.roots > 0 {
+			t.serverCS += cs
+		} else {
+			t.badServerCS = true
+		}
+		s.peakServer = max(s.peakServer, tree.rss())
+	}
+	if client.ok && s.client.ok {
+		d := client.cpu - s.client.cpu
+		t.clientCPU += d
+		t.clientCS += client.cs - s.client.cs
+		load.ClientCPU = d.Seconds()
+	} else {
+		t.badClient = true
+	}
+	if client.ioOK && s.client.ioOK {
+		t.clientIO = t.clientIO.Add(client.io.Sub(s.client.io))
+	} else {
+		t.badClientIO = true
+	}
+	s.peakClient = max(s.peakClient, client.rss)
+	if cpuOK && s.cpuOK {
+		d := CPUStat{Total: cpu.Total - s.cpu.Total, Busy: cpu.Busy - s.cpu.Busy, Steal: cpu.Steal - s.cpu.Steal}
+		t.machine.Total += d.Total
+		t.machine.Busy += d.Busy
+		t.machine.Steal += d.Steal
+		if d.Total > 0 {
+			all := float64(d.Total) * ClockTick.Seconds()
+			load.StealPct = 100 * float64(d.Steal) / float64(d.Total)
+			if load.ClientCPU >= 0 && load.ServerCPU != store.NotReadable {
+				foreign := float64(d.Busy)*ClockTick.Seconds() - load.ClientCPU - max(load.ServerCPU, 0)
+				load.ForeignPct = 100 * max(foreign, 0) / all
+			}
+		}
+	} else {
+		t.badMachine = true
+	}
+	s.at, s.tree, s.client, s.cpu, s.cpuOK = now, tree, client, cpu, cpuOK
+	return load
+}
+
+// Mark makes the latest sample the start of the measured part (the end of
+// the warm-up): Efficiency counts from here, and peaks restart.
+func (s *StepSampler) Mark() {
+	s.sum.badServerCPU, s.sum.badServerIO, s.sum.badServerCS = false, false, false
+	s.sum.badClient, s.sum.badClientIO, s.sum.badMachine = false, false, false
+	s.marked, s.markAt, s.markSum = true, s.at, s.sum
+	if s.devOK {
+		s.markDisk, s.markDiskOK = s.dev.read()
+	}
+	s.peakServer, s.peakClient = s.tree.rss(), s.client.rss
+}
+
+// Efficiency returns the totals from Mark to the latest sample; nil when
+// Mark was never called (a step cut short during its warm-up).
+func (s *StepSampler) Efficiency() *store.Efficiency {
+	if !s.marked {
+		return nil
+	}
+	t, m := s.sum, s.markSum
+	e := &store.Efficiency{Seconds: s.at.Sub(s.markAt).Seconds()}
+	if len(s.roots) == 0 {
+		e.ServerCPU, e.ServerCS, e.ServerPeakRSS = store.NotMeasured, store.NotMeasured, store.NotMeasured
+		e.ServerReadBytes, e.ServerWriteBytes = store.NotMeasured, store.NotMeasured
+		e.ServerReadCalls, e.ServerWriteCalls = store.NotMeasured, store.NotMeasured
+	} else {
+		e.ServerCPU = pick(!t.badServerCPU, float64(t.serverTicks-m.serverTicks)*ClockTick.Seconds())
+		io := t.serverIO.Sub(m.serverIO)
+		e.ServerReadBytes, e.ServerWriteBytes = pickInt(!t.badServerIO, io.ReadBytes), pickInt(!t.badServerIO, io.WriteBytes)
+		e.ServerReadCalls, e.ServerWriteCalls = pickInt(!t.badServerIO, io.SysCR), pickInt(!t.badServerIO, io.SysCW)
+		e.ServerCS = pickInt(!t.badServerCS, t.serverCS-m.serverCS)
+		e.ServerPeakRSS = pickInt(!t.badServerCPU, s.peakServer)
+	}
+	e.ClientCPU = pick(!t.badClient, (t.clientCPU - m.clientCPU).Seconds())
+	e.ClientCS = pickInt(!t.badClient, t.clientCS-m.clientCS)
+	e.ClientPeakRSS = pickInt(s.peakClient > 0, s.peakClient)
+	io := t.clientIO.Sub(m.clientIO)
+	e.ClientReadBytes, e.ClientWriteBytes = pickInt(!t.badClientIO, io.ReadBytes), pickInt(!t.badClientIO, io.WriteBytes)
+	e.ClientReadCalls, e.ClientWriteCalls = pickInt(!t.badClientIO, io.SysCR), pickInt(!t.badClientIO, io.SysCW)
+	e.DevReads, e.DevWrites, e.DevReadBytes, e.DevWriteBytes = store.NotReadable, store.NotReadable, store.NotReadable, store.NotReadable
+	if s.devOK && s.markDiskOK {
+		if now, ok := s.dev.read(); ok {
+			d := now.Sub(s.markDisk)
+			e.Device = s.dev.name
+			e.DevReads, e.DevWrites, e.DevReadBytes, e.DevWriteBytes = d.Reads, d.Writes, d.ReadBytes, d.WriteBytes
+		}
+	}
+	tick := ClockTick.Seconds()
+	mc := CPUStat{Total: t.machine.Total - m.machine.Total, Busy: t.machine.Busy - m.machine.Busy, Steal: t.machine.Steal - m.machine.Steal}
+	e.MachineCPU = pick(!t.badMachine, float64(mc.Total)*tick)
+	e.MachineBusy = pick(!t.badMachine, float64(mc.Busy)*tick)
+	e.MachineSteal = pick(!t.badMachine, float64(mc.Steal)*tick)
+	return e
+}
+
+func pick(ok bool, v float64) float64 {
+	if !ok {
+		return store.NotReadable
+	}
+	return v
+}
+
+func pickInt(ok bool, v int64) int64 {
+	if !ok {
+		return store.NotReadable
+	}
+	return v
+}

@@ -1,0 +1,160 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"benchlab/internal/analysis"
+	"benchlab/internal/store"
+)
+
+// effData is two targets, one repeat each: "lite" runs in-process (no
+// server), "srv" has a server whose client CPU per op is twice the base's.
+func effData(withEff bool) *Data {
+	d := &Data{Experiment: store.Experiment{ID: 1, Name: "e", Base: "lite", Targets: []string{"lite", "srv"}},
+		Runs:    []store.Run{{ID: 1, Target: "lite", Status: store.StatusOK}, {ID: 2, Target: "srv", Status: store.StatusOK}},
+		Results: map[int64][]store.Result{}}
+	// 1000 qps over 10 s; efficiency window 10 s.
+	base := store.Result{Test: "point-query", Group: "point queries", Threads: 1, Metric: "qps", Status: store.StatusOK,
+		Seconds: 10, Statements: 10000, Events: 10000}
+	lite, srv := base, base
+	if withEff {
+		lite.Eff = &store.Efficiency{Seconds: 10, ClientCPU: 0.1, ServerCPU: store.NotMeasured,
+			ServerReadBytes: store.NotMeasured, ServerWriteBytes: store.NotMeasured, ServerReadCalls: store.NotMeasured,
+			ServerWriteCalls: store.NotMeasured, ServerCS: store.NotMeasured, ServerPeakRSS: store.NotMeasured,
+			ClientReadBytes: 0, ClientWriteBytes: 10000 * 1024, ClientReadCalls: 20000, ClientWriteCalls: 10,
+			DevReads: store.NotReadable, DevWrites: store.NotReadable, DevReadBytes: store.NotReadable, DevWriteBytes: store.NotReadable,
+			ClientCS: 500, ClientPeakRSS: 1 << 20, MachineCPU: 20, MachineBusy: 1, MachineSteal: 0.2}
+		srv.Eff = &store.Efficiency{Seconds: 10, ClientCPU: 0.2, ServerCPU: 0.3, Device: "vda",
+			ServerReadBytes: 0, ServerWriteBytes: 2048 * 10000, ServerReadCalls: 10000, ServerWriteCalls: 10000,
+			ClientReadCalls: 10000, ClientWriteCalls: 10000, DevReads: 100, DevWrites: 50, DevReadBytes: 0, DevWriteBytes: 4096 * 10000,
+			ServerCS: 20000, ClientCS: 10000, ServerPeakRSS: 300 << 20, ClientPeakRSS: 1 << 20,
+			MachineCPU: 20, MachineBusy: 1.5, MachineSteal: 2}
+	}
+	d.Results[1] = []store.Result{{Test: "prepare", Action: true, Warm: true, Status: store.StatusOK, DBBytes: 5 << 20}, lite}
+	d.Results[2] = []store.Result{{Test: "prepare", Action: true, Warm: true, Status: store.StatusOK, DBBytes: store.NotReadable}, srv}
+	return d
+}
+
+func findTable(r *Report, prefix string) *Table {
+	for i := range r.Tables {
+		if strings.HasPrefix(r.Tables[i].Title, prefix) {
+			return &r.Tables[i]
+		}
+	}
+	return nil
+}
+
+func cellOf(t *Table, target, column string) Cell {
+	col := -1
+	for i, c := range t.Columns {
+		if c == column {
+			col = i
+		}
+	}
+	for _, row := range t.Rows {
+		if row.Label == target && col >= 0 {
+			return row.Cells[col]
+		}
+	}
+	return Cell{Kind: Text, Text: "absent"}
+}
+
+func TestEfficiencyTables(t *testing.T) {
+	r := Build(effData(true))
+	abs := findTable(r, "Efficiency per operation")
+	rel := findTable(r, "Relative efficiency")
+	if abs == nil || rel == nil {
+		t.Fatalf("efficiency tables missing: %d tables", len(r.Tables))
+	}
+	num := func(tb *Table, target, col string, want float64) {
+		t.Helper()
+		c := cellOf(tb, target, col)
+		if c.Missing || c.Kind == Text || c.Value < want*0.999 || c.Value > want*1.001 {
+			t.Errorf("%s %s %s = %+v, want %v", tb.Title, target, col, c, want)
+		}
+	}
+	// 0.1 s client CPU / 10 s / 1000 qps = 10 us per op.
+	num(abs, "lite", "cpu us/op client", 10)
+	num(abs, "lite", "cpu us/op total", 10)
+	num(abs, "srv", "cpu us/op server", 30)
+	num(abs, "srv", "cpu us/op total", 50)
+	// In-process: IO is the client's. 10000 KB / 10000 ops.
+	num(abs, "lite", "KB written/op", 1)
+	num(abs, "lite", "reads/op", 2)
+	// Server: IO is the server's, not the client's.
+	num(abs, "srv", "KB written/op", 2)
+	num(abs, "srv", "dev KB written/op", 4)
+	num(abs, "srv", "cs/op", 3)
+	num(abs, "srv", "peak server RSS MB", 300)
+	num(abs, "srv", "steal %", 10)
+	// Foreign: busy 1.5 - 0.3 - 0.2 = 1 s of 20 s.
+	num(abs, "srv", "foreign cpu %", 5)
+	num(abs, "lite", "foreign cpu %", 4.5)
+	if c := cellOf(abs, "lite", "cpu us/op server"); !c.Missing {
+		t.Errorf("server cpu of an in-process engine: %+v, want n/a", c)
+	}
+	if c := cellOf(abs, "lite", "dev KB read/op"); c.Kind != Text || c.Text != "not readable" {
+		t.Errorf("unreadable device counter shown as %+v", c)
+	}
+	// Relative: client cpu 20/10 = 2.00, lower is better, so red.
+	if c := cellOf(rel, "srv", "cpu us/op client"); c.Kind != Ratio || c.Value != 2 || c.Band != analysis.Worse {
+		t.Errorf("relative client cpu %+v, want 2.00 worse", c)
+	}
+	if c := cellOf(rel, "srv", "cpu us/op server"); !c.Missing {
+		t.Errorf("relative server cpu against an in-process base: %+v, want n/a", c)
+	}
+	// 0 KB read on both sides: 1, as sum_met.awk.
+	if c := cellOf(rel, "srv", "KB read/op"); c.Kind != Ratio || c.Value != 1 {
+		t.Errorf("relative KB read/op %+v, want 1", c)
+	}
+	if len(rel.Rows) != 1 || len(rel.Columns) != 6 {
+		t.Errorf("relative table: %d rows, columns %v", len(rel.Rows), rel.Columns)
+	}
+	notes := strings.Join(r.Notes, "\n")
+	for _, w := range []string{"lite run in-process", "10 ms ticks", "lite repeat 0: 5.00 MB", "srv repeat 0: not readable",
+		"noisy: point-query on srv", "dev columns are the whole device (vda)"} {
+		if !strings.Contains(notes, w) {
+			t.Errorf("notes lack %q:\n%s", w, notes)
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, r, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "not readable") || !strings.Contains(buf.String(), "2.00-") {
+		t.Errorf("rendered report lacks the efficiency cells:\n%s", buf.String())
+	}
+}
+
+// TestEfficiencyOnlyWhenMeasured checks that results without efficiency
+// (stored before it existed) add no tables and leave the others as they were.
+func TestEfficiencyOnlyWhenMeasured(t *testing.T) {
+	without := Build(effData(false))
+	with := Build(effData(true))
+	if findTable(without, "Efficiency") != nil || findTable(without, "Relative efficiency") != nil {
+		t.Error("efficiency tables shown without measurements")
+	}
+	if len(with.Tables) != len(without.Tables)+2 {
+		t.Errorf("%d tables with efficiency, %d without: want exactly 2 more", len(with.Tables), len(without.Tables))
+	}
+	for i := range without.Tables {
+		if without.Tables[i].Title != with.Tables[i].Title {
+			t.Errorf("table %d: %q became %q", i, without.Tables[i].Title, with.Tables[i].Title)
+		}
+	}
+}
+
+func TestDisturbedSeconds(t *testing.T) {
+	r := store.Result{Intervals: []store.Interval{
+		{Sec: -1, Load: &store.IntervalLoad{StealPct: 50}}, // warm-up: not counted
+		{Sec: 0, Load: &store.IntervalLoad{StealPct: 1, ForeignPct: 2}},
+		{Sec: 1, Load: &store.IntervalLoad{StealPct: 11}},
+		{Sec: 2, Load: &store.IntervalLoad{ForeignPct: 30}},
+		{Sec: 3}, // not sampled
+	}}
+	if bad, all := disturbedSeconds(r); bad != 2 || all != 3 {
+		t.Errorf("disturbed %d of %d, want 2 of 3", bad, all)
+	}
+}

@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// TestEfficiencyRoundTrip stores results with and without efficiency and
+// checks that numbers, zeros and both sentinels come back as they went in.
+func TestEfficiencyRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "e.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e := Experiment{Name: "x", Base: "a", Targets: []string{"a"}}
+	if err := s.CreateExperiment(ctx, &e); err != nil {
+		t.Fatal(err)
+	}
+	run := Run{ExperimentID: e.ID, Target: "a", Engine: "sqlite"}
+	if err := s.CreateRun(ctx, &run); err != nil {
+		t.Fatal(err)
+	}
+	eff := &Efficiency{Seconds: 10.02, ServerCPU: NotMeasured, ClientCPU: 3.25,
+		ServerReadBytes: NotMeasured, ServerWriteBytes: NotMeasured, ServerReadCalls: NotMeasured, ServerWriteCalls: NotMeasured,
+		ClientReadBytes: 0, ClientWriteBytes: 8192, ClientReadCalls: 12345, ClientWriteCalls: 7,
+		Device: "vda", DevReads: NotReadable, DevWrites: 3, DevReadBytes: 0, DevWriteBytes: 1 << 40,
+		ServerCS: NotMeasured, ClientCS: 99, ServerPeakRSS: NotMeasured, ClientPeakRSS: 50 << 20,
+		MachineCPU: 20.04, MachineBusy: 7.5, MachineSteal: 0.1}
+	withEff := Result{RunID: run.ID, Seq: 2, Test: "point-query", Threads: 1, Metric: "qps", Status: StatusOK,
+		Started: time.Now().UTC().Truncate(time.Microsecond), Seconds: 10, Statements: 1000, Eff: eff,
+		Intervals: []Interval{
+			{Sec: 0, Seconds: 1, Events: 5, Load: &IntervalLoad{ServerCPU: NotMeasured, ClientCPU: 0.31, StealPct: 0, ForeignPct: NotReadable}},
+			{Sec: 1, Seconds: 1, Events: 5}, // not sampled
+		}}
+	action := Result{RunID: run.ID, Seq: 1, Test: "prepare", Action: true, Metric: "qps", Status: StatusOK,
+		Started: withEff.Started, DBBytes: 123456789}
+	unreadable := Result{RunID: run.ID, Seq: 3, Test: "cleanup", Action: true, Metric: "qps", Status: StatusOK,
+		Started: withEff.Started, DBBytes: NotReadable}
+	for _, r := range []*Result{&action, &withEff, &unreadable} {
+		if err := s.SaveResult(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Results(ctx, run.ID, true)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("results %v %v", got, err)
+	}
+	if got[0].Eff != nil || got[0].DBBytes != 123456789 {
+		t.Errorf("prepare: eff %+v db bytes %d", got[0].Eff, got[0].DBBytes)
+	}
+	if got[2].DBBytes != NotReadable {
+		t.Errorf("unreadable db size came back as %d", got[2].DBBytes)
+	}
+	if !reflect.DeepEqual(got[1].Eff, eff) {
+		t.Errorf("efficiency round trip:\n got %+v\nwant %+v", got[1].Eff, eff)
+	}
+	if !reflect.DeepEqual(got[1].Intervals, withEff.Intervals) {
+		t.Errorf("interval load round trip:\n got %+v\nwant %+v", got[1].Intervals[0].Load, withEff.Intervals[0].Load)
+	}
+	// The derived figures of the stored record.
+	if p := got[1].Eff.StealPct(); p < 0.49 || p > 0.51 {
+		t.Errorf("steal %% = %v, want 0.5", p)
+	}
+	// Foreign = busy - client (server not measured counts as none) = 4.25 s of 20.04.
+	if f := got[1].Eff.ForeignPct(); f < 21.1 || f > 21.3 {
+		t.Errorf("foreign %% = %v, want 21.2", f)
+	}
+	// 3.25 s over 10.02 s at 100 qps: 3243 us per op.
+	if us := got[1].Eff.PerOp(got[1].Eff.ClientCPU, 100) * 1e6; us < 3243 || us > 3244 {
+		t.Errorf("client us/op = %v", us)
+	}
+	if v := got[1].Eff.PerOp(NotMeasured, 100); v != NotMeasured {
+		t.Errorf("PerOp passes sentinels through: got %v", v)
+	}
+}
