@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/metrics"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
@@ -81,6 +82,9 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 			seq++
 			res, err := runAction(ctx, db, st, log)
 			res.RunID, res.Seq = c.RunID, seq
+			if st.Name == "prepare" && err == nil {
+				res.DBBytes = dbSize(c.DataDir)
+			}
 			if serr := sink.SaveResult(saveCtx, res); serr != nil {
 				return Outcome{Status: store.StatusFailed, Err: serr, Info: out.Info}
 			}
@@ -100,7 +104,11 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 		}
 		for _, n := range threads {
 			seq++
-			res, err := Measure(ctx, db, st, n, c.Seed, c.Options)
+			opt := c.Options
+			if opt.DataDir == "" {
+				opt.DataDir = c.DataDir
+			}
+			res, err := Measure(ctx, db, st, n, c.Seed, opt)
 			res.RunID, res.Seq = c.RunID, seq
 			if serr := sink.SaveResult(saveCtx, res); serr != nil {
 				return Outcome{Status: store.StatusFailed, Err: serr, Info: out.Info}
@@ -146,4 +154,14 @@ func runAction(ctx context.Context, db engine.DB, st workload.Step, log io.Write
 		res.ErrorSamples = []string{err.Error()}
 	}
 	return res, err
+}
+
+// dbSize is the database size after load (METHOD.md 1.11 dbdirGB: du -bs of
+// the data dir), or store.NotReadable when the dir cannot be walked.
+func dbSize(dir string) int64 {
+	n, err := metrics.DirBytes(dir)
+	if err != nil {
+		return store.NotReadable
+	}
+	return n
 }

@@ -32,6 +32,9 @@ type Options struct {
 	// ReportInterval is how often a live line is printed (sysbench's
 	// --report-interval); 0 prints none. The stored series is always 1 s.
 	ReportInterval time.Duration
+	// DataDir is where the engine keeps its files; the block device that
+	// holds it is the one whose IO counts per operation. Empty: none.
+	DataDir string
 }
 
 // workerState is what one worker goroutine measures; only it writes here
@@ -99,6 +102,18 @@ func Measure(ctx context.Context, db engine.DB, st workload.Step, threads int, s
 	deadline := measureFrom.Add(st.Duration)
 	res.Started = measureFrom
 
+	// Resource use is sampled from the tick goroutine only (issue 3 item 5):
+	// once now, once a second, and when the workers are done; the measured
+	// part starts at the end of the warm-up.
+	var roots []int
+	if srv, ok := db.(engine.Server); ok {
+		roots = srv.PIDs()
+	}
+	sampler := metrics.NewStepSampler(roots, opt.DataDir)
+	if st.Warmup <= 0 {
+		sampler.Mark()
+	}
+
 	var wg sync.WaitGroup
 	for i, w := range workers {
 		wg.Add(1)
@@ -110,8 +125,9 @@ func Measure(ctx context.Context, db engine.DB, st workload.Step, threads int, s
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 
-	res.Intervals = tick(ctx, st, threads, states, start, measureFrom, done, &stop, opt)
+	res.Intervals = tick(ctx, st, threads, states, start, measureFrom, done, &stop, opt, sampler)
 	end := time.Now()
+	res.Eff = sampler.Efficiency()
 
 	for _, s := range states {
 		res.Events += s.events
@@ -175,7 +191,7 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 // tick drains the workers' live counters every second until they are done,
 // returning the 1-second series and printing a line every report interval.
 func tick(ctx context.Context, st workload.Step, threads int, states []*workerState, start, measureFrom time.Time,
-	done <-chan struct{}, stop *atomic.Bool, opt Options) []store.Interval {
+	done <-chan struct{}, stop *atomic.Bool, opt Options, sampler *metrics.StepSampler) []store.Interval {
 	var series []store.Interval
 	var window metrics.Window
 	windowStart := start
@@ -187,17 +203,21 @@ func tick(ctx context.Context, st workload.Step, threads int, states []*workerSt
 	for !next.After(start) {
 		next = next.Add(time.Second)
 	}
-	drain := func(now time.Time, boundary time.Time) {
+	drain := func(now time.Time, boundary time.Time, final bool) {
 		var w metrics.Window
 		for _, s := range states {
 			s.live.DrainInto(&w)
+		}
+		load := sampler.Sample()
+		if !final && boundary.Equal(measureFrom) {
+			sampler.Mark()
 		}
 		secs := now.Sub(last).Seconds()
 		if w.Events > 0 || secs >= 0.5 {
 			sec := int(boundary.Sub(measureFrom).Round(time.Second)/time.Second) - 1
 			series = append(series, store.Interval{
 				Sec: sec, Seconds: secs, Events: w.Events, Statements: w.Statements, Errors: w.Errors,
-				Rows: w.Rows, P95: w.Quantile(0.95), Max: w.Max,
+				Rows: w.Rows, P95: w.Quantile(0.95), Max: w.Max, Load: &load,
 			})
 		}
 		window.Add(&w)
@@ -211,14 +231,14 @@ func tick(ctx context.Context, st workload.Step, threads int, states []*workerSt
 	// final drains the partial interval after the last boundary.
 	final := func() {
 		now := time.Now()
-		drain(now, next)
+		drain(now, next, true)
 	}
 	t := time.NewTimer(time.Until(next))
 	defer t.Stop()
 	for {
 		select {
 		case now := <-t.C:
-			drain(now, next)
+			drain(now, next, false)
 			next = next.Add(time.Second)
 			t.Reset(time.Until(next))
 		case <-ctx.Done():

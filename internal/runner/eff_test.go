@@ -1,0 +1,85 @@
+package runner
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"benchlab/internal/engine"
+	_ "benchlab/internal/engine/sqlite"
+	"benchlab/internal/store"
+	"benchlab/internal/workload"
+	"benchlab/internal/workload/sysbench"
+)
+
+// memSink keeps the results a cell saves.
+type memSink struct{ results []*store.Result }
+
+func (m *memSink) SaveResult(ctx context.Context, r *store.Result) error {
+	m.results = append(m.results, r)
+	return nil
+}
+
+// TestCellEfficiencySQLite runs prepare and point-query on real SQLite and
+// checks the per-operation figures: SQLite is in-process, so the client's
+// CPU is the engine's and must be > 0 and plausible, and the server's is
+// not measured; the database size after load is stored with prepare.
+func TestCellEfficiencySQLite(t *testing.T) {
+	drv, ok := engine.Lookup("sqlite")
+	if !ok {
+		t.Fatal("sqlite is not registered")
+	}
+	p := workload.Params{Tables: 1, TableSize: 10_000, Threads: []int{1}, ReadTime: 1500 * time.Millisecond,
+		WriteTime: time.Second, Tests: []string{"point-query"}, Seed: 1}
+	steps, err := sysbench.Suite{}.Plan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) < 2 || steps[0].Name != "prepare" || steps[1].Family != "point-query" {
+		t.Fatalf("plan: want prepare then point-query, got %d steps", len(steps))
+	}
+	steps = steps[:2]
+	steps[1].Warmup = 300 * time.Millisecond
+	var sink memSink
+	out := RunCell(context.Background(), Cell{Target: engine.Target{Name: "t", Engine: "sqlite"}, Driver: drv,
+		Steps: steps, Threads: []int{1}, DataDir: t.TempDir() + "/data", Seed: 1}, &sink)
+	if out.Err != nil || len(sink.results) != 2 {
+		t.Fatalf("cell: %v, %d results", out.Err, len(sink.results))
+	}
+	prep, res := sink.results[0], sink.results[1]
+	// 10,000 rows of sysbench's 120+60 character columns: well over 1 MB.
+	if prep.DBBytes < 1<<20 || prep.DBBytes > 100<<20 {
+		t.Errorf("database size after load %d bytes, want a few MB", prep.DBBytes)
+	}
+	e := res.Eff
+	if e == nil {
+		t.Fatal("point-query has no efficiency")
+	}
+	us := e.PerOp(e.ClientCPU, res.QPS()) * 1e6
+	t.Logf("qps %.0f, client %.1f us/op over %.2f s, steal %.1f%%, foreign %.1f%%, device %q",
+		res.QPS(), us, e.Seconds, e.StealPct(), e.ForeignPct(), e.Device)
+	// A cached point query through database/sql costs microseconds to tens
+	// of microseconds; a second per op would mean a wrong denominator.
+	if us <= 0 || us >= 1e6 {
+		t.Errorf("client cpu %.3f us/op, want > 0 and < 1 s", us)
+	}
+	// Nor can the client use more CPU than the machine had.
+	if e.ClientCPU > e.MachineCPU {
+		t.Errorf("client cpu %.2f s > machine cpu %.2f s", e.ClientCPU, e.MachineCPU)
+	}
+	if e.ServerCPU != store.NotMeasured || e.ServerCS != store.NotMeasured {
+		t.Errorf("in-process engine: server cpu %v cs %v, want not measured", e.ServerCPU, e.ServerCS)
+	}
+	if e.Seconds < 1.2 || e.Seconds > 3 {
+		t.Errorf("sampled window %.2f s, want about the 1.5 s measured", e.Seconds)
+	}
+	var sampled int
+	for _, iv := range res.Intervals {
+		if iv.Load != nil && iv.Load.ClientCPU >= 0 {
+			sampled++
+		}
+	}
+	if sampled < 2 {
+		t.Errorf("%d of %d seconds carry CPU samples", sampled, len(res.Intervals))
+	}
+}
