@@ -569,12 +569,12 @@ func efficiencyNotes(d *Data, keys []cellKey, s samples) []string {
 				} else {
 					noDevice[t] = true
 				}
-				if p := r.Eff.StealPct(); p > NoisyStealPct {
-					n = append(n, fmt.Sprintf("noisy: %s on %s (%d threads): %.1f%% CPU steal during the step", r.Test, t, r.Threads, p))
-				}
-				if bad, all := disturbedSeconds(r); bad > 0 {
-					n = append(n, fmt.Sprintf("disturbed seconds: %s on %s (%d threads): %d of %d measured seconds had steal > %d%% "+
-						"or other processes using > %d%% of all CPU", r.Test, t, r.Threads, bad, all, DisturbedStealPct, DisturbedForeignPct))
+				steal := r.Eff.StealPct()
+				bad, all := disturbedSeconds(r)
+				if steal > NoisyStealPct || bad > 0 {
+					n = append(n, fmt.Sprintf("noisy step: %s on %s (%d threads): %.1f%% CPU steal over the step; %d of %d measured "+
+						"seconds had steal > %d%% or other processes using > %d%% of all CPU", r.Test, t, r.Threads, steal,
+						bad, all, DisturbedStealPct, DisturbedForeignPct))
 				}
 			}
 		}

@@ -114,7 +114,7 @@ func TestEfficiencyTables(t *testing.T) {
 	}
 	notes := strings.Join(r.Notes, "\n")
 	for _, w := range []string{"lite run in-process", "10 ms ticks", "lite repeat 0: 5.00 MB", "srv repeat 0: not readable",
-		"noisy: point-query on srv", "dev columns are the whole device (vda)"} {
+		"noisy step: point-query on srv (1 threads): 10.0% CPU steal", "dev columns are the whole device (vda)"} {
 		if !strings.Contains(notes, w) {
 			t.Errorf("notes lack %q:\n%s", w, notes)
 		}

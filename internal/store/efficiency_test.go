@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -76,5 +77,49 @@ func TestEfficiencyRoundTrip(t *testing.T) {
 	}
 	if v := got[1].Eff.PerOp(NotMeasured, 100); v != NotMeasured {
 		t.Errorf("PerOp passes sentinels through: got %v", v)
+	}
+}
+
+// TestEfficiencyMigration opens a results file made before the efficiency
+// columns existed: the migration adds them, and its old results read back
+// with no efficiency (not measured) rather than zeros.
+func TestEfficiencyMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const before = 6 // statements of the schema before efficiency
+	for _, q := range schema[:before] {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{
+		`PRAGMA user_version = 6`,
+		`INSERT INTO experiments VALUES (1, 'x', 'a', '', '', 'a', '')`,
+		`INSERT INTO runs VALUES (1, 1, 'a', 'sqlite', '', 1, 'ok', '', '', '', '{}')`,
+		`INSERT INTO results (id, run_id, seq, test, family, grp, threads, warm, action, metric, rows_per_op, status, started,
+			seconds, events, statements, errors, rows, lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns,
+			histogram, error_samples) VALUES (1, 1, 1, 'point-query', '', '', 1, 0, 0, 'qps', 1, 'ok', '', 1, 5, 5, 0, 5, 0, 0, 0, 0, 0, 0, NULL, '[]')`,
+		`INSERT INTO intervals VALUES (1, 0, 1, 5, 5, 0, 5, 0, 0)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rs, err := s.Results(ctx, 1, true)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("results %v %v", rs, err)
+	}
+	if rs[0].Eff != nil || rs[0].DBBytes != 0 || len(rs[0].Intervals) != 1 || rs[0].Intervals[0].Load != nil {
+		t.Errorf("old result came back with efficiency: %+v", rs[0])
 	}
 }
