@@ -59,7 +59,7 @@ func (d *Data) samples() (samples, []cellKey, map[cellKey]string) {
 	var keys []cellKey
 	for _, run := range d.Runs {
 		for _, r := range d.Results[run.ID] {
-			if r.Warm || r.Action || r.Status != store.StatusOK {
+			if r.Warm || r.Action || r.Status != store.StatusOK || r.Role.Secondary {
 				continue
 			}
 			k := cellKey{r.Test, r.Threads}

@@ -108,10 +108,12 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 			if opt.DataDir == "" {
 				opt.DataDir = c.DataDir
 			}
-			res, err := Measure(ctx, db, st, n, c.Seed, opt)
-			res.RunID, res.Seq = c.RunID, seq
-			if serr := sink.SaveResult(saveCtx, res); serr != nil {
-				return Outcome{Status: store.StatusFailed, Err: serr, Info: out.Info}
+			rs, err := MeasureRoles(ctx, db, st, n, c.Seed, opt)
+			for _, res := range rs {
+				res.RunID, res.Seq = c.RunID, seq
+				if serr := sink.SaveResult(saveCtx, res); serr != nil {
+					return Outcome{Status: store.StatusFailed, Err: serr, Info: out.Info}
+				}
 			}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -120,13 +122,19 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 				}
 				fmt.Fprintf(log, "error: %s at %d threads: %v\n", st.Name, n, err)
 				failures = append(failures, fmt.Errorf("%s/threads=%d: %w", st.Name, n, err))
-			} else {
-				fmt.Fprintf(log, "%-28s %3d thr  %10.1f %s  p99 %8.3f ms  errors %d\n", st.Name, n, res.Throughput(),
-					res.Metric, float64(res.Latency.P99)/1e6, res.Errors)
+				continue
 			}
-			if err == nil && res.Errors > 0 {
-				fmt.Fprintf(log, "warning: %s at %d threads: %d failed operations, first: %s\n",
-					st.Name, n, res.Errors, res.ErrorSamples[0])
+			for _, res := range rs {
+				name := st.Name
+				if res.Role.Name != "" {
+					name += "/" + res.Role.Name
+				}
+				fmt.Fprintf(log, "%-28s %3d thr  %10.1f %s  p99 %8.3f ms  errors %d\n", name, n, res.Throughput(),
+					res.Metric, float64(res.Latency.P99)/1e6, res.Errors)
+				if res.Errors > 0 {
+					fmt.Fprintf(log, "warning: %s at %d threads: %d failed operations, first: %s\n",
+						name, n, res.Errors, res.ErrorSamples[0])
+				}
 			}
 		}
 	}

@@ -70,6 +70,7 @@ func RunExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 		return 0, err
 	}
 	host := metrics.HostFacts()
+	host.PerfCounters = metrics.PerfCounters(ctx)
 	cells := s.Expand()
 	var failed []string
 	for i, c := range cells {

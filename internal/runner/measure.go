@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,8 +41,10 @@ type Options struct {
 // workerState is what one worker goroutine measures; only it writes here
 // until it has finished.
 type workerState struct {
-	live                             metrics.Live
-	hist                             *hdr.Histogram
+	live metrics.Live
+	// hist holds latency (from the intended start when rate-limited); svc
+	// the plain service time of rate-limited operations.
+	hist, svc                        *hdr.Histogram
 	events, statements, errors, rows int64
 }
 
@@ -67,40 +70,100 @@ func (l *errorLog) add(err error) {
 }
 
 // Measure runs a measured step with the given number of workers and returns
-// its result. If ctx is cancelled the result holds what was measured so far
-// and has status interrupted; the returned error is then ctx's.
+// its headline result (see MeasureRoles).
 func Measure(ctx context.Context, db engine.DB, st workload.Step, threads int, seed uint64, opt Options) (*store.Result, error) {
-	res := &store.Result{
-		Test: st.Name, Family: st.Family, Group: st.Group, Threads: threads, Warm: st.Warm,
-		Metric: metricName(st.Metric), RowsPerOp: st.RowsPerOp, Status: store.StatusOK,
+	rs, err := MeasureRoles(ctx, db, st, threads, seed, opt)
+	return rs[0], err
+}
+
+// roleRun is one role of a running step: its workers' states and the
+// counters that end an op-count-bounded role.
+type roleRun struct {
+	role    workload.Role
+	states  []*workerState
+	workers []workload.Worker
+	// claimed counts operations handed out, done those finished, for Ops.
+	claimed, done atomic.Int64
+}
+
+// MeasureRoles runs a measured step and returns one result per role, the
+// headline role first (a step without roles has one). If ctx is cancelled
+// the results hold what was measured so far and have status interrupted; the
+// returned error is then ctx's.
+func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads int, seed uint64, opt Options) ([]*store.Result, error) {
+	roles := st.Roles
+	if len(roles) == 0 {
+		roles = []workload.Role{{Threads: threads, NewWorker: st.NewWorker}}
 	}
-	workers := make([]workload.Worker, 0, threads)
+	runs := make([]*roleRun, len(roles))
+	results := make([]*store.Result, len(roles))
+	for i, r := range roles {
+		if r.Threads <= 0 {
+			r.Threads = threads
+		}
+		runs[i] = &roleRun{role: r}
+		results[i] = &store.Result{
+			Test: st.Name, Family: st.Family, Group: st.Group, Threads: threads, Warm: st.Warm,
+			Metric: metricName(st.Metric), RowsPerOp: st.RowsPerOp, Status: store.StatusOK,
+			Role: store.RoleInfo{Name: r.Name, Secondary: i > 0, TargetRate: r.Rate},
+		}
+	}
 	defer func() {
-		for _, w := range workers {
-			w.Close()
+		for _, rr := range runs {
+			for _, w := range rr.workers {
+				w.Close()
+			}
 		}
 	}()
-	for i := 0; i < threads; i++ {
-		w, err := st.NewWorker(ctx, db, i, threads, WorkerSeed(seed, st.Name, threads, i))
-		if err != nil {
-			res.Status = store.StatusFailed
-			res.Errors = 1
-			res.ErrorSamples = []string{err.Error()}
-			return res, fmt.Errorf("%s: worker %d: %w", st.Name, i, err)
+	var all []*workerState
+	for ri, rr := range runs {
+		name := st.Name
+		if rr.role.Name != "" {
+			name += "/" + rr.role.Name
 		}
-		workers = append(workers, w)
+		for i := 0; i < rr.role.Threads; i++ {
+			w, err := rr.role.NewWorker(ctx, db, i, rr.role.Threads, WorkerSeed(seed, name, threads, i))
+			if err != nil {
+				res := results[ri]
+				res.Status, res.Errors, res.ErrorSamples = store.StatusFailed, 1, []string{err.Error()}
+				for _, other := range results {
+					other.Status = store.StatusFailed
+				}
+				return results, fmt.Errorf("%s: worker %d: %w", name, i, err)
+			}
+			rr.workers = append(rr.workers, w)
+			s := &workerState{hist: metrics.NewHistogram()}
+			if rr.role.Rate > 0 {
+				s.svc = metrics.NewHistogram()
+			}
+			rr.states = append(rr.states, s)
+			all = append(all, s)
+		}
 	}
 
-	states := make([]*workerState, threads)
-	for i := range states {
-		states[i] = &workerState{hist: metrics.NewHistogram()}
-	}
 	var stop atomic.Bool
-	var errs errorLog
+	errs := make([]*errorLog, len(runs))
+	for i := range errs {
+		errs[i] = &errorLog{}
+	}
 	start := time.Now()
 	measureFrom := start.Add(st.Warmup)
+	bounded := false
+	for _, rr := range runs {
+		bounded = bounded || rr.role.Ops > 0
+	}
 	deadline := measureFrom.Add(st.Duration)
-	res.Started = measureFrom
+	if bounded {
+		// The step ends when every op-bounded role has done its operations;
+		// MaxDuration keeps one that cannot sustain its rate from hanging.
+		deadline = start.Add(100 * 365 * 24 * time.Hour)
+		if st.MaxDuration > 0 {
+			deadline = start.Add(st.MaxDuration)
+		}
+	}
+	for _, res := range results {
+		res.Started = measureFrom
+	}
 
 	// Resource use is sampled from the tick goroutine only (issue 3 item 5):
 	// once now, once a second, and when the workers are done; the measured
@@ -115,52 +178,136 @@ func Measure(ctx context.Context, db engine.DB, st workload.Step, threads int, s
 	}
 
 	var wg sync.WaitGroup
-	for i, w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work(ctx, w, states[i], measureFrom, deadline, &stop, &errs)
-		}()
+	finishOne := func() {
+		for _, rr := range runs {
+			if rr.role.Ops > 0 && rr.done.Load() < rr.role.Ops {
+				return
+			}
+		}
+		stop.Store(true)
+	}
+	for ri, rr := range runs {
+		for i, w := range rr.workers {
+			wg.Add(1)
+			p := newPacer(rr.role, i, len(rr.workers), start)
+			go func() {
+				defer wg.Done()
+				work(ctx, w, rr.states[i], measureFrom, deadline, &stop, errs[ri], p, rr, finishOne)
+			}()
+		}
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 
-	res.Intervals = tick(ctx, st, threads, states, start, measureFrom, done, &stop, opt, sampler)
+	series := tick(ctx, st, threads, runs, start, measureFrom, done, &stop, opt, sampler)
 	end := time.Now()
-	res.Eff = sampler.Efficiency()
-
-	for _, s := range states {
-		res.Events += s.events
-		res.Statements += s.statements
-		res.Errors += s.errors
-		res.Rows += s.rows
-	}
-	merged := metrics.NewHistogram()
-	for _, s := range states {
-		merged.Merge(s.hist)
-	}
-	res.Latency = metrics.PercentilesOf(merged)
-	if enc, err := merged.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
-		res.Histogram = enc
-	}
-	res.ErrorSamples = errs.samples
 	if end.After(deadline) {
 		end = deadline
 	}
-	res.Seconds = max(0, end.Sub(measureFrom).Seconds())
-	if ctx.Err() != nil {
-		res.Status = store.StatusInterrupted
-		return res, ctx.Err()
+	results[0].Eff = sampler.Efficiency()
+	for ri, rr := range runs {
+		res := results[ri]
+		res.Intervals = series[ri]
+		merged, svc := metrics.NewHistogram(), metrics.NewHistogram()
+		for _, s := range rr.states {
+			res.Events += s.events
+			res.Statements += s.statements
+			res.Errors += s.errors
+			res.Rows += s.rows
+			merged.Merge(s.hist)
+			if s.svc != nil {
+				svc.Merge(s.svc)
+			}
+		}
+		res.Latency = metrics.PercentilesOf(merged)
+		if rr.role.Rate > 0 {
+			res.Role.Service = metrics.PercentilesOf(svc)
+		}
+		if enc, err := merged.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
+			res.Histogram = enc
+		}
+		res.ErrorSamples = errs[ri].samples
+		res.Seconds = max(0, end.Sub(measureFrom).Seconds())
+		if ctx.Err() != nil {
+			res.Status = store.StatusInterrupted
+		}
 	}
-	return res, nil
+	if ctx.Err() != nil {
+		return results, ctx.Err()
+	}
+	return results, nil
 }
 
-// work is one worker's closed loop. Operations that start during the warm-up
-// are run but not counted; the loop ends at the deadline, when stop is set,
-// or when ctx is cancelled. An operation cut short by cancellation is not
-// counted at all, neither as done nor as failed.
-func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, deadline time.Time, stop *atomic.Bool, errs *errorLog) {
+// pacer spaces a rate-limited worker's operations. Smooth pacing gives
+// operation k the intended start first + k/rate; bursty pacing releases each
+// second's quota back to back at the start of the second (METHOD.md 1.5).
+type pacer struct {
+	interval time.Duration // smooth: time between operations of this worker
+	perSec   int64         // bursty: operations per second of this worker
+	next     time.Time
+	k        int64
+	bursty   bool
+	first    time.Time
+}
+
+// newPacer returns nil for a closed-loop role. The role's rate is split
+// evenly over its workers, whose schedules are offset so they do not align.
+func newPacer(r workload.Role, i, n int, start time.Time) *pacer {
+	if r.Rate <= 0 {
+		return nil
+	}
+	perWorker := r.Rate / float64(n)
+	if r.Bursty {
+		return &pacer{bursty: true, perSec: max(1, int64(math.Ceil(perWorker))), first: start, next: start}
+	}
+	iv := time.Duration(float64(time.Second) / perWorker)
+	first := start.Add(iv * time.Duration(i) / time.Duration(n))
+	return &pacer{interval: iv, first: first, next: first}
+}
+
+// wait sleeps until the next operation's intended start and returns it. A
+// worker behind schedule does not sleep; its operations' latency then
+// includes the time they spent waiting to start.
+func (p *pacer) wait(ctx context.Context, stop *atomic.Bool) (time.Time, bool) {
+	intended := p.next
+	if p.bursty {
+		sec := p.k / p.perSec
+		intended = p.first.Add(time.Duration(sec) * time.Second)
+	} else {
+		intended = p.first.Add(time.Duration(p.k) * p.interval)
+	}
+	p.k++
+	for {
+		d := time.Until(intended)
+		if d <= 0 {
+			return intended, true
+		}
+		if stop.Load() || ctx.Err() != nil {
+			return intended, false
+		}
+		time.Sleep(min(d, 100*time.Millisecond))
+	}
+}
+
+// work is one worker's loop: closed-loop, or paced when p is set.
+// Operations that start during the warm-up are run but not counted; the loop
+// ends at the deadline, when stop is set, when ctx is cancelled, or when an
+// op-bounded role has handed out all its operations. An operation cut short
+// by cancellation is not counted at all, neither as done nor as failed.
+func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, deadline time.Time, stop *atomic.Bool,
+	errs *errorLog, p *pacer, rr *roleRun, finishOne func()) {
+	ops := rr.role.Ops
 	for !stop.Load() {
+		if ops > 0 && rr.claimed.Add(1) > ops {
+			return
+		}
+		var intended time.Time
+		if p != nil {
+			var ok bool
+			if intended, ok = p.wait(ctx, stop); !ok {
+				return
+			}
+		}
 		t0 := time.Now()
 		tally, err := w.Op(ctx)
 		t1 := time.Now()
@@ -168,13 +315,21 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 			return
 		}
 		lat := t1.Sub(t0)
+		from := t0
+		if p != nil {
+			from = intended
+			lat = t1.Sub(intended)
+		}
 		failed := err != nil
 		s.live.Record(lat, tally.Statements, tally.Rows, failed)
-		if !t0.Before(measureFrom) {
+		if !from.Before(measureFrom) {
 			s.events++
 			s.statements += int64(tally.Statements)
 			s.rows += tally.Rows
 			metrics.RecordLatency(s.hist, lat)
+			if s.svc != nil {
+				metrics.RecordLatency(s.svc, t1.Sub(t0))
+			}
 			if failed {
 				s.errors++
 			}
@@ -182,18 +337,23 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 		if failed {
 			errs.add(err)
 		}
+		if ops > 0 && rr.done.Add(1) == ops {
+			finishOne()
+		}
 		if !t1.Before(deadline) {
+			stop.Store(true)
 			return
 		}
 	}
 }
 
 // tick drains the workers' live counters every second until they are done,
-// returning the 1-second series and printing a line every report interval.
-func tick(ctx context.Context, st workload.Step, threads int, states []*workerState, start, measureFrom time.Time,
-	done <-chan struct{}, stop *atomic.Bool, opt Options, sampler *metrics.StepSampler) []store.Interval {
-	var series []store.Interval
-	var window metrics.Window
+// returning one 1-second series per role and printing a line every report
+// interval.
+func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, start, measureFrom time.Time,
+	done <-chan struct{}, stop *atomic.Bool, opt Options, sampler *metrics.StepSampler) [][]store.Interval {
+	series := make([][]store.Interval, len(runs))
+	windows := make([]metrics.Window, len(runs))
 	windowStart := start
 	last := start
 	// Intervals are aligned to the end of the warm-up: interval k covers
@@ -204,27 +364,33 @@ func tick(ctx context.Context, st workload.Step, threads int, states []*workerSt
 		next = next.Add(time.Second)
 	}
 	drain := func(now time.Time, boundary time.Time, final bool) {
-		var w metrics.Window
-		for _, s := range states {
-			s.live.DrainInto(&w)
-		}
 		load := sampler.Sample()
 		if !final && boundary.Equal(measureFrom) {
 			sampler.Mark()
 		}
 		secs := now.Sub(last).Seconds()
-		if w.Events > 0 || secs >= 0.5 {
-			sec := int(boundary.Sub(measureFrom).Round(time.Second)/time.Second) - 1
-			series = append(series, store.Interval{
-				Sec: sec, Seconds: secs, Events: w.Events, Statements: w.Statements, Errors: w.Errors,
-				Rows: w.Rows, P95: w.Quantile(0.95), Max: w.Max, Load: &load,
-			})
+		sec := int(boundary.Sub(measureFrom).Round(time.Second)/time.Second) - 1
+		for ri, rr := range runs {
+			var w metrics.Window
+			for _, s := range rr.states {
+				s.live.DrainInto(&w)
+			}
+			if w.Events > 0 || secs >= 0.5 {
+				iv := store.Interval{Sec: sec, Seconds: secs, Events: w.Events, Statements: w.Statements,
+					Errors: w.Errors, Rows: w.Rows, P95: w.Quantile(0.95), Max: w.Max}
+				if ri == 0 {
+					iv.Load = &load
+				}
+				series[ri] = append(series[ri], iv)
+			}
+			windows[ri].Add(&w)
 		}
-		window.Add(&w)
 		last = now
 		if opt.Out != nil && opt.ReportInterval > 0 && now.Sub(windowStart) >= opt.ReportInterval-50*time.Millisecond {
-			printLine(opt.Out, st.Name, threads, now.Sub(start), now.Before(measureFrom), now.Sub(windowStart), &window)
-			window = metrics.Window{}
+			printLine(opt.Out, st.Name, threads, now.Sub(start), now.Before(measureFrom), now.Sub(windowStart), runs, windows)
+			for i := range windows {
+				windows[i] = metrics.Window{}
+			}
 			windowStart = now
 		}
 	}
@@ -253,15 +419,26 @@ func tick(ctx context.Context, st workload.Step, threads int, states []*workerSt
 	}
 }
 
-func printLine(out io.Writer, test string, threads int, at time.Duration, warm bool, span time.Duration, w *metrics.Window) {
+func printLine(out io.Writer, test string, threads int, at time.Duration, warm bool, span time.Duration,
+	runs []*roleRun, windows []metrics.Window) {
 	secs := span.Seconds()
 	phase := ""
 	if warm {
 		phase = " (warm-up)"
 	}
-	fmt.Fprintf(out, "[ %3.0fs ] %s thds: %d tps: %.2f qps: %.2f lat (ms,95%%): %.3f max: %.3f err/s: %.2f%s\n",
-		at.Seconds(), test, threads, float64(w.Events)/secs, float64(w.Statements)/secs,
-		ms(w.Quantile(0.95)), ms(w.Max), float64(w.Errors)/secs, phase)
+	if len(runs) == 1 && runs[0].role.Name == "" {
+		w := &windows[0]
+		fmt.Fprintf(out, "[ %3.0fs ] %s thds: %d tps: %.2f qps: %.2f lat (ms,95%%): %.3f max: %.3f err/s: %.2f%s\n",
+			at.Seconds(), test, threads, float64(w.Events)/secs, float64(w.Statements)/secs,
+			ms(w.Quantile(0.95)), ms(w.Max), float64(w.Errors)/secs, phase)
+		return
+	}
+	line := fmt.Sprintf("[ %3.0fs ] %s", at.Seconds(), test)
+	for i, rr := range runs {
+		w := &windows[i]
+		line += fmt.Sprintf(" %s: %.1f/s max %.3f ms err %d", rr.role.Name, float64(w.Events)/secs, ms(w.Max), w.Errors)
+	}
+	fmt.Fprintln(out, line+phase)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

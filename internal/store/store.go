@@ -81,6 +81,15 @@ var schema = []string{
 	`ALTER TABLE intervals ADD COLUMN client_cpu_s REAL`,
 	`ALTER TABLE intervals ADD COLUMN steal_pct REAL`,
 	`ALTER TABLE intervals ADD COLUMN foreign_pct REAL`,
+	// Steps with several roles (roles.go).
+	`ALTER TABLE results ADD COLUMN role TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE results ADD COLUMN primary_role INTEGER NOT NULL DEFAULT 1`,
+	`ALTER TABLE results ADD COLUMN target_rate REAL NOT NULL DEFAULT 0`,
+	`ALTER TABLE results ADD COLUMN svc_p50_ns INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE results ADD COLUMN svc_p95_ns INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE results ADD COLUMN svc_p99_ns INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE results ADD COLUMN svc_max_ns INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE results ADD COLUMN svc_mean_ns INTEGER NOT NULL DEFAULT 0`,
 }
 
 // Open opens or creates the results database at path and brings its schema
@@ -204,6 +213,9 @@ func (s *Store) SaveResult(ctx context.Context, r *Result) error {
 		return err
 	}
 	if err := saveEfficiency(ctx, tx, r); err != nil {
+		return err
+	}
+	if err := saveRole(ctx, tx, r); err != nil {
 		return err
 	}
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO intervals (result_id, sec, seconds, events, statements, errors, rows, p95_ns, max_ns,
@@ -333,6 +345,9 @@ func (s *Store) Results(ctx context.Context, runID int64, withIntervals bool) ([
 		return nil, err
 	}
 	for i := range out {
+		if err := s.loadRole(ctx, &out[i]); err != nil {
+			return nil, err
+		}
 		if err := s.loadEfficiency(ctx, &out[i]); err != nil {
 			return nil, err
 		}

@@ -71,6 +71,8 @@ type Result struct {
 	// 3 item 5, METHOD.md 1.11, 2.6, 3); nil when nothing was sampled (actions,
 	// results stored before the efficiency columns existed).
 	Eff *Efficiency
+	// Role says which role of a multi-role step this result measures.
+	Role RoleInfo
 	// DBBytes is the du of the data dir after the "prepare" action: the
 	// database size after load (METHOD.md 1.11 dbdirGB). 0: not measured;
 	// NotReadable: the dir could not be walked.

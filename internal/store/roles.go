@@ -1,0 +1,48 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// RoleInfo describes which role of a step a result belongs to.
+type RoleInfo struct {
+	// Name is the role ("query", "insert", ...); empty for single-role steps.
+	Name string
+	// Secondary marks a role other than the step's headline; summaries of
+	// throughput use only headline results.
+	Secondary bool
+	// TargetRate is the role's rate limit in operations per second (0: none).
+	TargetRate float64
+	// Service is the plain service time of rate-limited operations, from
+	// their actual start; Result.Latency counts from the intended start.
+	Service Latency
+}
+
+func saveRole(ctx context.Context, tx *sql.Tx, r *Result) error {
+	s := r.Role.Service
+	_, err := tx.ExecContext(ctx, `UPDATE results SET role=?, primary_role=?, target_rate=?,
+		svc_p50_ns=?, svc_p95_ns=?, svc_p99_ns=?, svc_max_ns=?, svc_mean_ns=? WHERE id=?`,
+		r.Role.Name, !r.Role.Secondary, r.Role.TargetRate, int64(s.P50), int64(s.P95), int64(s.P99), int64(s.Max),
+		int64(s.Mean), r.ID)
+	if err != nil {
+		return fmt.Errorf("store role of %s: %w", r.Test, err)
+	}
+	return nil
+}
+
+func (s *Store) loadRole(ctx context.Context, r *Result) error {
+	var primary bool
+	var p50, p95, p99, mx, mean int64
+	err := s.db.QueryRowContext(ctx, `SELECT role, primary_role, target_rate, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_max_ns, svc_mean_ns
+		FROM results WHERE id=?`, r.ID).Scan(&r.Role.Name, &primary, &r.Role.TargetRate, &p50, &p95, &p99, &mx, &mean)
+	if err != nil {
+		return fmt.Errorf("read role of result %d: %w", r.ID, err)
+	}
+	r.Role.Secondary = !primary
+	r.Role.Service = Latency{Mean: time.Duration(mean), P50: time.Duration(p50), P95: time.Duration(p95),
+		P99: time.Duration(p99), Max: time.Duration(mx)}
+	return nil
+}
