@@ -3,6 +3,8 @@
 package all
 
 import (
+	_ "benchlab/internal/engine/mysql"      // MySQL and MariaDB engines (managed servers and DSNs)
+	_ "benchlab/internal/engine/postgres"   // PostgreSQL engine (managed servers and DSNs)
 	_ "benchlab/internal/engine/sqlite"     // SQLite engine
 	_ "benchlab/internal/workload/sysbench" // sysbench microbenchmarks
 )

@@ -1,0 +1,575 @@
+// Package mysql is the MySQL-family engine, registered twice: as "mysql" and
+// as "mariadb", which share this implementation. Debian 12 ships no Oracle
+// MySQL server, so on this project's machines both names run MariaDB (Debian's
+// mariadb-server by default); an Oracle MySQL basedir works too (initialised
+// with mysqld --initialize-insecure).
+//
+// It talks to go-sql-driver/mysql at the driver level, not through
+// database/sql's pool. Statements are server-side prepared by default
+// (COM_STMT_PREPARE/EXECUTE); unprepared calls (Conn.Exec/Query with
+// arguments, sysbench's --db-ps-mode=disable) send text with the arguments
+// inlined by the client.
+package mysql
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/server"
+)
+
+func init() {
+	engine.Register(Driver{name: "mysql"})
+	engine.Register(Driver{name: "mariadb"})
+}
+
+// Database is the benchmark database created on a managed server.
+const Database = "sbtest"
+
+// benchUser is the account workers use on a managed server: loopback only,
+// no password (the server listens on 127.0.0.1 and a private socket only).
+const benchUser = "benchlab"
+
+// Driver opens MySQL-family targets under one of its two names.
+type Driver struct{ name string }
+
+// Name returns "mysql" or "mariadb".
+func (d Driver) Name() string { return d.name }
+
+// Summary describes the engine for `benchlab list`.
+func (d Driver) Summary() string {
+	if d.name == "mariadb" {
+		return "MariaDB server started per run from basedir/version (default: Debian's mariadb-server) or an existing server by dsn; settings are my.cnf variables"
+	}
+	return "MySQL-family server (Oracle MySQL basedir, or MariaDB: Debian 12 has no MySQL server) started per run, or an existing server by dsn; settings are my.cnf variables"
+}
+
+// Settings returns nil: servers check their settings when they start.
+func (Driver) Settings() []engine.Setting { return nil }
+
+// CheckTarget validates the server fields of a target before anything runs.
+func (d Driver) CheckTarget(t engine.Target) error {
+	if t.DSN != "" {
+		if _, err := gomysql.ParseDSN(t.DSN); err != nil {
+			return fmt.Errorf("dsn: %s is not a go-sql-driver/mysql DSN (user:password@tcp(host:port)/db): %s",
+				server.RedactDSN(t.DSN), server.RedactDSN(err.Error()))
+		}
+	}
+	return server.CheckTarget(server.MySQL, d.name, t)
+}
+
+// Open starts a server on a fresh data dir under dir and creates the
+// benchmark database and user, or connects to the target's DSN.
+func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB, error) {
+	if t.DSN != "" {
+		cfg, err := gomysql.ParseDSN(t.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("%s target %s: dsn %s: %s", d.name, t.Name, server.RedactDSN(t.DSN), server.RedactDSN(err.Error()))
+		}
+		db := &DB{engine: d.name, target: t}
+		if err := db.setConfig(cfg); err != nil {
+			return nil, err
+		}
+		if db.admin, err = db.dial(ctx, db.cfg); err != nil {
+			return nil, err
+		}
+		return db, nil
+	}
+	basedir, err := server.InstallDir(server.MySQL, d.name, t)
+	if err != nil {
+		return nil, fmt.Errorf("%s target %s: version: %w", d.name, t.Name, err)
+	}
+	settings := map[string]string{}
+	port := 0
+	for k, v := range t.Settings {
+		if strings.EqualFold(k, "port") {
+			port, _ = strconv.Atoi(v)
+			continue
+		}
+		settings[k] = v
+	}
+	scfg := server.Config{Family: server.MySQL, Engine: d.name, Target: t.Name, Basedir: basedir,
+		ConfigFile: t.ConfigFile, Settings: settings, Dir: dir, Port: port, CPUs: t.CPUs}
+	inst, err := server.Launch(ctx, scfg, probe)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{engine: d.name, target: t, inst: inst}
+	fail := func(err error) (engine.DB, error) {
+		db.Close()
+		return nil, err
+	}
+	root, err := db.dial(ctx, rootConfig(inst))
+	if err != nil {
+		return fail(err)
+	}
+	for _, q := range []string{
+		"CREATE DATABASE " + Database,
+		fmt.Sprintf("CREATE USER '%s'@'%s'", benchUser, server.Host),
+		fmt.Sprintf("GRANT ALL ON *.* TO '%s'@'%s'", benchUser, server.Host),
+	} {
+		if _, err := root.Exec(ctx, q); err != nil {
+			root.Close()
+			return fail(fmt.Errorf("%s target %s at %s: %s: %w", d.name, t.Name, inst.Addr(), q, err))
+		}
+	}
+	root.Close()
+	cfg := gomysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr, cfg.DBName = benchUser, "tcp", inst.Addr(), Database
+	if err := db.setConfig(cfg); err != nil {
+		return fail(err)
+	}
+	if db.admin, err = db.dial(ctx, db.cfg); err != nil {
+		return fail(err)
+	}
+	return db, nil
+}
+
+// rootConfig reaches a managed server's root account over its private socket.
+func rootConfig(inst *server.Instance) *gomysql.Config {
+	cfg := gomysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr = "root", "unix", inst.Socket
+	cfg.Timeout = 5 * time.Second
+	return cfg
+}
+
+func probe(ctx context.Context, inst *server.Instance) error {
+	conn, err := connector(rootConfig(inst))
+	if err != nil {
+		return err
+	}
+	c, err := conn.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.(driver.ExecerContext).ExecContext(ctx, "SELECT 1", nil)
+	return err
+}
+
+func connector(cfg *gomysql.Config) (driver.Connector, error) { return gomysql.NewConnector(cfg) }
+
+// DB is an opened MySQL-family database, on a managed server or a DSN's.
+type DB struct {
+	engine string
+	target engine.Target
+	inst   *server.Instance // nil for a DSN target
+	cfg    *gomysql.Config
+	admin  *Conn
+	closed sync.Once
+}
+
+// setConfig completes the worker connection config: statements are
+// prepared on the server when the workload prepares them; the text path
+// (Conn.Exec with arguments) interpolates on the client, which is what
+// interpolateParams does in this driver and what sysbench does with
+// --db-ps-mode=disable.
+func (db *DB) setConfig(cfg *gomysql.Config) error {
+	cfg.InterpolateParams = true
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	db.cfg = cfg
+	return nil
+}
+
+// dial opens a connection; errors name the target and never the password.
+func (db *DB) dial(ctx context.Context, cfg *gomysql.Config) (*Conn, error) {
+	conn, err := connector(cfg)
+	if err == nil {
+		var c driver.Conn
+		if c, err = conn.Connect(ctx); err == nil {
+			return &Conn{c: c, db: db}, nil
+		}
+	}
+	return nil, db.wrap(fmt.Errorf("%s target %s at %s: connect: %s", db.engine, db.target.Name, cfg.Addr,
+		server.RedactIn(err.Error(), cfg.Passwd)))
+}
+
+// wrap adds why the server is gone, when it died, to a failed call's error.
+func (db *DB) wrap(err error) error {
+	if err == nil || db.inst == nil {
+		return err
+	}
+	if died := db.inst.Died(); died != nil {
+		return fmt.Errorf("%w; %v", err, died)
+	}
+	return err
+}
+
+// PIDs returns the managed server's process (nil for a DSN target).
+func (db *DB) PIDs() []int {
+	if db.inst == nil {
+		return nil
+	}
+	return db.inst.PIDs()
+}
+
+// Instance returns the managed server, nil for a DSN target.
+func (db *DB) Instance() *server.Instance { return db.inst }
+
+// Dialect returns engine.MySQL.
+func (db *DB) Dialect() engine.Dialect { return engine.MySQL }
+
+// Connect opens a worker connection.
+func (db *DB) Connect(ctx context.Context) (engine.Conn, error) { return db.dial(ctx, db.cfg) }
+
+// flushVars are the InnoDB variables the postwrite cleanup turns down to
+// flush dirty pages (METHOD.md 1.9, iq.sh vac_my), with their cleanup values.
+var flushVars = []struct{ name, value string }{
+	{"innodb_max_dirty_pages_pct_lwm", "1"},
+	{"innodb_max_dirty_pages_pct", "1"},
+	{"innodb_idle_flush_pct", "100"}, // MySQL 8.0.18+; MariaDB 10.11 lacks it
+}
+
+// Maintain is the postwrite cleanup of METHOD.md 1.9: analyze every table,
+// then lower InnoDB's dirty page limits so that the page cleaner flushes,
+// wait until the dirty pages are down (or stop falling), and restore the old
+// values. The target time beyond that is the caller's.
+func (db *DB) Maintain(ctx context.Context, tables []string) error {
+	for _, t := range tables {
+		if _, err := db.admin.Query(ctx, "ANALYZE TABLE "+quoteIdent(t)); err != nil {
+			return db.wrap(fmt.Errorf("%s: analyze table %s: %w", db.engine, t, err))
+		}
+	}
+	old := map[string]string{}
+	for _, v := range flushVars {
+		cur, ok, err := db.admin.variable(ctx, v.name)
+		if err != nil {
+			return db.wrap(fmt.Errorf("%s: read %s: %w", db.engine, v.name, err))
+		}
+		if !ok {
+			continue // this server version lacks it
+		}
+		old[v.name] = cur
+		if _, err := db.admin.Exec(ctx, fmt.Sprintf("SET GLOBAL %s = %s", v.name, v.value)); err != nil {
+			return db.wrap(fmt.Errorf("%s: set %s: %w", db.engine, v.name, err))
+		}
+	}
+	werr := db.waitFlushed(ctx)
+	var errs []error
+	// Restore in reverse: pct before lwm, since lwm may not exceed pct.
+	for i := len(flushVars) - 1; i >= 0; i-- {
+		v, ok := old[flushVars[i].name]
+		if !ok {
+			continue
+		}
+		if _, err := db.admin.Exec(context.WithoutCancel(ctx), fmt.Sprintf("SET GLOBAL %s = %s", flushVars[i].name, v)); err != nil {
+			errs = append(errs, db.wrap(fmt.Errorf("%s: restore %s: %w", db.engine, flushVars[i].name, err)))
+		}
+	}
+	return errors.Join(append([]error{werr}, errs...)...)
+}
+
+// maxFlushWait bounds waitFlushed on a server that keeps dirtying pages.
+const maxFlushWait = 5 * time.Minute
+
+// waitFlushed polls the dirty page count each second until it is at most 1%
+// of the buffer pool or has not fallen for three polls.
+func (db *DB) waitFlushed(ctx context.Context) error {
+	deadline := time.Now().Add(maxFlushWait)
+	best, still := int64(-1), 0
+	for time.Now().Before(deadline) {
+		dirty, err := db.admin.status(ctx, "Innodb_buffer_pool_pages_dirty")
+		if err != nil {
+			return db.wrap(fmt.Errorf("%s: dirty pages: %w", db.engine, err))
+		}
+		total, err := db.admin.status(ctx, "Innodb_buffer_pool_pages_total")
+		if err != nil {
+			return db.wrap(fmt.Errorf("%s: buffer pool pages: %w", db.engine, err))
+		}
+		if dirty*100 <= total {
+			return nil
+		}
+		if best >= 0 && dirty >= best {
+			if still++; still >= 3 {
+				return nil
+			}
+		} else {
+			best, still = dirty, 0
+		}
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// reportedSettings are read back for every run besides those the target sets.
+var reportedSettings = []string{"innodb_buffer_pool_size", "innodb_log_file_size", "innodb_flush_log_at_trx_commit",
+	"innodb_doublewrite", "innodb_flush_method", "innodb_io_capacity", "innodb_adaptive_hash_index",
+	"innodb_buffer_pool_instances", "sync_binlog", "log_bin", "max_connections", "performance_schema"}
+
+// Info reads the version, the build and the effective settings from the server.
+func (db *DB) Info(ctx context.Context) (engine.Info, error) {
+	info := engine.Info{Engine: db.engine, Settings: map[string]string{}}
+	ver, _, err := db.admin.variable(ctx, "version")
+	if err != nil {
+		return info, db.wrap(fmt.Errorf("%s: version: %w", db.engine, err))
+	}
+	info.Version, _, _ = strings.Cut(ver, "-")
+	comment, _, _ := db.admin.variable(ctx, "version_comment")
+	machine, _, _ := db.admin.variable(ctx, "version_compile_machine")
+	compileOS, _, _ := db.admin.variable(ctx, "version_compile_os")
+	if db.inst != nil {
+		info.Build = server.Provenance(db.inst.Binaries())
+	} else {
+		info.Build = "existing server (dsn)"
+	}
+	info.Build += fmt.Sprintf("; %s, %s (%s %s)", ver, comment, machine, compileOS)
+	names := append([]string(nil), reportedSettings...)
+	for k := range db.target.Settings {
+		names = append(names, strings.ReplaceAll(strings.ToLower(k), "-", "_"))
+	}
+	for _, n := range names {
+		v, ok, err := db.admin.variable(ctx, n)
+		if err != nil {
+			return info, db.wrap(fmt.Errorf("%s: read %s: %w", db.engine, n, err))
+		}
+		if ok {
+			info.Settings[n] = v
+		}
+	}
+	if db.inst != nil {
+		info.Settings["benchlab.server_log"] = db.inst.KeptLog
+	}
+	return info, nil
+}
+
+// Close closes the administrative connection and stops a managed server,
+// keeping its log.
+func (db *DB) Close() error {
+	var err error
+	db.closed.Do(func() {
+		if db.admin != nil {
+			db.admin.Close()
+		}
+		if db.inst != nil {
+			err = db.inst.Stop()
+		}
+	})
+	return err
+}
+
+func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+// isControl reports whether sql is a transaction control statement, which
+// sysbench sends as text (con:query("BEGIN")) rather than preparing.
+func isControl(sql string) bool {
+	switch strings.ToUpper(strings.TrimSpace(sql)) {
+	case "BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION":
+		return true
+	}
+	return false
+}
+
+// Conn is one connection.
+type Conn struct {
+	c    driver.Conn
+	db   *DB
+	args []driver.NamedValue
+}
+
+// Exec runs sql without preparing it and returns the rows changed.
+func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	c.args = named(c.args[:0], args)
+	r, err := c.c.(driver.ExecerContext).ExecContext(ctx, sql, c.args)
+	if err != nil {
+		return 0, c.db.wrap(err)
+	}
+	return r.RowsAffected()
+}
+
+// Query runs sql without preparing it and counts the rows it returns.
+func (c *Conn) Query(ctx context.Context, sql string, args ...any) (int64, error) {
+	c.args = named(c.args[:0], args)
+	rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, sql, c.args)
+	if err != nil {
+		return 0, c.db.wrap(err)
+	}
+	n, err := drain(rows, nil)
+	return n, c.db.wrap(err)
+}
+
+// variable reads a global variable; ok is false when the server lacks it.
+func (c *Conn) variable(ctx context.Context, name string) (string, bool, error) {
+	return c.firstRow(ctx, "SHOW GLOBAL VARIABLES LIKE '"+strings.ReplaceAll(name, "'", "''")+"'")
+}
+
+// status reads a global status counter.
+func (c *Conn) status(ctx context.Context, name string) (int64, error) {
+	v, ok, err := c.firstRow(ctx, "SHOW GLOBAL STATUS LIKE '"+name+"'")
+	if err != nil || !ok {
+		return 0, err
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
+// firstRow returns the second column of a SHOW ... LIKE statement's row.
+func (c *Conn) firstRow(ctx context.Context, sql string) (string, bool, error) {
+	rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, sql, nil)
+	if err != nil {
+		return "", false, err
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, len(rows.Columns()))
+	if err := rows.Next(dest); err != nil {
+		if errors.Is(err, io.EOF) {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	switch v := dest[len(dest)-1].(type) {
+	case []byte:
+		return string(v), true, nil
+	case nil:
+		return "", true, nil
+	default:
+		return fmt.Sprint(v), true, nil
+	}
+}
+
+// Prepare prepares sql on the server (COM_STMT_PREPARE). Transaction control
+// statements stay text, as sysbench sends them.
+func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engine.Stmt, error) {
+	if isControl(sql) {
+		return &textStmt{c: c, sql: sql}, nil
+	}
+	s, err := c.c.(driver.ConnPrepareContext).PrepareContext(ctx, sql)
+	if err != nil {
+		return nil, c.db.wrap(fmt.Errorf("prepare %q: %w", sql, err))
+	}
+	return &Stmt{s: s, db: c.db, long: cost == engine.Long}, nil
+}
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.c.Close() }
+
+// Stmt is a server-side prepared statement; it reuses its argument and row
+// buffers. Short statements use the driver's context-free calls, which skip
+// its cancellation watcher; a managed server is stopped when the experiment
+// is cancelled, which ends any call.
+type Stmt struct {
+	s    driver.Stmt
+	db   *DB
+	long bool
+	vals []driver.Value
+	args []driver.NamedValue
+	dest []driver.Value
+}
+
+func (s *Stmt) values(args []any) []driver.Value {
+	s.vals = s.vals[:0]
+	for _, a := range args {
+		s.vals = append(s.vals, widen(a))
+	}
+	return s.vals
+}
+
+// Exec runs the statement and returns the rows changed.
+func (s *Stmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	var r driver.Result
+	var err error
+	if s.long {
+		s.args = named(s.args[:0], args)
+		r, err = s.s.(driver.StmtExecContext).ExecContext(ctx, s.args)
+	} else {
+		r, err = s.s.Exec(s.values(args)) //nolint:staticcheck // the context-free call skips the cancel watcher
+	}
+	if err != nil {
+		return 0, s.db.wrap(err)
+	}
+	return r.RowsAffected()
+}
+
+// Query runs the statement and counts the rows it returns.
+func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
+	var rows driver.Rows
+	var err error
+	if s.long {
+		s.args = named(s.args[:0], args)
+		rows, err = s.s.(driver.StmtQueryContext).QueryContext(ctx, s.args)
+	} else {
+		rows, err = s.s.Query(s.values(args)) //nolint:staticcheck // as in Exec
+	}
+	if err != nil {
+		return 0, s.db.wrap(err)
+	}
+	n, err := drain(rows, &s.dest)
+	return n, s.db.wrap(err)
+}
+
+// Close deallocates the statement.
+func (s *Stmt) Close() error { return s.s.Close() }
+
+// textStmt runs a control statement as text.
+type textStmt struct {
+	c   *Conn
+	sql string
+}
+
+func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	return t.c.Exec(context.Background(), t.sql, args...)
+}
+
+func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
+	return t.c.Query(ctx, t.sql, args...)
+}
+
+func (t *textStmt) Close() error { return nil }
+
+func drain(rows driver.Rows, buf *[]driver.Value) (int64, error) {
+	ncol := len(rows.Columns())
+	var dest []driver.Value
+	if buf != nil && cap(*buf) >= ncol {
+		dest = (*buf)[:ncol]
+	} else {
+		dest = make([]driver.Value, ncol)
+		if buf != nil {
+			*buf = dest
+		}
+	}
+	var n int64
+	for {
+		err := rows.Next(dest)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			rows.Close()
+			return n, err
+		}
+		n++
+	}
+	return n, rows.Close()
+}
+
+// widen converts Go ints to int64, the integer type the driver binds.
+func widen(a any) driver.Value {
+	switch v := a.(type) {
+	case int:
+		return int64(v)
+	case int32:
+		return int64(v)
+	}
+	return a
+}
+
+func named(dst []driver.NamedValue, args []any) []driver.NamedValue {
+	for i, a := range args {
+		dst = append(dst, driver.NamedValue{Ordinal: i + 1, Value: widen(a)})
+	}
+	return dst
+}

@@ -1,0 +1,464 @@
+// Package postgres is the PostgreSQL engine. A target either names an install
+// (basedir, or version, or Debian's package by default), and benchlab starts a
+// server of its own per cell on a fresh data dir (package server), or a DSN of
+// an existing server that benchlab uses as is.
+//
+// It speaks pgx's native protocol layer (pgconn), not database/sql: a prepared
+// statement is one Bind/Execute round trip with text-encoded parameters held
+// in reused buffers, so the client adds little CPU per query (issue 3 item 8).
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/server"
+)
+
+func init() { engine.Register(Driver{}) }
+
+// Database is the benchmark database created on a managed server.
+const Database = "sbtest"
+
+// Driver opens PostgreSQL targets.
+type Driver struct{}
+
+// Name returns "postgres".
+func (Driver) Name() string { return "postgres" }
+
+// Summary describes the engine for `benchlab list`.
+func (Driver) Summary() string {
+	return "PostgreSQL server started per run from basedir/version (default: Debian's package) or an existing server by dsn; settings are postgresql.conf variables"
+}
+
+// Settings returns nil: a server has hundreds of settings and checks them
+// itself when it starts; a rejected one fails the cell with the log tail.
+func (Driver) Settings() []engine.Setting { return nil }
+
+// CheckTarget validates the server fields of a target before anything runs.
+func (Driver) CheckTarget(t engine.Target) error {
+	return server.CheckTarget(server.Postgres, "postgres", t)
+}
+
+// Open starts a server on a fresh data dir under dir and creates the
+// benchmark database, or connects to the target's DSN.
+func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB, error) {
+	if t.DSN != "" {
+		cfg, err := pgx.ParseConfig(t.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("postgres target %s: dsn %s: %s", t.Name, server.RedactDSN(t.DSN),
+				server.RedactIn(err.Error(), passwordOf(t.DSN)))
+		}
+		db := &DB{target: t, cfg: cfg}
+		if db.admin, err = db.dial(ctx, cfg); err != nil {
+			return nil, err
+		}
+		return db, nil
+	}
+	basedir, err := server.InstallDir(server.Postgres, "postgres", t)
+	if err != nil {
+		return nil, fmt.Errorf("postgres target %s: version: %w", t.Name, err)
+	}
+	settings := map[string]string{}
+	port := 0
+	for k, v := range t.Settings {
+		if strings.EqualFold(k, "port") {
+			port, _ = strconv.Atoi(v)
+			continue
+		}
+		settings[strings.ToLower(k)] = v
+	}
+	scfg := server.Config{Family: server.Postgres, Engine: "postgres", Target: t.Name, Basedir: basedir,
+		ConfigFile: t.ConfigFile, Settings: settings, Dir: dir, Port: port, CPUs: t.CPUs}
+	inst, err := server.Launch(ctx, scfg, probe)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{target: t, inst: inst}
+	fail := func(err error) (engine.DB, error) {
+		db.Close()
+		return nil, err
+	}
+	admin, err := pgx.ConnectConfig(ctx, managedConfig(inst, "postgres"))
+	if err != nil {
+		return fail(fmt.Errorf("postgres target %s at %s: connect: %w", t.Name, inst.Addr(), err))
+	}
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+Database); err != nil {
+		admin.Close(context.WithoutCancel(ctx))
+		return fail(fmt.Errorf("postgres target %s at %s: create database %s: %w", t.Name, inst.Addr(), Database, err))
+	}
+	admin.Close(ctx)
+	db.cfg = managedConfig(inst, Database)
+	if db.admin, err = db.dial(ctx, db.cfg); err != nil {
+		return fail(err)
+	}
+	return db, nil
+}
+
+// managedConfig reaches a managed server over TCP on loopback, as the
+// superuser that initdb created with trust authentication.
+func managedConfig(inst *server.Instance, database string) *pgx.ConnConfig {
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("host=%s port=%d user=postgres dbname=%s sslmode=disable", server.Host, inst.Port, database))
+	if err != nil {
+		panic("postgres: cannot parse a DSN benchlab built: " + err.Error())
+	}
+	return cfg
+}
+
+func probe(ctx context.Context, inst *server.Instance) error {
+	c, err := pgx.ConnectConfig(ctx, managedConfig(inst, "postgres"))
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	_, err = c.Exec(ctx, "SELECT 1")
+	return err
+}
+
+func passwordOf(dsn string) string {
+	if cfg, err := pgconn.ParseConfig(dsn); err == nil {
+		return cfg.Password
+	}
+	return ""
+}
+
+// DB is an opened PostgreSQL database, on a managed server or a DSN's.
+type DB struct {
+	target engine.Target
+	inst   *server.Instance // nil for a DSN target
+	cfg    *pgx.ConnConfig
+	admin  *pgx.Conn
+	closed sync.Once
+}
+
+// dial opens a connection, with errors that name the target and never the password.
+func (db *DB) dial(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, db.wrap(fmt.Errorf("postgres target %s at %s: connect: %s", db.target.Name, db.where(),
+			server.RedactIn(err.Error(), cfg.Password)))
+	}
+	return c, nil
+}
+
+func (db *DB) where() string {
+	if db.inst != nil {
+		return db.inst.Addr()
+	}
+	return fmt.Sprintf("%s:%d", db.cfg.Host, db.cfg.Port)
+}
+
+// wrap adds why the server is gone, when it died, to a failed call's error.
+func (db *DB) wrap(err error) error {
+	if err == nil || db.inst == nil {
+		return err
+	}
+	if died := db.inst.Died(); died != nil {
+		return fmt.Errorf("%w; %v", err, died)
+	}
+	return err
+}
+
+// PIDs returns the managed server's postmaster (nil for a DSN target).
+func (db *DB) PIDs() []int {
+	if db.inst == nil {
+		return nil
+	}
+	return db.inst.PIDs()
+}
+
+// Instance returns the managed server, nil for a DSN target.
+func (db *DB) Instance() *server.Instance { return db.inst }
+
+// Dialect returns engine.Postgres.
+func (db *DB) Dialect() engine.Dialect { return engine.Postgres }
+
+// Connect opens a worker connection.
+func (db *DB) Connect(ctx context.Context) (engine.Conn, error) {
+	c, err := db.dial(ctx, db.cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{c: c, db: db}, nil
+}
+
+// Maintain is the postwrite cleanup of METHOD.md 1.9 (iq.sh vac_pg): vacuum
+// analyze every table in parallel (with index_cleanup on from PostgreSQL
+// 12), then a checkpoint.
+func (db *DB) Maintain(ctx context.Context, tables []string) error {
+	var num int
+	if err := db.admin.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&num); err != nil {
+		return db.wrap(fmt.Errorf("postgres: server version: %w", err))
+	}
+	opts := "ANALYZE"
+	if num >= 120000 {
+		opts = "ANALYZE, INDEX_CLEANUP ON"
+	}
+	errs := make([]error, len(tables))
+	var wg sync.WaitGroup
+	for i, tbl := range tables {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := db.dial(ctx, db.cfg)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer c.Close(context.WithoutCancel(ctx))
+			if _, err := c.Exec(ctx, fmt.Sprintf("VACUUM (%s) %s", opts, pgx.Identifier{tbl}.Sanitize())); err != nil {
+				errs[i] = db.wrap(fmt.Errorf("postgres: vacuum %s: %w", tbl, err))
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if _, err := db.admin.Exec(ctx, "CHECKPOINT"); err != nil {
+		return db.wrap(fmt.Errorf("postgres: checkpoint: %w", err))
+	}
+	return nil
+}
+
+// reportedSettings are read back for every run besides those the target sets.
+var reportedSettings = []string{"shared_buffers", "max_wal_size", "checkpoint_timeout", "synchronous_commit",
+	"fsync", "full_page_writes", "wal_compression", "work_mem", "effective_cache_size", "max_connections",
+	"huge_pages", "jit"}
+
+// Info reads the version, the build and the effective settings from the server.
+func (db *DB) Info(ctx context.Context) (engine.Info, error) {
+	info := engine.Info{Engine: "postgres", Settings: map[string]string{}}
+	var full, short string
+	if err := db.admin.QueryRow(ctx, "SELECT version(), current_setting('server_version')").Scan(&full, &short); err != nil {
+		return info, db.wrap(fmt.Errorf("postgres: version: %w", err))
+	}
+	info.Version, _, _ = strings.Cut(short, " ")
+	compiler := ""
+	if _, c, ok := strings.Cut(full, "compiled by "); ok {
+		compiler = "compiled by " + c
+	}
+	if db.inst != nil {
+		info.Build = server.Provenance(db.inst.Binaries())
+	} else {
+		info.Build = "existing server (dsn)"
+	}
+	if compiler != "" {
+		info.Build += "; " + compiler
+	}
+	names := append([]string(nil), reportedSettings...)
+	for k := range db.target.Settings {
+		names = append(names, strings.ToLower(k))
+	}
+	rows, err := db.admin.Query(ctx, "SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY($1)", names)
+	if err != nil {
+		return info, db.wrap(fmt.Errorf("postgres: settings: %w", err))
+	}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			rows.Close()
+			return info, fmt.Errorf("postgres: settings: %w", err)
+		}
+		info.Settings[k] = v
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return info, db.wrap(fmt.Errorf("postgres: settings: %w", err))
+	}
+	if db.inst != nil {
+		info.Settings["benchlab.server_log"] = db.inst.KeptLog
+	}
+	return info, nil
+}
+
+// Close closes the administrative connection and stops a managed server,
+// keeping its log. Workers close their own connections.
+func (db *DB) Close() error {
+	var err error
+	db.closed.Do(func() {
+		if db.admin != nil {
+			db.admin.Close(context.Background())
+		}
+		if db.inst != nil {
+			err = db.inst.Stop()
+		}
+	})
+	return err
+}
+
+// isControl reports whether sql is a transaction control statement, which
+// sysbench sends as plain text (con:query("BEGIN")) rather than preparing.
+func isControl(sql string) bool {
+	switch strings.ToUpper(strings.TrimSpace(sql)) {
+	case "BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION":
+		return true
+	}
+	return false
+}
+
+// Conn is one worker connection.
+type Conn struct {
+	c  *pgx.Conn
+	db *DB
+}
+
+var stmtSeq atomic.Int64
+
+// Exec runs sql without preparing it: text with the arguments inlined by the
+// client (simple query protocol), as sysbench --db-ps-mode=disable does.
+func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	if len(args) == 0 {
+		res, err := c.c.PgConn().Exec(ctx, sql).ReadAll()
+		if err != nil {
+			return 0, c.db.wrap(err)
+		}
+		var n int64
+		for _, r := range res {
+			n += r.CommandTag.RowsAffected()
+		}
+		return n, nil
+	}
+	tag, err := c.c.Exec(ctx, sql, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
+	if err != nil {
+		return 0, c.db.wrap(err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// Query runs sql without preparing it and counts the rows it returns.
+func (c *Conn) Query(ctx context.Context, sql string, args ...any) (int64, error) {
+	rows, err := c.c.Query(ctx, sql, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
+	if err != nil {
+		return 0, c.db.wrap(err)
+	}
+	var n int64
+	for rows.Next() {
+		n++
+	}
+	rows.Close()
+	return n, c.db.wrap(rows.Err())
+}
+
+// Prepare prepares sql as a named server-side statement. Transaction control
+// statements stay text, as sysbench sends them.
+func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engine.Stmt, error) {
+	if isControl(sql) {
+		return &textStmt{c: c, sql: sql}, nil
+	}
+	sd, err := c.c.Prepare(ctx, "bl"+strconv.FormatInt(stmtSeq.Add(1), 10), sql)
+	if err != nil {
+		return nil, c.db.wrap(fmt.Errorf("prepare %q: %w", sql, err))
+	}
+	return &Stmt{c: c, sd: sd, long: cost == engine.Long}, nil
+}
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.c.Close(context.Background()) }
+
+// Stmt is a prepared statement; it reuses its parameter buffers.
+type Stmt struct {
+	c    *Conn
+	sd   *pgconn.StatementDescription
+	long bool
+	vals [][]byte
+	bufs [][]byte
+}
+
+// ctx returns the context a call runs under: short statements use
+// Background, which spares pgconn a context watcher per call. A managed
+// server is stopped when the experiment is cancelled, which ends any call.
+func (s *Stmt) ctx(ctx context.Context) context.Context {
+	if s.long {
+		return ctx
+	}
+	return context.Background()
+}
+
+// encode writes args as text parameters into reused buffers.
+func (s *Stmt) encode(args []any) error {
+	for len(s.bufs) < len(args) {
+		s.bufs = append(s.bufs, make([]byte, 0, 32))
+	}
+	s.vals = s.vals[:0]
+	for i, a := range args {
+		b := s.bufs[i][:0]
+		switch v := a.(type) {
+		case int:
+			b = strconv.AppendInt(b, int64(v), 10)
+		case int64:
+			b = strconv.AppendInt(b, v, 10)
+		case int32:
+			b = strconv.AppendInt(b, int64(v), 10)
+		case string:
+			b = append(b, v...)
+		case []byte:
+			b = append(b, v...)
+		case nil:
+			s.vals = append(s.vals, nil)
+			continue
+		default:
+			return fmt.Errorf("postgres: cannot bind a %T", a)
+		}
+		s.bufs[i] = b
+		s.vals = append(s.vals, b)
+	}
+	return nil
+}
+
+func (s *Stmt) run(ctx context.Context, args []any) (rows int64, tag pgconn.CommandTag, err error) {
+	if err := s.encode(args); err != nil {
+		return 0, tag, err
+	}
+	rr := s.c.c.PgConn().ExecStatement(s.ctx(ctx), s.sd, s.vals, nil, nil)
+	for rr.NextRow() {
+		rows++
+	}
+	tag, err = rr.Close()
+	return rows, tag, s.c.db.wrap(err)
+}
+
+// Exec runs the statement and returns the rows changed.
+func (s *Stmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	_, tag, err := s.run(ctx, args)
+	return tag.RowsAffected(), err
+}
+
+// Query runs the statement and counts the rows it returns.
+func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
+	n, _, err := s.run(ctx, args)
+	return n, err
+}
+
+// Close deallocates the statement.
+func (s *Stmt) Close() error {
+	if s.c.c.IsClosed() {
+		return nil
+	}
+	return s.c.c.Deallocate(context.Background(), s.sd.Name)
+}
+
+// textStmt runs a control statement as text through the simple protocol.
+type textStmt struct {
+	c   *Conn
+	sql string
+}
+
+func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	return t.c.Exec(context.Background(), t.sql, args...)
+}
+
+func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
+	return t.c.Query(ctx, t.sql, args...)
+}
+
+func (t *textStmt) Close() error { return nil }

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Redacted replaces passwords in DSNs and error texts.
+const Redacted = "xxxxx"
+
+var (
+	// postgres://user:secret@host/db and mysql-style user:secret@tcp(host)/db.
+	urlPassword = regexp.MustCompile(`([A-Za-z0-9._%+-]+):([^@/\s]*)@`)
+	// key=value forms: password=secret, password='se cret', pwd=...
+	kvPassword = regexp.MustCompile(`(?i)\b(password|passwd|pwd)\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&;]*)`)
+)
+
+// RedactDSN hides the password of a DSN in any of the forms benchlab takes:
+// PostgreSQL URLs and key=value strings, and go-sql-driver/mysql DSNs. Use it
+// on every DSN (and every error that may quote one) before it is printed or
+// stored.
+func RedactDSN(s string) string {
+	s = urlPassword.ReplaceAllStringFunc(s, func(m string) string {
+		sub := urlPassword.FindStringSubmatch(m)
+		if sub[2] == "" || strings.HasSuffix(sub[1], "//") {
+			return m
+		}
+		return sub[1] + ":" + Redacted + "@"
+	})
+	return kvPassword.ReplaceAllString(s, "${1}="+Redacted)
+}
+
+// RedactIn hides secret wherever it appears in s (for driver errors that
+// might echo a password verbatim).
+func RedactIn(s, secret string) string {
+	if secret == "" {
+		return RedactDSN(s)
+	}
+	return RedactDSN(strings.ReplaceAll(s, secret, Redacted))
+}
+
+// CheckCPUList validates a CPU list as taskset -c takes it ("0", "0-3",
+// "0,2,4-5").
+func CheckCPUList(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return fmt.Errorf("empty CPU list; want e.g. \"0\", \"1-3\" or \"0,2\"")
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return fmt.Errorf("%q is not a CPU list; want e.g. \"0\", \"1-3\" or \"0,2\"", s)
+		}
+		if isRange {
+			b, err := strconv.Atoi(hi)
+			if err != nil || b < a {
+				return fmt.Errorf("%q is not a CPU list; want e.g. \"0\", \"1-3\" or \"0,2\"", s)
+			}
+		}
+	}
+	return nil
+}

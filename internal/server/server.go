@@ -1,0 +1,529 @@
+// Package server starts and stops a database server of a given install dir on
+// a fresh data dir: PostgreSQL (initdb, postgres) and the MySQL family
+// (mariadb-install-db or mysqld --initialize-insecure, then mariadbd/mysqld).
+// A server listens on 127.0.0.1 only, on a free port (and, for the MySQL
+// family, on a private unix socket in its data dir), runs in a process group
+// of its own so that nothing it forks outlives it, and writes its log to a
+// file that is kept after the data dir is gone (issue 3 item 1).
+//
+// The package knows nothing of SQL clients: engines pass a probe that tells
+// whether the server accepts queries, and Launch polls it with backoff.
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Family is the kind of server, which decides how it is initialised,
+// configured and stopped.
+type Family int
+
+const (
+	// Postgres is PostgreSQL: initdb, postgresql.conf, postgres -D.
+	Postgres Family = iota
+	// MySQL is MySQL and MariaDB: install-db, my.cnf, mysqld --defaults-file.
+	MySQL
+)
+
+// Host is the only address a managed server listens on.
+const Host = "127.0.0.1"
+
+// Defaults for Config's timeouts.
+const (
+	DefaultReadyTimeout = 60 * time.Second
+	DefaultStopTimeout  = 60 * time.Second
+)
+
+// Config says which server to start and how.
+type Config struct {
+	Family Family
+	// Engine ("postgres", "mysql", "mariadb") and Target name the server in
+	// errors and log file names.
+	Engine, Target string
+	// Basedir is the install dir (holding bin/, sbin/ or libexec/); empty
+	// means the Debian package's location (DefaultBasedir).
+	Basedir string
+	// ConfigFile lines are written after benchlab's own and before Settings.
+	ConfigFile string
+	// Settings are server configuration variables, written last.
+	Settings map[string]string
+	// Dir is the directory the runner gave the engine; the data dir (Dir/data)
+	// and the server log (Dir/server.log) go there.
+	Dir string
+	// Port is the TCP port; 0 picks a free one (and picks again if another
+	// process takes it before the server binds it).
+	Port int
+	// CPUs pins the server to a CPU list ("0", "1-3") with taskset; empty: no pinning.
+	CPUs string
+	// LogDir, when set, receives a copy of the server log when it stops; the
+	// copy's path is Instance.KeptLog. Empty: DefaultLogDir().
+	LogDir string
+	// ReadyTimeout bounds the wait for the server to accept queries;
+	// StopTimeout the wait for a clean shutdown before SIGKILL.
+	ReadyTimeout, StopTimeout time.Duration
+}
+
+// Probe tells whether a started server accepts queries; it connects to addr
+// (host:port) or socket and runs a trivial statement.
+type Probe func(ctx context.Context, in *Instance) error
+
+// Instance is one running server.
+type Instance struct {
+	cfg  Config
+	bins Binaries
+	// DataDir is the server's data dir; Socket its unix socket (MySQL
+	// family) or socket dir (PostgreSQL); Port its TCP port on Host.
+	DataDir, Socket string
+	Port            int
+	// LogPath is the live log, in the run's dir; KeptLog the copy made by
+	// Stop, decided at Start so that it can be recorded before the run.
+	LogPath, KeptLog string
+	// User is the OS user the server runs as ("" for the current one).
+	User string
+
+	cmd      *exec.Cmd
+	logFile  *os.File
+	sockDir  string // a private socket dir outside the data dir, removed on Stop
+	exited   chan struct{}
+	exitErr  error
+	stopOnce sync.Once
+	stopErr  error
+	stopping chan struct{}
+}
+
+// Launch starts a server and waits until probe succeeds. When the port was
+// picked automatically and another process took it first, it starts again on
+// another port (at most three times). Every error names the engine, target,
+// version or basedir and address, and ends with the last lines of the log.
+// The server stops when ctx is done or when Stop is called.
+func Launch(ctx context.Context, cfg Config, probe Probe) (*Instance, error) {
+	auto := cfg.Port == 0
+	for attempt := 1; ; attempt++ {
+		in, err := Start(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		err = in.Ready(ctx, probe)
+		if err == nil {
+			return in, nil
+		}
+		in.Stop()
+		if auto && attempt < 3 && errors.Is(err, ErrPortInUse) {
+			continue
+		}
+		return nil, err
+	}
+}
+
+// ErrPortInUse is wrapped by errors caused by a port another process holds.
+var ErrPortInUse = errors.New("port already in use")
+
+// Start initialises a fresh data dir under cfg.Dir, writes the configuration
+// and starts the server in its own process group. It does not wait for the
+// server to accept queries; see Ready and Launch.
+func Start(ctx context.Context, cfg Config) (*Instance, error) {
+	if cfg.ReadyTimeout <= 0 {
+		cfg.ReadyTimeout = DefaultReadyTimeout
+	}
+	if cfg.StopTimeout <= 0 {
+		cfg.StopTimeout = DefaultStopTimeout
+	}
+	bins, err := FindBinaries(cfg.Family, cfg.Basedir)
+	if err != nil {
+		return nil, fmt.Errorf("%s target %s: basedir: %w", cfg.Engine, cfg.Target, err)
+	}
+	in := &Instance{cfg: cfg, bins: bins, exited: make(chan struct{}), stopping: make(chan struct{})}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, in.errorf("data dir: %w", err)
+	}
+	in.DataDir = filepath.Join(cfg.Dir, "data")
+	if err := os.RemoveAll(in.DataDir); err != nil {
+		return nil, in.errorf("clear data dir: %w", err)
+	}
+	in.LogPath = filepath.Join(cfg.Dir, "server.log")
+	logDir := cfg.LogDir
+	if logDir == "" {
+		logDir = DefaultLogDir()
+	}
+	in.KeptLog = filepath.Join(logDir, LogName(cfg.Engine, cfg.Target))
+	in.logFile, err = os.OpenFile(in.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, in.errorf("server log: %w", err)
+	}
+	in.Port = cfg.Port
+	if in.Port == 0 {
+		if in.Port, err = FreePort(); err != nil {
+			in.cleanup()
+			return nil, in.errorf("pick a port: %w", err)
+		}
+	} else if err := portFree(in.Port); err != nil {
+		in.cleanup()
+		return nil, in.errorf("%w", err)
+	}
+	extra, err := readConfigFile(cfg.ConfigFile)
+	if err != nil {
+		in.cleanup()
+		return nil, in.errorf("config: %w", err)
+	}
+	if os.Geteuid() == 0 && cfg.Family == Postgres {
+		// PostgreSQL refuses to run as root; it runs as the unprivileged
+		// postgres user, which must own the data dir and reach it.
+		in.User = "postgres"
+		if err := ensureUser(in.User); err != nil {
+			in.cleanup()
+			return nil, in.errorf("%w", err)
+		}
+	}
+	switch cfg.Family {
+	case Postgres:
+		err = in.initPostgres(ctx, extra)
+	default:
+		err = in.initMySQL(ctx, extra)
+	}
+	if err != nil {
+		in.cleanup()
+		return nil, err
+	}
+	if err := in.launch(ctx); err != nil {
+		in.cleanup()
+		return nil, err
+	}
+	return in, nil
+}
+
+// Addr is the server's TCP address.
+func (in *Instance) Addr() string { return net.JoinHostPort(Host, strconv.Itoa(in.Port)) }
+
+// Binaries returns the programs this instance uses.
+func (in *Instance) Binaries() Binaries { return in.bins }
+
+// PIDs returns the server's root process; its descendants count too.
+func (in *Instance) PIDs() []int {
+	if in.cmd == nil || in.cmd.Process == nil {
+		return nil
+	}
+	return []int{in.cmd.Process.Pid}
+}
+
+// Exited is closed when the server process has ended, for whatever reason.
+func (in *Instance) Exited() <-chan struct{} { return in.exited }
+
+// Died returns nil while the server runs (or after benchlab stopped it), and
+// otherwise an error saying how it ended, with the end of its log.
+func (in *Instance) Died() error {
+	select {
+	case <-in.exited:
+	default:
+		return nil
+	}
+	select {
+	case <-in.stopping:
+		return nil
+	default:
+	}
+	return in.errorf("server process %d exited unexpectedly (%v)%s", in.PIDs()[0], in.exitErr, in.tail())
+}
+
+// Ready polls probe with backoff (50 ms doubling to 1 s) until it succeeds,
+// the server exits, cfg.ReadyTimeout passes or ctx is done.
+func (in *Instance) Ready(ctx context.Context, probe Probe) error {
+	deadline := time.Now().Add(in.cfg.ReadyTimeout)
+	wait := 50 * time.Millisecond
+	var last error
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		last = probe(pctx, in)
+		cancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-in.exited:
+			return in.startFailure()
+		default:
+		}
+		if ctx.Err() != nil {
+			return in.errorf("waiting for the server: %w", ctx.Err())
+		}
+		if time.Now().After(deadline) {
+			return in.errorf("not accepting queries after %s (last attempt: %v)%s", in.cfg.ReadyTimeout, last, in.tail())
+		}
+		select {
+		case <-time.After(wait):
+		case <-in.exited:
+		case <-ctx.Done():
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// startFailure explains why the server exited while starting.
+func (in *Instance) startFailure() error {
+	tail := in.tail()
+	if strings.Contains(strings.ToLower(tail), "already in use") {
+		return in.errorf("%w: the server could not bind %s (%v)%s", ErrPortInUse, in.Addr(), in.exitErr, tail)
+	}
+	return in.errorf("the server exited while starting (%v); a setting it rejects is the usual cause%s", in.exitErr, tail)
+}
+
+// Stop shuts the server down cleanly (PostgreSQL: SIGINT, a fast shutdown as
+// pg_ctl stop -m fast; MySQL family: SIGTERM), kills its process group after
+// cfg.StopTimeout, keeps a copy of the log and removes the private socket
+// dir. The data dir is left to the caller. It is safe to call more than once.
+func (in *Instance) Stop() error {
+	in.stopOnce.Do(func() {
+		close(in.stopping)
+		in.stopErr = in.stop()
+		in.keepLog()
+		in.cleanup()
+	})
+	return in.stopErr
+}
+
+func (in *Instance) stop() error {
+	if in.cmd == nil || in.cmd.Process == nil {
+		return nil
+	}
+	pid := in.cmd.Process.Pid
+	sig := syscall.SIGTERM
+	if in.cfg.Family == Postgres {
+		sig = syscall.SIGINT
+	}
+	var err error
+	select {
+	case <-in.exited:
+	default:
+		_ = syscall.Kill(pid, sig)
+		select {
+		case <-in.exited:
+		case <-time.After(in.cfg.StopTimeout):
+			err = in.errorf("no clean shutdown within %s; killed", in.cfg.StopTimeout)
+		}
+	}
+	// Whatever is left of the group (backends, helpers) goes too.
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	<-in.exited
+	waitGroupGone(pid, 5*time.Second)
+	return err
+}
+
+// waitGroupGone waits until no process of group pgid is left, so that the
+// caller can remove the data dir without a process still writing to it.
+func waitGroupGone(pgid int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (in *Instance) cleanup() {
+	if in.logFile != nil {
+		in.logFile.Close()
+	}
+	if in.sockDir != "" {
+		os.RemoveAll(in.sockDir)
+	}
+}
+
+// keepLog copies the log out of the run's dir, which the runner removes.
+func (in *Instance) keepLog() {
+	dst := in.KeptLog
+	if dst == "" || os.MkdirAll(filepath.Dir(dst), 0o755) != nil {
+		return
+	}
+	src, err := os.Open(in.LogPath)
+	if err != nil {
+		return
+	}
+	defer src.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return
+	}
+	defer out.Close()
+	_, _ = io.Copy(out, src)
+}
+
+// LogName is a unique file name for a server log kept after the run.
+func LogName(engine, target string) string {
+	return fmt.Sprintf("%s-%s-%s-%d.log", engine, target, time.Now().Format("20060102-150405.000"), os.Getpid())
+}
+
+// DefaultLogDir is where server logs are kept: $BENCHLAB_SERVER_LOGS, or
+// server-logs under the user's cache dir.
+func DefaultLogDir() string {
+	if d := os.Getenv("BENCHLAB_SERVER_LOGS"); d != "" {
+		return d
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "benchlab", "server-logs")
+}
+
+// LogTail returns the last n lines of the server log.
+func (in *Instance) LogTail(n int) string { return Tail(in.LogPath, n) }
+
+func (in *Instance) tail() string {
+	t := in.LogTail(15)
+	if t == "" {
+		return "; the server log is empty (kept at " + in.KeptLog + ")"
+	}
+	return "; last lines of the server log (kept at " + in.KeptLog + "):\n" + t
+}
+
+// Tail returns the last n lines of the file at path ("" if unreadable).
+func Tail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		lines = append(lines, "  | "+sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// errorf prefixes an error with what names this server: engine, target,
+// basedir and address.
+func (in *Instance) errorf(format string, args ...any) error {
+	where := in.bins.Basedir
+	if where == "" {
+		where = in.cfg.Basedir
+	}
+	addr := ""
+	if in.Port != 0 {
+		addr = " at " + in.Addr()
+	}
+	return fmt.Errorf("%s target %s (%s%s): %w", in.cfg.Engine, in.cfg.Target, where, addr, fmt.Errorf(format, args...))
+}
+
+// run runs a setup program (initdb, install-db) with its output in the log.
+func (in *Instance) run(ctx context.Context, what string, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = in.logFile, in.logFile
+	cmd.SysProcAttr = in.procAttr()
+	cmd.Dir = in.cfg.Dir
+	fmt.Fprintf(in.logFile, "benchlab: running %s %s\n", name, strings.Join(args, " "))
+	if err := cmd.Run(); err != nil {
+		return in.errorf("%s failed: %v%s", what, err, in.tail())
+	}
+	return nil
+}
+
+// launch starts the server process itself and a goroutine that notes its exit.
+func (in *Instance) launch(ctx context.Context) error {
+	var name string
+	var args []string
+	switch in.cfg.Family {
+	case Postgres:
+		name, args = in.bins.Server, []string{"-D", in.DataDir}
+	default:
+		name, args = in.bins.Server, []string{"--defaults-file=" + in.myCnf()}
+		if os.Geteuid() == 0 {
+			args = append(args, "--user=root")
+		}
+	}
+	if in.cfg.CPUs != "" {
+		taskset, err := exec.LookPath("taskset")
+		if err != nil {
+			return in.errorf("cpus: taskset (util-linux) is needed to pin the server: %w", err)
+		}
+		args = append([]string{"-c", in.cfg.CPUs, name}, args...)
+		name = taskset
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = in.logFile, in.logFile
+	cmd.Dir = in.cfg.Dir
+	cmd.SysProcAttr = in.procAttr()
+	fmt.Fprintf(in.logFile, "benchlab: starting %s %s (listening on %s)\n", name, strings.Join(args, " "), in.Addr())
+	if err := cmd.Start(); err != nil {
+		return in.errorf("start %s: %w", name, err)
+	}
+	in.cmd = cmd
+	go func() {
+		in.exitErr = cmd.Wait()
+		if in.exitErr == nil {
+			in.exitErr = errors.New("exit status 0")
+		}
+		close(in.exited)
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			in.Stop()
+		case <-in.stopping:
+		}
+	}()
+	return nil
+}
+
+// procAttr puts the process in a group of its own (so Stop can kill all of
+// it and a terminal's Ctrl-C reaches benchlab, which stops it cleanly), kills
+// it if benchlab dies, and runs it as in.User when set.
+func (in *Instance) procAttr() *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if in.User != "" {
+		uid, gid, err := lookupUser(in.User)
+		if err == nil {
+			a.Credential = &syscall.Credential{Uid: uid, Gid: gid}
+		}
+	}
+	return a
+}
+
+// FreePort asks the kernel for a free TCP port on Host.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(Host, "0"))
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func portFree(port int) error {
+	addr := net.JoinHostPort(Host, strconv.Itoa(port))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%w: port %d on %s: %v", ErrPortInUse, port, Host, err)
+	}
+	return l.Close()
+}
+
+// readConfigFile returns the lines of a server config file ("" for none).
+func readConfigFile(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot read config file: %w", err)
+	}
+	return string(b), nil
+}
