@@ -149,22 +149,24 @@ func (w *worker) randomPoints(ctx context.Context) (workload.Tally, error) {
 }
 
 func (w *worker) hotPoints(ctx context.Context) (workload.Tally, error) {
-	w.args = w.args[:0]
-	for _, id := range HotPointIDs(w.r, w.p.TableSize, w.def.rng) {
-		w.args = append(w.args, id)
+	if len(w.args) != int(w.def.rng) {
+		w.args = w.args[:0]
+		for _, id := range hotPointIDs(w.p.TableSize, w.def.rng) {
+			w.args = append(w.args, id)
+		}
 	}
 	n, err := w.table()[0].Query(ctx, w.args...)
 	return workload.Tally{Statements: 1, Rows: n}, err
 }
 
 func (w *worker) coveredRange(ctx context.Context) (workload.Tally, error) {
-	lo := RangeStart(w.r, w.p.TableSize, w.def.rng)
+	lo := w.rangeStart()
 	n, err := w.table()[0].Query(ctx, lo, lo+w.def.rng)
 	return workload.Tally{Statements: 1, Rows: n}, err
 }
 
 func (w *worker) countRange(ctx context.Context) (workload.Tally, error) {
-	lo := RangeStart(w.r, w.p.TableSize, w.def.rng)
+	lo := w.rangeStart()
 	n, err := w.table()[0].Query(ctx, lo, lo+w.def.rng-1)
 	return workload.Tally{Statements: 1, Rows: n}, err
 }
@@ -242,7 +244,7 @@ func (w *worker) readBody(ctx context.Context, t *workload.Tally, stmts []engine
 		t.Rows += n
 	}
 	for _, st := range stmts[1:] {
-		lo := RangeStart(w.r, w.p.TableSize, w.def.rng)
+		lo := w.rangeStart()
 		n, err := st.Query(ctx, lo, lo+w.def.rng-1)
 		if err != nil {
 			return err
@@ -315,3 +317,18 @@ func (s textStmt) Query(ctx context.Context, args ...any) (int64, error) {
 }
 
 func (s textStmt) Close() error { return nil }
+
+// rangeStart draws the first id of a range as oltp_common.lua does:
+// uniform over [1, table_size], not clamped, so a range near the end of the
+// table returns fewer rows.
+func (w *worker) rangeStart() int64 { return w.r.Uniform(1, w.p.TableSize) }
+
+// hotPointIDs are hot-points' fixed ids: table_size/2+1 .. table_size/2+n
+// (METHOD.md 2.4).
+func hotPointIDs(tableSize, n int64) []int64 {
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = tableSize/2 + 1 + int64(i)
+	}
+	return ids
+}
