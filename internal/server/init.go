@@ -109,7 +109,7 @@ func (in *Instance) initMySQL(ctx context.Context, extra string) error {
 		if os.Geteuid() == 0 {
 			args = append(args, "--user=root")
 		}
-		return in.run(ctx, "mysqld --initialize-insecure", in.bins.Server, args...)
+		return in.run(ctx, "mysqld --initialize-insecure (a setting the server rejects is the usual cause)", in.bins.Server, args...)
 	}
 	args := []string{"--defaults-file=" + in.myCnf(), "--auth-root-authentication-method=normal", "--skip-test-db"}
 	if in.bins.Basedir != "" {
@@ -118,7 +118,7 @@ func (in *Instance) initMySQL(ctx context.Context, extra string) error {
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
 	}
-	return in.run(ctx, "mariadb-install-db", in.bins.Init, args...)
+	return in.run(ctx, "mariadb-install-db (a setting the server rejects is the usual cause)", in.bins.Init, args...)
 }
 
 func (in *Instance) myCnf() string { return filepath.Join(in.cfg.Dir, "my.cnf") }

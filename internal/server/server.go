@@ -387,7 +387,40 @@ func (in *Instance) tail() string {
 	if t == "" {
 		return "; the server log is empty (kept at " + in.KeptLog + ")"
 	}
-	return "; last lines of the server log (kept at " + in.KeptLog + "):\n" + t
+	msg := "; "
+	if errs := ErrorLines(in.LogPath, 8, t); errs != "" {
+		msg += "errors in the server log:\n" + errs + "\n"
+	}
+	return msg + "last lines of the server log (kept at " + in.KeptLog + "):\n" + t
+}
+
+// errorWords mark the log lines that say why a server or its setup failed.
+var errorWords = []string{"ERROR", "FATAL", "PANIC", "unknown variable", "unknown option", "invalid value", "Aborting"}
+
+// ErrorLines returns up to n lines of the file at path that look like
+// errors and are not already in shown (the tail printed after them).
+func ErrorLines(path string, n int, shown string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() && len(lines) < n {
+		l := sc.Text()
+		if strings.Contains(shown, l) {
+			continue
+		}
+		for _, w := range errorWords {
+			if strings.Contains(l, w) {
+				lines = append(lines, "  | "+l)
+				break
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // Tail returns the last n lines of the file at path ("" if unreadable).

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"strconv"
 	"strings"
 	"sync"
@@ -140,6 +141,7 @@ func rootConfig(inst *server.Instance) *gomysql.Config {
 	cfg := gomysql.NewConfig()
 	cfg.User, cfg.Net, cfg.Addr = "root", "unix", inst.Socket
 	cfg.Timeout = 5 * time.Second
+	cfg.Logger = quiet
 	return cfg
 }
 
@@ -156,6 +158,10 @@ func probe(ctx context.Context, inst *server.Instance) error {
 	_, err = c.(driver.ExecerContext).ExecContext(ctx, "SELECT 1", nil)
 	return err
 }
+
+// quiet drops the driver's own log lines ("packets.go: unexpected EOF"):
+// every failure also comes back as an error, which benchlab reports.
+var quiet = log.New(io.Discard, "", 0)
 
 func connector(cfg *gomysql.Config) (driver.Connector, error) { return gomysql.NewConnector(cfg) }
 
@@ -176,6 +182,7 @@ type DB struct {
 // --db-ps-mode=disable.
 func (db *DB) setConfig(cfg *gomysql.Config) error {
 	cfg.InterpolateParams = true
+	cfg.Logger = quiet
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
 	}
