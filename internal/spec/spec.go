@@ -80,6 +80,17 @@ type Workload struct {
 	Prepared       bool     `toml:"prepared"`
 	Repeats        int      `toml:"repeats"`
 	ReportInterval Duration `toml:"report_interval"`
+	// NumKeys, KeySize, ValueSize, CompressionRatio, MBWritePerSec and
+	// DrainTime are the kv suite's (db_bench's --num, --key_size,
+	// --value_size, --compression_ratio, MB_WRITE_PER_SEC, the revrange
+	// drain); num_keys 0 means table_size, drain_time 0 means read_time
+	// capped at 300 s.
+	NumKeys          int64    `toml:"num_keys"`
+	KeySize          int      `toml:"key_size"`
+	ValueSize        int      `toml:"value_size"`
+	CompressionRatio float64  `toml:"compression_ratio"`
+	MBWritePerSec    float64  `toml:"mb_write_per_sec"`
+	DrainTime        Duration `toml:"drain_time"`
 }
 
 // Duration is a time.Duration written as "30s", "5m" or "500ms".
@@ -156,6 +167,7 @@ func Default() Spec {
 			Warmup: Duration{5 * time.Second}, WarmTime: Duration{60 * time.Second},
 			PostwriteWait: AutoDuration{Auto: true}, Repeats: 1, ReportInterval: Duration{time.Second},
 			Prepared: true,
+			KeySize:  20, ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 2,
 		},
 	}
 }
@@ -360,6 +372,8 @@ func (s Spec) Params() workload.Params {
 		ReadTime: w.ReadTime.Duration, WriteTime: w.WriteTime.Duration,
 		Warmup: w.Warmup.Duration, WarmTime: w.WarmTime.Duration, PostwriteWait: wait,
 		Threads: slices.Clone(w.Threads), Seed: s.Seed, Unprepared: !w.Prepared,
+		NumKeys: w.NumKeys, KeySize: w.KeySize, ValueSize: w.ValueSize, CompressionRatio: w.CompressionRatio,
+		MBWritePerSec: w.MBWritePerSec, DrainTime: w.DrainTime.Duration,
 	}
 }
 

@@ -37,6 +37,19 @@ type Params struct {
 	// Unprepared sends statements as text instead of preparing them
 	// (sysbench's --db-ps-mode=disable).
 	Unprepared bool
+	// NumKeys is the key count of the kv suite (db_bench --num); 0 means
+	// TableSize. KeySize and ValueSize are bytes per key and value, and
+	// CompressionRatio is how compressible generated values are (db_bench
+	// --key_size, --value_size, --compression_ratio; METHOD.md 4.2).
+	NumKeys            int64
+	KeySize, ValueSize int
+	CompressionRatio   float64
+	// MBWritePerSec limits the writer of the kv suite's *whilewriting steps
+	// (MB_WRITE_PER_SEC, METHOD.md 4.1 step 6).
+	MBWritePerSec float64
+	// DrainTime is the kv suite's revrange step, run to let the compaction
+	// debt of the load drain; 0 means ReadTime capped at 300 s.
+	DrainTime time.Duration
 }
 
 // Tally is what one operation did, for the counters: statements executed

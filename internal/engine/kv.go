@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// KV is the view of a DB that stores ordered byte keys, as RocksDB and Pebble
+// do. It offers what db_bench's benchmarks need (METHOD.md 4.1) and nothing
+// more. Every method may be called from several goroutines at once.
+type KV interface {
+	DB
+	// Put writes one key.
+	Put(key, value []byte, wo WriteOptions) error
+	// Get appends the value of key to buf and returns it, with found false
+	// (and buf unchanged) when the key does not exist.
+	Get(key, buf []byte) (value []byte, found bool, err error)
+	// MultiGet looks keys up together (db_bench's multireadrandom with
+	// --multiread_batched) and returns how many were found.
+	MultiGet(keys [][]byte) (found int, err error)
+	// NewIterator opens an iterator over the whole key space; each worker
+	// keeps its own.
+	NewIterator() (Iterator, error)
+	// NewBatch returns an empty write batch for Write.
+	NewBatch() Batch
+	// Write applies a batch atomically.
+	Write(b Batch, wo WriteOptions) error
+	// Flush writes the memtables to sorted files and waits until it is done.
+	Flush(ctx context.Context) error
+	// WaitForCompactions returns once no compaction is running or pending
+	// (db_bench's waitforcompaction), or when ctx ends.
+	WaitForCompactions(ctx context.Context) error
+	// Stats reads the engine's own LSM counters.
+	Stats(ctx context.Context) (LSMStats, error)
+}
+
+// WriteOptions are the per-write options db_bench varies.
+type WriteOptions struct {
+	// DisableWAL skips the write-ahead log (db_bench --disable_wal, used by
+	// fillseq). Engines whose WAL cannot be switched per write say so in
+	// their Info settings and ignore it.
+	DisableWAL bool
+	// Sync waits for the write to reach storage (--sync).
+	Sync bool
+}
+
+// Iterator walks keys in order. Key and Value are valid until the next move.
+type Iterator interface {
+	// SeekGE positions at the first key >= key; SeekLE at the last key <=
+	// key (RocksDB's SeekForPrev). Both report whether the iterator is valid.
+	SeekGE(key []byte) bool
+	SeekLE(key []byte) bool
+	// First and Last position at the ends of the key space.
+	First() bool
+	Last() bool
+	Next() bool
+	Prev() bool
+	Key() []byte
+	Value() []byte
+	Close() error
+}
+
+// Batch collects writes applied together by KV.Write.
+type Batch interface {
+	Put(key, value []byte)
+	// Count is the number of writes in the batch.
+	Count() int
+	// Reset empties the batch for reuse.
+	Reset()
+	Close() error
+}
+
+// LSMStats are the facts about an LSM tree that the db_bench reports carry
+// (METHOD.md 4.3): size, write amplification, compaction IO and stalls. A
+// counter an engine does not keep is -1.
+type LSMStats struct {
+	// SizeBytes is the size of the live sorted files (lsm_sz).
+	SizeBytes int64
+	// L0Files is the number of files in level 0.
+	L0Files int64
+	// IngestBytes is what the user wrote (WAL bytes, or flushed bytes when
+	// the WAL is off); FlushBytes what flushes wrote; CompactReadBytes and
+	// CompactWriteBytes what compactions read and wrote (c_wgb).
+	IngestBytes, FlushBytes, CompactReadBytes, CompactWriteBytes int64
+	// WriteAmp is (flush + compaction writes) / ingest, as the newer
+	// benchmark.sh computes w_amp.
+	WriteAmp float64
+	// StallMicros is the time writes were stalled or slowed; Stalls counts
+	// stall events where the engine counts them.
+	StallMicros, Stalls int64
+	// Compactions is the number of compactions finished.
+	Compactions int64
+}
+
+// Facts returns the stats as named numbers, with units in the names, for logs
+// and stores.
+func (s LSMStats) Facts() map[string]float64 {
+	return map[string]float64{
+		"lsm_bytes": float64(s.SizeBytes), "l0_files": float64(s.L0Files),
+		"ingest_bytes": float64(s.IngestBytes), "flush_bytes": float64(s.FlushBytes),
+		"compact_read_bytes": float64(s.CompactReadBytes), "compact_write_bytes": float64(s.CompactWriteBytes),
+		"w_amp": s.WriteAmp, "stall_us": float64(s.StallMicros), "stalls": float64(s.Stalls),
+		"compactions": float64(s.Compactions),
+	}
+}
+
+// WriteAmpOf computes w_amp the way the newer benchmark.sh does: (flush +
+// compaction bytes written) / bytes ingested; 0 when nothing was ingested.
+func WriteAmpOf(ingest, flush, compactWrite int64) float64 {
+	if ingest <= 0 {
+		return 0
+	}
+	return float64(flush+compactWrite) / float64(ingest)
+}
+
+// StepRunner is implemented by DBs that run whole benchmark steps in their own
+// process with their own threads (db_bench), so the runner's workers cannot
+// drive them. A suite that knows the step's db_bench form hands it over as a
+// KVStep; the result carries what the tool itself measured.
+type StepRunner interface {
+	DB
+	RunStep(ctx context.Context, s KVStep) (KVStepResult, error)
+}
+
+// KVStep is one db_bench invocation: a step of the kv suite in db_bench's terms.
+type KVStep struct {
+	// Name is the kv suite's step name ("readrandom", "fwdrangewhilewriting").
+	Name string
+	// Benchmarks is db_bench's --benchmarks list, in order.
+	Benchmarks []string
+	// Threads is --threads; Duration is --duration (0: run Num operations).
+	Threads  int
+	Duration time.Duration
+	// Flags are further db_bench flags without the leading dashes, in order
+	// (key "num", value "1000000"). The engine adds --db and its settings.
+	Flags [][2]string
+}
+
+// KVStepResult is what a StepRunner measured for one step.
+type KVStepResult struct {
+	// Ops and Seconds are the operations done and the measured time;
+	// OpsPerSec and MicrosPerOp are the tool's own figures.
+	Ops                    int64
+	Seconds                float64
+	OpsPerSec, MicrosPerOp float64
+	// Latency percentiles and maximum of one operation.
+	P50, P75, P99, P999, P9999, Max time.Duration
+	// LSM holds the facts from the tool's compaction stats after the step.
+	LSM LSMStats
+	// Output is the tail of the tool's output, for errors and logs.
+	Output string
+}
+
+// ErrNoKV is returned by KV workloads given a DB that has no KV view.
+var ErrNoKV = errors.New("the engine has no key-value view")

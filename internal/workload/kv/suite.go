@@ -1,0 +1,402 @@
+// Package kv is the key-value suite: RocksDB's db_bench step sequence as
+// benchmark_compare.sh runs it (METHOD.md 4.1), with db_bench's key encoding
+// and value generator so that in-process engines and db_bench do the same
+// work. In-process engines (engine.KV) run under the runner's workers;
+// db_bench itself (engine.StepRunner) receives each step as the equivalent
+// db_bench invocation (BenchStep).
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/workload"
+)
+
+func init() { workload.Register(Suite{}) }
+
+// Suite is the db_bench step sequence.
+type Suite struct{}
+
+// Name returns "kv".
+func (Suite) Name() string { return "kv" }
+
+// Summary describes the suite for `benchlab list`.
+func (Suite) Summary() string {
+	return "RocksDB db_bench step sequence (benchmark_compare.sh): fillseq, ranges, point reads, overwrite, reads while writing"
+}
+
+// Report groups.
+const (
+	GroupLoad   = "load"
+	GroupRead   = "reads"
+	GroupWrite  = "writes"
+	GroupMixed  = "reads while writing"
+	seekNexts   = 10 // fwdrange and revrange: seek + 10 nexts (--seek_nexts=10)
+	batchSize   = 10 // multireadrandom --batch_size
+	drainKeys   = 100
+	maxDrain    = 300 * time.Second
+	stepBound   = 24 * time.Hour // MaxDuration of op-count bounded steps
+	facetSuffix = ".lsm"
+)
+
+// kind is what a worker does per operation.
+type kind int
+
+const (
+	fillSeq kind = iota
+	overwrite
+	readRandom
+	seekFwd
+	seekRev
+	multiRead
+)
+
+// def is one step of the sequence.
+type def struct {
+	name, group, summary string
+	write                bool
+	kind                 kind
+	// oneThread steps run at 1 thread whatever the experiment's counts.
+	oneThread bool
+	// whileWriting adds db_bench's one rate-limited writer.
+	whileWriting bool
+	// rw steps run for DURATION_RW (write_time), others for DURATION_RO.
+	rw bool
+	// bench is the db_bench form: --benchmarks and step flags.
+	benchmarks []string
+	flags      [][2]string
+	// action steps (flush and wait) are not measured.
+	action bool
+}
+
+func defs() []def {
+	return []def{
+		{name: "fillseq", group: GroupLoad, write: true, kind: fillSeq, oneThread: true,
+			summary:    "load num_keys keys in order, 1 thread, WAL off",
+			benchmarks: []string{"fillseq"},
+			flags: [][2]string{{"memtablerep", "vector"}, {"allow_concurrent_memtable_write", "false"},
+				{"disable_wal", "1"}, {"sync", "0"}}},
+		{name: "revrange", group: GroupRead, kind: seekRev, oneThread: true,
+			summary:    "reverse seek + 10 prevs over the first 100 keys, lets the load's compaction debt drain (excluded from summaries)",
+			benchmarks: []string{"seekrandom"},
+			flags:      [][2]string{{"seek_nexts", "10"}, {"reverse_iterator", "true"}}},
+		{name: "readrandom", group: GroupRead, kind: readRandom, summary: "point reads of random keys",
+			benchmarks: []string{"readrandom"}},
+		{name: "fwdrange", group: GroupRead, kind: seekFwd, summary: "seek to a random key + 10 nexts",
+			benchmarks: []string{"seekrandom"},
+			flags:      [][2]string{{"seek_nexts", "10"}, {"reverse_iterator", "false"}}},
+		{name: "multireadrandom", group: GroupRead, kind: multiRead, summary: "batched point reads, 10 keys per batch",
+			benchmarks: []string{"multireadrandom"},
+			flags:      [][2]string{{"multiread_batched", "true"}, {"batch_size", "10"}}},
+		{name: "overwritesome", group: GroupWrite, write: true, kind: overwrite,
+			summary:    "overwrite 10% of the keys at random, to randomize keys before Lmax",
+			benchmarks: []string{"overwrite"}},
+		{name: "waitforcompaction", action: true, summary: "flush the memtables and wait for compaction (flush_mt_l0)",
+			benchmarks: []string{"levelstats", "flush", "waitforcompaction", "compact0", "waitforcompaction", "levelstats"}},
+		{name: "revrangewhilewriting", group: GroupMixed, kind: seekRev, whileWriting: true, rw: true,
+			summary:    "reverse range reads while one writer writes mb_write_per_sec",
+			benchmarks: []string{"seekrandomwhilewriting"},
+			flags:      [][2]string{{"seek_nexts", "10"}, {"reverse_iterator", "true"}}},
+		{name: "fwdrangewhilewriting", group: GroupMixed, kind: seekFwd, whileWriting: true, rw: true,
+			summary:    "forward range reads while one writer writes mb_write_per_sec",
+			benchmarks: []string{"seekrandomwhilewriting"},
+			flags:      [][2]string{{"seek_nexts", "10"}, {"reverse_iterator", "false"}}},
+		{name: "readwhilewriting", group: GroupMixed, kind: readRandom, whileWriting: true, rw: true,
+			summary:    "point reads while one writer writes mb_write_per_sec",
+			benchmarks: []string{"readwhilewriting"}},
+		{name: "overwriteandwait", group: GroupWrite, write: true, kind: overwrite, rw: true,
+			summary:    "overwrite random keys for write_time, then flush and wait for compaction",
+			benchmarks: []string{"overwrite"}},
+	}
+}
+
+// Tests lists the steps in run order.
+func (Suite) Tests() []workload.Test {
+	var out []workload.Test
+	for _, d := range defs() {
+		out = append(out, workload.Test{Name: d.name, Family: d.name, Group: d.group, Summary: d.summary})
+	}
+	return out
+}
+
+// Check validates the parameters this suite uses, naming the bad field.
+func (Suite) Check(p workload.Params) error {
+	switch {
+	case numKeys(p) < 1000:
+		return fmt.Errorf("workload.num_keys: %d is too small; want >= 1000 (0 takes workload.table_size)", numKeys(p))
+	case p.KeySize < 8 || p.KeySize > 1<<16:
+		return fmt.Errorf("workload.key_size: %d is not allowed; want 8 to 65536 bytes (db_bench encodes the key number in 8)", p.KeySize)
+	case p.ValueSize < 1 || p.ValueSize > 1<<26:
+		return fmt.Errorf("workload.value_size: %d is not allowed; want 1 to 67108864 bytes", p.ValueSize)
+	case p.CompressionRatio <= 0 || p.CompressionRatio > 1:
+		return fmt.Errorf("workload.compression_ratio: %g is not allowed; want > 0 and <= 1", p.CompressionRatio)
+	case p.MBWritePerSec <= 0:
+		return fmt.Errorf("workload.mb_write_per_sec: %g is not allowed; want > 0", p.MBWritePerSec)
+	case p.DrainTime < 0:
+		return fmt.Errorf("workload.drain_time: %s is not allowed; want >= 0 (0: read_time capped at 300s)", p.DrainTime)
+	}
+	_, err := selectTests(p.Tests)
+	return err
+}
+
+func numKeys(p workload.Params) int64 {
+	if p.NumKeys > 0 {
+		return p.NumKeys
+	}
+	return p.TableSize
+}
+
+func selectTests(names []string) (map[string]bool, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	sel := map[string]bool{}
+	var known []string
+	for _, d := range defs() {
+		known = append(known, d.name)
+	}
+	for _, n := range names {
+		if !slices.Contains(known, n) {
+			return nil, fmt.Errorf("workload.tests: unknown test %q; known: %s", n, strings.Join(known, ", "))
+		}
+		sel[n] = true
+	}
+	return sel, nil
+}
+
+// WriterRate is the operations per second of the *whilewriting writer: the
+// MB/s limit (2^20 bytes, as --benchmark_write_rate_limit) over the bytes of
+// one key and value.
+func WriterRate(p workload.Params) float64 {
+	return p.MBWritePerSec * (1 << 20) / float64(p.KeySize+p.ValueSize)
+}
+
+func drainTime(p workload.Params) time.Duration {
+	if p.DrainTime > 0 {
+		return p.DrainTime
+	}
+	return min(p.ReadTime, maxDrain)
+}
+
+// Plan returns the sequence of METHOD.md 4.1. fillseq always runs since
+// every later step reads its keys; a selection leaves out the other
+// unselected steps. After each measured step an action "<step>.lsm" logs the
+// engine's LSM facts (size, write amplification, compaction bytes, stalls).
+func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
+	if err := s.Check(p); err != nil {
+		return nil, err
+	}
+	sel, _ := selectTests(p.Tests)
+	data := ValueData(p.CompressionRatio, p.ValueSize)
+	var steps []workload.Step
+	for _, d := range defs() {
+		if sel != nil && !sel[d.name] && d.kind != fillSeq {
+			continue
+		}
+		if d.action {
+			steps = append(steps, waitStep(d, p))
+			continue
+		}
+		steps = append(steps, measured(d, p, data), lsmStep(d.name))
+		if d.name == "overwriteandwait" {
+			w := d
+			w.name, w.benchmarks = "overwriteandwait.wait", []string{"flush", "levelstats", "waitforcompaction"}
+			steps = append(steps, waitStep(w, p))
+		}
+	}
+	return steps, nil
+}
+
+func measured(d def, p workload.Params, data []byte) workload.Step {
+	st := workload.Step{Name: d.name, Family: d.name, Group: d.group, Write: d.write, Warm: d.name == "revrange"}
+	switch {
+	case d.name == "revrange":
+		st.Duration = drainTime(p)
+	case d.rw:
+		st.Duration = p.WriteTime
+	default:
+		st.Duration = p.ReadTime
+	}
+	if d.oneThread {
+		st.Threads = []int{1}
+	}
+	n := numKeys(p)
+	newWorker := func(k kind) func(ctx context.Context, db engine.DB, id, threads int, seed uint64) (workload.Worker, error) {
+		return func(ctx context.Context, db engine.DB, id, threads int, seed uint64) (workload.Worker, error) {
+			kv, err := kvOf(db, d.name)
+			if err != nil {
+				return nil, err
+			}
+			keyRange := n
+			if d.name == "revrange" {
+				keyRange = drainKeys
+			}
+			return newWorker(kv, k, p, data, keyRange, seed), nil
+		}
+	}
+	switch {
+	case d.kind == fillSeq:
+		// fillseq ends after num_keys puts (db_bench --num).
+		st.MaxDuration = stepBound
+		st.Roles = []workload.Role{{Name: "writer", Threads: 1, Ops: n, NewWorker: newWorker(fillSeq)}}
+	case d.name == "overwritesome":
+		// WRITES = NUM_KEYS/NUM_THREADS/10 per thread: 10% of the keys in all.
+		st.MaxDuration = stepBound
+		st.Roles = []workload.Role{{Name: "writer", Ops: n / 10, NewWorker: newWorker(overwrite)}}
+	case d.whileWriting:
+		st.Roles = []workload.Role{
+			{Name: "reader", NewWorker: newWorker(d.kind)},
+			{Name: "writer", Threads: 1, Rate: WriterRate(p), NewWorker: newWorker(overwrite)},
+		}
+	default:
+		st.NewWorker = newWorker(d.kind)
+	}
+	return st
+}
+
+// errStepRunner says a db_bench target reached a step the runner measures
+// with its own workers.
+var errStepRunner = errors.New("the engine runs whole db_bench steps itself (engine.StepRunner); " +
+	"this runner does not hand measured steps to it yet")
+
+func kvOf(db engine.DB, step string) (engine.KV, error) {
+	if kv, ok := db.(engine.KV); ok {
+		return kv, nil
+	}
+	if _, ok := db.(engine.StepRunner); ok {
+		return nil, fmt.Errorf("kv %s: %w", step, errStepRunner)
+	}
+	return nil, fmt.Errorf("kv %s: %w", step, engine.ErrNoKV)
+}
+
+// statser is what the .lsm action needs: engine.KV, or a StepRunner that
+// keeps the facts of its last step.
+type statser interface {
+	Stats(ctx context.Context) (engine.LSMStats, error)
+}
+
+func lsmStep(name string) workload.Step {
+	return workload.Step{
+		Name: name + facetSuffix, Warm: true,
+		Action: func(ctx context.Context, db engine.DB, log io.Writer) (workload.Tally, error) {
+			s, ok := db.(statser)
+			if !ok {
+				return workload.Tally{}, fmt.Errorf("kv: %w", engine.ErrNoKV)
+			}
+			st, err := s.Stats(ctx)
+			if err != nil {
+				return workload.Tally{}, fmt.Errorf("kv: LSM facts after %s: %w", name, err)
+			}
+			fmt.Fprintf(log, "%s: %s\n", name, FormatFacts(st))
+			return workload.Tally{}, nil
+		},
+	}
+}
+
+// FormatFacts renders LSM facts as one line of key=value pairs in a fixed order.
+func FormatFacts(s engine.LSMStats) string {
+	f := s.Facts()
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(k + "=" + strconv.FormatFloat(f[k], 'g', 6, 64))
+	}
+	return b.String()
+}
+
+// waitStep is an unmeasured flush + wait for compaction. For a StepRunner it
+// runs d's db_bench benchmarks instead.
+func waitStep(d def, p workload.Params) workload.Step {
+	return workload.Step{
+		Name: d.name, Warm: true,
+		Action: func(ctx context.Context, db engine.DB, log io.Writer) (workload.Tally, error) {
+			if sr, ok := db.(engine.StepRunner); ok {
+				bs, _ := BenchStepOf(d.name, p, 1)
+				_, err := sr.RunStep(ctx, bs)
+				return workload.Tally{}, err
+			}
+			kv, err := kvOf(db, d.name)
+			if err != nil {
+				return workload.Tally{}, err
+			}
+			start := time.Now()
+			if err := kv.Flush(ctx); err != nil {
+				return workload.Tally{}, fmt.Errorf("flush: %w", err)
+			}
+			if err := kv.WaitForCompactions(ctx); err != nil {
+				return workload.Tally{}, fmt.Errorf("wait for compaction: %w", err)
+			}
+			fmt.Fprintf(log, "%s: flushed and compacted in %s\n", d.name, time.Since(start).Round(time.Millisecond))
+			return workload.Tally{}, nil
+		},
+	}
+}
+
+// BenchStepOf returns step name at the given thread count in db_bench's
+// terms: the benchmarks and the flags of METHOD.md 4.1 and 4.2 that depend
+// on the workload (the engine adds its own settings). ok is false for an
+// unknown step.
+func BenchStepOf(name string, p workload.Params, threads int) (engine.KVStep, bool) {
+	var d def
+	found := false
+	for _, c := range defs() {
+		if c.name == name {
+			d, found = c, true
+		}
+	}
+	if name == "overwriteandwait.wait" {
+		d, found = def{name: name, action: true, benchmarks: []string{"flush", "levelstats", "waitforcompaction"}}, true
+	}
+	if !found {
+		return engine.KVStep{}, false
+	}
+	n := numKeys(p)
+	s := engine.KVStep{Name: name, Benchmarks: d.benchmarks, Threads: threads}
+	if d.oneThread || d.action {
+		s.Threads = 1
+	}
+	num := n
+	switch {
+	case d.action:
+	case d.name == "revrange":
+		s.Duration, num = drainTime(p), drainKeys
+	case d.kind == fillSeq:
+	case d.name == "overwritesome":
+		s.Flags = append(s.Flags, [2]string{"writes", strconv.FormatInt(max(1, n/int64(s.Threads)/10), 10)})
+	case d.rw:
+		s.Duration = p.WriteTime
+	default:
+		s.Duration = p.ReadTime
+	}
+	s.Flags = append(s.Flags,
+		[2]string{"num", strconv.FormatInt(num, 10)},
+		[2]string{"key_size", strconv.Itoa(p.KeySize)},
+		[2]string{"value_size", strconv.Itoa(p.ValueSize)},
+		[2]string{"compression_ratio", strconv.FormatFloat(p.CompressionRatio, 'g', -1, 64)},
+		[2]string{"benchmark_write_rate_limit", strconv.FormatInt(int64(p.MBWritePerSec*(1<<20)), 10)},
+	)
+	if !d.action && d.kind != fillSeq {
+		s.Flags = append(s.Flags, [2]string{"sync", "0"})
+	}
+	s.Flags = append(s.Flags, d.flags...)
+	if !d.whileWriting {
+		// The rate limit applies to the *whilewriting writer only.
+		s.Flags = slices.DeleteFunc(s.Flags, func(f [2]string) bool { return f[0] == "benchmark_write_rate_limit" })
+	}
+	return s, true
+}

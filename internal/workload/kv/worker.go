@@ -1,0 +1,121 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/workload"
+)
+
+// worker runs one kind of db_bench operation; it reuses its buffers, so an
+// operation allocates nothing in benchlab.
+type worker struct {
+	kv       engine.KV
+	kind     kind
+	keySize  int
+	valSize  int
+	keys     keys
+	vals     values
+	key, buf []byte
+	batch    [][]byte
+	// next is the next key of fillseq; fillseq's single worker writes keys
+	// 0, 1, 2, ... as db_bench does.
+	next uint64
+	// wo are the write options: fillseq skips the WAL (METHOD.md 4.1 step 1).
+	wo engine.WriteOptions
+}
+
+func newWorker(kv engine.KV, k kind, p workload.Params, data []byte, keyRange int64, seed uint64) *worker {
+	w := &worker{kv: kv, kind: k, keySize: p.KeySize, valSize: p.ValueSize,
+		keys: newKeys(seed, keyRange), vals: values{data: data}, key: make([]byte, p.KeySize)}
+	if k == fillSeq {
+		w.wo.DisableWAL = true
+	}
+	if k == multiRead {
+		w.batch = make([][]byte, batchSize)
+		for i := range w.batch {
+			w.batch[i] = make([]byte, p.KeySize)
+		}
+	}
+	return w
+}
+
+// Op runs one operation. Statements counts the keys asked for (a batch of
+// multireadrandom is 10, as db_bench counts it), Rows the keys found or
+// written.
+func (w *worker) Op(ctx context.Context) (workload.Tally, error) {
+	switch w.kind {
+	case fillSeq:
+		EncodeKey(w.key, w.next)
+		w.next++
+		if err := w.kv.Put(w.key, w.vals.next(w.valSize), w.wo); err != nil {
+			return workload.Tally{Statements: 1}, err
+		}
+		return workload.Tally{Statements: 1, Rows: 1}, nil
+	case overwrite:
+		EncodeKey(w.key, w.keys.next())
+		if err := w.kv.Put(w.key, w.vals.next(w.valSize), w.wo); err != nil {
+			return workload.Tally{Statements: 1}, err
+		}
+		return workload.Tally{Statements: 1, Rows: 1}, nil
+	case readRandom:
+		EncodeKey(w.key, w.keys.next())
+		var found bool
+		var err error
+		w.buf, found, err = w.kv.Get(w.key, w.buf[:0])
+		if err != nil {
+			return workload.Tally{Statements: 1}, err
+		}
+		if !found {
+			return workload.Tally{Statements: 1}, nil
+		}
+		return workload.Tally{Statements: 1, Rows: 1}, nil
+	case seekFwd, seekRev:
+		return w.seek()
+	case multiRead:
+		for _, k := range w.batch {
+			EncodeKey(k, w.keys.next())
+		}
+		found, err := w.kv.MultiGet(w.batch)
+		return workload.Tally{Statements: len(w.batch), Rows: int64(found)}, err
+	}
+	panic(fmt.Sprintf("kv: unknown worker kind %d", w.kind))
+}
+
+// seek is db_bench's seekrandom: open an iterator (db_bench opens one per
+// seek unless --use_tailing_iterator, so each sees recent writes), position
+// at a random key (SeekForPrev when reverse) and read it and up to 10
+// following (or preceding) entries.
+func (w *worker) seek() (workload.Tally, error) {
+	it, err := w.kv.NewIterator()
+	if err != nil {
+		return workload.Tally{Statements: 1}, err
+	}
+	defer it.Close()
+	EncodeKey(w.key, w.keys.next())
+	var valid bool
+	if w.kind == seekRev {
+		valid = it.SeekLE(w.key)
+	} else {
+		valid = it.SeekGE(w.key)
+	}
+	var rows int64
+	for j := 0; valid && j <= seekNexts; j++ {
+		// Touch the value as db_bench does (it copies key and value sizes).
+		rows++
+		_ = it.Value()
+		if j == seekNexts {
+			break
+		}
+		if w.kind == seekRev {
+			valid = it.Prev()
+		} else {
+			valid = it.Next()
+		}
+	}
+	return workload.Tally{Statements: 1, Rows: rows}, nil
+}
+
+// Close has nothing to release: iterators live for one operation.
+func (w *worker) Close() error { return nil }
