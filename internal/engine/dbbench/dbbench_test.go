@@ -1,0 +1,98 @@
+package dbbench_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/engine/dbbench"
+	"benchlab/internal/workload"
+	"benchlab/internal/workload/kv"
+)
+
+// TestDebianDBBench runs the kv sequence through Debian's db_bench (package
+// rocksdb-tools) at a tiny size and checks that every step's output parses.
+func TestDebianDBBench(t *testing.T) {
+	if _, err := exec.LookPath("db_bench"); err != nil {
+		t.Skip("db_bench not on PATH (apt-get install rocksdb-tools)")
+	}
+	ctx := context.Background()
+	db, err := dbbench.Driver{}.Open(ctx, engine.Target{Settings: map[string]string{
+		"cache_type": "hyper_clock_cache", "write_buffer_size": "1048576", "max_bytes_for_level_multiplier": "32"}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := db.Info(ctx)
+	if !strings.HasPrefix(info.Version, "7.") && !strings.HasPrefix(info.Version, "8.") && !strings.HasPrefix(info.Version, "9.") {
+		t.Fatalf("version %q", info.Version)
+	}
+	sr := db.(engine.StepRunner)
+	p := workload.Params{NumKeys: 5000, KeySize: 20, ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 1,
+		ReadTime: time.Second, WriteTime: time.Second, DrainTime: time.Second}
+	for _, name := range []string{"fillseq", "readrandom", "fwdrange", "multireadrandom", "overwritesome",
+		"waitforcompaction", "readwhilewriting", "overwriteandwait"} {
+		s, ok := kv.BenchStepOf(name, p, 2)
+		if !ok {
+			t.Fatalf("no db_bench form of %s", name)
+		}
+		r, err := sr.RunStep(ctx, s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if name == "waitforcompaction" {
+			continue
+		}
+		if r.OpsPerSec <= 0 || r.Ops <= 0 || r.P50 <= 0 || r.P99 < r.P50 || r.Max < r.P99 {
+			t.Fatalf("%s: parsed %+v", name, r)
+		}
+		t.Logf("%-18s %9.0f ops/s p50 %v p99 %v; LSM %+v", name, r.OpsPerSec, r.P50, r.P99, r.LSM)
+	}
+	st, _ := db.(interface {
+		Stats(context.Context) (engine.LSMStats, error)
+	}).Stats(ctx)
+	if st.SizeBytes <= 0 || st.IngestBytes <= 0 || st.L0Files < 0 || st.Compactions < 0 {
+		t.Fatalf("LSM facts: %+v", st)
+	}
+}
+
+func TestBadBinary(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "fake_db_bench")
+	os.WriteFile(script, []byte("#!/bin/sh\necho 'db_bench version 9.9.9'\n[ \"$1\" = --version ] && exit 0\necho 'line one'\necho 'Invalid argument: boom'\nexit 1\n"), 0o755)
+	noexec := filepath.Join(dir, "noexec")
+	os.WriteFile(noexec, []byte("x"), 0o644)
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(dir, "missing"), "no such file"},
+		{noexec, "permission denied"},
+	} {
+		_, err := dbbench.Driver{}.Open(ctx, engine.Target{Settings: map[string]string{"path": c.path}}, dir)
+		if err == nil || !strings.Contains(err.Error(), "path") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want the path setting and %q", c.path, err, c.want)
+		}
+	}
+	db, err := dbbench.Driver{}.Open(ctx, engine.Target{Settings: map[string]string{"path": script}}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := kv.BenchStepOf("readrandom", workload.Params{NumKeys: 1000, KeySize: 20, ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 1}, 1)
+	_, err = db.(engine.StepRunner).RunStep(ctx, s)
+	if err == nil || !strings.Contains(err.Error(), "Invalid argument: boom") || !strings.Contains(err.Error(), "exit status 1") {
+		t.Fatalf("got %v, want the exit status and the last lines of output", err)
+	}
+	if err := engine.CheckSettings(dbbench.Driver{}, map[string]string{"cache_type": "arc"}); err == nil ||
+		!strings.Contains(err.Error(), "cache_type") {
+		t.Fatalf("bad cache_type: %v", err)
+	}
+}
+
+func TestParseUnparseable(t *testing.T) {
+	if _, _, err := dbbench.Parse("RocksDB: version 7.8.3\nsomething else\n"); err == nil {
+		t.Fatal("output without a result line parsed")
+	}
+}
