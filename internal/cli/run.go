@@ -276,6 +276,17 @@ func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOption
 		return 0, err
 	}
 	defer st.Close()
+	// The work dir (cells' data dirs) is created here rather than by the
+	// runner, so that even a second Ctrl-C, which exits at once, removes it.
+	if s.WorkDir == "" {
+		dir, err := os.MkdirTemp("", "benchlab-")
+		if err != nil {
+			return 0, fmt.Errorf("work dir: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		s.WorkDir = dir
+		opt.TempWorkDir = true
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := env.Signals
@@ -298,6 +309,9 @@ func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOption
 		select {
 		case <-sigs:
 			fmt.Fprintln(env.Stderr, "benchlab: second interrupt: exiting now")
+			if opt.TempWorkDir {
+				os.RemoveAll(s.WorkDir)
+			}
 			env.Exit(ExitInterrupted)
 		case <-stopWatch:
 		}

@@ -25,6 +25,9 @@ type ExperimentOptions struct {
 	KeepData bool
 	// Build identifies this benchlab binary in the manifests.
 	Build store.BuildInfo
+	// TempWorkDir says the spec's work dir is a temporary one made for this
+	// experiment, so the manifest does not record it as the user's choice.
+	TempWorkDir bool
 	// WaitQuiet, when positive, waits up to this long before each run for
 	// the machine's CPU use to drop below metrics.QuietBusyPct.
 	WaitQuiet time.Duration
@@ -62,7 +65,11 @@ func RunExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 		defer os.RemoveAll(workDir)
 	}
 	saveCtx := context.WithoutCancel(ctx)
-	exp := store.Experiment{Name: s.Name, Base: s.Base, Preset: s.Preset, Spec: s.TOML()}
+	stored := s
+	if opt.TempWorkDir {
+		stored.WorkDir = ""
+	}
+	exp := store.Experiment{Name: s.Name, Base: s.Base, Preset: s.Preset, Spec: stored.TOML()}
 	for _, t := range s.Targets {
 		exp.Targets = append(exp.Targets, t.Name)
 	}
