@@ -217,6 +217,19 @@ report_interval = "0s"
 	if code != 0 || strings.Count(list, "\n  run ") != 2 {
 		t.Fatalf("runs exit %d: %s", code, list)
 	}
+	// Rerun from the stored manifest: same spec, same seed.
+	code, out, stderr = run(t, Env{}, "rerun", "--store", storeFile, "--experiment", "1")
+	if code != 0 {
+		t.Fatalf("rerun exit %d\n%s\n%s", code, out, stderr)
+	}
+	runs, _ = st.Runs(context.Background(), 0)
+	if len(runs) != 4 {
+		t.Fatalf("%d runs after rerun, want 4", len(runs))
+	}
+	m1, m2 := store.ParseManifest(runs[0].Manifest), store.ParseManifest(runs[3].Manifest)
+	if m1.Seed != m2.Seed || m1.Spec != m2.Spec || runs[3].ExperimentID != 2 {
+		t.Errorf("rerun differs: seed %d vs %d, experiment %d", m1.Seed, m2.Seed, runs[3].ExperimentID)
+	}
 }
 
 // TestInterruptKeepsResults interrupts a run and checks that the measured

@@ -63,6 +63,7 @@ func commands() []command {
 	return []command{
 		{"quickstart", "run the sysbench suite on two SQLite configurations (smoke preset) and write a report", runQuickstart},
 		{"run", "run an experiment from a spec file and/or flags", runRun},
+		{"rerun", "run a stored experiment again from its stored spec and seed", runRerun},
 		{"report", "print or write the report of a stored experiment", runReport},
 		{"compare", "judge targets against the base with significance tests; gate on regressions", runCompare},
 		{"runs", "list stored experiments and runs", runRuns},
