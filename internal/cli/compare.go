@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -47,16 +46,8 @@ func runCompare(env Env, args []string) error {
 	if *format != "text" && *format != "markdown" {
 		return usagef("flag --format: %q is not allowed; want text or markdown", *format)
 	}
-	st, err := store.Open(storePath(env, *storeFlag))
+	d, err := loadData(storePath(env, *storeFlag), *id)
 	if err != nil {
-		return err
-	}
-	defer st.Close()
-	d, err := report.Load(context.Background(), st, *id, true)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return usagef("%v", err)
-		}
 		return err
 	}
 	vopt := report.VerdictOptions{Alpha: *alpha, MinEffect: *minEffect}

@@ -80,12 +80,7 @@ func runQuickstart(env Env, args []string) error {
 // printAndWriteReport prints the text report of experiment id and, when path
 // is set, writes it to path too.
 func printAndWriteReport(env Env, storeFile string, id int64, path, format string) error {
-	st, err := store.Open(storeFile)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	d, err := report.Load(context.Background(), st, id, true)
+	d, err := loadData(storeFile, id)
 	if err != nil {
 		return err
 	}
@@ -186,16 +181,8 @@ func runReport(env Env, args []string) error {
 	default:
 		return usagef("flag --color: %q is not allowed; want auto, always or never", *color)
 	}
-	st, err := store.Open(storePath(env, *storeFlag))
+	d, err := loadData(storePath(env, *storeFlag), *id)
 	if err != nil {
-		return err
-	}
-	defer st.Close()
-	d, err := report.Load(context.Background(), st, *id, true)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return usagef("%v", err)
-		}
 		return err
 	}
 	r := report.Build(d)
@@ -273,4 +260,23 @@ func runList(env Env, args []string) error {
 	}
 	fmt.Fprintf(w, "  %-10s %s\n", "(none)", "faithful defaults: METHOD.md durations (600 s reads, 900 s writes, 60 s scan warm-up)")
 	return nil
+}
+
+// loadData reads experiment id (0: the most recent) with its runs, results
+// and intervals from the results database at path. A missing file or
+// experiment is a usage error.
+func loadData(path string, id int64) (*report.Data, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, usagef("no results database at %s (run an experiment first, or give --store)", path)
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	d, err := report.Load(context.Background(), st, id, true)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, usagef("%v", err)
+	}
+	return d, err
 }
