@@ -51,7 +51,7 @@ func RunExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 		return 0, fmt.Errorf("unknown suite %q", s.Workload.Suite)
 	}
 	if s.Seed == 0 {
-		s.Seed = rand.Uint64()
+		s.Seed = rand.Uint64()>>1 | 1 // TOML integers are int64, and the seed is stored in the spec
 	}
 	steps, err := suite.Plan(s.Params())
 	if err != nil {

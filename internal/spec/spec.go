@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -267,6 +268,9 @@ func (t Target) TargetSettings() map[string]string {
 func (s *Spec) Validate() error {
 	if strings.TrimSpace(s.Name) == "" {
 		return errf("name", "must not be empty")
+	}
+	if s.Seed > math.MaxInt64 {
+		return errf("seed", "%d is too large; want 0 (a new seed) to %d", s.Seed, int64(math.MaxInt64))
 	}
 	if len(s.Targets) == 0 {
 		return errf("target", "no targets; want at least one [[target]] with a name and an engine")
