@@ -143,3 +143,10 @@ func hms(s string) int64 {
 	sec, _ := strconv.ParseFloat(p[2], 64)
 	return (h*3600+m*60)*1_000_000 + int64(sec*1e6)
 }
+
+// ParseStats reads the LSM facts from RocksDB's stats text (the property
+// "rocksdb.stats", or db_bench's stats output) without needing result lines.
+func ParseStats(text string) engine.LSMStats {
+	_, st, _ := Parse(text)
+	return st
+}

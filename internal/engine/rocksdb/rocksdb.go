@@ -1,0 +1,292 @@
+//go:build rocksdb
+
+// Package rocksdb is RocksDB in-process through grocksdb (cgo) against the
+// system's librocksdb (Debian's librocksdb-dev 7.8.3 with grocksdb v1.7.14).
+// It is built only with the rocksdb tag; without it a stand-in driver says so.
+package rocksdb
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/linxGnu/grocksdb"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/engine/dbbench"
+)
+
+func init() { engine.Register(Driver{}) }
+
+// Driver opens RocksDB databases.
+type Driver struct{}
+
+// Name returns "rocksdb".
+func (Driver) Name() string { return "rocksdb" }
+
+// Summary describes the engine for `benchlab list`.
+func (Driver) Summary() string {
+	return "RocksDB in-process (grocksdb v1.7.14, system librocksdb); settings are db_bench option names; LRU block cache only"
+}
+
+// settings are issue 7 item 3's options under their db_bench names, with
+// benchmark.sh's leveled values (METHOD.md 4.2) as defaults. The C API of
+// 7.8.3 offers only the LRU cache in-process; compare cache types through
+// the db_bench engine.
+var settings = []engine.Setting{
+	{Name: "cache_size", Doc: "LRU block cache bytes", Default: strconv.Itoa(64 << 20), Check: atLeast(0)},
+	{Name: "cache_type", Doc: "block cache (only lru_cache in-process)", Default: "lru_cache", Check: engine.OneOf("lru_cache")},
+	{Name: "compaction_style", Doc: "0 leveled, 1 universal", Default: "0", Check: engine.OneOf("0", "1", "leveled", "universal")},
+	{Name: "num_levels", Doc: "LSM levels", Default: "8", Check: atLeast(1)},
+	{Name: "max_bytes_for_level_multiplier", Doc: "per-level fanout", Default: "8", Check: atLeast(2)},
+	{Name: "max_bytes_for_level_base", Doc: "bytes of L1", Default: strconv.Itoa(64 << 20), Check: atLeast(1)},
+	{Name: "target_file_size_base", Doc: "sorted-file bytes at L1", Default: strconv.Itoa(16 << 20), Check: atLeast(1)},
+	{Name: "write_buffer_size", Doc: "memtable bytes", Default: strconv.Itoa(16 << 20), Check: atLeast(1)},
+	{Name: "max_write_buffer_number", Doc: "memtables", Default: "8", Check: atLeast(1)},
+	{Name: "level0_file_num_compaction_trigger", Doc: "L0 files that trigger compaction", Default: "4", Check: atLeast(1)},
+	{Name: "level0_slowdown_writes_trigger", Doc: "L0 files that slow writes", Default: "20", Check: atLeast(1)},
+	{Name: "level0_stop_writes_trigger", Doc: "L0 files that stop writes", Default: "30", Check: atLeast(1)},
+	{Name: "compression_type", Doc: "block compression", Default: "none", Check: engine.OneOf("none", "snappy", "lz4", "zstd", "zlib")},
+	{Name: "bloom_bits", Doc: "bloom filter bits per key (0: none)", Default: "10", Check: atLeast(0)},
+	{Name: "block_size", Doc: "data block bytes", Default: "8192", Check: atLeast(256)},
+	{Name: "max_background_jobs", Doc: "flush and compaction threads", Default: "2", Check: atLeast(1)},
+	{Name: "use_direct_reads", Doc: "O_DIRECT reads", Default: "false", Check: engine.OneOf("true", "false")},
+	{Name: "use_direct_io_for_flush_and_compaction", Doc: "O_DIRECT flush and compaction", Default: "false", Check: engine.OneOf("true", "false")},
+	{Name: "bytes_per_sync", Doc: "sync files every this many bytes", Default: strconv.Itoa(1 << 20), Check: atLeast(0)},
+	{Name: "level_compaction_dynamic_level_bytes", Doc: "dynamic level sizes", Default: "true", Check: engine.OneOf("true", "false")},
+}
+
+// Settings lists the options a target may set.
+func (Driver) Settings() []engine.Setting { return settings }
+
+func atLeast(lo int64) func(string) error {
+	return func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < lo {
+			return fmt.Errorf("want an integer >= %d", lo)
+		}
+		return nil
+	}
+}
+
+// CheckTarget validates the settings before anything runs.
+func (Driver) CheckTarget(t engine.Target) error { return engine.CheckSettings(Driver{}, t.Settings) }
+
+// Open creates a database in dir with the target's options.
+func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB, error) {
+	if err := engine.CheckSettings(Driver{}, t.Settings); err != nil {
+		return nil, err
+	}
+	eff := map[string]string{}
+	for _, s := range settings {
+		eff[s.Name] = s.Default
+		if v, ok := t.Settings[s.Name]; ok {
+			eff[s.Name] = strings.ToLower(v)
+		}
+	}
+	n := func(k string) int { v, _ := strconv.Atoi(eff[k]); return v }
+	o := grocksdb.NewDefaultOptions()
+	o.SetCreateIfMissing(true)
+	o.SetWriteBufferSize(uint64(n("write_buffer_size")))
+	o.SetMaxWriteBufferNumber(n("max_write_buffer_number"))
+	o.SetNumLevels(n("num_levels"))
+	o.SetMaxBytesForLevelBase(uint64(n("max_bytes_for_level_base")))
+	o.SetMaxBytesForLevelMultiplier(float64(n("max_bytes_for_level_multiplier")))
+	o.SetTargetFileSizeBase(uint64(n("target_file_size_base")))
+	o.SetLevel0FileNumCompactionTrigger(n("level0_file_num_compaction_trigger"))
+	o.SetLevel0SlowdownWritesTrigger(n("level0_slowdown_writes_trigger"))
+	o.SetLevel0StopWritesTrigger(n("level0_stop_writes_trigger"))
+	o.SetMaxBackgroundJobs(n("max_background_jobs"))
+	o.SetUseDirectReads(eff["use_direct_reads"] == "true")
+	o.SetUseDirectIOForFlushAndCompaction(eff["use_direct_io_for_flush_and_compaction"] == "true")
+	o.SetBytesPerSync(uint64(n("bytes_per_sync")))
+	o.SetLevelCompactionDynamicLevelBytes(eff["level_compaction_dynamic_level_bytes"] == "true")
+	o.SetMaxOpenFiles(-1)
+	if s := eff["compaction_style"]; s == "1" || s == "universal" {
+		o.SetCompactionStyle(grocksdb.UniversalCompactionStyle)
+	} else {
+		o.SetCompactionStyle(grocksdb.LevelCompactionStyle)
+	}
+	o.SetCompression(map[string]grocksdb.CompressionType{"none": grocksdb.NoCompression, "snappy": grocksdb.SnappyCompression,
+		"lz4": grocksdb.LZ4Compression, "zstd": grocksdb.ZSTDCompression, "zlib": grocksdb.ZLibCompression}[eff["compression_type"]])
+	bb := grocksdb.NewDefaultBlockBasedTableOptions()
+	bb.SetBlockCache(grocksdb.NewLRUCache(uint64(n("cache_size"))))
+	bb.SetBlockSize(n("block_size"))
+	if bits := n("bloom_bits"); bits > 0 {
+		bb.SetFilterPolicy(grocksdb.NewBloomFilterFull(float64(bits)))
+	}
+	o.SetBlockBasedTableFactory(bb)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("rocksdb: data dir: %w", err)
+	}
+	rdb, err := grocksdb.OpenDb(o, dir)
+	if err != nil {
+		return nil, fmt.Errorf("rocksdb: open %s: %w", dir, err)
+	}
+	db := &DB{db: rdb, opts: o, settings: eff, ro: grocksdb.NewDefaultReadOptions()}
+	db.wo = grocksdb.NewDefaultWriteOptions()
+	db.woNoWAL = grocksdb.NewDefaultWriteOptions()
+	db.woNoWAL.DisableWAL(true)
+	db.woSync = grocksdb.NewDefaultWriteOptions()
+	db.woSync.SetSync(true)
+	return db, nil
+}
+
+// DB is an open RocksDB database.
+type DB struct {
+	db                  *grocksdb.DB
+	opts                *grocksdb.Options
+	ro                  *grocksdb.ReadOptions
+	wo, woNoWAL, woSync *grocksdb.WriteOptions
+	settings            map[string]string
+}
+
+var _ engine.KV = (*DB)(nil)
+
+// Info reports the library version and the effective settings.
+func (db *DB) Info(ctx context.Context) (engine.Info, error) {
+	s := map[string]string{}
+	for k, v := range db.settings {
+		s[k] = v
+	}
+	return engine.Info{Engine: "rocksdb", Version: libVersion, Build: "grocksdb v1.7.14 (cgo) against the system librocksdb", Settings: s}, nil
+}
+
+// libVersion is the librocksdb the package is built against (Debian 12's).
+const libVersion = "7.8.3"
+
+// Close closes the database.
+func (db *DB) Close() error {
+	db.db.Close()
+	db.opts.Destroy()
+	return nil
+}
+
+func (db *DB) writeOpts(wo engine.WriteOptions) *grocksdb.WriteOptions {
+	switch {
+	case wo.Sync:
+		return db.woSync
+	case wo.DisableWAL:
+		return db.woNoWAL
+	}
+	return db.wo
+}
+
+// Put writes one key.
+func (db *DB) Put(key, value []byte, wo engine.WriteOptions) error {
+	return db.db.Put(db.writeOpts(wo), key, value)
+}
+
+// Get appends key's value to buf.
+func (db *DB) Get(key, buf []byte) ([]byte, bool, error) {
+	h, err := db.db.GetPinned(db.ro, key)
+	if err != nil {
+		return buf, false, err
+	}
+	defer h.Destroy()
+	if !h.Exists() {
+		return buf, false, nil
+	}
+	return append(buf, h.Data()...), true, nil
+}
+
+// MultiGet uses RocksDB's batched lookup.
+func (db *DB) MultiGet(keys [][]byte) (int, error) {
+	vals, err := db.db.MultiGet(db.ro, keys...)
+	if err != nil {
+		return 0, err
+	}
+	defer vals.Destroy()
+	found := 0
+	for _, v := range vals {
+		if v.Exists() {
+			found++
+		}
+	}
+	return found, nil
+}
+
+// NewIterator opens an iterator over all keys.
+func (db *DB) NewIterator() (engine.Iterator, error) {
+	return &iterator{it: db.db.NewIterator(db.ro)}, nil
+}
+
+type iterator struct{ it *grocksdb.Iterator }
+
+func (i *iterator) SeekGE(k []byte) bool { i.it.Seek(k); return i.it.Valid() }
+func (i *iterator) SeekLE(k []byte) bool { i.it.SeekForPrev(k); return i.it.Valid() }
+func (i *iterator) First() bool          { i.it.SeekToFirst(); return i.it.Valid() }
+func (i *iterator) Last() bool           { i.it.SeekToLast(); return i.it.Valid() }
+func (i *iterator) Next() bool           { i.it.Next(); return i.it.Valid() }
+func (i *iterator) Prev() bool           { i.it.Prev(); return i.it.Valid() }
+
+// Key and Value point into RocksDB's buffers, valid until the next move.
+func (i *iterator) Key() []byte   { return i.it.Key().Data() }
+func (i *iterator) Value() []byte { return i.it.Value().Data() }
+func (i *iterator) Close() error {
+	err := i.it.Err()
+	i.it.Close()
+	return err
+}
+
+type batch struct{ b *grocksdb.WriteBatch }
+
+func (b batch) Put(k, v []byte) { b.b.Put(k, v) }
+func (b batch) Count() int      { return b.b.Count() }
+func (b batch) Reset()          { b.b.Clear() }
+func (b batch) Close() error    { b.b.Destroy(); return nil }
+
+// NewBatch returns an empty write batch.
+func (db *DB) NewBatch() engine.Batch { return batch{grocksdb.NewWriteBatch()} }
+
+// Write applies a batch from NewBatch.
+func (db *DB) Write(b engine.Batch, wo engine.WriteOptions) error {
+	rb, ok := b.(batch)
+	if !ok {
+		return fmt.Errorf("rocksdb: batch of type %T", b)
+	}
+	return db.db.Write(db.writeOpts(wo), rb.b)
+}
+
+// Flush flushes the memtables and waits.
+func (db *DB) Flush(ctx context.Context) error {
+	fo := grocksdb.NewDefaultFlushOptions()
+	defer fo.Destroy()
+	fo.SetWait(true)
+	return db.db.Flush(fo)
+}
+
+// WaitForCompactions polls RocksDB's properties until no flush or
+// compaction runs or is pending.
+func (db *DB) WaitForCompactions(ctx context.Context) error {
+	for {
+		pending, _ := db.db.GetIntProperty("rocksdb.compaction-pending")
+		running, _ := db.db.GetIntProperty("rocksdb.num-running-compactions")
+		flushes, _ := db.db.GetIntProperty("rocksdb.num-running-flushes")
+		memFlush, _ := db.db.GetIntProperty("rocksdb.mem-table-flush-pending")
+		if pending == 0 && running == 0 && flushes == 0 && memFlush == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Stats parses "rocksdb.stats" as db_bench's output is parsed, with the size
+// and L0 file count from exact integer properties.
+func (db *DB) Stats(ctx context.Context) (engine.LSMStats, error) {
+	st := dbbench.ParseStats(db.db.GetProperty("rocksdb.stats"))
+	if v, ok := db.db.GetIntProperty("rocksdb.live-sst-files-size"); ok {
+		st.SizeBytes = int64(v)
+	}
+	if v, ok := db.db.GetIntProperty("rocksdb.num-files-at-level0"); ok {
+		st.L0Files = int64(v)
+	}
+	return st, nil
+}

@@ -1,0 +1,117 @@
+//go:build rocksdb
+
+package kv
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/engine/dbbench"
+	"benchlab/internal/engine/rocksdb"
+	"benchlab/internal/runner"
+)
+
+func TestRocksDB(t *testing.T) {
+	checkEngine(t, rocksdb.Driver{}, map[string]string{"cache_size": "4194304", "compression_type": "lz4"})
+}
+
+// TestSameDataAsDBBench loads keys with Debian's db_bench and reads them
+// in-process: keys and values must be byte-identical to what the kv suite
+// generates, so both do the same work.
+func TestSameDataAsDBBench(t *testing.T) {
+	if _, err := exec.LookPath("db_bench"); err != nil {
+		t.Skip("db_bench not on PATH (apt-get install rocksdb-tools)")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := testParams(3000)
+	bdb, err := dbbench.Driver{}.Open(ctx, engine.Target{}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := BenchStepOf("fillseq", p, 1)
+	if _, err := bdb.(engine.StepRunner).RunStep(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	db, err := rocksdb.Driver{}.Open(ctx, engine.Target{}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	it, _ := db.(engine.KV).NewIterator()
+	defer it.Close()
+	vals := values{data: ValueData(p.CompressionRatio, p.ValueSize)}
+	key := make([]byte, p.KeySize)
+	var n uint64
+	for ok := it.First(); ok; ok = it.Next() {
+		EncodeKey(key, n)
+		if !bytes.Equal(it.Key(), key) {
+			t.Fatalf("db_bench key %d is %q, the suite's is %q", n, it.Key(), key)
+		}
+		if want := vals.next(p.ValueSize); !bytes.Equal(it.Value(), want) {
+			t.Fatalf("db_bench value of key %d differs from the suite's:\n%q\n%q", n, it.Value()[:40], want[:40])
+		}
+		n++
+	}
+	if n != 3000 {
+		t.Fatalf("db_bench wrote %d keys, want 3000", n)
+	}
+}
+
+// TestHarnessOverhead compares benchlab's readrandom on in-process RocksDB
+// with db_bench's readrandom on the same data at 1 and 2 threads (issue 7
+// item 7). It only logs: the numbers need a quiet machine to mean anything.
+// It takes about 25 s, so it runs only with BENCHLAB_OVERHEAD=1:
+// BENCHLAB_OVERHEAD=1 go test -tags rocksdb -run HarnessOverhead -v ./internal/workload/kv/
+func TestHarnessOverhead(t *testing.T) {
+	if os.Getenv("BENCHLAB_OVERHEAD") == "" {
+		t.Skip("set BENCHLAB_OVERHEAD=1 to compare benchlab's and db_bench's readrandom")
+	}
+	if _, err := exec.LookPath("db_bench"); err != nil {
+		t.Skip("db_bench not on PATH")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := testParams(200_000)
+	p.ReadTime = 3 * time.Second
+	bdb, _ := dbbench.Driver{}.Open(ctx, engine.Target{}, dir)
+	sr := bdb.(engine.StepRunner)
+	for _, name := range []string{"fillseq", "waitforcompaction"} {
+		s, _ := BenchStepOf(name, p, 1)
+		if _, err := sr.RunStep(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps, _ := Suite{}.Plan(p)
+	var rr = steps[0]
+	for _, s := range steps {
+		if s.Name == "readrandom" {
+			rr = s
+		}
+	}
+	for _, threads := range []int{1, 2} {
+		db, err := rocksdb.Driver{}.Open(ctx, engine.Target{}, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := runner.MeasureRoles(ctx, db, rr, threads, 1, runner.Options{})
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := BenchStepOf("readrandom", p, threads)
+		br, err := sr.RunStep(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours := res[0].Throughput()
+		t.Logf("readrandom %d thread(s): benchlab %.0f ops/s, db_bench %.0f ops/s, ratio %s", threads, ours, br.OpsPerSec,
+			strconv.FormatFloat(ours/br.OpsPerSec, 'f', 2, 64))
+	}
+}
