@@ -56,6 +56,8 @@ type samples map[string]map[cellKey][]store.Result
 func (d *Data) samples() (samples, []cellKey, map[cellKey]string) {
 	s := samples{}
 	groups := map[cellKey]string{}
+	firstSeq := map[cellKey]int{}
+	groupSeq := map[string]int{}
 	var keys []cellKey
 	for _, run := range d.Runs {
 		for _, r := range d.Results[run.ID] {
@@ -69,15 +71,21 @@ func (d *Data) samples() (samples, []cellKey, map[cellKey]string) {
 			if _, seen := groups[k]; !seen {
 				keys = append(keys, k)
 				groups[k] = r.Group
+				firstSeq[k] = r.Seq
+			}
+			if g, ok := groupSeq[r.Group]; !ok || r.Seq < g {
+				groupSeq[r.Group] = r.Seq
 			}
 			s[run.Target][k] = append(s[run.Target][k], r)
 		}
 	}
+	// METHOD.md 2.7's groups come in its order with tests sorted by name, as
+	// the articles list them; other suites' groups and tests keep run order.
 	gi := func(g string) int {
 		if i := slices.Index(groupOrder, g); i >= 0 {
 			return i
 		}
-		return len(groupOrder)
+		return len(groupOrder) + groupSeq[g]
 	}
 	sort.Slice(keys, func(i, j int) bool {
 		a, b := keys[i], keys[j]
@@ -85,7 +93,10 @@ func (d *Data) samples() (samples, []cellKey, map[cellKey]string) {
 			return ga < gb
 		}
 		if a.test != b.test {
-			return a.test < b.test
+			if slices.Contains(groupOrder, groups[a]) {
+				return a.test < b.test
+			}
+			return firstSeq[a] < firstSeq[b]
 		}
 		return a.threads < b.threads
 	})

@@ -108,7 +108,13 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 			if opt.DataDir == "" {
 				opt.DataDir = c.DataDir
 			}
-			rs, err := MeasureRoles(ctx, db, st, n, c.Seed, opt)
+			var rs []*store.Result
+			var err error
+			if sr, ok := db.(engine.StepRunner); ok && st.Bench != nil {
+				rs, err = runBench(ctx, sr, st, n)
+			} else {
+				rs, err = MeasureRoles(ctx, db, st, n, c.Seed, opt)
+			}
 			for _, res := range rs {
 				res.RunID, res.Seq = c.RunID, seq
 				if serr := sink.SaveResult(saveCtx, res); serr != nil {
@@ -151,7 +157,7 @@ func runAction(ctx context.Context, db engine.DB, st workload.Step, log io.Write
 	res := &store.Result{
 		Test: st.Name, Family: st.Name, Warm: true, Action: true, Metric: "qps", Status: store.StatusOK,
 		Started: start, Seconds: time.Since(start).Seconds(), Events: 1,
-		Statements: int64(tally.Statements), Rows: tally.Rows,
+		Statements: int64(tally.Statements), Rows: tally.Rows, Facts: tally.Facts,
 	}
 	if err != nil {
 		res.Status = store.StatusFailed
@@ -172,4 +178,36 @@ func dbSize(dir string) int64 {
 		return store.NotReadable
 	}
 	return n
+}
+
+// runBench hands a step to an engine that runs it in its own process
+// (db_bench) and turns what the tool measured into a result: its operations,
+// time, ops/s and latency percentiles, and its LSM facts.
+func runBench(ctx context.Context, sr engine.StepRunner, st workload.Step, threads int) ([]*store.Result, error) {
+	res := &store.Result{
+		Test: st.Name, Family: st.Family, Group: st.Group, Threads: threads, Warm: st.Warm,
+		Metric: "qps", Status: store.StatusOK, Started: time.Now(),
+	}
+	ks, ok := st.Bench(threads)
+	if !ok {
+		res.Status, res.Errors, res.ErrorSamples = store.StatusFailed, 1, []string{"no db_bench form for " + st.Name}
+		return []*store.Result{res}, fmt.Errorf("%s: no db_bench form", st.Name)
+	}
+	out, err := sr.RunStep(ctx, ks)
+	if err != nil {
+		res.Status, res.Errors, res.ErrorSamples = store.StatusFailed, 1, []string{err.Error()}
+		if ctx.Err() != nil {
+			res.Status = store.StatusInterrupted
+		}
+		return []*store.Result{res}, err
+	}
+	res.Events, res.Statements, res.Seconds = out.Ops, out.Ops, out.Seconds
+	if res.Seconds <= 0 && out.OpsPerSec > 0 {
+		res.Seconds = float64(out.Ops) / out.OpsPerSec
+	}
+	res.Latency = store.Latency{Mean: time.Duration(out.MicrosPerOp * float64(time.Microsecond)),
+		P50: out.P50, P99: out.P99, P999: out.P999, Max: out.Max}
+	res.Facts = out.LSM.Facts()
+	res.Facts["tool_ops_per_sec"] = out.OpsPerSec
+	return []*store.Result{res}, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -23,10 +24,18 @@ type RoleInfo struct {
 
 func saveRole(ctx context.Context, tx *sql.Tx, r *Result) error {
 	s := r.Role.Service
+	facts := ""
+	if len(r.Facts) > 0 {
+		b, err := json.Marshal(r.Facts)
+		if err != nil {
+			return fmt.Errorf("store facts of %s: %w", r.Test, err)
+		}
+		facts = string(b)
+	}
 	_, err := tx.ExecContext(ctx, `UPDATE results SET role=?, primary_role=?, target_rate=?,
-		svc_p50_ns=?, svc_p95_ns=?, svc_p99_ns=?, svc_max_ns=?, svc_mean_ns=? WHERE id=?`,
+		svc_p50_ns=?, svc_p95_ns=?, svc_p99_ns=?, svc_max_ns=?, svc_mean_ns=?, facts=? WHERE id=?`,
 		r.Role.Name, !r.Role.Secondary, r.Role.TargetRate, int64(s.P50), int64(s.P95), int64(s.P99), int64(s.Max),
-		int64(s.Mean), r.ID)
+		int64(s.Mean), facts, r.ID)
 	if err != nil {
 		return fmt.Errorf("store role of %s: %w", r.Test, err)
 	}
@@ -36,10 +45,17 @@ func saveRole(ctx context.Context, tx *sql.Tx, r *Result) error {
 func (s *Store) loadRole(ctx context.Context, r *Result) error {
 	var primary bool
 	var p50, p95, p99, mx, mean int64
-	err := s.db.QueryRowContext(ctx, `SELECT role, primary_role, target_rate, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_max_ns, svc_mean_ns
-		FROM results WHERE id=?`, r.ID).Scan(&r.Role.Name, &primary, &r.Role.TargetRate, &p50, &p95, &p99, &mx, &mean)
+	var facts string
+	err := s.db.QueryRowContext(ctx, `SELECT role, primary_role, target_rate, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_max_ns,
+		svc_mean_ns, facts FROM results WHERE id=?`, r.ID).Scan(&r.Role.Name, &primary, &r.Role.TargetRate,
+		&p50, &p95, &p99, &mx, &mean, &facts)
 	if err != nil {
 		return fmt.Errorf("read role of result %d: %w", r.ID, err)
+	}
+	if facts != "" {
+		if err := json.Unmarshal([]byte(facts), &r.Facts); err != nil {
+			return fmt.Errorf("read facts of result %d: %w", r.ID, err)
+		}
 	}
 	r.Role.Secondary = !primary
 	r.Role.Service = Latency{Mean: time.Duration(mean), P50: time.Duration(p50), P95: time.Duration(p95),

@@ -90,6 +90,8 @@ var schema = []string{
 	`ALTER TABLE results ADD COLUMN svc_p99_ns INTEGER NOT NULL DEFAULT 0`,
 	`ALTER TABLE results ADD COLUMN svc_max_ns INTEGER NOT NULL DEFAULT 0`,
 	`ALTER TABLE results ADD COLUMN svc_mean_ns INTEGER NOT NULL DEFAULT 0`,
+	// Named facts of a step (roles.go).
+	`ALTER TABLE results ADD COLUMN facts TEXT NOT NULL DEFAULT ''`,
 }
 
 // Open opens or creates the results database at path and brings its schema

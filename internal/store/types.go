@@ -73,6 +73,9 @@ type Result struct {
 	Eff *Efficiency
 	// Role says which role of a multi-role step this result measures.
 	Role RoleInfo
+	// Facts are named numbers an action or an external tool measured (LSM
+	// facts after a key-value step), units in the names.
+	Facts map[string]float64
 	// DBBytes is the du of the data dir after the "prepare" action: the
 	// database size after load (METHOD.md 1.11 dbdirGB). 0: not measured;
 	// NotReadable: the dir could not be walked.

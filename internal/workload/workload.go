@@ -57,6 +57,9 @@ type Params struct {
 type Tally struct {
 	Statements int
 	Rows       int64
+	// Facts are named numbers an action measured (LSM size, write
+	// amplification, ...), with units in the names; stored with its result.
+	Facts map[string]float64
 }
 
 // Worker runs one operation after another on its own connection.
@@ -110,6 +113,10 @@ type Step struct {
 	// *whilewriting: readers and one rate-limited writer). The first role is
 	// the step's headline; each role gets its own result.
 	Roles []Role
+	// Bench, when set, gives the step's form for engines that run whole
+	// steps in their own process (engine.StepRunner, db_bench) at a thread
+	// count; such engines get the step instead of the runner's workers.
+	Bench func(threads int) (engine.KVStep, bool)
 	// MaxDuration bounds a step that ends by operation count (Role.Ops), so
 	// one that cannot sustain its rate still finishes; 0 means no bound.
 	MaxDuration time.Duration

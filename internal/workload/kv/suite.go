@@ -228,6 +228,7 @@ func measured(d def, p workload.Params, data []byte) workload.Step {
 	if d.oneThread {
 		st.Threads = []int{1}
 	}
+	st.Bench = func(threads int) (engine.KVStep, bool) { return BenchStepOf(d.name, p, threads) }
 	n := numKeys(p)
 	newWorker := func(k kind) func(ctx context.Context, db engine.DB, id, threads int, seed uint64) (workload.Worker, error) {
 		return func(ctx context.Context, db engine.DB, id, threads int, seed uint64) (workload.Worker, error) {
@@ -265,7 +266,7 @@ func measured(d def, p workload.Params, data []byte) workload.Step {
 // errStepRunner says a db_bench target reached a step the runner measures
 // with its own workers.
 var errStepRunner = errors.New("the engine runs whole db_bench steps itself (engine.StepRunner); " +
-	"this runner does not hand measured steps to it yet")
+	"this step has no db_bench form")
 
 func kvOf(db engine.DB, step string) (engine.KV, error) {
 	if kv, ok := db.(engine.KV); ok {
@@ -296,7 +297,7 @@ func lsmStep(name string) workload.Step {
 				return workload.Tally{}, fmt.Errorf("kv: LSM facts after %s: %w", name, err)
 			}
 			fmt.Fprintf(log, "%s: %s\n", name, FormatFacts(st))
-			return workload.Tally{}, nil
+			return workload.Tally{Facts: st.Facts()}, nil
 		},
 	}
 }
