@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,7 +30,7 @@ type runFlags struct {
 	set                                               multiFlag
 	store, workdir, reportOut, format, psMode         string
 	keepData                                          bool
-	waitQuiet                                         string
+	waitQuiet, cpuProfile                             string
 }
 
 type multiFlag []string
@@ -62,6 +63,7 @@ func newRunFlags(name string) *runFlags {
 	fs.StringVar(&f.store, "store", "", "results database (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
 	fs.StringVar(&f.workdir, "workdir", "", "where data dirs are created (default: a temp dir)")
 	fs.BoolVar(&f.keepData, "keep-data", false, "keep each run's data dir")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of benchlab itself to this file (to study the client's cost)")
 	fs.StringVar(&f.waitQuiet, "wait-quiet", "", "before each run, wait up to this long for the machine's CPU use to drop below 10%")
 	fs.StringVar(&f.reportOut, "o", "", "also write the report to this file")
 	fs.StringVar(&f.format, "format", "", "format of the -o report: text or markdown (default from the file name)")
@@ -249,6 +251,17 @@ func runRun(env Env, args []string) error {
 	s, err := f.buildSpec()
 	if err != nil {
 		return err
+	}
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return usagef("flag --cpuprofile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			pf.Close()
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer func() { pprof.StopCPUProfile(); pf.Close() }()
 	}
 	var quiet time.Duration
 	if f.waitQuiet != "" {

@@ -26,6 +26,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/blockconn"
 	"benchlab/internal/server"
 )
 
@@ -163,7 +164,13 @@ func probe(ctx context.Context, inst *server.Instance) error {
 // every failure also comes back as an error, which benchlab reports.
 var quiet = log.New(io.Discard, "", 0)
 
-func connector(cfg *gomysql.Config) (driver.Connector, error) { return gomysql.NewConnector(cfg) }
+// connector makes connections that wait for the server with blocking reads
+// (see package blockconn), as the C clients do.
+func connector(cfg *gomysql.Config) (driver.Connector, error) {
+	cfg = cfg.Clone()
+	cfg.DialFunc = blockconn.Dial
+	return gomysql.NewConnector(cfg)
+}
 
 // DB is an opened MySQL-family database, on a managed server or a DSN's.
 type DB struct {

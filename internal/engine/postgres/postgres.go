@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/blockconn"
 	"benchlab/internal/server"
 )
 
@@ -142,6 +143,8 @@ type DB struct {
 
 // dial opens a connection, with errors that name the target and never the password.
 func (db *DB) dial(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
+	cfg = cfg.Copy()
+	cfg.DialFunc = blockconn.Dial
 	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, db.wrap(fmt.Errorf("postgres target %s at %s: connect: %s", db.target.Name, db.where(),
