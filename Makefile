@@ -4,7 +4,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X benchlab/internal/cli.commit=$(COMMIT)
 BIN     := bin/benchlab
 
-.PHONY: build quickstart test bench aa clean
+.PHONY: build quickstart deps test bench aa clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/benchlab
@@ -14,10 +14,18 @@ build:
 quickstart: build
 	./$(BIN) quickstart
 
-# Every test: vet, then unit and integration tests against real engines.
-test:
+# System packages the tests need (servers, sysbench, RocksDB, Chromium);
+# installs the missing ones when run as root.
+deps:
+	scripts/install-deps.sh
+
+# Every test: vet, then unit and integration tests against real engines,
+# including in-process RocksDB (build tag rocksdb) when its library is there.
+test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 25m ./...
+	if [ -e /usr/include/rocksdb/c.h ]; then $(GO) test -count=1 -tags rocksdb ./internal/engine/rocksdb/ ./internal/workload/kv/; \
+	else echo "RocksDB library missing: in-process RocksDB tests not run (make deps as root installs it)"; fi
 
 # Harness overhead and other benchmarks (numbers, not pass/fail).
 bench:
