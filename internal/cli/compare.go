@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/report"
@@ -52,7 +53,14 @@ func runCompare(env Env, args []string) error {
 	}
 	vopt := report.VerdictOptions{Alpha: *alpha, MinEffect: *minEffect}
 	r := report.BuildWith(d, report.Options{Verdict: vopt, Sequence: *sequence})
-	r.Tables = r.Tables[:min(len(r.Tables), 2)] // relative (and sequence) tables; `report` shows the rest
+	var keep []report.Table // the relative and sequence tables; `report` shows the rest
+	for _, t := range r.Tables {
+		if strings.HasPrefix(t.Title, "Relative throughput") || strings.HasPrefix(t.Title, "Changes across") {
+			keep = append(keep, t)
+		}
+	}
+	cmps := report.Compare(d, vopt)
+	r.Tables = append(keep, report.ComparisonTable(cmps, d.Experiment.Base))
 	if *format == "markdown" {
 		err = report.WriteMarkdown(env.Stdout, r)
 	} else {
@@ -61,7 +69,6 @@ func runCompare(env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cmps := report.Compare(d, vopt)
 	counts := map[analysis.Outcome]int{}
 	ps := make([]float64, len(cmps))
 	for i, c := range cmps {

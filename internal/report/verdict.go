@@ -28,6 +28,9 @@ type Comparison struct {
 	Test    string
 	Threads int
 	Verdict analysis.Verdict
+	// Base and Other summarise each side's throughput over its repeats:
+	// median with a 95% confidence interval from order statistics.
+	Base, Other analysis.Summary
 }
 
 // Compare judges every target against the base in every row, on the
@@ -44,7 +47,9 @@ func Compare(d *Data, opt VerdictOptions) []Comparison {
 				continue
 			}
 			out = append(out, Comparison{Target: t, Test: k.test, Threads: k.threads,
-				Verdict: analysis.Compare(base, other, analysis.HigherIsBetter, opt)})
+				Verdict: analysis.Compare(base, other, analysis.HigherIsBetter, opt),
+				Base:    analysis.Summarize(base, analysis.DefaultConfidence),
+				Other:   analysis.Summarize(other, analysis.DefaultConfidence)})
 		}
 	}
 	return out
@@ -206,4 +211,40 @@ func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 		t.Rows = append(t.Rows, Row{Group: groups[k], Label: label(k), Cells: []Cell{TextCell(step), TextCell(cp)}})
 	}
 	return t
+}
+
+// ComparisonTable lists every comparison with the figures behind its verdict:
+// each side's median and its 95% interval, the ratio and its interval, the
+// p-value and the repeats on each side.
+func ComparisonTable(cs []Comparison, base string) Table {
+	t := Table{
+		Title: "Verdicts cell by cell (throughput)",
+		Legend: "median [95% CI from order statistics] over the repeats; ratio of medians with its 95% CI; " +
+			"two-sided Mann-Whitney p; n = repeats of base/target",
+		Columns: []string{"target", base + " median", "target median", "ratio [95% CI]", "p", "n", "verdict"},
+	}
+	for _, c := range cs {
+		label := c.Test
+		if c.Threads > 0 {
+			label = fmt.Sprintf("%s @%d", c.Test, c.Threads)
+		}
+		v := c.Verdict
+		t.Rows = append(t.Rows, Row{Label: label, Cells: []Cell{
+			TextCell(c.Target), TextCell(summaryText(c.Base)), TextCell(summaryText(c.Other)),
+			TextCell(fmt.Sprintf("%.3f [%s]", v.Ratio, ciText(v.RatioLo, v.RatioHi))),
+			TextCell(fmt.Sprintf("%.2g", v.P)), TextCell(fmt.Sprintf("%d/%d", v.NBase, v.NOther)),
+			TextCell(v.Outcome.String()),
+		}})
+	}
+	return t
+}
+
+func summaryText(s analysis.Summary) string {
+	f := func(x float64) string {
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return "?"
+		}
+		return FormatValue(x)
+	}
+	return fmt.Sprintf("%s [%s, %s]", f(s.Median), f(s.Lo), f(s.Hi))
 }
