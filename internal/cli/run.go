@@ -341,7 +341,7 @@ func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOption
 
 func orNone(s string) string {
 	if s == "" {
-		return "none (faithful defaults)"
+		return "none"
 	}
 	return s
 }

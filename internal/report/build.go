@@ -232,7 +232,7 @@ func header(d *Data) []string {
 		h = append(h, "SMOKE PRESET: NOT FOR CONCLUSIONS (tiny table, 1-second tests)")
 	}
 	h = append(h, fmt.Sprintf("created %s, preset %s, base %s", e.Created.Local().Format("2006-01-02 15:04:05"),
-		orDefault(e.Preset, "none (faithful defaults)"), e.Base))
+		orDefault(e.Preset, "none"), e.Base))
 	seen := map[string]bool{}
 	var host string
 	for _, run := range d.Runs {
