@@ -413,7 +413,7 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (int64, error
 	if err != nil {
 		return 0, c.db.wrap(err)
 	}
-	n, err := drain(rows, nil)
+	n, err := engine.DrainRows(rows, nil)
 	return n, c.db.wrap(err)
 }
 
@@ -521,7 +521,7 @@ func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
 	if err != nil {
 		return 0, s.db.wrap(err)
 	}
-	n, err := drain(rows, &s.dest)
+	n, err := engine.DrainRows(rows, &s.dest)
 	return n, s.db.wrap(err)
 }
 
@@ -543,32 +543,6 @@ func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
 }
 
 func (t *textStmt) Close() error { return nil }
-
-func drain(rows driver.Rows, buf *[]driver.Value) (int64, error) {
-	ncol := len(rows.Columns())
-	var dest []driver.Value
-	if buf != nil && cap(*buf) >= ncol {
-		dest = (*buf)[:ncol]
-	} else {
-		dest = make([]driver.Value, ncol)
-		if buf != nil {
-			*buf = dest
-		}
-	}
-	var n int64
-	for {
-		err := rows.Next(dest)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			rows.Close()
-			return n, err
-		}
-		n++
-	}
-	return n, rows.Close()
-}
 
 // widen converts Go ints to int64, the integer type the driver binds.
 func widen(a any) driver.Value {

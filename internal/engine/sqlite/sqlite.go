@@ -167,7 +167,7 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (int64, error
 	if err != nil {
 		return 0, err
 	}
-	return drain(rows, nil)
+	return engine.DrainRows(rows, nil)
 }
 
 func (c *Conn) scalar(ctx context.Context, sql string) (string, error) {
@@ -241,38 +241,12 @@ func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := drain(rows, &s.dest)
+	n, err := engine.DrainRows(rows, &s.dest)
 	return n, err
 }
 
 // Close finalizes the statement.
 func (s *Stmt) Close() error { return s.s.Close() }
-
-func drain(rows driver.Rows, buf *[]driver.Value) (int64, error) {
-	var dest []driver.Value
-	ncol := len(rows.Columns())
-	if buf != nil && cap(*buf) >= ncol {
-		dest = (*buf)[:ncol]
-	} else {
-		dest = make([]driver.Value, ncol)
-		if buf != nil {
-			*buf = dest
-		}
-	}
-	var n int64
-	for {
-		err := rows.Next(dest)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			rows.Close()
-			return n, err
-		}
-		n++
-	}
-	return n, rows.Close()
-}
 
 // named converts arguments to the driver's form, widening Go ints to int64,
 // which is the only integer type the driver binds.
