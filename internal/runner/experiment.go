@@ -76,6 +76,11 @@ func RunExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 	if err := st.CreateExperiment(saveCtx, &exp); err != nil {
 		return 0, err
 	}
+	if s.ClientCPUs != "" {
+		if err := metrics.PinSelf(s.ClientCPUs); err != nil {
+			return 0, fmt.Errorf("client_cpus: %w", err)
+		}
+	}
 	host := metrics.HostFacts()
 	host.PerfCounters = metrics.PerfCounters(ctx)
 	cells := s.Expand()

@@ -1,10 +1,10 @@
 package server
 
 import (
-	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
+
+	"benchlab/internal/metrics"
 )
 
 // Redacted replaces passwords in DSNs and error texts.
@@ -44,21 +44,6 @@ func RedactIn(s, secret string) string {
 // CheckCPUList validates a CPU list as taskset -c takes it ("0", "0-3",
 // "0,2,4-5").
 func CheckCPUList(s string) error {
-	if strings.TrimSpace(s) == "" {
-		return fmt.Errorf("empty CPU list; want e.g. \"0\", \"1-3\" or \"0,2\"")
-	}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return fmt.Errorf("%q is not a CPU list; want e.g. \"0\", \"1-3\" or \"0,2\"", s)
-		}
-		if isRange {
-			b, err := strconv.Atoi(hi)
-			if err != nil || b < a {
-				return fmt.Errorf("%q is not a CPU list; want e.g. \"0\", \"1-3\" or \"0,2\"", s)
-			}
-		}
-	}
-	return nil
+	_, err := metrics.ParseCPUList(s)
+	return err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/metrics"
 	"benchlab/internal/workload"
 )
 
@@ -32,6 +33,9 @@ type Spec struct {
 	WorkDir string `toml:"workdir"`
 	// Seed makes data and random choices reproducible; 0 picks one per run.
 	Seed uint64 `toml:"seed"`
+	// ClientCPUs pins benchlab's own threads (the clients) to a CPU list
+	// ("1", "2-3"); a target's cpus pins its server. Empty: no pinning.
+	ClientCPUs string `toml:"client_cpus"`
 	// Sequence says the targets are listed in release order, so the report
 	// locates where along the sequence a metric changed.
 	Sequence bool     `toml:"sequence"`
@@ -268,6 +272,11 @@ func (t Target) TargetSettings() map[string]string {
 func (s *Spec) Validate() error {
 	if strings.TrimSpace(s.Name) == "" {
 		return errf("name", "must not be empty")
+	}
+	if s.ClientCPUs != "" {
+		if _, err := metrics.ParseCPUList(s.ClientCPUs); err != nil {
+			return errf("client_cpus", "%v", err)
+		}
 	}
 	if s.Seed > math.MaxInt64 {
 		return errf("seed", "%d is too large; want 0 (a new seed) to %d", s.Seed, int64(math.MaxInt64))
