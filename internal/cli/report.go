@@ -92,7 +92,7 @@ func printAndWriteReport(env Env, storeFile string, id int64, path, format strin
 	if path == "" {
 		return nil
 	}
-	if err := writeReportFile(r, path, format); err != nil {
+	if err := writeReportFile(d, r, path, format); err != nil {
 		return err
 	}
 	abs, _ := filepath.Abs(path)
@@ -105,18 +105,20 @@ func formatFor(path, format string) (string, error) {
 		switch strings.ToLower(filepath.Ext(path)) {
 		case ".md", ".markdown":
 			format = "markdown"
+		case ".html", ".htm":
+			format = "html"
 		default:
 			format = "text"
 		}
 	}
 	switch format {
-	case "text", "markdown":
+	case "text", "markdown", "html":
 		return format, nil
 	}
-	return "", usagef("flag --format: %q is not supported; want text or markdown", format)
+	return "", usagef("flag --format: %q is not supported; want text, markdown or html", format)
 }
 
-func writeReportFile(r *report.Report, path, format string) error {
+func writeReportFile(d *report.Data, r *report.Report, path, format string) error {
 	format, err := formatFor(path, format)
 	if err != nil {
 		return err
@@ -125,9 +127,12 @@ func writeReportFile(r *report.Report, path, format string) error {
 	if err != nil {
 		return fmt.Errorf("report file: %w", err)
 	}
-	if format == "markdown" {
+	switch format {
+	case "markdown":
 		err = report.WriteMarkdown(f, r)
-	} else {
+	case "html":
+		err = report.WriteHTML(f, d, r)
+	default:
 		err = report.WriteText(f, r, report.TextOptions{})
 	}
 	if cerr := f.Close(); err == nil {
@@ -150,7 +155,7 @@ func runReport(env Env, args []string) error {
 	fs.SetOutput(io.Discard)
 	storeFlag := fs.String("store", "", "results database (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
 	id := fs.Int64("experiment", 0, "experiment ID (default: the most recent)")
-	format := fs.String("format", "text", "text or markdown")
+	format := fs.String("format", "", "text, markdown or html (one self-contained page with charts); default from the -o file name, else text")
 	out := fs.String("o", "", "write to this file instead of standard output")
 	color := fs.String("color", "auto", "terminal colours: auto, always or never")
 	if err := fs.Parse(args); err != nil {
@@ -168,9 +173,11 @@ func runReport(env Env, args []string) error {
 	if *id < 0 {
 		return usagef("flag --experiment: %d is not allowed; want an ID from `benchlab runs`", *id)
 	}
-	if _, err := formatFor("", *format); err != nil {
+	f, err := formatFor(*out, *format)
+	if err != nil {
 		return err
 	}
+	*format = f
 	useColor := false
 	switch *color {
 	case "auto":
@@ -187,10 +194,13 @@ func runReport(env Env, args []string) error {
 	}
 	r := report.Build(d)
 	if *out != "" {
-		return writeReportFile(r, *out, *format)
+		return writeReportFile(d, r, *out, *format)
 	}
-	if *format == "markdown" {
+	switch *format {
+	case "markdown":
 		return report.WriteMarkdown(env.Stdout, r)
+	case "html":
+		return report.WriteHTML(env.Stdout, d, r)
 	}
 	return report.WriteText(env.Stdout, r, report.TextOptions{Color: useColor})
 }

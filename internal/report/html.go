@@ -1,0 +1,470 @@
+package report
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"benchlab/internal/analysis"
+	"benchlab/internal/store"
+)
+
+// echartsJS is Apache ECharts 5.6.0 (dist/echarts.min.js from the npm
+// registry, Apache-2.0, see assets/ECHARTS-LICENSE), inlined into every HTML
+// report so that it opens offline.
+//
+//go:embed assets/echarts.min.js
+var echartsJS string
+
+// maxSeriesPoints bounds each per-second series in a chart; longer series
+// are averaged down so that a report of long runs stays small.
+const maxSeriesPoints = 600
+
+// htmlCell is a table cell as the template shows it.
+type htmlCell struct {
+	Text  string
+	Class string
+	Title string
+}
+
+type htmlRow struct {
+	Group string
+	Label string
+	Cells []htmlCell
+}
+
+type htmlTable struct {
+	Title, Legend string
+	Columns       []string
+	Rows          []htmlRow
+}
+
+type htmlChart struct {
+	ID, Title string
+	Height    int
+}
+
+type htmlManifest struct {
+	Label, JSON string
+}
+
+type htmlPage struct {
+	Title     string
+	Header    []string
+	Relative  []htmlTable
+	Charts    []htmlChart
+	Tables    []htmlTable
+	Notes     []string
+	Manifests []htmlManifest
+	// Options holds every chart's ECharts option as JSON (escaped by
+	// encoding/json, so no "<" can close the script element).
+	Options template.JS
+	ECharts template.JS
+}
+
+// WriteHTML renders r, with charts drawn from d, as one self-contained HTML
+// page: the chart library is inlined, nothing is fetched when it opens, and
+// the tables are plain HTML that reads without JavaScript. Everything taken
+// from the store is escaped by html/template or encoding/json.
+func WriteHTML(w io.Writer, d *Data, r *Report) error {
+	page := htmlPage{Title: r.Title, Header: r.Header, Notes: r.Notes, ECharts: template.JS(echartsJS)}
+	for _, t := range r.Tables {
+		ht := toHTMLTable(t)
+		if strings.HasPrefix(t.Title, "Relative throughput") {
+			page.Relative = append(page.Relative, ht)
+		} else {
+			page.Tables = append(page.Tables, ht)
+		}
+	}
+	options := map[string]any{}
+	for i, c := range buildCharts(d) {
+		id := fmt.Sprintf("chart%d", i)
+		c.chart.ID = id
+		page.Charts = append(page.Charts, c.chart)
+		options[id] = c.option
+	}
+	opts, err := json.Marshal(options)
+	if err != nil {
+		return fmt.Errorf("html report: chart data: %w", err)
+	}
+	page.Options = template.JS(opts)
+	for _, run := range d.Runs {
+		var pretty strings.Builder
+		var v any
+		if json.Unmarshal([]byte(run.Manifest), &v) == nil {
+			b, _ := json.MarshalIndent(v, "", "  ")
+			pretty.Write(b)
+		} else {
+			pretty.WriteString(run.Manifest)
+		}
+		page.Manifests = append(page.Manifests, htmlManifest{
+			Label: fmt.Sprintf("run %d: %s, repeat %d, %s, %s", run.ID, run.Target, run.Repeat, run.Status,
+				run.Ended.Sub(run.Started).Round(1e9)),
+			JSON: pretty.String(),
+		})
+	}
+	return pageTemplate.Execute(w, page)
+}
+
+func toHTMLTable(t Table) htmlTable {
+	ht := htmlTable{Title: t.Title, Legend: t.Legend, Columns: t.Columns}
+	for _, r := range t.Rows {
+		hr := htmlRow{Group: r.Group, Label: r.Label}
+		for _, c := range r.Cells {
+			hc := htmlCell{Text: strings.TrimSpace(c.plain()), Title: c.Detail}
+			if c.Kind == Ratio && !c.Missing {
+				switch c.Band {
+				case analysis.Better:
+					hc.Class = "better"
+				case analysis.Worse:
+					hc.Class = "worse"
+				default:
+					hc.Class = "neutral"
+				}
+			}
+			if c.Kind != Text {
+				hc.Class += " num"
+			}
+			hr.Cells = append(hr.Cells, hc)
+		}
+		ht.Rows = append(ht.Rows, hr)
+	}
+	return ht
+}
+
+type chartDef struct {
+	chart  htmlChart
+	option map[string]any
+}
+
+// palette is Okabe and Ito's colour-blind-safe set.
+var palette = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"}
+
+func baseOption(title, xName, yName string) map[string]any {
+	return map[string]any{
+		"animation": false,
+		"color":     palette,
+		"title":     map[string]any{"text": title, "left": "center", "textStyle": map[string]any{"fontSize": 14}},
+		"tooltip":   map[string]any{"trigger": "axis"},
+		"legend":    map[string]any{"top": 24, "type": "scroll"},
+		"grid":      map[string]any{"top": 64, "left": 70, "right": 30, "bottom": 70, "containLabel": true},
+		"xAxis":     map[string]any{"name": xName, "nameLocation": "middle", "nameGap": 40},
+		"yAxis":     map[string]any{"name": yName, "nameLocation": "middle", "nameGap": 55},
+	}
+}
+
+// buildCharts makes the charts of METHOD.md-style reports: relative
+// throughput per group, throughput per second, throughput against threads,
+// box plots of the steady part, CPU per operation against the base, and
+// latency percentiles.
+func buildCharts(d *Data) []chartDef {
+	s, keys, groups := d.samples()
+	targets := d.targets()
+	var out []chartDef
+	threadCounts := map[int]bool{}
+	for _, k := range keys {
+		threadCounts[k.threads] = true
+	}
+	label := func(k cellKey) string {
+		if len(threadCounts) > 1 {
+			return fmt.Sprintf("%s @%d", k.test, k.threads)
+		}
+		return k.test
+	}
+	tput := func(r store.Result) float64 { return r.Throughput() }
+	var groupNames []string
+	byGroup := map[string][]cellKey{}
+	for _, k := range keys {
+		g := groups[k]
+		if _, ok := byGroup[g]; !ok {
+			groupNames = append(groupNames, g)
+		}
+		byGroup[g] = append(byGroup[g], k)
+	}
+	// Relative throughput per group, one bar per non-base target.
+	if len(targets) > 1 {
+		for _, g := range groupNames {
+			o := baseOption("Relative throughput: "+orDefault(g, "tests")+" (target / "+targets[0]+")",
+				"test", "relative throughput (1 = base)")
+			var cats []string
+			for _, k := range byGroup[g] {
+				cats = append(cats, label(k))
+			}
+			o["xAxis"].(map[string]any)["type"] = "category"
+			o["xAxis"].(map[string]any)["data"] = cats
+			o["xAxis"].(map[string]any)["axisLabel"] = map[string]any{"rotate": 30}
+			var series []any
+			for ti, t := range targets[1:] {
+				var vals []any
+				for _, k := range byGroup[g] {
+					vals = append(vals, num(analysis.Ratio(quickMedian(values(s[t][k], tput)),
+						quickMedian(values(s[targets[0]][k], tput)))))
+				}
+				ser := map[string]any{"name": t, "type": "bar", "data": vals}
+				if ti == 0 {
+					ser["markLine"] = map[string]any{"silent": true, "symbol": "none",
+						"data": []any{map[string]any{"yAxis": 1}}}
+				}
+				series = append(series, ser)
+			}
+			o["series"] = series
+			out = append(out, chartDef{htmlChart{Title: "relative throughput", Height: 380}, o})
+		}
+	}
+	// Throughput per second, all targets of a test on one chart (first repeat).
+	for _, k := range keys {
+		o := baseOption("Throughput per second: "+label(k)+" (negative seconds are warm-up)", "second", "statements per second")
+		o["xAxis"].(map[string]any)["type"] = "value"
+		var series []any
+		for _, t := range targets {
+			rs := s[t][k]
+			if len(rs) == 0 {
+				continue
+			}
+			var pts []any
+			for _, iv := range downsample(rs[0].Intervals) {
+				pts = append(pts, []any{iv.Sec, num(rate(iv.Statements, iv.Seconds))})
+			}
+			series = append(series, map[string]any{"name": t, "type": "line", "showSymbol": false, "data": pts})
+		}
+		o["series"] = series
+		out = append(out, chartDef{htmlChart{Title: "per second", Height: 300}, o})
+	}
+	// Throughput against thread count.
+	if len(threadCounts) > 1 {
+		tests := map[string][]cellKey{}
+		var names []string
+		for _, k := range keys {
+			if _, ok := tests[k.test]; !ok {
+				names = append(names, k.test)
+			}
+			tests[k.test] = append(tests[k.test], k)
+		}
+		for _, name := range names {
+			o := baseOption("Throughput against threads: "+name, "threads", "throughput (median over repeats)")
+			o["xAxis"].(map[string]any)["type"] = "value"
+			var series []any
+			for _, t := range targets {
+				var pts []any
+				for _, k := range tests[name] {
+					pts = append(pts, []any{k.threads, num(quickMedian(values(s[t][k], tput)))})
+				}
+				series = append(series, map[string]any{"name": t, "type": "line", "data": pts})
+			}
+			o["series"] = series
+			out = append(out, chartDef{htmlChart{Title: "threads", Height: 300}, o})
+		}
+	}
+	// Box plots of per-second throughput over the last half of each run.
+	for _, k := range keys {
+		o := baseOption("Per-second throughput, last half of the measured time: "+label(k), "target", "statements per second")
+		o["tooltip"] = map[string]any{"trigger": "item"}
+		o["xAxis"].(map[string]any)["type"] = "category"
+		o["xAxis"].(map[string]any)["data"] = targets
+		var boxes []any
+		for _, t := range targets {
+			var xs []float64
+			for _, r := range s[t][k] {
+				var measured []store.Interval
+				for _, iv := range r.Intervals {
+					if iv.Sec >= 0 && iv.Seconds >= 0.5 {
+						measured = append(measured, iv)
+					}
+				}
+				for _, iv := range measured[len(measured)/2:] {
+					xs = append(xs, rate(iv.Statements, iv.Seconds))
+				}
+			}
+			boxes = append(boxes, fiveNumbers(xs))
+		}
+		o["series"] = []any{map[string]any{"name": "per-second throughput", "type": "boxplot", "data": boxes}}
+		out = append(out, chartDef{htmlChart{Title: "box plot", Height: 300}, o})
+	}
+	// CPU per operation relative to the base, when measured.
+	if len(targets) > 1 {
+		cpu := func(r store.Result) float64 {
+			if r.Eff == nil || r.Statements == 0 || r.Eff.ClientCPU < 0 {
+				return math.NaN()
+			}
+			total := r.Eff.ClientCPU
+			if r.Eff.ServerCPU > 0 {
+				total += r.Eff.ServerCPU
+			}
+			return total * 1e6 / float64(r.Statements)
+		}
+		var cats []string
+		series := map[string][]any{}
+		measured := false
+		for _, k := range keys {
+			cats = append(cats, label(k))
+			base := quickMedian(finiteOnly(values(s[targets[0]][k], cpu)))
+			for _, t := range targets[1:] {
+				v := analysis.Ratio(quickMedian(finiteOnly(values(s[t][k], cpu))), base)
+				measured = measured || !math.IsNaN(v)
+				series[t] = append(series[t], num(v))
+			}
+		}
+		if measured {
+			o := baseOption("CPU per statement (server + client) relative to "+targets[0]+": lower is better",
+				"test", "relative CPU us per statement (1 = base)")
+			o["xAxis"].(map[string]any)["type"] = "category"
+			o["xAxis"].(map[string]any)["data"] = cats
+			o["xAxis"].(map[string]any)["axisLabel"] = map[string]any{"rotate": 45}
+			var ss []any
+			for _, t := range targets[1:] {
+				ss = append(ss, map[string]any{"name": t, "type": "bar", "data": series[t]})
+			}
+			o["series"] = ss
+			out = append(out, chartDef{htmlChart{Title: "efficiency", Height: 420}, o})
+		}
+	}
+	// Latency percentiles per test (median over repeats), log scale.
+	for _, g := range groupNames {
+		o := baseOption("Latency per event: "+orDefault(g, "tests")+" (p50 and p99)", "test", "milliseconds (log scale)")
+		o["yAxis"].(map[string]any)["type"] = "log"
+		var cats []string
+		for _, k := range byGroup[g] {
+			cats = append(cats, label(k))
+		}
+		o["xAxis"].(map[string]any)["type"] = "category"
+		o["xAxis"].(map[string]any)["data"] = cats
+		o["xAxis"].(map[string]any)["axisLabel"] = map[string]any{"rotate": 30}
+		var series []any
+		for _, t := range targets {
+			for _, q := range []struct {
+				name string
+				f    func(store.Result) float64
+			}{
+				{"p50", func(r store.Result) float64 { return r.Latency.P50.Seconds() * 1000 }},
+				{"p99", func(r store.Result) float64 { return r.Latency.P99.Seconds() * 1000 }},
+			} {
+				var vals []any
+				for _, k := range byGroup[g] {
+					vals = append(vals, num(quickMedian(values(s[t][k], q.f))))
+				}
+				series = append(series, map[string]any{"name": t + " " + q.name, "type": "bar", "data": vals})
+			}
+		}
+		o["series"] = series
+		out = append(out, chartDef{htmlChart{Title: "latency", Height: 380}, o})
+	}
+	return out
+}
+
+func rate(n int64, secs float64) float64 {
+	if secs <= 0 {
+		return 0
+	}
+	return float64(n) / secs
+}
+
+// num turns NaN and infinities into null, which JSON and ECharts accept.
+func num(v float64) any {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return math.Round(v*1000) / 1000
+}
+
+func finiteOnly(xs []float64) []float64 {
+	out := xs[:0:0]
+	for _, x := range xs {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// fiveNumbers returns min, lower quartile, median, upper quartile and max.
+func fiveNumbers(xs []float64) []any {
+	if len(xs) == 0 {
+		return []any{}
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	q := func(p float64) float64 {
+		pos := p * float64(len(s)-1)
+		lo := int(math.Floor(pos))
+		hi := int(math.Ceil(pos))
+		return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
+	}
+	return []any{num(s[0]), num(q(0.25)), num(q(0.5)), num(q(0.75)), num(s[len(s)-1])}
+}
+
+// downsample averages a long series into at most maxSeriesPoints points.
+func downsample(ivs []store.Interval) []store.Interval {
+	if len(ivs) <= maxSeriesPoints {
+		return ivs
+	}
+	step := (len(ivs) + maxSeriesPoints - 1) / maxSeriesPoints
+	var out []store.Interval
+	for i := 0; i < len(ivs); i += step {
+		agg := ivs[i]
+		for _, iv := range ivs[i+1 : min(i+step, len(ivs))] {
+			agg.Statements += iv.Statements
+			agg.Seconds += iv.Seconds
+		}
+		out = append(out, agg)
+	}
+	return out
+}
+
+var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #222; }
+h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; }
+th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.group td { background: #fafafa; font-weight: 600; }
+td.better { background: #b7e4c7; } td.worse { background: #f4b6b6; } td.neutral { color: #555; background: #eee; }
+.legend { color: #555; font-size: 13px; }
+.chart { width: 100%; max-width: 1100px; margin: 8px 0 24px; }
+pre { background: #f6f6f6; padding: 8px; overflow: auto; font-size: 12px; }
+ul.header li { margin: 2px 0; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<ul class="header">{{range .Header}}<li>{{.}}</li>{{end}}</ul>
+{{define "table"}}<h2>{{.Title}}</h2>{{if .Legend}}<p class="legend">{{.Legend}}</p>{{end}}
+<table><thead><tr><th>test</th>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{$g := ""}}{{range .Rows}}{{if and .Group (ne .Group $g)}}{{$g = .Group}}<tr class="group"><td colspan="99">{{.Group}}</td></tr>{{end}}<tr><td>{{.Label}}</td>{{range .Cells}}<td class="{{.Class}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{end}}</tbody></table>{{end}}
+{{range .Relative}}{{template "table" .}}{{end}}
+<p class="legend">Colour convention: green with + is better than the base, red with - is worse, grey is within the band (or not significant when repeats allow a test); the sign carries the verdict for readers who cannot tell the colours apart.</p>
+<h2>Charts</h2>
+<noscript><p>The charts need JavaScript; every number is also in the tables.</p></noscript>
+{{range .Charts}}<div class="chart" id="{{.ID}}" style="height: {{.Height}}px" role="img" aria-label="{{.Title}}"></div>
+{{end}}
+{{range .Tables}}{{template "table" .}}{{end}}
+{{if .Notes}}<h2>Notes</h2><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<h2>Manifests</h2>
+{{range .Manifests}}<details><summary>{{.Label}}</summary><pre>{{.JSON}}</pre></details>
+{{end}}
+<script>{{.ECharts}}</script>
+<script type="application/json" id="chart-options">{{.Options}}</script>
+<script>
+(function () {
+  var options = JSON.parse(document.getElementById("chart-options").textContent);
+  Object.keys(options).forEach(function (id) {
+    var el = document.getElementById(id);
+    if (!el) { return; }
+    echarts.init(el, null, { renderer: "canvas" }).setOption(options[id]);
+  });
+})();
+</script>
+</body>
+</html>
+`))
