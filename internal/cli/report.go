@@ -70,7 +70,15 @@ func runQuickstart(env Env, args []string) error {
 	}
 	id, err := execute(env, s, *storeFlag, runner.ExperimentOptions{})
 	if id != 0 {
-		if rerr := printAndWriteReport(env, storePath(env, *storeFlag), id, *out, "markdown"); rerr != nil && err == nil {
+		html := strings.TrimSuffix(*out, filepath.Ext(*out)) + ".html"
+		if html == *out {
+			html = ""
+		}
+		var extra []string
+		if html != "" {
+			extra = append(extra, html)
+		}
+		if rerr := printAndWriteReport(env, storePath(env, *storeFlag), id, *out, "", extra...); rerr != nil && err == nil {
 			err = rerr
 		}
 	}
@@ -79,7 +87,7 @@ func runQuickstart(env Env, args []string) error {
 
 // printAndWriteReport prints the text report of experiment id and, when path
 // is set, writes it to path too.
-func printAndWriteReport(env Env, storeFile string, id int64, path, format string) error {
+func printAndWriteReport(env Env, storeFile string, id int64, path, format string, more ...string) error {
 	d, err := loadData(storeFile, id)
 	if err != nil {
 		return err
@@ -97,6 +105,13 @@ func printAndWriteReport(env Env, storeFile string, id int64, path, format strin
 	}
 	abs, _ := filepath.Abs(path)
 	fmt.Fprintf(env.Stdout, "\nReport written to %s\n", abs)
+	for _, p := range more {
+		if err := writeReportFile(d, r, p, ""); err != nil {
+			return err
+		}
+		abs, _ := filepath.Abs(p)
+		fmt.Fprintf(env.Stdout, "Report written to %s\n", abs)
+	}
 	return nil
 }
 
