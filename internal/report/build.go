@@ -7,8 +7,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"benchlab/internal/analysis"
+	"benchlab/internal/spec"
 	"benchlab/internal/store"
 )
 
@@ -231,8 +233,17 @@ func header(d *Data) []string {
 	if e.Preset == "smoke" {
 		h = append(h, "SMOKE PRESET: NOT FOR CONCLUSIONS (tiny table, 1-second tests)")
 	}
-	h = append(h, fmt.Sprintf("created %s, preset %s, base %s", e.Created.Local().Format("2006-01-02 15:04:05"),
-		orDefault(e.Preset, "none"), e.Base))
+	h = append(h, fmt.Sprintf("created %s, preset %s, base %s%s", e.Created.Local().Format("2006-01-02 15:04:05"),
+		orDefault(e.Preset, "none"), e.Base, durationOf(d)))
+	if sp, err := spec.Parse([]byte(e.Spec), "stored spec", ""); err == nil {
+		w := sp.Workload
+		tests := "all tests"
+		if len(w.Tests) > 0 {
+			tests = strings.Join(w.Tests, ", ")
+		}
+		h = append(h, fmt.Sprintf("workload: suite %s (%s), %d table(s) of %d rows, threads %v, read %s, write %s, warm-up %s, repeats %d",
+			w.Suite, tests, w.Tables, w.TableSize, w.Threads, w.ReadTime.Duration, w.WriteTime.Duration, w.Warmup.Duration, w.Repeats))
+	}
 	seen := map[string]bool{}
 	var host string
 	for _, run := range d.Runs {
@@ -252,6 +263,23 @@ func header(d *Data) []string {
 		h = append(h, host)
 	}
 	return h
+}
+
+// durationOf says how long the experiment's runs took, first start to last end.
+func durationOf(d *Data) string {
+	var first, last time.Time
+	for _, r := range d.Runs {
+		if first.IsZero() || r.Started.Before(first) {
+			first = r.Started
+		}
+		if r.Ended.After(last) {
+			last = r.Ended
+		}
+	}
+	if first.IsZero() || last.Before(first) {
+		return ""
+	}
+	return fmt.Sprintf(", ran for %s", last.Sub(first).Round(time.Second))
 }
 
 func firstField(s string) string {
