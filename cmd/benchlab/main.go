@@ -6,8 +6,8 @@ package main
 import (
 	"os"
 
-	"benchlab/internal/cli"
 	_ "benchlab/internal/all"
+	"benchlab/internal/cli"
 )
 
 func main() { os.Exit(cli.Main(cli.OSEnv(), os.Args[1:])) }
