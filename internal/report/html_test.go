@@ -156,9 +156,24 @@ func TestHTMLInBrowser(t *testing.T) {
 	f.Close()
 	t.Logf("rendered in %s", time.Since(start))
 
+	// The browser profile lives outside t.TempDir: Chromium's helper
+	// processes may still write there for a moment after it is stopped, so
+	// it is removed with retries, and a failure to remove it fails nothing.
+	profile, err := os.MkdirTemp("", "benchlab-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for i := 0; i < 20; i++ {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(filepath.Join(dir, "profile")),
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profile),
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.WindowSize(1200, 900),
 	}
