@@ -142,16 +142,7 @@ func BuildWith(d *Data, opt Options) *Report {
 	r.Header = header(d)
 	s, keys, groups := d.samples()
 	targets := d.targets()
-	threadCounts := map[int]bool{}
-	for _, k := range keys {
-		threadCounts[k.threads] = true
-	}
-	label := func(k cellKey) string {
-		if len(threadCounts) > 1 {
-			return fmt.Sprintf("%s @%d", k.test, k.threads)
-		}
-		return k.test
-	}
+	label, _ := labeler(keys)
 	tput := func(x store.Result) float64 { return x.Throughput() }
 	if len(targets) > 1 {
 		rel := Table{
@@ -211,6 +202,21 @@ func BuildWith(d *Data, opt Options) *Report {
 }
 
 func ms(secs float64) float64 { return secs * 1000 }
+
+// labeler returns how rows are labelled: the test name, with "@threads"
+// when the experiment ran several thread counts; and those thread counts.
+func labeler(keys []cellKey) (func(cellKey) string, map[int]bool) {
+	threadCounts := map[int]bool{}
+	for _, k := range keys {
+		threadCounts[k.threads] = true
+	}
+	return func(k cellKey) string {
+		if len(threadCounts) > 1 {
+			return fmt.Sprintf("%s @%d", k.test, k.threads)
+		}
+		return k.test
+	}, threadCounts
+}
 
 // repeatRange returns the fewest and most repeats any target has in any row.
 func repeatRange(s samples, keys []cellKey) (lo, hi int) {

@@ -166,16 +166,7 @@ func buildCharts(d *Data) []chartDef {
 	s, keys, groups := d.samples()
 	targets := d.targets()
 	var out []chartDef
-	threadCounts := map[int]bool{}
-	for _, k := range keys {
-		threadCounts[k.threads] = true
-	}
-	label := func(k cellKey) string {
-		if len(threadCounts) > 1 {
-			return fmt.Sprintf("%s @%d", k.test, k.threads)
-		}
-		return k.test
-	}
+	label, threadCounts := labeler(keys)
 	tput := func(r store.Result) float64 { return r.Throughput() }
 	var groupNames []string
 	byGroup := map[string][]cellKey{}
