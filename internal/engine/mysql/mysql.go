@@ -106,7 +106,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{engine: d.name, target: t, inst: inst}
+	db := &DB{engine: d.name, target: t, Managed: server.Manage(inst)}
 	fail := func(err error) (engine.DB, error) {
 		db.Close()
 		return nil, err
@@ -174,12 +174,12 @@ func connector(cfg *gomysql.Config) (driver.Connector, error) {
 
 // DB is an opened MySQL-family database, on a managed server or a DSN's.
 type DB struct {
-	engine string
-	target engine.Target
-	inst   *server.Instance // nil for a DSN target
-	cfg    *gomysql.Config
-	admin  *Conn
-	closed sync.Once
+	engine         string
+	target         engine.Target
+	server.Managed // the server benchlab started; empty for a DSN target
+	cfg            *gomysql.Config
+	admin          *Conn
+	closed         sync.Once
 }
 
 // setConfig completes the worker connection config: statements are
@@ -206,31 +206,9 @@ func (db *DB) dial(ctx context.Context, cfg *gomysql.Config) (*Conn, error) {
 			return &Conn{c: c, db: db}, nil
 		}
 	}
-	return nil, db.wrap(fmt.Errorf("%s target %s at %s: connect: %s", db.engine, db.target.Name, cfg.Addr,
+	return nil, db.Wrap(fmt.Errorf("%s target %s at %s: connect: %s", db.engine, db.target.Name, cfg.Addr,
 		server.RedactIn(err.Error(), cfg.Passwd)))
 }
-
-// wrap adds why the server is gone, when it died, to a failed call's error.
-func (db *DB) wrap(err error) error {
-	if err == nil || db.inst == nil {
-		return err
-	}
-	if died := db.inst.Died(); died != nil {
-		return fmt.Errorf("%w; %v", err, died)
-	}
-	return err
-}
-
-// PIDs returns the managed server's process (nil for a DSN target).
-func (db *DB) PIDs() []int {
-	if db.inst == nil {
-		return nil
-	}
-	return db.inst.PIDs()
-}
-
-// Instance returns the managed server, nil for a DSN target.
-func (db *DB) Instance() *server.Instance { return db.inst }
 
 // Dialect returns engine.MySQL.
 func (db *DB) Dialect() engine.Dialect { return engine.MySQL }
@@ -253,21 +231,21 @@ var flushVars = []struct{ name, value string }{
 func (db *DB) Maintain(ctx context.Context, tables []string) error {
 	for _, t := range tables {
 		if _, err := db.admin.Query(ctx, "ANALYZE TABLE "+quoteIdent(t)); err != nil {
-			return db.wrap(fmt.Errorf("%s: analyze table %s: %w", db.engine, t, err))
+			return db.Wrap(fmt.Errorf("%s: analyze table %s: %w", db.engine, t, err))
 		}
 	}
 	old := map[string]string{}
 	for _, v := range flushVars {
 		cur, ok, err := db.admin.variable(ctx, v.name)
 		if err != nil {
-			return db.wrap(fmt.Errorf("%s: read %s: %w", db.engine, v.name, err))
+			return db.Wrap(fmt.Errorf("%s: read %s: %w", db.engine, v.name, err))
 		}
 		if !ok {
 			continue // this server version lacks it
 		}
 		old[v.name] = cur
 		if _, err := db.admin.Exec(ctx, fmt.Sprintf("SET GLOBAL %s = %s", v.name, v.value)); err != nil {
-			return db.wrap(fmt.Errorf("%s: set %s: %w", db.engine, v.name, err))
+			return db.Wrap(fmt.Errorf("%s: set %s: %w", db.engine, v.name, err))
 		}
 	}
 	werr := db.waitFlushed(ctx)
@@ -279,7 +257,7 @@ func (db *DB) Maintain(ctx context.Context, tables []string) error {
 			continue
 		}
 		if _, err := db.admin.Exec(context.WithoutCancel(ctx), fmt.Sprintf("SET GLOBAL %s = %s", flushVars[i].name, v)); err != nil {
-			errs = append(errs, db.wrap(fmt.Errorf("%s: restore %s: %w", db.engine, flushVars[i].name, err)))
+			errs = append(errs, db.Wrap(fmt.Errorf("%s: restore %s: %w", db.engine, flushVars[i].name, err)))
 		}
 	}
 	return errors.Join(append([]error{werr}, errs...)...)
@@ -296,11 +274,11 @@ func (db *DB) waitFlushed(ctx context.Context) error {
 	for time.Now().Before(deadline) {
 		dirty, err := db.admin.status(ctx, "Innodb_buffer_pool_pages_dirty")
 		if err != nil {
-			return db.wrap(fmt.Errorf("%s: dirty pages: %w", db.engine, err))
+			return db.Wrap(fmt.Errorf("%s: dirty pages: %w", db.engine, err))
 		}
 		total, err := db.admin.status(ctx, "Innodb_buffer_pool_pages_total")
 		if err != nil {
-			return db.wrap(fmt.Errorf("%s: buffer pool pages: %w", db.engine, err))
+			return db.Wrap(fmt.Errorf("%s: buffer pool pages: %w", db.engine, err))
 		}
 		if dirty*100 <= total {
 			return nil
@@ -331,14 +309,14 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	info := engine.Info{Engine: db.engine, Settings: map[string]string{}}
 	ver, _, err := db.admin.variable(ctx, "version")
 	if err != nil {
-		return info, db.wrap(fmt.Errorf("%s: version: %w", db.engine, err))
+		return info, db.Wrap(fmt.Errorf("%s: version: %w", db.engine, err))
 	}
 	info.Version, _, _ = strings.Cut(ver, "-")
 	comment, _, _ := db.admin.variable(ctx, "version_comment")
 	machine, _, _ := db.admin.variable(ctx, "version_compile_machine")
 	compileOS, _, _ := db.admin.variable(ctx, "version_compile_os")
-	if db.inst != nil {
-		info.Build = server.Provenance(db.inst.Binaries())
+	if db.Instance() != nil {
+		info.Build = server.Provenance(db.Instance().Binaries())
 	} else {
 		info.Build = "existing server (dsn)"
 	}
@@ -350,14 +328,14 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	for _, n := range names {
 		v, ok, err := db.admin.variable(ctx, n)
 		if err != nil {
-			return info, db.wrap(fmt.Errorf("%s: read %s: %w", db.engine, n, err))
+			return info, db.Wrap(fmt.Errorf("%s: read %s: %w", db.engine, n, err))
 		}
 		if ok {
 			info.Settings[n] = v
 		}
 	}
-	if db.inst != nil {
-		info.Settings["benchlab.server_log"] = db.inst.KeptLog
+	if db.Instance() != nil {
+		info.Settings["benchlab.server_log"] = db.Instance().KeptLog
 	}
 	return info, nil
 }
@@ -370,8 +348,8 @@ func (db *DB) Close() error {
 		if db.admin != nil {
 			db.admin.Close()
 		}
-		if db.inst != nil {
-			err = db.inst.Stop()
+		if db.Instance() != nil {
+			err = db.Instance().Stop()
 		}
 	})
 	return err
@@ -401,7 +379,7 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error)
 	c.args = named(c.args[:0], args)
 	r, err := c.c.(driver.ExecerContext).ExecContext(ctx, sql, c.args)
 	if err != nil {
-		return 0, c.db.wrap(err)
+		return 0, c.db.Wrap(err)
 	}
 	return r.RowsAffected()
 }
@@ -411,10 +389,10 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (int64, error
 	c.args = named(c.args[:0], args)
 	rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, sql, c.args)
 	if err != nil {
-		return 0, c.db.wrap(err)
+		return 0, c.db.Wrap(err)
 	}
 	n, err := engine.DrainRows(rows, nil)
-	return n, c.db.wrap(err)
+	return n, c.db.Wrap(err)
 }
 
 // variable reads a global variable; ok is false when the server lacks it.
@@ -463,7 +441,7 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 	}
 	s, err := c.c.(driver.ConnPrepareContext).PrepareContext(ctx, sql)
 	if err != nil {
-		return nil, c.db.wrap(fmt.Errorf("prepare %q: %w", sql, err))
+		return nil, c.db.Wrap(fmt.Errorf("prepare %q: %w", sql, err))
 	}
 	return &Stmt{s: s, db: c.db, long: cost == engine.Long}, nil
 }
@@ -503,7 +481,7 @@ func (s *Stmt) Exec(ctx context.Context, args ...any) (int64, error) {
 		r, err = s.s.Exec(s.values(args)) //nolint:staticcheck // the context-free call skips the cancel watcher
 	}
 	if err != nil {
-		return 0, s.db.wrap(err)
+		return 0, s.db.Wrap(err)
 	}
 	return r.RowsAffected()
 }
@@ -519,10 +497,10 @@ func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
 		rows, err = s.s.Query(s.values(args)) //nolint:staticcheck // as in Exec
 	}
 	if err != nil {
-		return 0, s.db.wrap(err)
+		return 0, s.db.Wrap(err)
 	}
 	n, err := engine.DrainRows(rows, &s.dest)
-	return n, s.db.wrap(err)
+	return n, s.db.Wrap(err)
 }
 
 // Close deallocates the statement.

@@ -84,7 +84,7 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{target: t, inst: inst}
+	db := &DB{target: t, Managed: server.Manage(inst)}
 	fail := func(err error) (engine.DB, error) {
 		db.Close()
 		return nil, err
@@ -134,11 +134,11 @@ func passwordOf(dsn string) string {
 
 // DB is an opened PostgreSQL database, on a managed server or a DSN's.
 type DB struct {
-	target engine.Target
-	inst   *server.Instance // nil for a DSN target
-	cfg    *pgx.ConnConfig
-	admin  *pgx.Conn
-	closed sync.Once
+	target         engine.Target
+	server.Managed // the server benchlab started; empty for a DSN target
+	cfg            *pgx.ConnConfig
+	admin          *pgx.Conn
+	closed         sync.Once
 }
 
 // dial opens a connection, with errors that name the target and never the password.
@@ -147,40 +147,18 @@ func (db *DB) dial(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) 
 	cfg.DialFunc = blockconn.Dial
 	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, db.wrap(fmt.Errorf("postgres target %s at %s: connect: %s", db.target.Name, db.where(),
+		return nil, db.Wrap(fmt.Errorf("postgres target %s at %s: connect: %s", db.target.Name, db.where(),
 			server.RedactIn(err.Error(), cfg.Password)))
 	}
 	return c, nil
 }
 
 func (db *DB) where() string {
-	if db.inst != nil {
-		return db.inst.Addr()
+	if db.Instance() != nil {
+		return db.Instance().Addr()
 	}
 	return fmt.Sprintf("%s:%d", db.cfg.Host, db.cfg.Port)
 }
-
-// wrap adds why the server is gone, when it died, to a failed call's error.
-func (db *DB) wrap(err error) error {
-	if err == nil || db.inst == nil {
-		return err
-	}
-	if died := db.inst.Died(); died != nil {
-		return fmt.Errorf("%w; %v", err, died)
-	}
-	return err
-}
-
-// PIDs returns the managed server's postmaster (nil for a DSN target).
-func (db *DB) PIDs() []int {
-	if db.inst == nil {
-		return nil
-	}
-	return db.inst.PIDs()
-}
-
-// Instance returns the managed server, nil for a DSN target.
-func (db *DB) Instance() *server.Instance { return db.inst }
 
 // Dialect returns engine.Postgres.
 func (db *DB) Dialect() engine.Dialect { return engine.Postgres }
@@ -200,7 +178,7 @@ func (db *DB) Connect(ctx context.Context) (engine.Conn, error) {
 func (db *DB) Maintain(ctx context.Context, tables []string) error {
 	var num int
 	if err := db.admin.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&num); err != nil {
-		return db.wrap(fmt.Errorf("postgres: server version: %w", err))
+		return db.Wrap(fmt.Errorf("postgres: server version: %w", err))
 	}
 	opts := "ANALYZE"
 	if num >= 120000 {
@@ -219,7 +197,7 @@ func (db *DB) Maintain(ctx context.Context, tables []string) error {
 			}
 			defer c.Close(context.WithoutCancel(ctx))
 			if _, err := c.Exec(ctx, fmt.Sprintf("VACUUM (%s) %s", opts, pgx.Identifier{tbl}.Sanitize())); err != nil {
-				errs[i] = db.wrap(fmt.Errorf("postgres: vacuum %s: %w", tbl, err))
+				errs[i] = db.Wrap(fmt.Errorf("postgres: vacuum %s: %w", tbl, err))
 			}
 		}()
 	}
@@ -228,7 +206,7 @@ func (db *DB) Maintain(ctx context.Context, tables []string) error {
 		return err
 	}
 	if _, err := db.admin.Exec(ctx, "CHECKPOINT"); err != nil {
-		return db.wrap(fmt.Errorf("postgres: checkpoint: %w", err))
+		return db.Wrap(fmt.Errorf("postgres: checkpoint: %w", err))
 	}
 	return nil
 }
@@ -243,15 +221,15 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	info := engine.Info{Engine: "postgres", Settings: map[string]string{}}
 	var full, short string
 	if err := db.admin.QueryRow(ctx, "SELECT version(), current_setting('server_version')").Scan(&full, &short); err != nil {
-		return info, db.wrap(fmt.Errorf("postgres: version: %w", err))
+		return info, db.Wrap(fmt.Errorf("postgres: version: %w", err))
 	}
 	info.Version, _, _ = strings.Cut(short, " ")
 	compiler := ""
 	if _, c, ok := strings.Cut(full, "compiled by "); ok {
 		compiler = "compiled by " + c
 	}
-	if db.inst != nil {
-		info.Build = server.Provenance(db.inst.Binaries())
+	if db.Instance() != nil {
+		info.Build = server.Provenance(db.Instance().Binaries())
 	} else {
 		info.Build = "existing server (dsn)"
 	}
@@ -264,7 +242,7 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	}
 	rows, err := db.admin.Query(ctx, "SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY($1)", names)
 	if err != nil {
-		return info, db.wrap(fmt.Errorf("postgres: settings: %w", err))
+		return info, db.Wrap(fmt.Errorf("postgres: settings: %w", err))
 	}
 	for rows.Next() {
 		var k, v string
@@ -276,10 +254,10 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return info, db.wrap(fmt.Errorf("postgres: settings: %w", err))
+		return info, db.Wrap(fmt.Errorf("postgres: settings: %w", err))
 	}
-	if db.inst != nil {
-		info.Settings["benchlab.server_log"] = db.inst.KeptLog
+	if db.Instance() != nil {
+		info.Settings["benchlab.server_log"] = db.Instance().KeptLog
 	}
 	return info, nil
 }
@@ -292,8 +270,8 @@ func (db *DB) Close() error {
 		if db.admin != nil {
 			db.admin.Close(context.Background())
 		}
-		if db.inst != nil {
-			err = db.inst.Stop()
+		if db.Instance() != nil {
+			err = db.Instance().Stop()
 		}
 	})
 	return err
@@ -323,7 +301,7 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error)
 	if len(args) == 0 {
 		res, err := c.c.PgConn().Exec(ctx, sql).ReadAll()
 		if err != nil {
-			return 0, c.db.wrap(err)
+			return 0, c.db.Wrap(err)
 		}
 		var n int64
 		for _, r := range res {
@@ -333,7 +311,7 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error)
 	}
 	tag, err := c.c.Exec(ctx, sql, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
 	if err != nil {
-		return 0, c.db.wrap(err)
+		return 0, c.db.Wrap(err)
 	}
 	return tag.RowsAffected(), nil
 }
@@ -342,14 +320,14 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error)
 func (c *Conn) Query(ctx context.Context, sql string, args ...any) (int64, error) {
 	rows, err := c.c.Query(ctx, sql, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
 	if err != nil {
-		return 0, c.db.wrap(err)
+		return 0, c.db.Wrap(err)
 	}
 	var n int64
 	for rows.Next() {
 		n++
 	}
 	rows.Close()
-	return n, c.db.wrap(rows.Err())
+	return n, c.db.Wrap(rows.Err())
 }
 
 // Prepare prepares sql as a named server-side statement. Transaction control
@@ -360,7 +338,7 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 	}
 	sd, err := c.c.Prepare(ctx, "bl"+strconv.FormatInt(stmtSeq.Add(1), 10), sql)
 	if err != nil {
-		return nil, c.db.wrap(fmt.Errorf("prepare %q: %w", sql, err))
+		return nil, c.db.Wrap(fmt.Errorf("prepare %q: %w", sql, err))
 	}
 	return &Stmt{c: c, sd: sd, long: cost == engine.Long}, nil
 }
@@ -427,7 +405,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (rows int64, tag pgconn.Comm
 		rows++
 	}
 	tag, err = rr.Close()
-	return rows, tag, s.c.db.wrap(err)
+	return rows, tag, s.c.db.Wrap(err)
 }
 
 // Exec runs the statement and returns the rows changed.
