@@ -88,16 +88,11 @@ func ResolveVersion(f Family, engine, v string) (string, error) {
 	if len(have) > 0 {
 		list = strings.Join(have, ", ")
 	}
-	return "", fmt.Errorf("%s %s is %w; run `benchlab install %s %s` (installed: %s)", engine, v, ErrNotInstalled,
-		installName(f), v, list)
+	return "", fmt.Errorf("%s %s is %w in %s (installed: %s); unpack that release there as <engine>/<version> "+
+		"with bin/ inside, or give the target a basedir (`benchlab install` is not built yet)", engine, v,
+		ErrNotInstalled, VersionsDir(), list)
 }
 
-func installName(f Family) string {
-	if f == Postgres {
-		return "postgres"
-	}
-	return "mariadb"
-}
 
 // versionLess orders "12.22 (...)" before "16.15 (...)" numerically.
 func versionLess(a, b string) bool {
