@@ -93,7 +93,6 @@ func ResolveVersion(f Family, engine, v string) (string, error) {
 		ErrNotInstalled, VersionsDir(), list)
 }
 
-
 // versionLess orders "12.22 (...)" before "16.15 (...)" numerically.
 func versionLess(a, b string) bool {
 	pa := strings.Split(strings.Fields(a)[0], ".")
