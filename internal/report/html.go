@@ -207,11 +207,13 @@ func buildCharts(d *Data) []chartDef {
 			out = append(out, chartDef{htmlChart{Title: "relative throughput", Height: 380}, o})
 		}
 	}
-	// Throughput per second, all targets of a test on one chart (first repeat).
+	// Throughput per second, all targets of a test on one chart (first
+	// repeat); seconds before 0 are warm-up and are shaded.
 	for _, k := range keys {
-		o := baseOption("Throughput per second: "+label(k)+" (negative seconds are warm-up)", "second", "statements per second")
+		o := baseOption("Throughput per second: "+label(k), "second of the step (shaded: warm-up)", "statements per second")
 		o["xAxis"].(map[string]any)["type"] = "value"
 		var series []any
+		first := 0
 		for _, t := range targets {
 			rs := s[t][k]
 			if len(rs) == 0 {
@@ -219,9 +221,13 @@ func buildCharts(d *Data) []chartDef {
 			}
 			var pts []any
 			for _, iv := range downsample(rs[0].Intervals) {
+				first = min(first, iv.Sec)
 				pts = append(pts, []any{iv.Sec, num(rate(iv.Statements, iv.Seconds))})
 			}
 			series = append(series, map[string]any{"name": t, "type": "line", "showSymbol": false, "data": pts})
+		}
+		if first < 0 && len(series) > 0 {
+			series[0].(map[string]any)["markArea"] = warmupArea(first)
 		}
 		o["series"] = series
 		out = append(out, chartDef{htmlChart{Title: "per second", Height: 300}, o})
@@ -237,7 +243,7 @@ func buildCharts(d *Data) []chartDef {
 			tests[k.test] = append(tests[k.test], k)
 		}
 		for _, name := range names {
-			o := baseOption("Throughput against threads: "+name, "threads", "throughput (median over repeats)")
+			o := baseOption("Throughput against threads: "+name, "threads", "statements per second (median over repeats)")
 			o["xAxis"].(map[string]any)["type"] = "value"
 			var series []any
 			for _, t := range targets {
@@ -276,41 +282,27 @@ func buildCharts(d *Data) []chartDef {
 		o["series"] = []any{map[string]any{"name": "per-second throughput", "type": "boxplot", "data": boxes}}
 		out = append(out, chartDef{htmlChart{Title: "box plot", Height: 300}, o})
 	}
-	// CPU per operation relative to the base, when measured.
+	// Cost per operation relative to the base (METHOD.md 2.7, sum_met.sh's
+	// relative block), one chart per cost, only for costs that were measured.
 	if len(targets) > 1 {
-		cpu := func(r store.Result) float64 {
-			if r.Eff == nil || r.Statements == 0 || r.Eff.ClientCPU < 0 {
-				return math.NaN()
-			}
-			total := r.Eff.ClientCPU
-			if r.Eff.ServerCPU > 0 {
-				total += r.Eff.ServerCPU
-			}
-			return total * 1e6 / float64(r.Statements)
-		}
 		var cats []string
-		series := map[string][]any{}
-		measured := false
 		for _, k := range keys {
 			cats = append(cats, label(k))
-			base := quickMedian(finiteOnly(values(s[targets[0]][k], cpu)))
-			for _, t := range targets[1:] {
-				v := analysis.Ratio(quickMedian(finiteOnly(values(s[t][k], cpu))), base)
-				measured = measured || !math.IsNaN(v)
-				series[t] = append(series[t], num(v))
-			}
 		}
-		if measured {
-			o := baseOption("CPU per statement (server + client) relative to "+targets[0]+": lower is better",
-				"test", "relative CPU us per statement (1 = base)")
+		for _, m := range effMetrics {
+			if !effCharted[m.column] {
+				continue
+			}
+			series, measured := effRelative(s, keys, targets, m.value)
+			if !measured {
+				continue
+			}
+			o := baseOption("Relative "+m.column+" (target / "+targets[0]+"): lower is better",
+				"test", "relative "+m.column+" (1 = base)")
 			o["xAxis"].(map[string]any)["type"] = "category"
 			o["xAxis"].(map[string]any)["data"] = cats
 			o["xAxis"].(map[string]any)["axisLabel"] = map[string]any{"rotate": 45}
-			var ss []any
-			for _, t := range targets[1:] {
-				ss = append(ss, map[string]any{"name": t, "type": "bar", "data": series[t]})
-			}
-			o["series"] = ss
+			o["series"] = series
 			out = append(out, chartDef{htmlChart{Title: "efficiency", Height: 420}, o})
 		}
 	}
@@ -347,6 +339,44 @@ func buildCharts(d *Data) []chartDef {
 	return out
 }
 
+// effCharted names the per-operation costs drawn relative to the base; the
+// issue asks for CPU and KB per operation, the tables hold the rest.
+var effCharted = map[string]bool{"cpu us/op total": true, "KB read/op": true, "KB written/op": true}
+
+// effRelative returns one bar series per non-base target of the ratio of a
+// cost per operation to the base's (medians over repeats), and whether any
+// ratio could be computed: results without efficiency figures give none.
+func effRelative(s samples, keys []cellKey, targets []string, f func(store.Result) float64) ([]any, bool) {
+	measured := false
+	var series []any
+	for _, t := range targets[1:] {
+		var vals []any
+		for _, k := range keys {
+			base, bc := effValues(s[targets[0]][k], f)
+			other, oc := effValues(s[t][k], f)
+			if bc != nil || oc != nil {
+				vals = append(vals, nil)
+				continue
+			}
+			v := analysis.Ratio(medianOf(other), medianOf(base))
+			measured = measured || !math.IsNaN(v)
+			vals = append(vals, num(v))
+		}
+		series = append(series, map[string]any{"name": t, "type": "bar", "data": vals})
+	}
+	return series, measured
+}
+
+// warmupArea shades the warm-up seconds, from first (negative) to 0.
+func warmupArea(first int) map[string]any {
+	return map[string]any{
+		"silent":    true,
+		"itemStyle": map[string]any{"color": "rgba(120, 120, 120, 0.15)"},
+		"label":     map[string]any{"position": "insideTop", "color": "#555"},
+		"data":      []any{[]any{map[string]any{"name": "warm-up", "xAxis": first}, map[string]any{"xAxis": 0}}},
+	}
+}
+
 func rate(n int64, secs float64) float64 {
 	if secs <= 0 {
 		return 0
@@ -354,22 +384,23 @@ func rate(n int64, secs float64) float64 {
 	return float64(n) / secs
 }
 
-// num turns NaN and infinities into null, which JSON and ECharts accept.
+// num turns NaN and infinities into null, which JSON and ECharts accept, and
+// keeps 4 significant digits: enough for a chart, and it keeps the page small
+// without flattening sub-millisecond latencies to 0.
 func num(v float64) any {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil
 	}
-	return math.Round(v*1000) / 1000
-}
-
-func finiteOnly(xs []float64) []float64 {
-	out := xs[:0:0]
-	for _, x := range xs {
-		if !math.IsNaN(x) && !math.IsInf(x, 0) {
-			out = append(out, x)
-		}
+	if v == 0 {
+		return 0.0
 	}
-	return out
+	e := 3 - math.Floor(math.Log10(math.Abs(v)))
+	if e < 0 {
+		q := math.Pow(10, -e)
+		return math.Round(v/q) * q
+	}
+	p := math.Pow(10, e)
+	return math.Round(v*p) / p
 }
 
 // fiveNumbers returns min, lower quartile, median, upper quartile and max.
@@ -419,7 +450,10 @@ table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; }
 th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.group td { background: #fafafa; font-weight: 600; }
-td.better { background: #b7e4c7; } td.worse { background: #f4b6b6; } td.neutral { color: #555; background: #eee; }
+/* Tints of Okabe and Ito's bluish green and vermillion, which colour-blind
+   readers still tell apart (by lightness too); the sign repeats the verdict. */
+.better { background: #a9dcc8; } .worse { background: #f5b48f; } .neutral { color: #555; background: #eee; }
+.swatch { padding: 1px 6px; border: 1px solid #ccc; font-variant-numeric: tabular-nums; }
 .legend { color: #555; font-size: 13px; }
 .chart { width: 100%; max-width: 1100px; margin: 8px 0 24px; }
 pre { background: #f6f6f6; padding: 8px; overflow: auto; font-size: 12px; }
@@ -434,7 +468,10 @@ ul.header li { margin: 2px 0; }
 {{$g := ""}}{{range .Rows}}{{if and .Group (ne .Group $g)}}{{$g = .Group}}<tr class="group"><td colspan="99">{{.Group}}</td></tr>{{end}}<tr><td>{{.Label}}</td>{{range .Cells}}<td class="{{.Class}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table>{{end}}
 {{range .Relative}}{{template "table" .}}{{end}}
-<p class="legend">Colour convention: green with + is better than the base, red with - is worse, grey is within the band (or not significant when repeats allow a test); the sign carries the verdict for readers who cannot tell the colours apart.</p>
+<p class="legend">Colour convention: <span class="swatch better">1.05+</span> green with + is better than the base,
+<span class="swatch worse">0.95-</span> red (vermillion) with - is worse, <span class="swatch neutral">1.00</span> grey is within
+the band (or not significant when repeats allow a test). The colours come from Okabe and Ito's colour-blind-safe palette and
+the sign repeats the verdict, so the table reads without telling colours apart.</p>
 <h2>Charts</h2>
 <noscript><p>The charts need JavaScript; every number is also in the tables.</p></noscript>
 {{range .Charts}}<div class="chart" id="{{.ID}}" style="height: {{.Height}}px" role="img" aria-label="{{.Title}}"></div>

@@ -1,0 +1,131 @@
+package report
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"benchlab/internal/store"
+)
+
+// chartTitles lists the titles of the charts built for d.
+func chartTitles(d *Data) []string {
+	var out []string
+	for _, c := range buildCharts(d) {
+		out = append(out, c.option["title"].(map[string]any)["text"].(string))
+	}
+	return out
+}
+
+func countPrefix(titles []string, prefix string) int {
+	n := 0
+	for _, t := range titles {
+		if strings.HasPrefix(t, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestHTMLEfficiencyCharts checks that the per-operation cost charts appear
+// when efficiency was measured and vanish, leaving the others, when not.
+func TestHTMLEfficiencyCharts(t *testing.T) {
+	with, without := chartTitles(effData(true)), chartTitles(effData(false))
+	for _, want := range []string{"Relative cpu us/op total", "Relative KB read/op", "Relative KB written/op"} {
+		if countPrefix(with, want) != 1 {
+			t.Errorf("no %q chart with efficiency measured: %q", want, with)
+		}
+	}
+	if n := countPrefix(without, "Relative cpu") + countPrefix(without, "Relative KB"); n != 0 {
+		t.Errorf("%d efficiency charts without measurements: %q", n, without)
+	}
+	if len(with) != len(without)+3 {
+		t.Errorf("%d charts with efficiency, %d without: want exactly 3 more", len(with), len(without))
+	}
+	// srv's client CPU per op is 0.2 s against lite's 0.1 s: total 0.5 s
+	// (server 0.3 + client 0.2) against 0.1 s, a ratio of 5.
+	for _, c := range buildCharts(effData(true)) {
+		if c.option["title"].(map[string]any)["text"] != "Relative cpu us/op total (target / lite): lower is better" {
+			continue
+		}
+		b, _ := json.Marshal(c.option["series"])
+		if string(b) != `[{"data":[5],"name":"srv","type":"bar"}]` {
+			t.Errorf("cpu series %s, want srv at 5", b)
+		}
+	}
+}
+
+// TestHTMLWarmupShaded checks that the per-second chart shades the warm-up
+// seconds (Sec < 0) and only when there are some.
+func TestHTMLWarmupShaded(t *testing.T) {
+	for _, warm := range []int{0, 3} {
+		d := effData(false)
+		for id := range d.Results {
+			for i := range d.Results[id] {
+				for sec := -warm; sec < 10; sec++ {
+					d.Results[id][i].Intervals = append(d.Results[id][i].Intervals,
+						store.Interval{Sec: sec, Seconds: 1, Statements: 1000})
+				}
+			}
+		}
+		seen := 0
+		for _, c := range buildCharts(d) {
+			if !strings.HasPrefix(c.option["title"].(map[string]any)["text"].(string), "Throughput per second") {
+				continue
+			}
+			seen++
+			b, _ := json.Marshal(c.option["series"])
+			got := strings.Contains(string(b), `"markArea"`)
+			if got != (warm > 0) {
+				t.Errorf("%d warm-up seconds: shaded %v; series %s", warm, got, b)
+			}
+			if warm > 0 && !strings.Contains(string(b), `[{"name":"warm-up","xAxis":-3},{"xAxis":0}]`) {
+				t.Errorf("warm-up area does not span -3..0: %s", b)
+			}
+		}
+		if seen != 1 {
+			t.Errorf("%d per-second charts, want 1", seen)
+		}
+	}
+}
+
+// TestHTMLDownsample checks that a long series is cut to at most
+// maxSeriesPoints points without losing statements or time.
+func TestHTMLDownsample(t *testing.T) {
+	for _, n := range []int{10, maxSeriesPoints, maxSeriesPoints + 1, 7201} {
+		var ivs []store.Interval
+		var stmts int64
+		for i := 0; i < n; i++ {
+			ivs = append(ivs, store.Interval{Sec: i - 5, Seconds: 1, Statements: int64(i)})
+			stmts += int64(i)
+		}
+		out := downsample(ivs)
+		var gotStmts int64
+		var gotSecs float64
+		for _, iv := range out {
+			gotStmts += iv.Statements
+			gotSecs += iv.Seconds
+		}
+		if len(out) > maxSeriesPoints || gotStmts != stmts || gotSecs != float64(n) || out[0].Sec != -5 {
+			t.Errorf("%d points: got %d points, %d statements (want %d), %v s, first sec %d",
+				n, len(out), gotStmts, stmts, gotSecs, out[0].Sec)
+		}
+	}
+}
+
+func TestHTMLNum(t *testing.T) {
+	for _, c := range []struct {
+		in   float64
+		want any
+	}{
+		{0, 0.0}, {1234567, 1235000.0}, {12.3456, 12.35}, {0.000123456, 0.0001235}, {-2.5, -2.5},
+	} {
+		if got := num(c.in); got != c.want {
+			t.Errorf("num(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	if num(math.NaN()) != nil || num(math.Inf(1)) != nil {
+		t.Error("NaN or infinity is not null")
+	}
+}
