@@ -9,6 +9,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/store"
@@ -186,9 +187,7 @@ func buildCharts(d *Data) []chartDef {
 			for _, k := range byGroup[g] {
 				cats = append(cats, label(k))
 			}
-			o["xAxis"].(map[string]any)["type"] = "category"
-			o["xAxis"].(map[string]any)["data"] = cats
-			o["xAxis"].(map[string]any)["axisLabel"] = map[string]any{"rotate": 30}
+			categoryAxis(o, cats, 30)
 			var series []any
 			for ti, t := range targets[1:] {
 				var vals []any
@@ -199,7 +198,8 @@ func buildCharts(d *Data) []chartDef {
 				ser := map[string]any{"name": t, "type": "bar", "data": vals}
 				if ti == 0 {
 					ser["markLine"] = map[string]any{"silent": true, "symbol": "none",
-						"data": []any{map[string]any{"yAxis": 1}}}
+						"label": map[string]any{"formatter": targets[0]},
+						"data":  []any{map[string]any{"yAxis": 1}}}
 				}
 				series = append(series, ser)
 			}
@@ -299,9 +299,7 @@ func buildCharts(d *Data) []chartDef {
 			}
 			o := baseOption("Relative "+m.column+" (target / "+targets[0]+"): lower is better",
 				"test", "relative "+m.column+" (1 = base)")
-			o["xAxis"].(map[string]any)["type"] = "category"
-			o["xAxis"].(map[string]any)["data"] = cats
-			o["xAxis"].(map[string]any)["axisLabel"] = map[string]any{"rotate": 45}
+			categoryAxis(o, cats, 45)
 			o["series"] = series
 			out = append(out, chartDef{htmlChart{Title: "efficiency", Height: 420}, o})
 		}
@@ -314,9 +312,7 @@ func buildCharts(d *Data) []chartDef {
 		for _, k := range byGroup[g] {
 			cats = append(cats, label(k))
 		}
-		o["xAxis"].(map[string]any)["type"] = "category"
-		o["xAxis"].(map[string]any)["data"] = cats
-		o["xAxis"].(map[string]any)["axisLabel"] = map[string]any{"rotate": 30}
+		categoryAxis(o, cats, 30)
 		var series []any
 		for _, t := range targets {
 			for _, q := range []struct {
@@ -337,6 +333,21 @@ func buildCharts(d *Data) []chartDef {
 		out = append(out, chartDef{htmlChart{Title: "latency", Height: 380}, o})
 	}
 	return out
+}
+
+// categoryAxis makes o's x axis a category axis of cats with labels turned by
+// rotate degrees, and moves the axis name below the longest turned label so
+// the two do not overlap.
+func categoryAxis(o map[string]any, cats []string, rotate float64) {
+	longest := 0
+	for _, c := range cats {
+		longest = max(longest, utf8.RuneCountInString(c))
+	}
+	gap := min(20+int(float64(longest)*6.5*math.Sin(rotate*math.Pi/180)), 160)
+	x := o["xAxis"].(map[string]any)
+	x["type"], x["data"], x["nameGap"] = "category", cats, gap
+	x["axisLabel"] = map[string]any{"rotate": rotate}
+	o["grid"].(map[string]any)["bottom"] = gap + 20
 }
 
 // effCharted names the per-operation costs drawn relative to the base; the

@@ -3,7 +3,9 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	stdhtml "html"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -28,7 +30,9 @@ import (
 	"benchlab/internal/workload/sysbench"
 )
 
-const hostile = `<script>alert(1)</script> "quoted" & 'single'`
+// hostile is text a store could hold that would run as script or load an
+// image if it reached the page (or a chart tooltip) as markup.
+const hostile = `<script>alert(1)</script><img src=x onerror=alert(2)> "quoted" & 'single'`
 
 // realData runs a short two-target SQLite experiment at two thread counts
 // and loads it back from the store, then plants hostile text where a store
@@ -121,12 +125,16 @@ func TestHTMLEscapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := buf.String()
-	for _, bad := range []string{"<script>alert(1)", `"quoted" &`, "& 'single'"} {
-		if strings.Contains(html, bad) {
+	// The inlined chart library holds markup of its own ("<img" among it):
+	// look at the page without it.
+	lib := strings.Index(html, "<script>")
+	own := html[:lib] + html[lib+strings.Index(html[lib:], "</script>"):]
+	for _, bad := range []string{"<script>alert(1)", "<img", `"quoted" &`, "& 'single'"} {
+		if strings.Contains(own, bad) {
 			t.Errorf("hostile text %q appears unescaped", bad)
 		}
 	}
-	escaped := "&lt;script&gt;alert(1)&lt;/script&gt; &#34;quoted&#34; &amp; &#39;single&#39;"
+	escaped := stdhtml.EscapeString(hostile)
 	if n := strings.Count(html, escaped); n < 4 {
 		t.Errorf("hostile text shown escaped %d times, want it in the title, header, tables and notes", n)
 	}
@@ -234,6 +242,8 @@ func TestHTMLInBrowser(t *testing.T) {
 	})
 	var drawn []int
 	var hostileText bool
+	var scripts, images, tips int
+	hostileJS, _ := json.Marshal(hostile)
 	var shot []byte
 	err = chromedp.Run(ctx,
 		network.Enable(), runtime.Enable(), cdplog.Enable(),
@@ -248,7 +258,20 @@ func TestHTMLInBrowser(t *testing.T) {
 			});
 			return best;
 		})`, &drawn),
-		chromedp.Evaluate(`document.body.innerText.indexOf(`+"`"+hostile+"`"+`) >= 0`, &hostileText),
+		chromedp.Evaluate(`document.body.innerText.indexOf(`+string(hostileJS)+`) >= 0`, &hostileText),
+		// Show a tooltip on every chart: ECharts writes tooltips as HTML, so
+		// a series or category name that reached it unescaped would add an
+		// element (and fire a dialog or a request).
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("div.chart")).filter(function (el) {
+			var c = echarts.getInstanceByDom(el);
+			if (!c) { return false; }
+			c.dispatchAction({ type: "showTip", seriesIndex: 0, dataIndex: 0 });
+			c.dispatchAction({ type: "showTip", seriesIndex: 1, dataIndex: 0 });
+			return true;
+		}).length`, &tips),
+		chromedp.Sleep(300*time.Millisecond),
+		chromedp.Evaluate(`document.querySelectorAll("script").length`, &scripts),
+		chromedp.Evaluate(`document.querySelectorAll("img").length`, &images),
 		chromedp.FullScreenshot(&shot, 80),
 	)
 	if err != nil {
@@ -277,6 +300,12 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	if !hostileText {
 		t.Error("the hostile target name does not read as text on the page")
+	}
+	if scripts != 3 || images != 0 {
+		t.Errorf("after showing tooltips the page has %d script and %d img elements, want 3 and 0", scripts, images)
+	}
+	if tips != wantCharts {
+		t.Errorf("tooltips shown on %d of %d charts", tips, wantCharts)
 	}
 	// Two tests at two thread counts, two targets: relative bars for 2
 	// groups, 4 per-second charts, 2 thread charts, 4 box plots, efficiency
