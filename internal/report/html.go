@@ -224,7 +224,8 @@ func buildCharts(d *Data) []chartDef {
 				first = min(first, iv.Sec)
 				pts = append(pts, []any{iv.Sec, num(rate(iv.Statements, iv.Seconds))})
 			}
-			series = append(series, map[string]any{"name": t, "type": "line", "showSymbol": false, "data": pts})
+			// Dots only for short series, where single seconds matter.
+			series = append(series, map[string]any{"name": t, "type": "line", "showSymbol": len(pts) <= 30, "data": pts})
 		}
 		if first < 0 && len(series) > 0 {
 			series[0].(map[string]any)["markArea"] = warmupArea(first)
@@ -243,8 +244,13 @@ func buildCharts(d *Data) []chartDef {
 			tests[k.test] = append(tests[k.test], k)
 		}
 		for _, name := range names {
-			o := baseOption("Throughput against threads: "+name, "threads", "statements per second (median over repeats)")
-			o["xAxis"].(map[string]any)["type"] = "value"
+			if len(tests[name]) < 2 {
+				continue // this test ran at one thread count only
+			}
+			o := baseOption("Throughput against threads: "+name, "threads (log 2 scale)", "statements per second (median over repeats)")
+			lo, hi := tests[name][0].threads, tests[name][len(tests[name])-1].threads
+			x := o["xAxis"].(map[string]any)
+			x["type"], x["logBase"], x["min"], x["max"] = "log", 2, lo, hi
 			var series []any
 			for _, t := range targets {
 				var pts []any
@@ -314,8 +320,10 @@ func buildCharts(d *Data) []chartDef {
 		}
 		categoryAxis(o, cats, 30)
 		var series []any
-		for _, t := range targets {
-			for _, q := range []struct {
+		lowest := math.Inf(1)
+		for ti, t := range targets {
+			colour := palette[ti%len(palette)]
+			for qi, q := range []struct {
 				name string
 				f    func(store.Result) float64
 			}{
@@ -324,10 +332,24 @@ func buildCharts(d *Data) []chartDef {
 			} {
 				var vals []any
 				for _, k := range byGroup[g] {
-					vals = append(vals, num(quickMedian(values(s[t][k], q.f))))
+					v := quickMedian(values(s[t][k], q.f))
+					if v > 0 {
+						lowest = min(lowest, v)
+					}
+					vals = append(vals, num(v))
 				}
-				series = append(series, map[string]any{"name": t + " " + q.name, "type": "bar", "data": vals})
+				// A target keeps its colour; p99 is the paler bar with a border.
+				style := map[string]any{"color": colour, "borderColor": colour}
+				if qi == 1 {
+					style["opacity"] = 0.45
+				}
+				series = append(series, map[string]any{"name": t + " " + q.name, "type": "bar", "data": vals, "itemStyle": style})
 			}
+		}
+		// Bars on a log axis grow from its start value (1 by default), so
+		// start it at the power of 10 below the smallest latency.
+		if !math.IsInf(lowest, 1) {
+			o["yAxis"].(map[string]any)["startValue"] = math.Pow(10, math.Floor(math.Log10(lowest)))
 		}
 		o["series"] = series
 		out = append(out, chartDef{htmlChart{Title: "latency", Height: 380}, o})
