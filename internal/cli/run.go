@@ -66,7 +66,7 @@ func newRunFlags(name string) *runFlags {
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of benchlab itself to this file (to study the client's cost)")
 	fs.StringVar(&f.waitQuiet, "wait-quiet", "", "before each run, wait up to this long for the machine's CPU use to drop below 10%")
 	fs.StringVar(&f.reportOut, "o", "", "also write the report to this file")
-	fs.StringVar(&f.format, "format", "", "format of the -o report: text or markdown (default from the file name)")
+	fs.StringVar(&f.format, "format", "", "format of the -o report: text, markdown or html (default from the file name)")
 	return f
 }
 

@@ -75,6 +75,13 @@ type Server interface {
 	PIDs() []int
 }
 
+// Liveness is implemented by DBs whose engine runs in another process that
+// can die; Died returns why once it has, so a step stops at once instead of
+// counting failures until its time is up.
+type Liveness interface {
+	Died() error
+}
+
 // DB is an opened database. Workloads type-assert it to SQL (or, for key-value
 // engines, to their own view) to do work.
 type DB interface {

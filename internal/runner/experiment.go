@@ -111,7 +111,7 @@ func RunExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 			return exp.ID, err
 		}
 		o := RunCell(ctx, Cell{
-			Target: engine.Target{Name: c.Target.Name, Engine: c.Target.Engine, Settings: c.Target.TargetSettings()},
+			Target: c.Target.EngineTarget(),
 			Driver: driver, Steps: steps, Threads: s.Workload.Threads, DataDir: m.DataDir, Keep: opt.KeepData,
 			Seed: s.Seed, RunID: run.ID, Log: out,
 			Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration},

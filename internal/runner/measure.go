@@ -199,7 +199,17 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 
-	series := tick(ctx, st, threads, runs, start, measureFrom, done, &stop, opt, sampler)
+	var died error
+	alive := func() bool { return true }
+	if l, ok := db.(engine.Liveness); ok {
+		alive = func() bool {
+			if died == nil {
+				died = l.Died()
+			}
+			return died == nil
+		}
+	}
+	series := tick(ctx, st, threads, runs, start, measureFrom, done, &stop, opt, sampler, alive)
 	end := time.Now()
 	if end.After(deadline) {
 		end = deadline
@@ -234,6 +244,13 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	}
 	if ctx.Err() != nil {
 		return results, ctx.Err()
+	}
+	if died != nil {
+		for _, res := range results {
+			res.Status = store.StatusFailed
+			res.ErrorSamples = append([]string{died.Error()}, res.ErrorSamples...)
+		}
+		return results, fmt.Errorf("%s: %w", st.Name, died)
 	}
 	return results, nil
 }
@@ -351,7 +368,7 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 // returning one 1-second series per role and printing a line every report
 // interval.
 func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, start, measureFrom time.Time,
-	done <-chan struct{}, stop *atomic.Bool, opt Options, sampler *metrics.StepSampler) [][]store.Interval {
+	done <-chan struct{}, stop *atomic.Bool, opt Options, sampler *metrics.StepSampler, alive func() bool) [][]store.Interval {
 	series := make([][]store.Interval, len(runs))
 	windows := make([]metrics.Window, len(runs))
 	windowStart := start
@@ -405,6 +422,11 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 		select {
 		case now := <-t.C:
 			drain(now, next, false)
+			if !alive() {
+				// The engine's process is gone: stop the workers now
+				// rather than count failures until the step's time is up.
+				stop.Store(true)
+			}
 			next = next.Add(time.Second)
 			t.Reset(time.Until(next))
 		case <-ctx.Done():

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,5 +141,35 @@ func TestWorkerSeedsDiffer(t *testing.T) {
 	}
 	if WorkerSeed(7, "a", 1, 0) != WorkerSeed(7, "a", 1, 0) {
 		t.Fatal("seeds not deterministic")
+	}
+}
+
+// dyingDB is an engine whose process "dies" at a given time.
+type dyingDB struct{ at time.Time }
+
+func (d dyingDB) Info(ctx context.Context) (engine.Info, error) { return engine.Info{}, nil }
+func (d dyingDB) Close() error                                  { return nil }
+func (d dyingDB) Died() error {
+	if time.Now().After(d.at) {
+		return errors.New("server process 42 exited unexpectedly")
+	}
+	return nil
+}
+
+// TestStepStopsWhenServerDies checks that a step whose engine process died
+// ends within about a second, failed, with the cause first among its errors.
+func TestStepStopsWhenServerDies(t *testing.T) {
+	st := sleeperStep(time.Millisecond, 1)
+	st.Duration = time.Minute
+	start := time.Now()
+	res, err := Measure(context.Background(), dyingDB{at: time.Now().Add(800 * time.Millisecond)}, st, 1, 1, Options{})
+	if err == nil || res.Status != store.StatusFailed {
+		t.Fatalf("err %v status %s, want a failure", err, res.Status)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("step ran %s after its server died, want about a second", el)
+	}
+	if !strings.Contains(res.ErrorSamples[0], "exited unexpectedly") {
+		t.Errorf("error samples %q", res.ErrorSamples)
 	}
 }

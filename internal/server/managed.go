@@ -29,8 +29,17 @@ func (m Managed) Wrap(err error) error {
 	if err == nil || m.inst == nil {
 		return err
 	}
-	if died := m.inst.Died(); died != nil {
+	if died := m.Died(); died != nil {
 		return fmt.Errorf("%w; %v", err, died)
 	}
 	return err
+}
+
+// Died says why the managed server exited unexpectedly; nil while it runs,
+// after a requested stop, and for a DSN target.
+func (m Managed) Died() error {
+	if m.inst == nil {
+		return nil
+	}
+	return m.inst.Died()
 }
