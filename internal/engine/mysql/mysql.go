@@ -437,7 +437,7 @@ func (c *Conn) firstRow(ctx context.Context, sql string) (string, bool, error) {
 // statements stay text, as sysbench sends them.
 func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engine.Stmt, error) {
 	if isControl(sql) {
-		return &textStmt{c: c, sql: sql}, nil
+		return engine.TextStmt{Conn: c, SQL: sql, Short: true}, nil
 	}
 	s, err := c.c.(driver.ConnPrepareContext).PrepareContext(ctx, sql)
 	if err != nil {
@@ -505,22 +505,6 @@ func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
 
 // Close deallocates the statement.
 func (s *Stmt) Close() error { return s.s.Close() }
-
-// textStmt runs a control statement as text.
-type textStmt struct {
-	c   *Conn
-	sql string
-}
-
-func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
-	return t.c.Exec(context.Background(), t.sql, args...)
-}
-
-func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
-	return t.c.Query(ctx, t.sql, args...)
-}
-
-func (t *textStmt) Close() error { return nil }
 
 // widen converts Go ints to int64, the integer type the driver binds.
 func widen(a any) driver.Value {

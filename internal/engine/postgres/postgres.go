@@ -334,7 +334,7 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (int64, error
 // statements stay text, as sysbench sends them.
 func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engine.Stmt, error) {
 	if isControl(sql) {
-		return &textStmt{c: c, sql: sql}, nil
+		return engine.TextStmt{Conn: c, SQL: sql, Short: true}, nil
 	}
 	sd, err := c.c.Prepare(ctx, "bl"+strconv.FormatInt(stmtSeq.Add(1), 10), sql)
 	if err != nil {
@@ -427,19 +427,3 @@ func (s *Stmt) Close() error {
 	}
 	return s.c.c.Deallocate(context.Background(), s.sd.Name)
 }
-
-// textStmt runs a control statement as text through the simple protocol.
-type textStmt struct {
-	c   *Conn
-	sql string
-}
-
-func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
-	return t.c.Exec(context.Background(), t.sql, args...)
-}
-
-func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
-	return t.c.Query(ctx, t.sql, args...)
-}
-
-func (t *textStmt) Close() error { return nil }

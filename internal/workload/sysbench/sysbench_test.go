@@ -293,3 +293,36 @@ func TestLoadDistribution(t *testing.T) {
 		t.Errorf("rows with 119-char c and 59-char pad: %d (%v)", n, err)
 	}
 }
+
+// TestUnprepared runs events with prepared statements turned off
+// (--db-ps-mode=disable): same statements and rows, sent as text.
+func TestUnprepared(t *testing.T) {
+	ctx := context.Background()
+	drv, _ := engine.Lookup("sqlite")
+	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: "sqlite"}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p := workload.Params{Tables: 1, TableSize: 2000, Threads: []int{1}, Seed: 3, Unprepared: true}
+	if _, err := loadStep(p).Action(ctx, db, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range defs() {
+		if d.name != "point-query" && d.name != "read-only_range=10" {
+			continue
+		}
+		w, err := newWorker(ctx, &d, p, db, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := w.stmts[0][0].(engine.TextStmt); !ok {
+			t.Errorf("%s: statement is %T, want engine.TextStmt", d.name, w.stmts[0][0])
+		}
+		tl, err := w.Op(ctx)
+		w.Close()
+		if err != nil || tl.Rows < 1 || (d.name == "point-query" && tl.Rows != 1) {
+			t.Errorf("%s unprepared: %+v %v", d.name, tl, err)
+		}
+	}
+}

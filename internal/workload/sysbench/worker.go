@@ -71,7 +71,7 @@ func (w *worker) prepare(ctx context.Context) error {
 		var row []engine.Stmt
 		for _, q := range w.def.stmts(w.d, n, w.def.rng) {
 			if w.p.Unprepared {
-				row = append(row, textStmt{conn: w.conn, sql: w.d.Bind(q)})
+				row = append(row, engine.TextStmt{Conn: w.conn, SQL: w.d.Bind(q)})
 				continue
 			}
 			st, err := w.conn.Prepare(ctx, w.d.Bind(q), cost)
@@ -300,23 +300,6 @@ func (w *worker) readWrite(ctx context.Context) (workload.Tally, error) {
 		return w.writeBody(ctx, t, stmts[5:])
 	})
 }
-
-// textStmt sends its statement as text on every call, for runs with prepared
-// statements turned off (sysbench's --db-ps-mode=disable).
-type textStmt struct {
-	conn engine.Conn
-	sql  string
-}
-
-func (s textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
-	return s.conn.Exec(ctx, s.sql, args...)
-}
-
-func (s textStmt) Query(ctx context.Context, args ...any) (int64, error) {
-	return s.conn.Query(ctx, s.sql, args...)
-}
-
-func (s textStmt) Close() error { return nil }
 
 // rangeStart draws the first id of a range as oltp_common.lua does:
 // uniform over [1, table_size], not clamped, so a range near the end of the

@@ -1,0 +1,35 @@
+package engine
+
+import "context"
+
+// TextStmt is a Stmt that sends its statement as text on every call: for
+// transaction control (BEGIN, COMMIT), which sysbench never prepares, and for
+// runs with prepared statements turned off (--db-ps-mode=disable).
+type TextStmt struct {
+	Conn Conn
+	SQL  string
+	// Short runs the statement without the caller's context, sparing the
+	// driver a cancellation watcher per call; for statements that finish
+	// at once, such as BEGIN and COMMIT.
+	Short bool
+}
+
+func (t TextStmt) ctx(ctx context.Context) context.Context {
+	if t.Short {
+		return context.Background()
+	}
+	return ctx
+}
+
+// Exec runs the statement and returns the rows changed.
+func (t TextStmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	return t.Conn.Exec(t.ctx(ctx), t.SQL, args...)
+}
+
+// Query runs the statement and counts the rows it returns.
+func (t TextStmt) Query(ctx context.Context, args ...any) (int64, error) {
+	return t.Conn.Query(t.ctx(ctx), t.SQL, args...)
+}
+
+// Close does nothing: nothing was prepared.
+func (t TextStmt) Close() error { return nil }
