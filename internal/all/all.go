@@ -3,12 +3,13 @@
 package all
 
 import (
-	_ "benchlab/internal/engine/dbbench" // RocksDB db_bench binaries
-	_ "benchlab/internal/engine/mysql"   // MySQL and MariaDB engines (managed servers and DSNs)
-	_ "benchlab/internal/engine/pebble"  // Pebble engine (pure Go LSM)
-	_ "benchlab/internal/engine/postgres"
-	_ "benchlab/internal/engine/rocksdb"    // RocksDB in-process (-tags rocksdb; a stand-in otherwise)   // PostgreSQL engine (managed servers and DSNs)
-	_ "benchlab/internal/engine/sqlite"     // SQLite engine
-	_ "benchlab/internal/workload/kv"       // db_bench step sequence
-	_ "benchlab/internal/workload/sysbench" // sysbench microbenchmarks
+	_ "benchlab/internal/engine/dbbench"       // RocksDB db_bench binaries
+	_ "benchlab/internal/engine/mysql"         // MySQL and MariaDB engines (managed servers and DSNs)
+	_ "benchlab/internal/engine/pebble"        // Pebble engine (pure Go LSM)
+	_ "benchlab/internal/engine/postgres"      // PostgreSQL engine (managed servers and DSNs)
+	_ "benchlab/internal/engine/rocksdb"       // RocksDB in-process (-tags rocksdb; a stand-in otherwise)
+	_ "benchlab/internal/engine/sqlite"        // SQLite engine
+	_ "benchlab/internal/workload/insertbench" // Insert Benchmark
+	_ "benchlab/internal/workload/kv"          // db_bench step sequence
+	_ "benchlab/internal/workload/sysbench"    // sysbench microbenchmarks
 )

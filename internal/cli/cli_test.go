@@ -67,7 +67,7 @@ func TestBadInput(t *testing.T) {
 		{name: "unknown setting", spec: goodSpec + "", args: nil, want: nil},
 		{name: "bad setting value", spec: strings.Replace(goodSpec, "engine = \"sqlite\"", "engine = \"sqlite\"\n[target.settings]\njournal_mode = \"fast\"", 1), want: []string{"target[0].settings", "journal_mode", "fast", "want one of"}},
 		{name: "unknown setting name", spec: strings.Replace(goodSpec, "engine = \"sqlite\"", "engine = \"sqlite\"\n[target.settings]\nturbo = 1", 1), want: []string{"unknown sqlite setting", "turbo"}},
-		{name: "unknown preset", spec: goodSpec, args: []string{"--preset", "huge"}, want: []string{"preset", "huge", "smoke or credible"}},
+		{name: "unknown preset", spec: goodSpec, args: []string{"--preset", "huge"}, want: []string{"preset", "huge", "smoke, credible"}},
 		{name: "flag threads", args: []string{"--engine", "sqlite", "--threads", "1,x"}, want: []string{"--threads", `"x"`}},
 		{name: "flag time negative", args: []string{"--engine", "sqlite", "--time", "-3"}, want: []string{"--time", "negative"}},
 		{name: "flag time garbage", args: []string{"--engine", "sqlite", "--time", "abc"}, want: []string{"--time", "not a duration"}},

@@ -121,6 +121,10 @@ type Conn interface {
 	Exec(ctx context.Context, sql string, args ...any) (int64, error)
 	// Query runs sql without preparing it, reads every row and returns how many.
 	Query(ctx context.Context, sql string, args ...any) (int64, error)
+	// Values runs sql without preparing it and returns every row's columns
+	// as text, NULL as "": for small results such as min/max and checks,
+	// never in a measured hot path.
+	Values(ctx context.Context, sql string, args ...any) ([][]string, error)
 	// Prepare prepares sql on this connection.
 	Prepare(ctx context.Context, sql string, cost Cost) (Stmt, error)
 	Close() error

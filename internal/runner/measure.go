@@ -6,6 +6,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -82,8 +83,12 @@ type roleRun struct {
 	role    workload.Role
 	states  []*workerState
 	workers []workload.Worker
-	// claimed counts operations handed out, done those finished, for Ops.
-	claimed, done atomic.Int64
+	// finished counts the workers that have done their share of Ops;
+	// bounded is how many workers have a share.
+	finished atomic.Int64
+	bounded  int64
+	// rows makes the live line show rows per second (RowsPS roles).
+	rows bool
 }
 
 // MeasureRoles runs a measured step and returns one result per role, the
@@ -101,11 +106,15 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		if r.Threads <= 0 {
 			r.Threads = threads
 		}
-		runs[i] = &roleRun{role: r}
+		metric := st.Metric
+		if r.Metric != workload.QPS {
+			metric = r.Metric
+		}
+		runs[i] = &roleRun{role: r, rows: metric == workload.RowsPS, bounded: min(r.Ops, int64(r.Threads))}
 		results[i] = &store.Result{
 			Test: st.Name, Family: st.Family, Group: st.Group, Threads: threads, Warm: st.Warm,
-			Metric: metricName(st.Metric), RowsPerOp: st.RowsPerOp, Status: store.StatusOK,
-			Role: store.RoleInfo{Name: r.Name, Secondary: i > 0, TargetRate: r.Rate},
+			Metric: metricName(metric), RowsPerOp: st.RowsPerOp, Status: store.StatusOK,
+			Role: store.RoleInfo{Name: r.Name, Secondary: i > 0, TargetRate: cmp.Or(r.TargetRate, r.Rate)},
 		}
 	}
 	defer func() {
@@ -141,7 +150,11 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		}
 	}
 
-	var stop atomic.Bool
+	// stepCtx ends with the step: workers blocked in Wait or in a long
+	// statement return when the step is over, not only when ctx is done.
+	stepCtx, endStep := context.WithCancel(ctx)
+	defer endStep()
+	stop := &stopper{end: endStep}
 	errs := make([]*errorLog, len(runs))
 	for i := range errs {
 		errs[i] = &errorLog{}
@@ -180,7 +193,7 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	var wg sync.WaitGroup
 	finishOne := func() {
 		for _, rr := range runs {
-			if rr.role.Ops > 0 && rr.done.Load() < rr.role.Ops {
+			if rr.role.Ops > 0 && rr.finished.Load() < rr.bounded {
 				return
 			}
 		}
@@ -190,9 +203,10 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		for i, w := range rr.workers {
 			wg.Add(1)
 			p := newPacer(rr.role, i, len(rr.workers), start)
+			quota := share(rr.role.Ops, i, len(rr.workers))
 			go func() {
 				defer wg.Done()
-				work(ctx, w, rr.states[i], measureFrom, deadline, &stop, errs[ri], p, rr, finishOne)
+				work(stepCtx, w, rr.states[i], measureFrom, deadline, stop, errs[ri], p, rr, quota, finishOne)
 			}()
 		}
 	}
@@ -209,7 +223,7 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 			return died == nil
 		}
 	}
-	series := tick(ctx, st, threads, runs, start, measureFrom, done, &stop, opt, sampler, alive)
+	series := tick(ctx, st, threads, runs, start, measureFrom, done, stop, opt, sampler, alive)
 	end := time.Now()
 	if end.After(deadline) {
 		end = deadline
@@ -282,10 +296,34 @@ func newPacer(r workload.Role, i, n int, start time.Time) *pacer {
 	return &pacer{interval: iv, first: first, next: first}
 }
 
+// end is when a schedule of n operations is over: one interval after the
+// last operation's intended start (smooth), or the end of the second in
+// which the last was released (bursty).
+func (p *pacer) end(n int64) time.Time {
+	if p.bursty {
+		return p.first.Add(time.Duration((n+p.perSec-1)/p.perSec) * time.Second)
+	}
+	return p.first.Add(time.Duration(n) * p.interval)
+}
+
+// sleepUntil sleeps until t, or until the step stops.
+func (p *pacer) sleepUntil(ctx context.Context, stop *stopper, t time.Time) bool {
+	for {
+		d := time.Until(t)
+		if d <= 0 {
+			return true
+		}
+		if stop.Load() || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(min(d, 100*time.Millisecond))
+	}
+}
+
 // wait sleeps until the next operation's intended start and returns it. A
 // worker behind schedule does not sleep; its operations' latency then
 // includes the time they spent waiting to start.
-func (p *pacer) wait(ctx context.Context, stop *atomic.Bool) (time.Time, bool) {
+func (p *pacer) wait(ctx context.Context, stop *stopper) (time.Time, bool) {
 	intended := p.next
 	if p.bursty {
 		sec := p.k / p.perSec
@@ -294,36 +332,64 @@ func (p *pacer) wait(ctx context.Context, stop *atomic.Bool) (time.Time, bool) {
 		intended = p.first.Add(time.Duration(p.k) * p.interval)
 	}
 	p.k++
-	for {
-		d := time.Until(intended)
-		if d <= 0 {
-			return intended, true
-		}
-		if stop.Load() || ctx.Err() != nil {
-			return intended, false
-		}
-		time.Sleep(min(d, 100*time.Millisecond))
+	return intended, p.sleepUntil(ctx, stop, intended)
+}
+
+// stopper tells every worker of a step to stop: the flag they poll between
+// operations, and the step context's cancel, which ends waits and long
+// statements.
+type stopper struct {
+	flag atomic.Bool
+	end  context.CancelFunc
+}
+
+// Store sets the flag; setting it to true also ends the step's context.
+func (s *stopper) Store(v bool) {
+	s.flag.Store(v)
+	if v {
+		s.end()
 	}
+}
+
+// Load reports whether the step is stopping.
+func (s *stopper) Load() bool { return s.flag.Load() }
+
+// share is worker i of n's part of ops: ops/n, plus one for the first ops%n
+// workers; 0 (no bound) stays 0.
+func share(ops int64, i, n int) int64 {
+	if ops <= 0 {
+		return 0
+	}
+	q := ops / int64(n)
+	if int64(i) < ops%int64(n) {
+		q++
+	}
+	return q
 }
 
 // work is one worker's loop: closed-loop, or paced when p is set.
 // Operations that start during the warm-up are run but not counted; the loop
-// ends at the deadline, when stop is set, when ctx is cancelled, or when an
-// op-bounded role has handed out all its operations. An operation cut short
-// by cancellation is not counted at all, neither as done nor as failed.
-func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, deadline time.Time, stop *atomic.Bool,
-	errs *errorLog, p *pacer, rr *roleRun, finishOne func()) {
-	ops := rr.role.Ops
+// ends at the deadline, when stop is set, when ctx (the step's context) is
+// done, or when the worker has done its quota of an op-bounded role. An
+// operation cut short by the end of the step is not counted at all, neither
+// as done nor as failed.
+func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, deadline time.Time, stop *stopper,
+	errs *errorLog, p *pacer, rr *roleRun, quota int64, finishOne func()) {
+	waiter, _ := w.(workload.Waiter)
+	if rr.role.Ops > 0 && quota == 0 {
+		return
+	}
+	var mine int64
 	for !stop.Load() {
-		if ops > 0 && rr.claimed.Add(1) > ops {
-			return
-		}
 		var intended time.Time
 		if p != nil {
 			var ok bool
 			if intended, ok = p.wait(ctx, stop); !ok {
 				return
 			}
+		}
+		if waiter != nil && !waiter.Wait(ctx) {
+			return
 		}
 		t0 := time.Now()
 		tally, err := w.Op(ctx)
@@ -354,8 +420,18 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 		if failed {
 			errs.add(err)
 		}
-		if ops > 0 && rr.done.Add(1) == ops {
-			finishOne()
+		if quota > 0 {
+			if mine++; mine == quota {
+				if p != nil {
+					// A paced worker's share lasts until its schedule
+					// ends, so a met rate measures as the rate itself.
+					p.sleepUntil(ctx, stop, p.end(quota))
+				}
+				if rr.finished.Add(1) == rr.bounded {
+					finishOne()
+				}
+				return
+			}
 		}
 		if !t1.Before(deadline) {
 			stop.Store(true)
@@ -368,7 +444,7 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 // returning one 1-second series per role and printing a line every report
 // interval.
 func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, start, measureFrom time.Time,
-	done <-chan struct{}, stop *atomic.Bool, opt Options, sampler *metrics.StepSampler, alive func() bool) [][]store.Interval {
+	done <-chan struct{}, stop *stopper, opt Options, sampler *metrics.StepSampler, alive func() bool) [][]store.Interval {
 	series := make([][]store.Interval, len(runs))
 	windows := make([]metrics.Window, len(runs))
 	windowStart := start
@@ -458,7 +534,11 @@ func printLine(out io.Writer, test string, threads int, at time.Duration, warm b
 	line := fmt.Sprintf("[ %3.0fs ] %s", at.Seconds(), test)
 	for i, rr := range runs {
 		w := &windows[i]
-		line += fmt.Sprintf(" %s: %.1f/s max %.3f ms err %d", rr.role.Name, float64(w.Events)/secs, ms(w.Max), w.Errors)
+		n, unit := w.Events, "/s"
+		if rr.rows {
+			n, unit = w.Rows, " rows/s"
+		}
+		line += fmt.Sprintf(" %s: %.1f%s max %.3f ms err %d", rr.role.Name, float64(n)/secs, unit, ms(w.Max), w.Errors)
 	}
 	fmt.Fprintln(out, line+phase)
 }
@@ -466,8 +546,11 @@ func printLine(out io.Writer, test string, threads int, at time.Duration, warm b
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func metricName(m workload.Metric) string {
-	if m == workload.KRPS {
+	switch m {
+	case workload.KRPS:
 		return "krps"
+	case workload.RowsPS:
+		return "ips"
 	}
 	return "qps"
 }

@@ -96,6 +96,17 @@ type Workload struct {
 	CompressionRatio float64  `toml:"compression_ratio"`
 	MBWritePerSec    float64  `toml:"mb_write_per_sec"`
 	DrainTime        Duration `toml:"drain_time"`
+	// Clients, Rows, Inserts, QueryTime, Rates and Bursty are the insert
+	// suite's (METHOD.md 1.8): clients (one table each), rows loaded by l.i0,
+	// inserts done by l.i1 + l.i2 (split 4:1), the duration of each qr/qp step
+	// when its rate is met, the background insert rates per client, and the
+	// original client's bursty per-second pacing instead of smooth pacing.
+	Clients   int      `toml:"clients"`
+	Rows      int64    `toml:"rows"`
+	Inserts   int64    `toml:"inserts"`
+	QueryTime Duration `toml:"query_time"`
+	Rates     []int    `toml:"rates"`
+	Bursty    bool     `toml:"bursty"`
 }
 
 // Duration is a time.Duration written as "30s", "5m" or "500ms".
@@ -173,6 +184,8 @@ func Default() Spec {
 			PostwriteWait: AutoDuration{Auto: true}, Repeats: 1, ReportInterval: Duration{time.Second},
 			Prepared: true,
 			KeySize:  20, ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 2,
+			Clients: 1, Rows: 1_000_000, Inserts: 500_000, QueryTime: Duration{60 * time.Second},
+			Rates: []int{100, 500, 1000},
 		},
 	}
 }
@@ -181,6 +194,10 @@ func Default() Spec {
 var Presets = map[string]string{
 	"smoke":    "a quick check that everything runs: 10k rows, 1 s tests; not for conclusions",
 	"credible": "a run worth reading: 1M rows, 60 s tests, 10 s warm-ups, 30 s postwrite wait",
+	"cached": "Insert Benchmark sized as the published cached runs: 30M rows loaded, 40M + 10M inserts, " +
+		"1800 s query steps (hours; the database must fit in memory)",
+	"io-bound": "Insert Benchmark sized as the published IO-bound runs: 800M rows loaded, 4M + 1M inserts, " +
+		"1800 s query steps (needs a server memory limit well below the database size)",
 }
 
 // ApplyPreset overwrites s's workload sizes with the named preset.
@@ -193,13 +210,20 @@ func ApplyPreset(s *Spec, name string) error {
 		w.ReadTime, w.WriteTime = Duration{time.Second}, Duration{time.Second}
 		w.Warmup, w.WarmTime = Duration{300 * time.Millisecond}, Duration{time.Second}
 		w.PostwriteWait = AutoDuration{}
+		w.Rows, w.Inserts, w.QueryTime = 20_000, 5_000, Duration{2 * time.Second}
 	case "credible":
 		w.TableSize = 1_000_000
 		w.ReadTime, w.WriteTime = Duration{60 * time.Second}, Duration{60 * time.Second}
 		w.Warmup, w.WarmTime = Duration{10 * time.Second}, Duration{10 * time.Second}
 		w.PostwriteWait = AutoDuration{Duration: Duration{30 * time.Second}}
+	case "cached":
+		w.Rows, w.Inserts, w.QueryTime = 30_000_000, 50_000_000, Duration{1800 * time.Second}
+		w.PostwriteWait = AutoDuration{Auto: true}
+	case "io-bound":
+		w.Rows, w.Inserts, w.QueryTime = 800_000_000, 5_000_000, Duration{1800 * time.Second}
+		w.PostwriteWait = AutoDuration{Auto: true}
 	default:
-		return errf("preset", "unknown preset %q; want smoke or credible (or none for the faithful defaults)", name)
+		return errf("preset", "unknown preset %q; want smoke, credible, cached or io-bound (or none for the faithful defaults)", name)
 	}
 	s.Preset = name
 	return nil
@@ -387,6 +411,8 @@ func (s Spec) Params() workload.Params {
 		Threads: slices.Clone(w.Threads), Seed: s.Seed, Unprepared: !w.Prepared,
 		NumKeys: w.NumKeys, KeySize: w.KeySize, ValueSize: w.ValueSize, CompressionRatio: w.CompressionRatio,
 		MBWritePerSec: w.MBWritePerSec, DrainTime: w.DrainTime.Duration,
+		Clients: w.Clients, Rows: w.Rows, Inserts: w.Inserts, QueryTime: w.QueryTime.Duration,
+		Rates: slices.Clone(w.Rates), Bursty: w.Bursty,
 	}
 }
 

@@ -53,7 +53,9 @@ type Result struct {
 	// Action is true for non-measured steps (load, cleanup); only Seconds,
 	// Statements and Rows are meaningful for them.
 	Action bool
-	// Metric is "qps" or "krps" (thousands of rows scanned per second).
+	// Metric is "qps", "krps" (thousands of rows scanned per second) or
+	// "ips" (rows inserted or deleted per second, the Insert Benchmark's ips
+	// and dps).
 	Metric    string
 	RowsPerOp int64
 	Status    string
@@ -207,8 +209,11 @@ func (r Result) KRPS() float64 {
 
 // Throughput is the step's headline number in its own metric.
 func (r Result) Throughput() float64 {
-	if r.Metric == "krps" {
+	switch r.Metric {
+	case "krps":
 		return r.KRPS()
+	case "ips":
+		return rate(r.Rows, r.Seconds)
 	}
 	return r.QPS()
 }

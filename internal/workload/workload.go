@@ -5,6 +5,7 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sort"
 	"sync"
@@ -50,6 +51,56 @@ type Params struct {
 	// DrainTime is the kv suite's revrange step, run to let the compaction
 	// debt of the load drain; 0 means ReadTime capped at 300 s.
 	DrainTime time.Duration
+	// Clients is the Insert Benchmark's client count: each client has its
+	// own table and its own inserter, deleter and query connections.
+	Clients int
+	// Rows is the Insert Benchmark's l.i0 row count over all clients;
+	// Inserts the l.i1 + l.i2 inserts over all clients, split 4:1
+	// (METHOD.md 1.8).
+	Rows, Inserts int64
+	// QueryTime is how long each qr/qp step lasts when its background insert
+	// rate is met; Rates are those rates, in inserts per second per client.
+	QueryTime time.Duration
+	Rates     []int
+	// Bursty paces background inserts as the original client does, each
+	// second's quota back to back (METHOD.md 1.5), instead of evenly.
+	Bursty bool
+}
+
+// PostwriteTarget is the cleanup's target duration of METHOD.md 1.9 and 2.5:
+// 60 s plus 1 s per million rows over all tables, capped at 1200 s.
+func PostwriteTarget(totalRows int64) time.Duration {
+	d := 60*time.Second + time.Duration(totalRows/1_000_000)*time.Second
+	return min(d, 1200*time.Second)
+}
+
+// CleanupStep is the postwrite cleanup of METHOD.md 1.9 and 2.5 as an
+// action: the engine's Maintain on tables (vacuum and checkpoint, flush,
+// checkpoint), then a wait until target has passed since it began.
+func CleanupStep(name string, tables []string, target time.Duration) Step {
+	return Step{
+		Name: name, Warm: true,
+		Action: func(ctx context.Context, db engine.DB, log io.Writer) (Tally, error) {
+			start := time.Now()
+			sqldb, ok := db.(engine.SQL)
+			if !ok {
+				return Tally{}, fmt.Errorf("%s: the engine does not speak SQL", name)
+			}
+			if err := sqldb.Maintain(ctx, tables); err != nil {
+				return Tally{}, fmt.Errorf("%s: %w", name, err)
+			}
+			if rest := target - time.Since(start); rest > 0 {
+				fmt.Fprintf(log, "%s: done in %s, waiting %s more (target %s)\n", name,
+					time.Since(start).Round(time.Millisecond), rest.Round(time.Second), target)
+				select {
+				case <-time.After(rest):
+				case <-ctx.Done():
+					return Tally{}, ctx.Err()
+				}
+			}
+			return Tally{}, nil
+		},
+	}
 }
 
 // Tally is what one operation did, for the counters: statements executed
@@ -60,6 +111,16 @@ type Tally struct {
 	// Facts are named numbers an action measured (LSM size, write
 	// amplification, ...), with units in the names; stored with its result.
 	Facts map[string]float64
+}
+
+// Waiter is a Worker whose next operation may have to wait for another
+// role (the Insert Benchmark's deleter waits for the inserter, which may not
+// run more than a few statements ahead of it). The runner calls Wait before
+// timing each operation, so the wait is not counted as the operation's
+// service time; a rate-limited operation's latency still counts from its
+// intended start. Wait returns false when the worker should stop (ctx done).
+type Waiter interface {
+	Wait(ctx context.Context) bool
 }
 
 // Worker runs one operation after another on its own connection.
@@ -79,6 +140,9 @@ const (
 	// KRPS is thousands of rows scanned per second, derived from the average
 	// latency of one full scan (METHOD.md 2.6).
 	KRPS
+	// RowsPS is rows changed per second: the Insert Benchmark's inserts/s
+	// (ips) and deletes/s (METHOD.md 1.11).
+	RowsPS
 )
 
 // Step is one entry of a suite's run order: either an action (load, cleanup)
@@ -138,10 +202,21 @@ type Role struct {
 	// the second, as the original Insert Benchmark client does (METHOD.md
 	// 1.5), instead of spacing them evenly.
 	Bursty bool
-	// Ops ends the step once this role has done this many operations (summed
-	// over its workers); 0 leaves the end to the step's Duration.
+	// Ops ends the step once this role has done this many operations, split
+	// evenly over its workers (worker i of n does Ops/n, plus one for the
+	// first Ops%n), as each Insert Benchmark client does its own share; 0
+	// leaves the end to the step's Duration.
 	Ops int64
-	// NewWorker creates worker id of n of this role.
+	// TargetRate is the rate the role should sustain in its own metric
+	// (rows/s for an inserter whose operations insert many rows), stored
+	// with its result; 0 means Rate.
+	TargetRate float64
+	// Metric is the role's throughput when it differs from the step's
+	// (RowsPS for the inserter and deleter under a query headline); the zero
+	// value QPS means the step's metric.
+	Metric Metric
+	// NewWorker creates worker id of n of this role. The runner creates
+	// the workers of all roles, role by role in order, before any starts.
 	NewWorker func(ctx context.Context, db engine.DB, id, n int, seed uint64) (Worker, error)
 }
 

@@ -395,6 +395,17 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (int64, error
 	return n, c.db.Wrap(err)
 }
 
+// Values runs sql without preparing it and returns its rows as text.
+func (c *Conn) Values(ctx context.Context, sql string, args ...any) ([][]string, error) {
+	c.args = named(c.args[:0], args)
+	rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, sql, c.args)
+	if err != nil {
+		return nil, c.db.Wrap(err)
+	}
+	out, err := engine.ReadValues(rows)
+	return out, c.db.Wrap(err)
+}
+
 // variable reads a global variable; ok is false when the server lacks it.
 func (c *Conn) variable(ctx context.Context, name string) (string, bool, error) {
 	return c.firstRow(ctx, "SHOW GLOBAL VARIABLES LIKE '"+strings.ReplaceAll(name, "'", "''")+"'")

@@ -330,6 +330,25 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (int64, error
 	return n, c.db.Wrap(rows.Err())
 }
 
+// Values runs sql without preparing it and returns its rows as text.
+func (c *Conn) Values(ctx context.Context, sql string, args ...any) ([][]string, error) {
+	rows, err := c.c.Query(ctx, sql, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
+	if err != nil {
+		return nil, c.db.Wrap(err)
+	}
+	defer rows.Close()
+	var out [][]string
+	for rows.Next() {
+		raw := rows.RawValues()
+		row := make([]string, len(raw))
+		for i, b := range raw {
+			row[i] = string(b)
+		}
+		out = append(out, row)
+	}
+	return out, c.db.Wrap(rows.Err())
+}
+
 // Prepare prepares sql as a named server-side statement. Transaction control
 // statements stay text, as sysbench sends them.
 func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engine.Stmt, error) {

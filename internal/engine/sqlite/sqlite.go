@@ -170,6 +170,15 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (int64, error
 	return engine.DrainRows(rows, nil)
 }
 
+// Values runs sql unprepared and returns its rows as text.
+func (c *Conn) Values(ctx context.Context, sql string, args ...any) ([][]string, error) {
+	rows, err := c.c.QueryContext(ctx, sql, named(nil, args))
+	if err != nil {
+		return nil, err
+	}
+	return engine.ReadValues(rows)
+}
+
 func (c *Conn) scalar(ctx context.Context, sql string) (string, error) {
 	rows, err := c.c.QueryContext(ctx, sql, nil)
 	if err != nil {

@@ -7,10 +7,8 @@ package sysbench
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"benchlab/internal/engine"
 	"benchlab/internal/workload"
@@ -119,13 +117,6 @@ func selectTests(names []string) (map[string]bool, error) {
 	return sel, nil
 }
 
-// PostwriteTarget is the cleanup's target duration of METHOD.md 1.9 and 2.5:
-// 60 s plus 1 s per million rows over all tables, capped at 1200 s.
-func PostwriteTarget(totalRows int64) time.Duration {
-	d := 60*time.Second + time.Duration(totalRows/1_000_000)*time.Second
-	return min(d, 1200*time.Second)
-}
-
 // Plan returns the steps of one pass: load, then the run order of METHOD.md
 // 2.5. With a test selection the warm-up tests are left out, and a postwrite
 // cleanup runs wherever a write test is followed by a read test.
@@ -196,33 +187,11 @@ func measured(d *def, p workload.Params, e entry, maxThreads int) workload.Step 
 func postwriteStep(p workload.Params) workload.Step {
 	target := p.PostwriteWait
 	if target < 0 {
-		target = PostwriteTarget(int64(p.Tables) * p.TableSize)
+		target = workload.PostwriteTarget(int64(p.Tables) * p.TableSize)
 	}
-	return workload.Step{
-		Name: "postwrite", Warm: true,
-		Action: func(ctx context.Context, db engine.DB, log io.Writer) (workload.Tally, error) {
-			start := time.Now()
-			sqldb, ok := db.(engine.SQL)
-			if !ok {
-				return workload.Tally{}, fmt.Errorf("sysbench: the engine does not speak SQL")
-			}
-			var tables []string
-			for n := 1; n <= p.Tables; n++ {
-				tables = append(tables, TableName(n))
-			}
-			if err := sqldb.Maintain(ctx, tables); err != nil {
-				return workload.Tally{}, fmt.Errorf("postwrite cleanup: %w", err)
-			}
-			if rest := target - time.Since(start); rest > 0 {
-				fmt.Fprintf(log, "postwrite: cleanup done in %s, waiting %s more (target %s)\n",
-					time.Since(start).Round(time.Millisecond), rest.Round(time.Second), target)
-				select {
-				case <-time.After(rest):
-				case <-ctx.Done():
-					return workload.Tally{}, ctx.Err()
-				}
-			}
-			return workload.Tally{}, nil
-		},
+	var tables []string
+	for n := 1; n <= p.Tables; n++ {
+		tables = append(tables, TableName(n))
 	}
+	return workload.CleanupStep("postwrite", tables, target)
 }

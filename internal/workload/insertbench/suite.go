@@ -1,0 +1,369 @@
+// Package insertbench is the Insert Benchmark (METHOD.md 1): one table per
+// client loaded in primary key order (l.i0), three secondary indexes built
+// (l.x), insert+delete churn with big and small transactions (l.i1, l.i2), a
+// cleanup, then range and point queries while an inserter and a deleter per
+// client write at a fixed rate (qr100 ... qp1000), whose SLA the report
+// checks.
+package insertbench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/workload"
+)
+
+func init() { workload.Register(Suite{}) }
+
+// Suite is the Insert Benchmark.
+type Suite struct{}
+
+// Name returns "insert".
+func (Suite) Name() string { return "insert" }
+
+// Summary describes the suite for `benchlab list`.
+func (Suite) Summary() string {
+	return "Insert Benchmark: load, create index, insert+delete, queries with rate-limited background writes and an SLA"
+}
+
+// Report groups.
+const (
+	GroupLoad      = "load"
+	GroupReadWrite = "read-write"
+)
+
+// Rows per commit of the steps (METHOD.md 1.8).
+const (
+	rpcLoad  = 100
+	rpcBig   = 50
+	rpcSmall = 5
+	// SLA is the share of the target insert rate a query step must sustain
+	// (METHOD.md 1.13).
+	SLA = 0.95
+	// maxDurationFactor bounds a query step that cannot sustain its rate:
+	// it ends after this many times query_time and fails its SLA.
+	maxDurationFactor = 2
+)
+
+// Tests lists the steps in run order.
+func (Suite) Tests() []workload.Test {
+	t := []workload.Test{
+		{Name: "l.i0", Family: "l.i0", Group: GroupLoad, Summary: "load each client's table in PK order, 100 rows per commit, no secondary indexes"},
+		{Name: "l.x", Family: "l.x", Group: GroupLoad, Summary: "insert 100 rows, then create the 3 secondary indexes (rate: indexed rows/s)"},
+		{Name: "l.i1", Family: "l.i1", Group: GroupLoad, Summary: "inserts as fast as possible, 50 rows per commit, a delete of the oldest rows per insert"},
+		{Name: "l.i2", Family: "l.i2", Group: GroupLoad, Summary: "as l.i1 with 5 rows per commit"},
+	}
+	for _, r := range []int{100, 500, 1000} {
+		for _, k := range []string{"qr", "qp"} {
+			t = append(t, workload.Test{Name: k + strconv.Itoa(r), Family: k, Group: GroupReadWrite,
+				Summary: queryKind(k) + " queries while each client inserts and deletes at the given rate (rates set the names)"})
+		}
+	}
+	return t
+}
+
+func queryKind(k string) string {
+	if k == "qp" {
+		return "point"
+	}
+	return "range"
+}
+
+// Check validates the sizes, naming the spec field at fault.
+func (Suite) Check(p workload.Params) error {
+	if p.Clients < 1 || p.Clients > 1024 {
+		return fmt.Errorf("workload.clients: %d is not allowed; want 1 to 1024", p.Clients)
+	}
+	if p.Rows/int64(p.Clients) < rpcLoad {
+		return fmt.Errorf("workload.rows: %d is too few for %d clients; want at least %d per client (one l.i0 batch)",
+			p.Rows, p.Clients, rpcLoad)
+	}
+	if p.Inserts/int64(p.Clients) < 250 {
+		return fmt.Errorf("workload.inserts: %d is too few for %d clients; want at least 250 per client "+
+			"(l.i1 does 4/5 in batches of 50, l.i2 1/5 in batches of 5)", p.Inserts, p.Clients)
+	}
+	if p.QueryTime <= 0 {
+		return fmt.Errorf("workload.query_time: %s is not allowed; want a duration > 0", p.QueryTime)
+	}
+	if len(p.Rates) == 0 {
+		return fmt.Errorf("workload.rates: empty; want background insert rates per client, e.g. [100, 500, 1000]")
+	}
+	for _, r := range p.Rates {
+		if r < 1 || r > 1_000_000 {
+			return fmt.Errorf("workload.rates: %d is not allowed; want inserts per second per client from 1 to 1000000", r)
+		}
+	}
+	if _, err := selection(p); err != nil {
+		return err
+	}
+	return nil
+}
+
+// stepNames lists the measured steps for p's rates, in order.
+func stepNames(p workload.Params) []string {
+	names := []string{"l.i0", "l.x", "l.i1", "l.i2"}
+	for _, r := range p.Rates {
+		names = append(names, "qr"+strconv.Itoa(r), "qp"+strconv.Itoa(r))
+	}
+	return names
+}
+
+// selection returns the selected steps; l.i0 and l.x always run, since every
+// later step needs their table and indexes. Nil means all.
+func selection(p workload.Params) (map[string]bool, error) {
+	if len(p.Tests) == 0 {
+		return nil, nil
+	}
+	known := stepNames(p)
+	sel := map[string]bool{"l.i0": true, "l.x": true}
+	for _, t := range p.Tests {
+		if !slices.Contains(known, t) {
+			return nil, fmt.Errorf("workload.tests: unknown step %q; the insert suite's steps for these rates are %s",
+				t, strings.Join(known, ", "))
+		}
+		sel[t] = true
+	}
+	return sel, nil
+}
+
+// Plan returns METHOD.md 1.8's sequence: setup, l.i0, l.x, l.i1, l.i2, the
+// cleanup of 1.9, then a range and a point query step per rate.
+func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
+	if err := s.Check(p); err != nil {
+		return nil, err
+	}
+	sel, _ := selection(p)
+	want := func(n string) bool { return sel == nil || sel[n] }
+	n := p.Clients
+	var tables []string
+	for i := 1; i <= n; i++ {
+		tables = append(tables, TableName(i))
+	}
+	perClient := p.Rows / int64(n) / rpcLoad * rpcLoad
+	steps := []workload.Step{setupStep(tables), loadStep(p, perClient), indexStep(p, perClient)}
+	wrote := false
+	for _, c := range []struct {
+		name  string
+		share float64
+		rpc   int
+	}{{"l.i1", 0.8, rpcBig}, {"l.i2", 0.2, rpcSmall}} {
+		if !want(c.name) {
+			continue
+		}
+		inserts := int64(math.Round(float64(p.Inserts)*c.share)) / int64(n)
+		steps = append(steps, churnStep(p, c.name, c.rpc, inserts/int64(c.rpc)))
+		wrote = true
+	}
+	target := p.PostwriteWait
+	if target < 0 {
+		target = workload.PostwriteTarget(p.Rows)
+	}
+	cleaned := false
+	for _, r := range p.Rates {
+		for _, k := range []string{"qr", "qp"} {
+			name := k + strconv.Itoa(r)
+			if !want(name) {
+				continue
+			}
+			if wrote && !cleaned {
+				steps = append(steps, workload.CleanupStep("cleanup", tables, target))
+				cleaned = true
+			}
+			steps = append(steps, queryStep(p, name, k == "qp", r))
+		}
+	}
+	return steps, nil
+}
+
+// setupStep drops and creates every client's table without secondary
+// indexes (iibench.py --setup).
+func setupStep(tables []string) workload.Step {
+	return workload.Step{
+		Name: "setup", Warm: true,
+		Action: func(ctx context.Context, db engine.DB, log io.Writer) (workload.Tally, error) {
+			s, err := sqlOf(db)
+			if err != nil {
+				return workload.Tally{}, err
+			}
+			c, err := s.Connect(ctx)
+			if err != nil {
+				return workload.Tally{}, fmt.Errorf("setup: connect: %w", err)
+			}
+			defer c.Close()
+			var t workload.Tally
+			for _, tbl := range tables {
+				stmts := append([]string{"drop table if exists " + tbl}, CreateTable(s.Dialect(), tbl)...)
+				for _, q := range stmts {
+					t.Statements++
+					if _, err := c.Exec(ctx, q); err != nil {
+						return t, fmt.Errorf("setup: %s: %w", q, err)
+					}
+				}
+			}
+			return t, nil
+		},
+	}
+}
+
+func steps(name string) (family, group string) {
+	if strings.HasPrefix(name, "l.") {
+		return name, GroupLoad
+	}
+	return name[:2], GroupReadWrite
+}
+
+func measuredStep(p workload.Params, name string, metric workload.Metric, roles ...workload.Role) workload.Step {
+	family, group := steps(name)
+	return workload.Step{Name: name, Family: family, Group: group, Write: true, Threads: []int{p.Clients},
+		Metric: metric, Roles: roles}
+}
+
+// loadStep is l.i0: each client inserts its rows in batches of 100.
+func loadStep(p workload.Params, perClient int64) workload.Step {
+	return measuredStep(p, "l.i0", workload.RowsPS, workload.Role{
+		Name: "insert", Threads: p.Clients, Ops: perClient / rpcLoad * int64(p.Clients),
+		NewWorker: newInserter(rpcLoad, nil, false, nil, 0),
+	})
+}
+
+// indexStep is l.x: each client inserts 100 more rows, then builds the three
+// indexes; its rate is indexed rows per second (METHOD.md 1.11).
+func indexStep(p workload.Params, perClient int64) workload.Step {
+	return measuredStep(p, "l.x", workload.RowsPS, workload.Role{
+		Name: "index", Threads: p.Clients, Ops: int64(p.Clients),
+		NewWorker: newInserter(rpcLoad, nil, false, CreateIndexes, perClient+rpcLoad),
+	})
+}
+
+// churnStep is l.i1 or l.i2: inserts as fast as possible with a matching
+// delete per insert, batches inserts per client.
+func churnStep(p workload.Params, name string, rpc int, batches int64) workload.Step {
+	cs := &clients{}
+	ops := max(1, batches) * int64(p.Clients)
+	return measuredStep(p, name, workload.RowsPS,
+		workload.Role{Name: "insert", Threads: p.Clients, Ops: ops, NewWorker: newInserter(rpc, cs, true, nil, 0)},
+		workload.Role{Name: "delete", Threads: p.Clients, Ops: ops, NewWorker: newDeleter(p, rpc, cs)},
+	)
+}
+
+// queryStep is qr<rate> or qp<rate>: one query connection per client as
+// fast as possible, while its inserter writes rate rows/s and its deleter
+// follows. The step ends when the inserts of query_time at the target rate
+// are done, or at twice query_time.
+func queryStep(p workload.Params, name string, point bool, rate int) workload.Step {
+	cs := &clients{}
+	rpc := min(rpcBig, rate) // rows per commit are capped at the rate (METHOD.md 1.4)
+	perClient := max(1, int64(math.Round(p.QueryTime.Seconds()*float64(rate)/float64(rpc))))
+	ops := perClient * int64(p.Clients)
+	st := measuredStep(p, name, workload.QPS,
+		workload.Role{Name: "query", Threads: p.Clients, NewWorker: newQuerier(p, point, cs)},
+		workload.Role{Name: "insert", Threads: p.Clients, Ops: ops, Metric: workload.RowsPS,
+			Rate: float64(rate*p.Clients) / float64(rpc), TargetRate: float64(rate * p.Clients), Bursty: p.Bursty,
+			NewWorker: newInserter(rpc, cs, false, nil, 0)},
+		workload.Role{Name: "delete", Threads: p.Clients, Ops: ops, Metric: workload.RowsPS,
+			NewWorker: newDeleter(p, rpc, cs)},
+	)
+	st.Duration = p.QueryTime
+	st.MaxDuration = maxDurationFactor * p.QueryTime
+	st.RowsPerOp = rowsPerQuery
+	return st
+}
+
+// newInserter returns the inserter factory. With cs it shares a queue with
+// the deleter of the same client, creating the client's state when it is the
+// step's first role (first); with then it builds indexes after its insert
+// and reports rows.
+func newInserter(rpc int, cs *clients, first bool, then func(engine.Dialect, string) []string, rows int64) func(context.Context, engine.DB, int, int, uint64) (workload.Worker, error) {
+	return func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+		s, err := sqlOf(db)
+		if err != nil {
+			return nil, err
+		}
+		table := TableName(id + 1)
+		w := &inserter{gen: newRowGen(seed), prefix: InsertPrefix(table), rpc: rpc, rows: rows}
+		if then != nil {
+			w.then = then(s.Dialect(), table)
+		}
+		if cs != nil && first {
+			w.cl = cs.fresh(id)
+		} else if cs != nil {
+			if w.cl, err = cs.get(id); err != nil {
+				return nil, err
+			}
+		}
+		if w.conn, err = s.Connect(ctx); err != nil {
+			return nil, fmt.Errorf("insert into %s: connect: %w", table, err)
+		}
+		return w, nil
+	}
+}
+
+func newDeleter(p workload.Params, rpc int, cs *clients) func(context.Context, engine.DB, int, int, uint64) (workload.Worker, error) {
+	return func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+		s, err := sqlOf(db)
+		if err != nil {
+			return nil, err
+		}
+		cl, err := cs.get(id)
+		if err != nil {
+			return nil, err
+		}
+		table := TableName(id + 1)
+		c, err := s.Connect(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("delete from %s: connect: %w", table, err)
+		}
+		del, err := prepare(ctx, c, DeleteSQL(s.Dialect(), table, rpc), p.Unprepared)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		return &deleter{conn: c, del: del, table: table, rpc: int64(rpc), cl: cl}, nil
+	}
+}
+
+func newQuerier(p workload.Params, point bool, cs *clients) func(context.Context, engine.DB, int, int, uint64) (workload.Worker, error) {
+	return func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+		s, err := sqlOf(db)
+		if err != nil {
+			return nil, err
+		}
+		cl := cs.fresh(id)
+		table := TableName(id + 1)
+		c, err := s.Connect(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: connect: %w", table, err)
+		}
+		w := &querier{conn: c, r: rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d)), point: point,
+			table: table, cl: cl}
+		sqls := []string{PointSQL(s.Dialect(), table)}
+		if !point {
+			sqls = sqls[:0]
+			for _, q := range rangeQueries {
+				sqls = append(sqls, s.Dialect().Bind(q.sql(s.Dialect(), table)))
+			}
+		}
+		for _, q := range sqls {
+			st, err := prepare(ctx, c, q, p.Unprepared)
+			if err != nil {
+				w.Close()
+				return nil, err
+			}
+			w.stmts = append(w.stmts, st)
+		}
+		if m, err := readID(ctx, c, MinSQL(table)); err != nil {
+			w.Close()
+			return nil, err
+		} else {
+			cl.frontier.Store(m)
+		}
+		return w, nil
+	}
+}
