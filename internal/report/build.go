@@ -140,6 +140,17 @@ func Build(d *Data) *Report { return BuildWith(d, Options{}) }
 func BuildWith(d *Data, opt Options) *Report {
 	r := &Report{Title: fmt.Sprintf("benchlab experiment %d: %s", d.Experiment.ID, d.Experiment.Name)}
 	r.Header = header(d)
+	if suiteOf(d) == "insert" {
+		var notesIB []string
+		r.Tables, notesIB = insertTables(d, opt)
+		r.Notes = append(notes(d), notesIB...)
+		s, keys, _ := d.samples()
+		r.Notes = append(r.Notes, efficiencyNotes(d, keys, s)...)
+		minRep, maxRep := repeatRange(s, keys)
+		r.Notes = append(r.Notes, verdictNotes(minRep, maxRep, opt.Verdict)...)
+		r.Notes = append(r.Notes, stabilityNotes(d)...)
+		return r
+	}
 	s, keys, groups := d.samples()
 	targets := d.targets()
 	label, _ := labeler(keys)
@@ -247,8 +258,18 @@ func header(d *Data) []string {
 		if len(w.Tests) > 0 {
 			tests = strings.Join(w.Tests, ", ")
 		}
-		h = append(h, fmt.Sprintf("workload: suite %s (%s), %d table(s) of %d rows, threads %v, read %s, write %s, warm-up %s, repeats %d",
-			w.Suite, tests, w.Tables, w.TableSize, w.Threads, w.ReadTime.Duration, w.WriteTime.Duration, w.Warmup.Duration, w.Repeats))
+		if w.Suite == "insert" {
+			pacing := "smooth"
+			if w.Bursty {
+				pacing = "bursty (per second, as the original client)"
+			}
+			h = append(h, fmt.Sprintf("workload: Insert Benchmark (%s), %d client(s), %d rows loaded, %d inserts in l.i1+l.i2, "+
+				"query steps of %s at %v inserts/s per client, %s pacing, repeats %d",
+				tests, w.Clients, w.Rows, w.Inserts, w.QueryTime.Duration, w.Rates, pacing, w.Repeats))
+		} else {
+			h = append(h, fmt.Sprintf("workload: suite %s (%s), %d table(s) of %d rows, threads %v, read %s, write %s, warm-up %s, repeats %d",
+				w.Suite, tests, w.Tables, w.TableSize, w.Threads, w.ReadTime.Duration, w.WriteTime.Duration, w.Warmup.Duration, w.Repeats))
+		}
 	}
 	seen := map[string]bool{}
 	var host string
@@ -269,6 +290,15 @@ func header(d *Data) []string {
 		h = append(h, host)
 	}
 	return h
+}
+
+// suiteOf is the experiment's suite as its stored spec names it.
+func suiteOf(d *Data) string {
+	sp, err := spec.Parse([]byte(d.Experiment.Spec), "stored spec", "")
+	if err != nil {
+		return ""
+	}
+	return sp.Workload.Suite
 }
 
 // durationOf says how long the experiment's runs took, first start to last end.

@@ -128,6 +128,16 @@ func toHTMLTable(t Table) htmlTable {
 					hc.Class = "neutral"
 				}
 			}
+			if c.Kind != Ratio && !c.Missing {
+				switch c.Tone {
+				case ToneGood:
+					hc.Class = "better"
+				case ToneBad:
+					hc.Class = "worse"
+				case ToneIgnore, ToneMuted:
+					hc.Class = "neutral"
+				}
+			}
 			if c.Kind != Text {
 				hc.Class += " num"
 			}

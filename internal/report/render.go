@@ -57,7 +57,7 @@ func (c Cell) plain() string {
 		}
 		return fmt.Sprintf("%.2f", c.Value) + m
 	}
-	return FormatValue(c.Value)
+	return FormatValue(c.Value) + toneMark(c.Tone)
 }
 
 // TextOptions control the text renderer.
@@ -146,6 +146,16 @@ func writeTextTable(b *strings.Builder, t Table, opt TextOptions) {
 					s = ansiGrey + s + ansiReset
 				}
 			}
+			if opt.Color && c.Kind != Ratio && !c.Missing {
+				switch c.Tone {
+				case ToneGood:
+					s = ansiGreen + s + ansiReset
+				case ToneBad:
+					s = ansiRed + s + ansiReset
+				case ToneIgnore, ToneMuted:
+					s = ansiGrey + s + ansiReset
+				}
+			}
 			b.WriteString("  " + s)
 		}
 		b.WriteString("\n")
@@ -184,7 +194,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			b.WriteString("| " + mdEscape(r.Label) + " |")
 			for _, c := range r.Cells {
 				s := mdEscape(c.plain())
-				if c.Kind == Ratio && c.Band != analysis.Neutral && !c.Missing {
+				if !c.Missing && ((c.Kind == Ratio && c.Band != analysis.Neutral) || c.Tone == ToneGood || c.Tone == ToneBad) {
 					s = "**" + strings.TrimSpace(s) + "**"
 				}
 				b.WriteString(" " + strings.TrimSpace(s) + " |")

@@ -57,6 +57,9 @@ type Cell struct {
 	Band analysis.Band
 	// Missing marks a cell with no measurement.
 	Missing bool
+	// Tone colours an absolute cell by its table's rule (METHOD.md 1.13);
+	// ratios use Band instead.
+	Tone Tone
 	// Verdict is the significance outcome behind a ratio ("slower",
 	// "faster", "same", "unknown"), empty when no test was made; Mark is its
 	// sign and Detail the figures behind it (ratio CI, p, repeats).
@@ -81,3 +84,35 @@ func RatioCell(ratio float64, dir analysis.Direction) Cell {
 
 // TextCell returns a cell holding s.
 func TextCell(s string) Cell { return Cell{Kind: Text, Text: s} }
+
+// Tone is the colour a table's rule gives an absolute value: the Insert
+// Benchmark's summary marks each column's best and worst values and its
+// insert-rate table the steps that missed their SLA (METHOD.md 1.13).
+type Tone int
+
+const (
+	// ToneNone leaves the cell plain.
+	ToneNone Tone = iota
+	// ToneGood is green, marked +.
+	ToneGood
+	// ToneBad is red, marked -.
+	ToneBad
+	// ToneIgnore is grey, marked x: the value does not count (SLA missed).
+	ToneIgnore
+	// ToneMuted is grey without a mark: a reference value (the target row).
+	ToneMuted
+)
+
+// toneMark is the sign shown after a toned value, so the tone does not rely
+// on colour alone.
+func toneMark(t Tone) string {
+	switch t {
+	case ToneGood:
+		return "+"
+	case ToneBad:
+		return "-"
+	case ToneIgnore:
+		return "x"
+	}
+	return ""
+}

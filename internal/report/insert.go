@@ -1,0 +1,517 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"benchlab/internal/analysis"
+	"benchlab/internal/store"
+)
+
+// The Insert Benchmark's report (METHOD.md 1.11-1.13): a summary table of
+// each step's rate per target with its colouring rule, the same relative to
+// the base, the background insert rates against their SLA, rows per query,
+// response-time buckets per operation type, per-second rate low-watermarks
+// and the per-operation efficiency with 1.12's denominators.
+
+// insertSLA is the share of the target rate a query step must sustain.
+const insertSLA = 0.95
+
+// ibSteps holds one experiment's Insert Benchmark results: per target, step
+// and role, the results of every repeat; steps in run order.
+type ibSteps struct {
+	steps []string
+	res   map[string]map[string]map[string][]store.Result
+}
+
+func loadIB(d *Data) ibSteps {
+	ib := ibSteps{res: map[string]map[string]map[string][]store.Result{}}
+	seq := map[string]int{}
+	for _, run := range d.Runs {
+		for _, r := range d.Results[run.ID] {
+			if r.Action || r.Status != store.StatusOK {
+				continue
+			}
+			if _, ok := seq[r.Test]; !ok {
+				seq[r.Test] = r.Seq
+				ib.steps = append(ib.steps, r.Test)
+			}
+			seq[r.Test] = min(seq[r.Test], r.Seq)
+			if ib.res[run.Target] == nil {
+				ib.res[run.Target] = map[string]map[string][]store.Result{}
+			}
+			if ib.res[run.Target][r.Test] == nil {
+				ib.res[run.Target][r.Test] = map[string][]store.Result{}
+			}
+			ib.res[run.Target][r.Test][r.Role.Name] = append(ib.res[run.Target][r.Test][r.Role.Name], r)
+		}
+	}
+	sort.SliceStable(ib.steps, func(i, j int) bool { return seq[ib.steps[i]] < seq[ib.steps[j]] })
+	return ib
+}
+
+func isQueryStep(step string) bool { return strings.HasPrefix(step, "qr") || strings.HasPrefix(step, "qp") }
+
+// headline is the role whose rate a step reports: inserts for the load
+// steps (indexed rows for l.x), queries for the read-write steps.
+func headline(step string) string {
+	switch {
+	case step == "l.x":
+		return "index"
+	case isQueryStep(step):
+		return "query"
+	}
+	return "insert"
+}
+
+func (ib ibSteps) role(target, step, role string) []store.Result { return ib.res[target][step][role] }
+
+func (ib ibSteps) rate(target, step string) []float64 {
+	return values(ib.role(target, step, headline(step)), func(r store.Result) float64 { return r.Throughput() })
+}
+
+// sla reports whether target's background inserts of a query step reached
+// 95% of their target rate (median over repeats), and the figures.
+func (ib ibSteps) sla(target, step string) (met bool, ips, want float64, ok bool) {
+	rs := ib.role(target, step, "insert")
+	if len(rs) == 0 {
+		return false, 0, 0, false
+	}
+	ips = median(rs, func(r store.Result) float64 { return r.Throughput() })
+	want = rs[0].Role.TargetRate
+	return want <= 0 || ips >= insertSLA*want, ips, want, true
+}
+
+func (ib ibSteps) queryStepsOf() []string {
+	var out []string
+	for _, s := range ib.steps {
+		if isQueryStep(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// insertTables builds the Insert Benchmark's tables.
+func insertTables(d *Data, opt Options) ([]Table, []string) {
+	ib := loadIB(d)
+	targets := d.targets()
+	var tables []Table
+	tables = append(tables, ibSummary(ib, targets))
+	if len(targets) > 1 {
+		tables = append(tables, ibRelative(ib, targets, d.Experiment.Base, opt))
+	}
+	if qs := ib.queryStepsOf(); len(qs) > 0 {
+		tables = append(tables, ibInsertRates(ib, targets, qs), ibRowsPerQuery(ib, targets, qs))
+	}
+	tables = append(tables, ibResponseTimes(ib, targets)...)
+	tables = append(tables, ibRatePercentiles(ib, targets))
+	if t, ok := ibEfficiency(ib, targets); ok {
+		tables = append(tables, t)
+	}
+	var notes []string
+	for _, t := range targets {
+		for _, s := range ib.queryStepsOf() {
+			if met, ips, want, ok := ib.sla(t, s); ok && !met {
+				notes = append(notes, fmt.Sprintf("SLA missed: %s on %s inserted %.0f rows/s in the background, below 95%% of the %.0f target",
+					s, t, ips, want))
+			}
+		}
+	}
+	return tables, notes
+}
+
+// ibSummary is tput.tab: rows are targets, columns the steps. Per column,
+// with gap = (max - min)/4 where max counts only targets that met the SLA:
+// red at or below min + gap (not when min >= 0.8 max), grey when the SLA
+// failed, green at or above max - gap.
+func ibSummary(ib ibSteps, targets []string) Table {
+	t := Table{Title: "Insert Benchmark summary: throughput per step",
+		Legend: "l.i0, l.i1, l.i2: inserted rows/s; l.x: indexed rows/s; qr*, qp*: queries/s; median over repeats. " +
+			"Per column (METHOD.md 1.13): - red at or below min + (max-min)/4, + green at or above max - (max-min)/4 " +
+			"(max over targets that met the SLA), x grey: the SLA was missed; no red when min >= 0.8 max",
+		Columns: ib.steps}
+	for _, tg := range targets {
+		t.Rows = append(t.Rows, Row{Label: tg})
+	}
+	for _, s := range ib.steps {
+		vals := make([]float64, len(targets))
+		met := make([]bool, len(targets))
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for i, tg := range targets {
+			vals[i] = medianOf(ib.rate(tg, s))
+			met[i] = true
+			if isQueryStep(s) {
+				met[i], _, _, _ = ib.sla(tg, s)
+			}
+			if math.IsNaN(vals[i]) {
+				continue
+			}
+			lo = min(lo, vals[i])
+			if met[i] {
+				hi = max(hi, vals[i])
+			}
+		}
+		gap := (hi - lo) / 4
+		top, bottom := hi-gap, lo+gap
+		if lo >= 0.8*hi {
+			bottom = math.Inf(-1)
+		}
+		for i := range targets {
+			c := NumberCell(vals[i])
+			if !c.Missing && len(targets) > 1 {
+				switch {
+				case vals[i] <= bottom:
+					c.Tone = ToneBad
+				case !met[i]:
+					c.Tone = ToneIgnore
+				case vals[i] >= top && gap > 0:
+					c.Tone = ToneGood
+				}
+			} else if !c.Missing && !met[i] {
+				c.Tone = ToneIgnore
+			}
+			t.Rows[i].Cells = append(t.Rows[i].Cells, c)
+		}
+	}
+	return t
+}
+
+// ibRelative is tputr.tab: every target's rate over the base's.
+func ibRelative(ib ibSteps, targets []string, base string, opt Options) Table {
+	t := Table{Title: "Insert Benchmark relative throughput: rate(target) / rate(" + base + ")",
+		Legend: "2 decimals; + (green) >= 1.05 better, - (red) <= 0.95 worse, grey between; " +
+			"with repeats, signs are significance verdicts", Columns: ib.steps}
+	for _, tg := range targets[1:] {
+		row := Row{Label: tg}
+		for _, s := range ib.steps {
+			row.Cells = append(row.Cells, relativeCell(ib.rate(targets[0], s), ib.rate(tg, s), analysis.HigherIsBetter, opt.Verdict))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// ibInsertRates is iput.tab: the background inserts/s of each query step,
+// red when below 95% of the target (the SLA failed), and the target row.
+func ibInsertRates(ib ibSteps, targets, qsteps []string) Table {
+	t := Table{Title: "Insert Benchmark background insert rate and SLA",
+		Legend: "inserted rows/s of the background writers over the whole step (median over repeats); " +
+			"- red: below 95% of the target, the SLA failed; the target row is clients x rate", Columns: qsteps}
+	want := make([]float64, len(qsteps))
+	for _, tg := range targets {
+		row := Row{Label: tg}
+		for i, s := range qsteps {
+			met, ips, w, ok := ib.sla(tg, s)
+			if !ok {
+				row.Cells = append(row.Cells, Cell{Missing: true})
+				continue
+			}
+			want[i] = max(want[i], w)
+			c := NumberCell(ips)
+			if !met {
+				c.Tone = ToneBad
+			}
+			row.Cells = append(row.Cells, c)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	row := Row{Label: "target"}
+	for _, w := range want {
+		c := NumberCell(w)
+		c.Tone = ToneMuted
+		row.Cells = append(row.Cells, c)
+	}
+	t.Rows = append(t.Rows, row)
+	return t
+}
+
+// ibRowsPerQuery is the original client's "fetched/query": rows returned
+// per query against the 10 expected.
+func ibRowsPerQuery(ib ibSteps, targets, qsteps []string) Table {
+	t := Table{Title: "Insert Benchmark rows fetched per query",
+		Legend: "expected 10; point queries pick ids between the delete frontier and the newest id, so a few race the deleter",
+		Columns: qsteps}
+	for _, tg := range targets {
+		row := Row{Label: tg}
+		for _, s := range qsteps {
+			row.Cells = append(row.Cells, NumberCell(median(ib.role(tg, s, "query"), func(r store.Result) float64 {
+				if r.Events == 0 {
+					return math.NaN()
+				}
+				return float64(r.Rows) / float64(r.Events)
+			})))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// rtBounds are METHOD.md 1.10's response-time buckets: a response counts in
+// the first bucket whose bound it does not exceed.
+var rtBounds = []struct {
+	name  string
+	bound time.Duration
+}{
+	{"256us", 256 * time.Microsecond}, {"1ms", time.Millisecond}, {"4ms", 4 * time.Millisecond},
+	{"16ms", 16 * time.Millisecond}, {"64ms", 64 * time.Millisecond}, {"256ms", 256 * time.Millisecond},
+	{"1s", time.Second}, {"4s", 4 * time.Second}, {"16s", 16 * time.Second},
+}
+
+// rtBuckets returns the share (percent) of responses in each bucket of the
+// merged histograms, the last being "gt", and the max; ok is false when no
+// histogram decodes.
+func rtBuckets(rs []store.Result) (pct []float64, maxLat time.Duration, ok bool) {
+	counts := make([]int64, len(rtBounds)+1)
+	var total int64
+	for _, r := range rs {
+		if len(r.Histogram) == 0 {
+			continue
+		}
+		h, err := hdr.Decode(r.Histogram)
+		if err != nil {
+			continue
+		}
+		ok = true
+		maxLat = max(maxLat, r.Latency.Max)
+		for _, b := range h.Distribution() {
+			if b.Count == 0 {
+				continue
+			}
+			v := time.Duration(b.From)
+			i := sort.Search(len(rtBounds), func(i int) bool { return v <= rtBounds[i].bound })
+			counts[i] += b.Count
+			total += b.Count
+		}
+	}
+	if !ok || total == 0 {
+		return nil, 0, false
+	}
+	pct = make([]float64, len(counts))
+	for i, c := range counts {
+		pct[i] = 100 * float64(c) / float64(total)
+	}
+	return pct, maxLat, true
+}
+
+// ibResponseTimes are chart_rt.sh's tables, one per operation type: per
+// step, each target's share of responses in each bucket (blank when none,
+// "nonzero" when a share rounds to 0.000) and the max in seconds, red in the
+// top quartile and green in the bottom one.
+func ibResponseTimes(ib ibSteps, targets []string) []Table {
+	var out []Table
+	for _, op := range []struct{ name, plural, extra string }{
+		{"insert", "inserts", "; in qr and qp steps an insert's time counts from its intended start, so a late start is not hidden"},
+		{"delete", "deletes", ""},
+		{"query", "queries", ""},
+	} {
+		t := Table{Title: "Insert Benchmark " + op.name + " response time",
+			Legend: "% of " + op.plural + " per bucket (a response counts in the first bucket it does not exceed" + op.extra +
+				"); max in seconds: - red in the top quartile, + green in the bottom one (METHOD.md 1.13)"}
+		for _, b := range rtBounds {
+			t.Columns = append(t.Columns, b.name)
+		}
+		t.Columns = append(t.Columns, "gt", "max s")
+		for _, s := range ib.steps {
+			role := op.name
+			if role == "insert" && s == "l.x" {
+				role = "index"
+			}
+			var rows []Row
+			var maxes []float64
+			for _, tg := range targets {
+				pct, mx, ok := rtBuckets(ib.role(tg, s, role))
+				if !ok {
+					continue
+				}
+				row := Row{Group: s, Label: tg}
+				for _, p := range pct {
+					switch {
+					case p == 0:
+						row.Cells = append(row.Cells, TextCell(""))
+					case p < 0.0005:
+						row.Cells = append(row.Cells, TextCell("nonzero"))
+					default:
+						row.Cells = append(row.Cells, TextCell(fmt.Sprintf("%.3f", p)))
+					}
+				}
+				row.Cells = append(row.Cells, NumberCell(mx.Seconds()))
+				maxes = append(maxes, mx.Seconds())
+				rows = append(rows, row)
+			}
+			toneQuartiles(rows, maxes)
+			t.Rows = append(t.Rows, rows...)
+		}
+		if len(t.Rows) > 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// toneQuartiles marks the last cell of each row (lower is better): red in
+// the top quartile of the range, green in the bottom one unless min >= 0.8
+// max. A single row gets no tone.
+func toneQuartiles(rows []Row, vals []float64) {
+	if len(rows) < 2 {
+		return
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range vals {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	gap := (hi - lo) / 4
+	top, bottom := hi-gap, lo+gap
+	if lo >= 0.8*hi {
+		bottom = math.Inf(-1)
+	}
+	for i, v := range vals {
+		c := &rows[i].Cells[len(rows[i].Cells)-1]
+		switch {
+		case v >= top && gap > 0:
+			c.Tone = ToneBad
+		case v <= bottom:
+			c.Tone = ToneGood
+		}
+	}
+}
+
+// ratePercentiles are METHOD.md 1.11's positions: per-second rates sorted in
+// descending order, the value at position round(p * lines), only with at
+// least 10 lines. p99 is thus the rate that 99% of the seconds met.
+var ratePercentiles = []float64{0.50, 0.75, 0.90, 0.95, 0.99}
+
+// RateAtPercentile returns the per-second rate that the share p of the
+// seconds met or exceeded, or NaN with fewer than 10 seconds.
+func RateAtPercentile(rates []float64, p float64) float64 {
+	if len(rates) < 10 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), rates...)
+	sort.Sort(sort.Reverse(sort.Float64Slice(s)))
+	i := int(math.Round(p*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// perSecondRates are the full measured seconds' rates of a result in its
+// metric: rows/s for inserts, statements/s for queries.
+func perSecondRates(r store.Result) []float64 {
+	var out []float64
+	for _, iv := range r.Intervals {
+		if iv.Sec < 0 || iv.Seconds < 0.9 {
+			continue
+		}
+		n := iv.Statements
+		if r.Metric == "ips" {
+			n = iv.Rows
+		}
+		out = append(out, float64(n)/iv.Seconds)
+	}
+	return out
+}
+
+// ibRatePercentiles is the throughput low-watermark table of METHOD.md 1.11
+// for each step's headline rate.
+func ibRatePercentiles(ib ibSteps, targets []string) Table {
+	t := Table{Title: "Insert Benchmark per-second rate at percentile",
+		Legend: "throughput low-watermarks (METHOD.md 1.11): per-second inserts/s (load steps) or queries/s (qr, qp) " +
+			"sorted in descending order, the value at position round(p x seconds); p99 is the rate 99% of the seconds " +
+			"met; n/a under 10 seconds; median over repeats", Columns: []string{"seconds", "p50", "p75", "p90", "p95", "p99"}}
+	for _, s := range ib.steps {
+		for _, tg := range targets {
+			rs := ib.role(tg, s, headline(s))
+			if len(rs) == 0 {
+				continue
+			}
+			row := Row{Group: s, Label: tg}
+			row.Cells = append(row.Cells, NumberCell(median(rs, func(r store.Result) float64 { return float64(len(perSecondRates(r))) })))
+			for _, p := range ratePercentiles {
+				row.Cells = append(row.Cells, NumberCell(median(rs, func(r store.Result) float64 {
+					return RateAtPercentile(perSecondRates(r), p)
+				})))
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	return t
+}
+
+// ibEfficiency is etl.sh's per-step line (METHOD.md 1.12) with its
+// denominators: CPU, reads, KB read and context switches per insert for the
+// load steps and per query for qr/qp; writes and KB written always per
+// inserted row. IO counts are the data dir's device, as iostat sees it.
+func ibEfficiency(ib ibSteps, targets []string) (Table, bool) {
+	t := Table{Title: "Insert Benchmark efficiency per operation",
+		Legend: "op = inserted row for l.i0, l.i1, l.i2 (indexed row for l.x), query for qr and qp; wpi and wkbpi are " +
+			"per inserted row in every step (METHOD.md 1.12); cpu = server + client (benchlab) microseconds; reads, " +
+			"writes and KB from /proc/diskstats of the data dir's device, as iostat (all processes on it); cs = context " +
+			"switches, server + client; median over repeats; n/a = not measured",
+		Columns: []string{"cpu us/op", "client us/op", "server us/op", "reads/op", "KB read/op", "writes/insert",
+			"KB written/insert", "cs/op", "peak server RSS MB"}}
+	any := false
+	for _, s := range ib.steps {
+		for _, tg := range targets {
+			head := ib.role(tg, s, headline(s))
+			if len(head) == 0 {
+				continue
+			}
+			ins := ib.role(tg, s, "insert")
+			if s == "l.x" {
+				ins = head
+			}
+			row := Row{Group: s, Label: tg}
+			perOpOf := func(f func(*store.Efficiency) float64, scale float64, perInsert bool) Cell {
+				var xs []float64
+				for i, r := range head {
+					if r.Eff == nil {
+						return Cell{Missing: true}
+					}
+					total := f(r.Eff)
+					switch {
+					case total == store.NotReadable:
+						return TextCell("not readable")
+					case total < 0:
+						return Cell{Missing: true}
+					}
+					rate := r.Throughput()
+					if perInsert {
+						if i >= len(ins) {
+							return Cell{Missing: true}
+						}
+						rate = ins[i].Throughput()
+					}
+					v := r.Eff.PerOp(total, rate)
+					if v < 0 {
+						return Cell{Missing: true}
+					}
+					xs = append(xs, v*scale)
+				}
+				any = true
+				return NumberCell(medianOf(xs))
+			}
+			row.Cells = append(row.Cells,
+				perOpOf(func(e *store.Efficiency) float64 { return sumOf(e.ServerCPU, e.ClientCPU) }, 1e6, false),
+				perOpOf(func(e *store.Efficiency) float64 { return e.ClientCPU }, 1e6, false),
+				perOpOf(func(e *store.Efficiency) float64 { return e.ServerCPU }, 1e6, false),
+				perOpOf(func(e *store.Efficiency) float64 { return float64(e.DevReads) }, 1, false),
+				perOpOf(func(e *store.Efficiency) float64 { return float64(e.DevReadBytes) }, 1.0/1024, false),
+				perOpOf(func(e *store.Efficiency) float64 { return float64(e.DevWrites) }, 1, true),
+				perOpOf(func(e *store.Efficiency) float64 { return float64(e.DevWriteBytes) }, 1.0/1024, true),
+				perOpOf(func(e *store.Efficiency) float64 { return sumOf(float64(e.ServerCS), float64(e.ClientCS)) }, 1, false),
+				NumberCell(median(head, func(r store.Result) float64 {
+					if r.Eff == nil || r.Eff.ServerPeakRSS < 0 {
+						return math.NaN()
+					}
+					return mb(r.Eff.ServerPeakRSS)
+				})),
+			)
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	return t, any
+}

@@ -1,0 +1,121 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"benchlab/internal/metrics"
+	"benchlab/internal/spec"
+	"benchlab/internal/store"
+)
+
+// ibData builds an Insert Benchmark experiment of three targets: "a" (the
+// base), "b" faster at loading, and "c" slow at loading and short of its
+// background insert rate in qp100.
+func ibData(t *testing.T) *Data {
+	t.Helper()
+	sp := spec.Default()
+	sp.Name = "ib"
+	sp.Workload.Suite = "insert"
+	d := &Data{Experiment: store.Experiment{ID: 1, Name: "ib", Base: "a", Targets: []string{"a", "b", "c"}, Spec: sp.TOML()},
+		Results: map[int64][]store.Result{}}
+	hist := func(lat ...time.Duration) []byte {
+		h := metrics.NewHistogram()
+		for _, l := range lat {
+			metrics.RecordLatency(h, l)
+		}
+		b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	load := map[string]int64{"a": 100_000, "b": 130_000, "c": 60_000}
+	ips := map[string]int64{"a": 100, "b": 100, "c": 80}
+	for i, tg := range []string{"a", "b", "c"} {
+		id := int64(i + 1)
+		d.Runs = append(d.Runs, store.Run{ID: id, Target: tg, Status: store.StatusOK})
+		d.Results[id] = []store.Result{
+			{Seq: 1, Test: "setup", Action: true, Status: store.StatusOK},
+			{Seq: 2, Test: "l.i0", Metric: "ips", Status: store.StatusOK, Seconds: 1, Rows: load[tg], Events: load[tg] / 100,
+				Role: store.RoleInfo{Name: "insert"}, Histogram: hist(100*time.Microsecond, 2*time.Millisecond)},
+			{Seq: 3, Test: "qp100", Metric: "qps", Status: store.StatusOK, Seconds: 10, Statements: 50_000, Events: 50_000,
+				Rows: 49_000, Role: store.RoleInfo{Name: "query"}},
+			{Seq: 3, Test: "qp100", Metric: "ips", Status: store.StatusOK, Seconds: 10, Rows: 10 * ips[tg], Events: ips[tg] / 5,
+				Role: store.RoleInfo{Name: "insert", Secondary: true, TargetRate: 100}},
+		}
+	}
+	return d
+}
+
+func mustTable(t *testing.T, r *Report, prefix string) Table {
+	t.Helper()
+	tb := findTable(r, prefix)
+	if tb == nil {
+		t.Fatalf("no table %q", prefix)
+	}
+	return *tb
+}
+
+func TestInsertBenchmarkTables(t *testing.T) {
+	r := Build(ibData(t))
+	sum := mustTable(t, r, "Insert Benchmark summary")
+	if strings.Join(sum.Columns, " ") != "l.i0 qp100" {
+		t.Fatalf("summary columns %v, want the measured steps in run order", sum.Columns)
+	}
+	// l.i0: min 60k, max 130k, gap 17.5k: c (60k) red, b (130k) green, a plain.
+	want := map[string][2]Tone{"a": {ToneNone, ToneNone}, "b": {ToneGood, ToneNone}, "c": {ToneBad, ToneIgnore}}
+	for _, row := range sum.Rows {
+		for i, c := range row.Cells {
+			if c.Tone != want[row.Label][i] {
+				t.Errorf("summary %s %s: tone %v, want %v", row.Label, sum.Columns[i], c.Tone, want[row.Label][i])
+			}
+		}
+	}
+	sla := mustTable(t, r, "Insert Benchmark background insert rate")
+	if len(sla.Rows) != 4 || sla.Rows[3].Label != "target" || sla.Rows[3].Cells[0].Value != 100 {
+		t.Fatalf("SLA table rows %+v, want a, b, c and the target 100", sla.Rows)
+	}
+	if sla.Rows[2].Cells[0].Tone != ToneBad || sla.Rows[2].Cells[0].Value != 80 || sla.Rows[0].Cells[0].Tone != ToneNone {
+		t.Errorf("SLA cells: a %+v, c %+v; want c's 80 red, a plain", sla.Rows[0].Cells[0], sla.Rows[2].Cells[0])
+	}
+	rel := mustTable(t, r, "Insert Benchmark relative")
+	if got := rel.Rows[0].Cells[0].Value; math.Abs(got-1.3) > 1e-9 {
+		t.Errorf("b's relative l.i0 = %v, want 1.30", got)
+	}
+	rows := mustTable(t, r, "Insert Benchmark rows fetched")
+	if got := rows.Rows[0].Cells[0].Value; math.Abs(got-0.98) > 1e-9 {
+		t.Errorf("rows per query %v, want 49000 rows / 50000 queries = 0.98", got)
+	}
+	rt := mustTable(t, r, "Insert Benchmark insert response time")
+	if rt.Rows[0].Group != "l.i0" || rt.Rows[0].Cells[0].Text != "50.000" || rt.Rows[0].Cells[2].Text != "50.000" ||
+		rt.Rows[0].Cells[1].Text != "" {
+		t.Errorf("l.i0 buckets %+v, want 50%% in 256us and 50%% in 4ms, none in 1ms", rt.Rows[0].Cells)
+	}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, r, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "SLA missed: qp100 on c inserted 80 rows/s") {
+		t.Errorf("report lacks the SLA note:\n%s", buf.String())
+	}
+}
+
+func TestRateAtPercentile(t *testing.T) {
+	rates := []float64{10, 1, 9, 2, 8, 3, 7, 4, 6, 5}
+	// Descending: 10 9 8 ... 1; p50 is position 5 (6), p90 position 9 (2),
+	// p99 position round(9.9) = 10 (1).
+	for p, want := range map[float64]float64{0.5: 6, 0.9: 2, 0.99: 1, 0.75: 3} {
+		if got := RateAtPercentile(rates, p); got != want {
+			t.Errorf("p%.0f = %v, want %v", p*100, got, want)
+		}
+	}
+	if !math.IsNaN(RateAtPercentile(rates[:9], 0.5)) {
+		t.Error("fewer than 10 seconds must give no percentile")
+	}
+}
