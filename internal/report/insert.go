@@ -55,7 +55,9 @@ func loadIB(d *Data) ibSteps {
 	return ib
 }
 
-func isQueryStep(step string) bool { return strings.HasPrefix(step, "qr") || strings.HasPrefix(step, "qp") }
+func isQueryStep(step string) bool {
+	return strings.HasPrefix(step, "qr") || strings.HasPrefix(step, "qp")
+}
 
 // headline is the role whose rate a step reports: inserts for the load
 // steps (indexed rows for l.x), queries for the read-write steps.
@@ -235,7 +237,7 @@ func ibInsertRates(ib ibSteps, targets, qsteps []string) Table {
 // per query against the 10 expected.
 func ibRowsPerQuery(ib ibSteps, targets, qsteps []string) Table {
 	t := Table{Title: "Insert Benchmark rows fetched per query",
-		Legend: "expected 10; point queries pick ids between the delete frontier and the newest id, so a few race the deleter",
+		Legend:  "expected 10; point queries pick ids between the delete frontier and the newest id, so a few race the deleter",
 		Columns: qsteps}
 	for _, tg := range targets {
 		row := Row{Label: tg}
