@@ -220,7 +220,7 @@ func buildCharts(d *Data) []chartDef {
 	// Throughput per second, all targets of a test on one chart (first
 	// repeat); seconds before 0 are warm-up and are shaded.
 	for _, k := range keys {
-		o := baseOption("Throughput per second: "+label(k), "second of the step (shaded: warm-up)", "statements per second")
+		o := baseOption("Throughput per second: "+label(k), "second of the step (shaded: warm-up)", unitOf(s, k)+" per second")
 		o["xAxis"].(map[string]any)["type"] = "value"
 		var series []any
 		first := 0
@@ -232,7 +232,7 @@ func buildCharts(d *Data) []chartDef {
 			var pts []any
 			for _, iv := range downsample(rs[0].Intervals) {
 				first = min(first, iv.Sec)
-				pts = append(pts, []any{iv.Sec, num(rate(iv.Statements, iv.Seconds))})
+				pts = append(pts, []any{iv.Sec, num(intervalRate(rs[0], iv))})
 			}
 			// Dots only for short series, where single seconds matter.
 			series = append(series, map[string]any{"name": t, "type": "line", "showSymbol": len(pts) <= 30, "data": pts})
@@ -275,7 +275,7 @@ func buildCharts(d *Data) []chartDef {
 	}
 	// Box plots of per-second throughput over the last half of each run.
 	for _, k := range keys {
-		o := baseOption("Per-second throughput, last half of the measured time: "+label(k), "target", "statements per second")
+		o := baseOption("Per-second throughput, last half of the measured time: "+label(k), "target", unitOf(s, k)+" per second")
 		o["tooltip"] = map[string]any{"trigger": "item"}
 		o["xAxis"].(map[string]any)["type"] = "category"
 		o["xAxis"].(map[string]any)["data"] = targets
@@ -290,7 +290,7 @@ func buildCharts(d *Data) []chartDef {
 					}
 				}
 				for _, iv := range measured[len(measured)/2:] {
-					xs = append(xs, rate(iv.Statements, iv.Seconds))
+					xs = append(xs, intervalRate(r, iv))
 				}
 			}
 			boxes = append(boxes, fiveNumbers(xs))
@@ -365,6 +365,28 @@ func buildCharts(d *Data) []chartDef {
 		out = append(out, chartDef{htmlChart{Title: "latency", Height: 380}, o})
 	}
 	return out
+}
+
+// intervalRate is one second's throughput in its result's metric: rows for
+// the Insert Benchmark's inserts (ips), statements otherwise.
+func intervalRate(r store.Result, iv store.Interval) float64 {
+	if r.Metric == "ips" {
+		return rate(iv.Rows, iv.Seconds)
+	}
+	return rate(iv.Statements, iv.Seconds)
+}
+
+// unitOf names what a row's per-second charts count.
+func unitOf(s samples, k cellKey) string {
+	for _, byKey := range s {
+		for _, r := range byKey[k] {
+			if r.Metric == "ips" {
+				return "rows"
+			}
+			return "statements"
+		}
+	}
+	return "statements"
 }
 
 // categoryAxis makes o's x axis a category axis of cats with labels turned by
