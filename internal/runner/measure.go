@@ -279,6 +279,9 @@ type pacer struct {
 	k        int64
 	bursty   bool
 	first    time.Time
+	// origin is the step's start, where every worker's schedule begins
+	// (smooth schedules are offset from it so workers do not align).
+	origin time.Time
 }
 
 // newPacer returns nil for a closed-loop role. The role's rate is split
@@ -293,17 +296,17 @@ func newPacer(r workload.Role, i, n int, start time.Time) *pacer {
 	}
 	iv := time.Duration(float64(time.Second) / perWorker)
 	first := start.Add(iv * time.Duration(i) / time.Duration(n))
-	return &pacer{interval: iv, first: first, next: first}
+	return &pacer{interval: iv, first: first, next: first, origin: start}
 }
 
-// end is when a schedule of n operations is over: one interval after the
-// last operation's intended start (smooth), or the end of the second in
-// which the last was released (bursty).
+// end is when a schedule of n operations is over: n intervals after the
+// step's start (smooth; the worker's offset lies inside its first interval),
+// or the end of the second in which the last was released (bursty).
 func (p *pacer) end(n int64) time.Time {
 	if p.bursty {
 		return p.first.Add(time.Duration((n+p.perSec-1)/p.perSec) * time.Second)
 	}
-	return p.first.Add(time.Duration(n) * p.interval)
+	return p.origin.Add(time.Duration(n) * p.interval)
 }
 
 // sleepUntil sleeps until t, or until the step stops.

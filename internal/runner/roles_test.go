@@ -88,3 +88,34 @@ func TestRolesOpsBound(t *testing.T) {
 		t.Errorf("latency max %s, service p99 %s: queueing not counted", r.Latency.Max, r.Role.Service.P99)
 	}
 }
+
+// TestRolesPacedShareMeasuresItsRate splits an op-bounded paced role over
+// three workers: each does its share, and the step lasts until the schedule
+// ends, so a met rate measures as the rate itself (not faster because the
+// last operation starts one interval before the end, nor slower because of
+// the workers' offsets), smooth and bursty.
+func TestRolesPacedShareMeasuresItsRate(t *testing.T) {
+	for _, bursty := range []bool{false, true} {
+		st := workload.Step{Name: "paced", MaxDuration: 10 * time.Second, Roles: []workload.Role{
+			sleeperRole("insert", 3, 30, 31, 100*time.Microsecond, bursty),
+		}}
+		rs, err := MeasureRoles(context.Background(), nil, st, 3, 1, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rs[0]
+		if r.Events != 31 {
+			t.Errorf("bursty=%v: %d events, want the 31 of the bound", bursty, r.Events)
+		}
+		// 31 operations at 30/s: about 1.03 s smooth. Bursty releases 10
+		// per worker at the start of each second and the first worker's
+		// share is 11, so its schedule ends after 2 seconds.
+		want := 31.0 / 30
+		if bursty {
+			want = 2
+		}
+		if r.Seconds < want-0.05 || r.Seconds > want+0.15 {
+			t.Errorf("bursty=%v: step measured %.3f s, want about %.2f", bursty, r.Seconds, want)
+		}
+	}
+}
