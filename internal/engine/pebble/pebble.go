@@ -181,6 +181,27 @@ type DB struct {
 	settings map[string]string
 	// Write stalls reported by Pebble's event listener.
 	stallStart, stallNanos, stalls atomic.Int64
+	// failed holds the error after Pebble panicked (it panics when its WAL
+	// cannot be written, e.g. on a full disk); the store is unusable then.
+	failed atomic.Pointer[error]
+}
+
+// guard turns a Pebble panic into *err and marks the store failed, so the
+// runner stops the step (Died) instead of the process crashing.
+func (db *DB) guard(err *error) {
+	if r := recover(); r != nil {
+		e := fmt.Errorf("pebble: %v", r)
+		db.failed.CompareAndSwap(nil, &e)
+		*err = e
+	}
+}
+
+// Died returns the error that made the store unusable, or nil.
+func (db *DB) Died() error {
+	if e := db.failed.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 var _ engine.KV = (*DB)(nil)
@@ -196,8 +217,16 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	return engine.Info{Engine: "pebble", Version: version(), Build: module + " " + version() + " (pure Go)", Settings: s}, nil
 }
 
-// Close closes the store.
-func (db *DB) Close() error { return db.db.Close() }
+// Close closes the store. After a panic Pebble cannot be closed (Close
+// blocks on its broken commit pipeline), so the store's open files stay
+// open until benchlab exits; the caller still removes the data dir.
+func (db *DB) Close() (err error) {
+	if e := db.Died(); e != nil {
+		return e
+	}
+	defer db.guard(&err)
+	return db.db.Close()
+}
 
 func writeOpts(wo engine.WriteOptions) *pebble.WriteOptions {
 	if wo.Sync {
@@ -208,7 +237,11 @@ func writeOpts(wo engine.WriteOptions) *pebble.WriteOptions {
 
 // Put writes one key. Pebble cannot skip its WAL per write, so DisableWAL is
 // ignored (Info says so).
-func (db *DB) Put(key, value []byte, wo engine.WriteOptions) error {
+func (db *DB) Put(key, value []byte, wo engine.WriteOptions) (err error) {
+	if e := db.Died(); e != nil {
+		return e
+	}
+	defer db.guard(&err)
 	return db.db.Set(key, value, writeOpts(wo))
 }
 
@@ -282,16 +315,26 @@ func (b batch) Close() error          { return b.b.Close() }
 func (db *DB) NewBatch() engine.Batch { return batch{db.db.NewBatch()} }
 
 // Write applies a batch from NewBatch.
-func (db *DB) Write(b engine.Batch, wo engine.WriteOptions) error {
+func (db *DB) Write(b engine.Batch, wo engine.WriteOptions) (err error) {
 	pb, ok := b.(batch)
 	if !ok {
 		return fmt.Errorf("pebble: batch of type %T", b)
 	}
+	if e := db.Died(); e != nil {
+		return e
+	}
+	defer db.guard(&err)
 	return db.db.Apply(pb.b, writeOpts(wo))
 }
 
 // Flush flushes the memtables and waits for it.
-func (db *DB) Flush(ctx context.Context) error { return db.db.Flush() }
+func (db *DB) Flush(ctx context.Context) (err error) {
+	if e := db.Died(); e != nil {
+		return e
+	}
+	defer db.guard(&err)
+	return db.db.Flush()
+}
 
 // WaitForCompactions polls Pebble's metrics until no flush or compaction runs
 // and no compaction debt is left, or until the engine has stayed idle for a
