@@ -1,0 +1,48 @@
+package insertbench
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"benchlab/internal/engine"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// TestGoldenSQL records every statement per dialect, so a change to the SQL
+// of METHOD.md 1.2, 1.3, 1.6 and 1.7 shows up in review.
+func TestGoldenSQL(t *testing.T) {
+	for _, d := range []engine.Dialect{engine.SQLite, engine.Postgres, engine.MySQL} {
+		t.Run(d.Name, func(t *testing.T) {
+			var b strings.Builder
+			stmts := append(CreateTable(d, "pi1"), CreateIndexes(d, "pi1")...)
+			stmts = append(stmts, newRowGen(1).insert(InsertPrefix("pi1"), 2, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
+				DeleteSQL(d, "pi1", 50))
+			for _, q := range rangeQueries {
+				stmts = append(stmts, d.Bind(q.sql(d, "pi1")))
+			}
+			stmts = append(stmts, PointSQL(d, "pi1"), MinSQL("pi1"), MaxSQL("pi1"))
+			for _, s := range stmts {
+				fmt.Fprintf(&b, "%s;\n", s)
+			}
+			path := filepath.Join("testdata", d.Name+".sql.golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("SQL for %s differs from %s; run go test -update and review the diff\n%s", d.Name, path, b.String())
+			}
+		})
+	}
+}
