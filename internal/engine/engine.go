@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -247,6 +248,30 @@ func CheckSettings(d Driver, settings map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// AtLeast returns a Check that accepts integers >= lo.
+func AtLeast(lo int64) func(string) error {
+	return func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < lo {
+			return fmt.Errorf("want an integer >= %d", lo)
+		}
+		return nil
+	}
+}
+
+// WithSetting returns settings with s in place of the setting of the same
+// name (appended when there is none); settings is not changed.
+func WithSetting(settings []Setting, s Setting) []Setting {
+	out := append([]Setting(nil), settings...)
+	for i := range out {
+		if out[i].Name == s.Name {
+			out[i] = s
+			return out
+		}
+	}
+	return append(out, s)
 }
 
 // OneOf returns a Check that accepts only the given values (case-insensitive).

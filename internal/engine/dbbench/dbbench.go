@@ -32,48 +32,50 @@ func (Driver) Summary() string {
 	return "RocksDB's db_bench binary (setting path; default db_bench on PATH), run once per kv step; other settings are db_bench flags"
 }
 
-// settings are db_bench flags a target may give, with benchmark.sh's values
-// (METHOD.md 4.2, leveled) as defaults; path names the binary.
-var settings = []engine.Setting{
-	{Name: "path", Doc: "db_bench binary: a path, or a name looked up on PATH", Default: "db_bench"},
-	{Name: "cache_size", Doc: "block cache bytes", Default: strconv.Itoa(64 << 20), Check: atLeast(0)},
-	{Name: "cache_type", Doc: "block cache implementation", Default: "lru_cache",
-		Check: engine.OneOf("lru_cache", "hyper_clock_cache", "auto_hyper_clock_cache", "clock_cache")},
-	{Name: "cache_numshardbits", Doc: "block cache shards (log2)", Default: "6", Check: atLeast(-1)},
-	{Name: "compaction_style", Doc: "0 leveled, 1 universal", Default: "0", Check: engine.OneOf("0", "1")},
-	{Name: "num_levels", Doc: "LSM levels", Default: "8", Check: atLeast(1)},
-	{Name: "max_bytes_for_level_multiplier", Doc: "per-level fanout", Default: "8", Check: atLeast(2)},
-	{Name: "max_bytes_for_level_base", Doc: "bytes of L1", Default: strconv.Itoa(64 << 20), Check: atLeast(1)},
-	{Name: "target_file_size_base", Doc: "sorted-file bytes at L1", Default: strconv.Itoa(16 << 20), Check: atLeast(1)},
-	{Name: "write_buffer_size", Doc: "memtable bytes", Default: strconv.Itoa(16 << 20), Check: atLeast(1)},
-	{Name: "max_write_buffer_number", Doc: "memtables", Default: "8", Check: atLeast(1)},
-	{Name: "level0_file_num_compaction_trigger", Doc: "L0 files that trigger compaction", Default: "4", Check: atLeast(1)},
-	{Name: "level0_slowdown_writes_trigger", Doc: "L0 files that slow writes", Default: "20", Check: atLeast(1)},
-	{Name: "level0_stop_writes_trigger", Doc: "L0 files that stop writes", Default: "30", Check: atLeast(1)},
-	{Name: "compression_type", Doc: "block compression", Default: "none", Check: engine.OneOf("none", "snappy", "lz4", "zstd", "zlib")},
-	{Name: "min_level_to_compress", Doc: "first compressed level (-1: all)", Default: "-1", Check: atLeast(-1)},
-	{Name: "bloom_bits", Doc: "bloom filter bits per key", Default: "10", Check: atLeast(0)},
-	{Name: "block_size", Doc: "data block bytes", Default: "8192", Check: atLeast(256)},
-	{Name: "max_background_jobs", Doc: "flush and compaction threads", Default: "2", Check: atLeast(1)},
-	{Name: "use_direct_reads", Doc: "O_DIRECT reads", Default: "false", Check: engine.OneOf("true", "false")},
-	{Name: "use_direct_io_for_flush_and_compaction", Doc: "O_DIRECT flush and compaction", Default: "false", Check: engine.OneOf("true", "false")},
-	{Name: "bytes_per_sync", Doc: "sync files every this many bytes", Default: strconv.Itoa(1 << 20), Check: atLeast(0)},
-	{Name: "cache_index_and_filter_blocks", Doc: "keep index and filter blocks in the block cache", Default: "false", Check: engine.OneOf("true", "false")},
-	{Name: "level_compaction_dynamic_level_bytes", Doc: "dynamic level sizes", Default: "true", Check: engine.OneOf("true", "false")},
+// RocksOptions are the RocksDB options both RocksDB engines take (issue 7
+// item 3), under db_bench's flag names, with benchmark.sh's leveled values
+// (METHOD.md 4.2) as defaults.
+func RocksOptions() []engine.Setting {
+	atLeast := engine.AtLeast
+	bools := engine.OneOf("true", "false")
+	return []engine.Setting{
+		{Name: "cache_size", Doc: "block cache bytes", Default: strconv.Itoa(64 << 20), Check: atLeast(0)},
+		{Name: "cache_type", Doc: "block cache implementation", Default: "lru_cache",
+			Check: engine.OneOf("lru_cache", "hyper_clock_cache", "auto_hyper_clock_cache", "clock_cache")},
+		{Name: "compaction_style", Doc: "0 leveled, 1 universal", Default: "0", Check: engine.OneOf("0", "1")},
+		{Name: "num_levels", Doc: "LSM levels", Default: "8", Check: atLeast(1)},
+		{Name: "max_bytes_for_level_multiplier", Doc: "per-level fanout", Default: "8", Check: atLeast(2)},
+		{Name: "max_bytes_for_level_base", Doc: "bytes of L1", Default: strconv.Itoa(64 << 20), Check: atLeast(1)},
+		{Name: "target_file_size_base", Doc: "sorted-file bytes at L1", Default: strconv.Itoa(16 << 20), Check: atLeast(1)},
+		{Name: "write_buffer_size", Doc: "memtable bytes", Default: strconv.Itoa(16 << 20), Check: atLeast(1)},
+		{Name: "max_write_buffer_number", Doc: "memtables", Default: "8", Check: atLeast(1)},
+		{Name: "level0_file_num_compaction_trigger", Doc: "L0 files that trigger compaction", Default: "4", Check: atLeast(1)},
+		{Name: "level0_slowdown_writes_trigger", Doc: "L0 files that slow writes", Default: "20", Check: atLeast(1)},
+		{Name: "level0_stop_writes_trigger", Doc: "L0 files that stop writes", Default: "30", Check: atLeast(1)},
+		{Name: "compression_type", Doc: "block compression", Default: "none", Check: engine.OneOf("none", "snappy", "lz4", "zstd", "zlib")},
+		{Name: "bloom_bits", Doc: "bloom filter bits per key (0: none)", Default: "10", Check: atLeast(0)},
+		{Name: "block_size", Doc: "data block bytes", Default: "8192", Check: atLeast(256)},
+		{Name: "max_background_jobs", Doc: "flush and compaction threads", Default: "2", Check: atLeast(1)},
+		{Name: "use_direct_reads", Doc: "O_DIRECT reads", Default: "false", Check: bools},
+		{Name: "use_direct_io_for_flush_and_compaction", Doc: "O_DIRECT flush and compaction", Default: "false", Check: bools},
+		{Name: "bytes_per_sync", Doc: "sync files every this many bytes", Default: strconv.Itoa(1 << 20), Check: atLeast(0)},
+		{Name: "level_compaction_dynamic_level_bytes", Doc: "dynamic level sizes", Default: "true", Check: bools},
+	}
 }
+
+// settings are db_bench flags a target may give: path names the binary,
+// then RocksOptions and the flags only db_bench takes.
+var settings = append(append([]engine.Setting{
+	{Name: "path", Doc: "db_bench binary: a path, or a name looked up on PATH", Default: "db_bench"},
+}, RocksOptions()...),
+	engine.Setting{Name: "cache_numshardbits", Doc: "block cache shards (log2)", Default: "6", Check: engine.AtLeast(-1)},
+	engine.Setting{Name: "min_level_to_compress", Doc: "first compressed level (-1: all)", Default: "-1", Check: engine.AtLeast(-1)},
+	engine.Setting{Name: "cache_index_and_filter_blocks", Doc: "keep index and filter blocks in the block cache",
+		Default: "false", Check: engine.OneOf("true", "false")},
+)
 
 // Settings lists the flags a target may set.
 func (Driver) Settings() []engine.Setting { return settings }
-
-func atLeast(lo int64) func(string) error {
-	return func(v string) error {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < lo {
-			return fmt.Errorf("want an integer >= %d", lo)
-		}
-		return nil
-	}
-}
 
 // CheckTarget validates the flags and that the binary exists and runs, so a
 // bad path is reported before anything runs.

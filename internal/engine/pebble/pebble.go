@@ -61,15 +61,7 @@ var settings = []engine.Setting{
 // Settings lists the options a target may set.
 func (Driver) Settings() []engine.Setting { return settings }
 
-func atLeast(lo int64) func(string) error {
-	return func(v string) error {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < lo {
-			return fmt.Errorf("want an integer >= %d", lo)
-		}
-		return nil
-	}
-}
+var atLeast = engine.AtLeast
 
 // options resolves the target's settings over the defaults.
 func options(t engine.Target) (map[string]string, *pebble.Options, error) {

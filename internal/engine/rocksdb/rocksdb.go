@@ -32,45 +32,15 @@ func (Driver) Summary() string {
 	return "RocksDB in-process (grocksdb v1.7.14, system librocksdb); settings are db_bench option names; LRU block cache only"
 }
 
-// settings are issue 7 item 3's options under their db_bench names, with
-// benchmark.sh's leveled values (METHOD.md 4.2) as defaults. The C API of
-// 7.8.3 offers only the LRU cache in-process; compare cache types through
-// the db_bench engine.
-var settings = []engine.Setting{
-	{Name: "cache_size", Doc: "LRU block cache bytes", Default: strconv.Itoa(64 << 20), Check: atLeast(0)},
-	{Name: "cache_type", Doc: "block cache (only lru_cache in-process)", Default: "lru_cache", Check: engine.OneOf("lru_cache")},
-	{Name: "compaction_style", Doc: "0 leveled, 1 universal", Default: "0", Check: engine.OneOf("0", "1", "leveled", "universal")},
-	{Name: "num_levels", Doc: "LSM levels", Default: "8", Check: atLeast(1)},
-	{Name: "max_bytes_for_level_multiplier", Doc: "per-level fanout", Default: "8", Check: atLeast(2)},
-	{Name: "max_bytes_for_level_base", Doc: "bytes of L1", Default: strconv.Itoa(64 << 20), Check: atLeast(1)},
-	{Name: "target_file_size_base", Doc: "sorted-file bytes at L1", Default: strconv.Itoa(16 << 20), Check: atLeast(1)},
-	{Name: "write_buffer_size", Doc: "memtable bytes", Default: strconv.Itoa(16 << 20), Check: atLeast(1)},
-	{Name: "max_write_buffer_number", Doc: "memtables", Default: "8", Check: atLeast(1)},
-	{Name: "level0_file_num_compaction_trigger", Doc: "L0 files that trigger compaction", Default: "4", Check: atLeast(1)},
-	{Name: "level0_slowdown_writes_trigger", Doc: "L0 files that slow writes", Default: "20", Check: atLeast(1)},
-	{Name: "level0_stop_writes_trigger", Doc: "L0 files that stop writes", Default: "30", Check: atLeast(1)},
-	{Name: "compression_type", Doc: "block compression", Default: "none", Check: engine.OneOf("none", "snappy", "lz4", "zstd", "zlib")},
-	{Name: "bloom_bits", Doc: "bloom filter bits per key (0: none)", Default: "10", Check: atLeast(0)},
-	{Name: "block_size", Doc: "data block bytes", Default: "8192", Check: atLeast(256)},
-	{Name: "max_background_jobs", Doc: "flush and compaction threads", Default: "2", Check: atLeast(1)},
-	{Name: "use_direct_reads", Doc: "O_DIRECT reads", Default: "false", Check: engine.OneOf("true", "false")},
-	{Name: "use_direct_io_for_flush_and_compaction", Doc: "O_DIRECT flush and compaction", Default: "false", Check: engine.OneOf("true", "false")},
-	{Name: "bytes_per_sync", Doc: "sync files every this many bytes", Default: strconv.Itoa(1 << 20), Check: atLeast(0)},
-	{Name: "level_compaction_dynamic_level_bytes", Doc: "dynamic level sizes", Default: "true", Check: engine.OneOf("true", "false")},
-}
+// settings are dbbench.RocksOptions: the C API of 7.8.3 offers only the LRU
+// cache in-process (compare cache types through the db_bench engine), and
+// compaction styles may also be given by name.
+var settings = engine.WithSetting(engine.WithSetting(dbbench.RocksOptions(),
+	engine.Setting{Name: "cache_type", Doc: "block cache (only lru_cache in-process)", Default: "lru_cache", Check: engine.OneOf("lru_cache")}),
+	engine.Setting{Name: "compaction_style", Doc: "0 leveled, 1 universal", Default: "0", Check: engine.OneOf("0", "1", "leveled", "universal")})
 
 // Settings lists the options a target may set.
 func (Driver) Settings() []engine.Setting { return settings }
-
-func atLeast(lo int64) func(string) error {
-	return func(v string) error {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < lo {
-			return fmt.Errorf("want an integer >= %d", lo)
-		}
-		return nil
-	}
-}
 
 // CheckTarget validates the settings before anything runs.
 func (Driver) CheckTarget(t engine.Target) error { return engine.CheckSettings(Driver{}, t.Settings) }
