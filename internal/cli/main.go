@@ -68,6 +68,8 @@ func commands() []command {
 		{"compare", "judge targets against the base with significance tests; gate on regressions", runCompare},
 		{"runs", "list stored experiments and runs", runRuns},
 		{"list", "list engines, suites and tests", runList},
+		{"install", "fetch a PostgreSQL or MariaDB release from Maven Central into the versions dir", runInstall},
+		{"versions", "list the installed server versions", runVersions},
 		{"version", "print benchlab's version", runVersion},
 	}
 }

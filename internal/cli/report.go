@@ -280,7 +280,7 @@ func runList(env Env, args []string) error {
 		}
 	}
 	fmt.Fprintln(w, "\nPresets:")
-	for _, p := range []string{"smoke", "credible"} {
+	for _, p := range []string{"smoke", "credible", "cached", "io-bound"} {
 		fmt.Fprintf(w, "  %-10s %s\n", p, spec.Presets[p])
 	}
 	fmt.Fprintf(w, "  %-10s %s\n", "(none)", "faithful defaults: METHOD.md durations (600 s reads, 900 s writes, 60 s scan warm-up)")

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // maxSocketPath is the longest unix socket path the kernel takes (sun_path
@@ -37,8 +38,11 @@ func (in *Instance) initPostgres(ctx context.Context, extra string) error {
 			return err
 		}
 	}
-	if err := in.run(ctx, "initdb", in.bins.Init, "-D", in.DataDir, "-U", "postgres", "--auth=trust",
-		"--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"); err != nil {
+	args := []string{"-D", in.DataDir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"}
+	if helpMentions(ctx, in.bins.Init, "--no-instructions") { // PostgreSQL 14 and later
+		args = append(args, "--no-instructions")
+	}
+	if err := in.run(ctx, "initdb", in.bins.Init, args...); err != nil {
 		return err
 	}
 	var b strings.Builder
@@ -58,6 +62,21 @@ func (in *Instance) initPostgres(ctx context.Context, extra string) error {
 	}
 	fmt.Fprintf(&b, "# benchlab: enforced last\n%s", addr)
 	return in.appendFile(filepath.Join(in.DataDir, "postgresql.conf"), b.String())
+}
+
+var helpCache sync.Map // program path + option -> bool
+
+// helpMentions reports whether program's --help lists option, so that
+// options newer than an installed version are left out.
+func helpMentions(ctx context.Context, program, option string) bool {
+	key := program + "\x00" + option
+	if v, ok := helpCache.Load(key); ok {
+		return v.(bool)
+	}
+	out, _ := exec.CommandContext(ctx, program, "--help").CombinedOutput()
+	has := strings.Contains(string(out), option)
+	helpCache.Store(key, has)
+	return has
 }
 
 // initMySQL writes my.cnf (outside the data dir, which install-db wants

