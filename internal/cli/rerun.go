@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"benchlab/internal/runner"
+	"benchlab/internal/server"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
 )
@@ -53,6 +54,10 @@ func runRerun(env Env, args []string) error {
 	}
 	if len(runs) > 0 {
 		s.Seed = store.ParseManifest(runs[0].Manifest).Seed
+	}
+	for i := range s.Targets {
+		// Stored DSNs have no password: it comes from the environment.
+		s.Targets[i].DSN = server.DropRedacted(s.Targets[i].DSN)
 	}
 	if err := s.Validate(); err != nil {
 		return err

@@ -8,10 +8,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"benchlab/internal/engine"
 	"benchlab/internal/metrics"
+	"benchlab/internal/server"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
@@ -68,6 +70,12 @@ func RunExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 	stored := s
 	if opt.TempWorkDir {
 		stored.WorkDir = ""
+	}
+	// Passwords in DSNs are never stored: a rerun of a DSN target takes its
+	// password from the environment (PGPASSWORD) or a fresh spec file.
+	stored.Targets = slices.Clone(s.Targets)
+	for i := range stored.Targets {
+		stored.Targets[i].DSN = server.RedactDSN(stored.Targets[i].DSN)
 	}
 	exp := store.Experiment{Name: s.Name, Base: s.Base, Preset: s.Preset, Spec: stored.TOML()}
 	for _, t := range s.Targets {

@@ -47,3 +47,11 @@ func CheckCPUList(s string) error {
 	_, err := metrics.ParseCPUList(s)
 	return err
 }
+
+// DropRedacted removes a password that RedactDSN replaced, so a DSN read back
+// from the store connects without one and the driver falls back to the
+// environment (PGPASSWORD, ~/.pgpass) rather than sending the placeholder.
+func DropRedacted(dsn string) string {
+	dsn = strings.ReplaceAll(dsn, ":"+Redacted+"@", "@")
+	return regexp.MustCompile(`(?i)\b(password|passwd|pwd)\s*=\s*`+Redacted+`[&;]?\s*`).ReplaceAllString(dsn, "")
+}

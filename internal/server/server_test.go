@@ -178,3 +178,16 @@ func TestStartFailsFast(t *testing.T) {
 		t.Errorf("after %s: %v; want a prompt error quoting the setting", time.Since(start), err)
 	}
 }
+
+func TestDropRedacted(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:secret@127.0.0.1:5432/db":          "postgres://u@127.0.0.1:5432/db",
+		"host=127.0.0.1 user=u password=secret dbname=x": "host=127.0.0.1 user=u dbname=x",
+		"u:secret@tcp(127.0.0.1:3306)/db":                "u@tcp(127.0.0.1:3306)/db",
+		"postgres://u@127.0.0.1/db":                      "postgres://u@127.0.0.1/db",
+	} {
+		if got := DropRedacted(RedactDSN(in)); got != want {
+			t.Errorf("DropRedacted(RedactDSN(%q)) = %q, want %q", in, got, want)
+		}
+	}
+}
