@@ -364,6 +364,9 @@ func buildCharts(d *Data) []chartDef {
 		o["series"] = series
 		out = append(out, chartDef{htmlChart{Title: "latency", Height: 380}, o})
 	}
+	if suiteOf(d) == "insert" {
+		out = append(out, insertCharts(d)...)
+	}
 	return out
 }
 

@@ -519,3 +519,45 @@ func ibEfficiency(ib ibSteps, targets []string) (Table, bool) {
 	}
 	return t, any
 }
+
+// insertCharts draws, for each query step, every target's background
+// inserts per second against the target rate (the SLA line at 95%), from
+// each target's first repeat.
+func insertCharts(d *Data) []chartDef {
+	ib := loadIB(d)
+	var out []chartDef
+	for _, step := range ib.queryStepsOf() {
+		o := baseOption("Background inserts per second: "+step, "second of the step", "inserted rows per second")
+		o["xAxis"].(map[string]any)["type"] = "value"
+		var series []any
+		want := 0.0
+		for _, t := range d.targets() {
+			rs := ib.role(t, step, "insert")
+			if len(rs) == 0 {
+				continue
+			}
+			want = max(want, rs[0].Role.TargetRate)
+			var pts []any
+			for _, iv := range downsample(rs[0].Intervals) {
+				if iv.Sec >= 0 {
+					pts = append(pts, []any{iv.Sec, num(intervalRate(rs[0], iv))})
+				}
+			}
+			series = append(series, map[string]any{"name": t, "type": "line", "showSymbol": len(pts) <= 30, "data": pts})
+		}
+		if len(series) == 0 {
+			continue
+		}
+		if want > 0 {
+			series[0].(map[string]any)["markLine"] = map[string]any{"silent": true, "symbol": "none",
+				"data": []any{
+					map[string]any{"yAxis": want, "label": map[string]any{"formatter": "target"}},
+					map[string]any{"yAxis": insertSLA * want, "label": map[string]any{"formatter": "SLA (95%)"},
+						"lineStyle": map[string]any{"type": "dashed"}},
+				}}
+		}
+		o["series"] = series
+		out = append(out, chartDef{htmlChart{Title: "background inserts", Height: 300}, o})
+	}
+	return out
+}
