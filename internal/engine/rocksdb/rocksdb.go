@@ -152,15 +152,7 @@ func (db *DB) Put(key, value []byte, wo engine.WriteOptions) error {
 
 // Get appends key's value to buf.
 func (db *DB) Get(key, buf []byte) ([]byte, bool, error) {
-	h, err := db.db.GetPinned(db.ro, key)
-	if err != nil {
-		return buf, false, err
-	}
-	defer h.Destroy()
-	if !h.Exists() {
-		return buf, false, nil
-	}
-	return append(buf, h.Data()...), true, nil
+	return fastGet(db.db, db.ro, key, buf)
 }
 
 // MultiGet uses RocksDB's batched lookup.
