@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"benchlab/internal/store"
 )
 
 // TestInsertSuiteFromFlags runs a small Insert Benchmark from flags alone and
@@ -22,6 +25,19 @@ func TestInsertSuiteFromFlags(t *testing.T) {
 	}
 	if strings.Contains(out, "SLA missed") {
 		t.Errorf("100 rows/s on SQLite missed its SLA:\n%s", out)
+	}
+	st, err := store.Open(filepath.Join(dir, "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := st.Runs(context.Background(), 0)
+	res, _ := st.Results(context.Background(), runs[0].ID, false)
+	st.Close()
+	for _, r := range res {
+		// 4000 rows of about 60 bytes: the data dir holds at least 200 kB.
+		if r.Test == "l.i0" && r.Role.Name == "insert" && r.DBBytes < 200_000 {
+			t.Errorf("l.i0 stored a data dir size of %d bytes", r.DBBytes)
+		}
 	}
 	code, _, stderr = run(t, Env{}, "run", "--engine", "sqlite", "--suite", "insert", "--clients", "0", "--store", filepath.Join(dir, "r.db"))
 	if code != 2 || !strings.Contains(stderr, "workload.clients") {

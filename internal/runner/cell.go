@@ -115,6 +115,9 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 			} else {
 				rs, err = MeasureRoles(ctx, db, st, n, c.Seed, opt)
 			}
+			if st.SizeAfter && len(rs) > 0 && err == nil {
+				rs[0].DBBytes = dbSize(c.DataDir)
+			}
 			for _, res := range rs {
 				res.RunID, res.Seq = c.RunID, seq
 				if serr := sink.SaveResult(saveCtx, res); serr != nil {

@@ -78,7 +78,8 @@ type Result struct {
 	// Facts are named numbers an action or an external tool measured (LSM
 	// facts after a key-value step), units in the names.
 	Facts map[string]float64
-	// DBBytes is the du of the data dir after the "prepare" action: the
+	// DBBytes is the du of the data dir after the "prepare" action (or
+	// after a step that asks for it, Step.SizeAfter): the
 	// database size after load (METHOD.md 1.11 dbdirGB). 0: not measured;
 	// NotReadable: the dir could not be walked.
 	DBBytes int64

@@ -181,6 +181,10 @@ type Step struct {
 	// steps in their own process (engine.StepRunner, db_bench) at a thread
 	// count; such engines get the step instead of the runner's workers.
 	Bench func(threads int) (engine.KVStep, bool)
+	// SizeAfter records the data dir's size (du) after the step with its
+	// headline result: the Insert Benchmark's dbdirGB per step (METHOD.md
+	// 1.11).
+	SizeAfter bool
 	// MaxDuration bounds a step that ends by operation count (Role.Ops), so
 	// one that cannot sustain its rate still finishes; 0 means no bound.
 	MaxDuration time.Duration

@@ -222,7 +222,7 @@ func steps(name string) (family, group string) {
 func measuredStep(p workload.Params, name string, metric workload.Metric, roles ...workload.Role) workload.Step {
 	family, group := steps(name)
 	return workload.Step{Name: name, Family: family, Group: group, Write: true, Threads: []int{p.Clients},
-		Metric: metric, Roles: roles}
+		Metric: metric, Roles: roles, SizeAfter: true}
 }
 
 // loadStep is l.i0: each client inserts its rows in batches of 100.
