@@ -27,6 +27,7 @@ import (
 	"benchlab/internal/runner"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
+	_ "benchlab/internal/workload/insertbench"
 	"benchlab/internal/workload/sysbench"
 )
 
@@ -45,14 +46,27 @@ var (
 
 func realData(t *testing.T) *report.Data {
 	t.Helper()
-	dataOnce.Do(func() { data, dataErr = runRealExperiment() })
+	dataOnce.Do(func() {
+		data, dataErr = runRealExperiment(`[workload]
+tests = ["point-query", "update-index"]
+table_size = 2000
+threads = [1, 2]
+read_time = "1500ms"
+write_time = "1500ms"
+warmup = "200ms"
+postwrite_wait = "0s"
+report_interval = "0s"
+`)
+	})
 	if dataErr != nil {
 		t.Fatal(dataErr)
 	}
 	return data
 }
 
-func runRealExperiment() (*report.Data, error) {
+// runRealExperiment runs the workload section given on two SQLite targets,
+// "wal" and "delete", the second renamed to hostile text afterwards.
+func runRealExperiment(workloadTOML string) (*report.Data, error) {
 	dir, err := os.MkdirTemp("", "benchlab-html-")
 	if err != nil {
 		return nil, err
@@ -67,16 +81,7 @@ name = "delete"
 engine = "sqlite"
 [target.settings]
 journal_mode = "delete"
-[workload]
-tests = ["point-query", "update-index"]
-table_size = 2000
-threads = [1, 2]
-read_time = "1500ms"
-write_time = "1500ms"
-warmup = "200ms"
-postwrite_wait = "0s"
-report_interval = "0s"
-`), "html test", "")
+`+workloadTOML), "html test", "")
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +113,7 @@ report_interval = "0s"
 	}
 	rs := d.Results[d.Runs[0].ID]
 	for i := range rs {
-		if rs[i].Test == "point-query" {
+		if rs[i].Test == "point-query" || rs[i].Test == "qp100" {
 			rs[i].Errors, rs[i].ErrorSamples = 1, []string{hostile}
 		}
 	}
@@ -161,6 +166,39 @@ func TestHTMLEscapes(t *testing.T) {
 // saves a screenshot (and, with BENCHLAB_SCREENSHOT or BENCHLAB_HTML set,
 // keeps the screenshot or the page there).
 func TestHTMLInBrowser(t *testing.T) {
+	// Two tests at two thread counts, two targets: relative bars for 2
+	// groups, 4 per-second charts, 2 thread charts, 4 box plots, efficiency
+	// (CPU and KB written at least) and 2 latency charts.
+	checkInBrowser(t, realData(t), 16)
+}
+
+// TestInsertHTMLInBrowser opens the report of a small Insert Benchmark: its
+// toned tables and the background insert charts must load and draw as the
+// others do.
+func TestInsertHTMLInBrowser(t *testing.T) {
+	d, err := runRealExperiment(`[workload]
+suite = "insert"
+rows = 4000
+inserts = 500
+query_time = "2s"
+rates = [100]
+tests = ["qp100"]
+report_interval = "0s"
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Relative bars for 2 groups (load, read-write), per-second and box
+	// plots for l.i0, l.x and qp100, latency for 2 groups and the
+	// background inserts of qp100.
+	checkInBrowser(t, d, 11)
+}
+
+// checkInBrowser writes d's report, opens it in Chromium and checks that
+// nothing but the file loads, no script fails, hostile names stay text, and
+// at least minCharts charts draw.
+func checkInBrowser(t *testing.T, d *report.Data, minCharts int) {
+	t.Helper()
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -168,7 +206,6 @@ func TestHTMLInBrowser(t *testing.T) {
 		}
 		t.Skip("chromium not installed (apt-get install -y chromium); this test fails instead when CI=true")
 	}
-	d := realData(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "report.html")
 	var page bytes.Buffer
@@ -307,11 +344,8 @@ func TestHTMLInBrowser(t *testing.T) {
 	if tips != wantCharts {
 		t.Errorf("tooltips shown on %d of %d charts", tips, wantCharts)
 	}
-	// Two tests at two thread counts, two targets: relative bars for 2
-	// groups, 4 per-second charts, 2 thread charts, 4 box plots, efficiency
-	// (CPU and KB written at least) and 2 latency charts.
-	if wantCharts < 16 {
-		t.Errorf("%d chart containers, want at least 16", wantCharts)
+	if wantCharts < minCharts {
+		t.Errorf("%d chart containers, want at least %d", wantCharts, minCharts)
 	}
 	if len(drawn) != wantCharts {
 		t.Errorf("the browser saw %d chart containers, the page has %d", len(drawn), wantCharts)
