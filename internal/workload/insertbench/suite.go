@@ -212,7 +212,8 @@ func setupStep(tables []string) workload.Step {
 	}
 }
 
-func steps(name string) (family, group string) {
+// familyGroup is a step's family and report group.
+func familyGroup(name string) (family, group string) {
 	if strings.HasPrefix(name, "l.") {
 		return name, GroupLoad
 	}
@@ -220,7 +221,7 @@ func steps(name string) (family, group string) {
 }
 
 func measuredStep(p workload.Params, name string, metric workload.Metric, roles ...workload.Role) workload.Step {
-	family, group := steps(name)
+	family, group := familyGroup(name)
 	return workload.Step{Name: name, Family: family, Group: group, Write: true, Threads: []int{p.Clients},
 		Metric: metric, Roles: roles, SizeAfter: true}
 }
@@ -358,12 +359,12 @@ func newQuerier(p workload.Params, point bool, cs *clients) func(context.Context
 			}
 			w.stmts = append(w.stmts, st)
 		}
-		if m, err := readID(ctx, c, MinSQL(table)); err != nil {
+		m, err := readID(ctx, c, MinSQL(table))
+		if err != nil {
 			w.Close()
 			return nil, err
-		} else {
-			cl.frontier.Store(m)
 		}
+		cl.frontier.Store(m)
 		return w, nil
 	}
 }
