@@ -1,8 +1,14 @@
 package postgres_test
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
+	"benchlab/internal/engine"
 	_ "benchlab/internal/engine/postgres"
 	"benchlab/internal/server/servertest"
 )
@@ -25,3 +31,51 @@ func TestPortInUse(t *testing.T) { servertest.PortInUse(t, "postgres") }
 func TestKilledServer(t *testing.T) { servertest.Killed(t, "postgres") }
 
 func TestCancel(t *testing.T) { servertest.Cancel(t, "postgres") }
+
+// TestServerPinned starts a server with cpus = "1": the postmaster and every
+// backend it forks may run on CPU 1 only (issue 3 item 7).
+func TestServerPinned(t *testing.T) {
+	servertest.Setup(t)
+	ctx := context.Background()
+	drv, _ := engine.Lookup("postgres")
+	db, err := drv.Open(ctx, engine.Target{Name: "pinned", Engine: "postgres", CPUs: "1"}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	roots := db.(engine.Server).PIDs()
+	if len(roots) == 0 {
+		t.Fatal("no server process")
+	}
+	procs := append([]int(nil), roots...)
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The parent pid is the 2nd field after the command in parentheses.
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(roots[0]) {
+			procs = append(procs, pid)
+		}
+	}
+	if len(procs) < 3 {
+		t.Errorf("found %d server processes, want the postmaster and its background processes", len(procs))
+	}
+	for _, pid := range procs {
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue // exited meanwhile
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok && strings.TrimSpace(v) != "1" {
+				t.Errorf("server process %d may run on CPUs %s, want 1", pid, strings.TrimSpace(v))
+			}
+		}
+	}
+}
