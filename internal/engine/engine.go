@@ -5,6 +5,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -102,6 +103,12 @@ type SQL interface {
 	// owns the target wait time.
 	Maintain(ctx context.Context, tables []string) error
 }
+
+// ErrConnLost marks an error after which the connection is gone (the server
+// closed it, or the network failed) while the server may still run: the
+// runner ends the step and fails it, keeping what was measured, rather than
+// counting one failure per operation until the step's time is up.
+var ErrConnLost = errors.New("connection lost")
 
 // Cost hints how long a statement may run, so engines can choose between a
 // cheap, non-interruptible call and one that a cancelled context interrupts.

@@ -274,6 +274,12 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		}
 		return results, fmt.Errorf("%s: %w", st.Name, died)
 	}
+	if lost := stop.lost.Load(); lost != nil {
+		for _, res := range results {
+			res.Status = store.StatusFailed
+		}
+		return results, fmt.Errorf("%s: a worker lost its connection, step ended: %w", st.Name, *lost)
+	}
 	return results, nil
 }
 
@@ -352,6 +358,14 @@ func (p *pacer) wait(ctx context.Context, stop *stopper) (time.Time, bool) {
 type stopper struct {
 	flag atomic.Bool
 	end  context.CancelFunc
+	// lost is the first error that cost a worker its connection.
+	lost atomic.Pointer[error]
+}
+
+// connLost ends the step because a worker's connection is gone.
+func (s *stopper) connLost(err error) {
+	s.lost.CompareAndSwap(nil, &err)
+	s.Store(true)
 }
 
 // Store sets the flag; setting it to true also ends the step's context.
@@ -430,6 +444,10 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 		}
 		if failed {
 			errs.add(err)
+			if errors.Is(err, engine.ErrConnLost) {
+				stop.connLost(err)
+				return
+			}
 		}
 		if quota > 0 {
 			if mine++; mine == quota {

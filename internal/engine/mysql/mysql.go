@@ -379,7 +379,7 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error)
 	c.args = named(c.args[:0], args)
 	r, err := c.c.(driver.ExecerContext).ExecContext(ctx, sql, c.args)
 	if err != nil {
-		return 0, c.db.Wrap(err)
+		return 0, c.db.fail(err)
 	}
 	return r.RowsAffected()
 }
@@ -389,10 +389,10 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (int64, error
 	c.args = named(c.args[:0], args)
 	rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, sql, c.args)
 	if err != nil {
-		return 0, c.db.Wrap(err)
+		return 0, c.db.fail(err)
 	}
 	n, err := engine.DrainRows(rows, nil)
-	return n, c.db.Wrap(err)
+	return n, c.db.fail(err)
 }
 
 // Values runs sql without preparing it and returns its rows as text.
@@ -400,10 +400,10 @@ func (c *Conn) Values(ctx context.Context, sql string, args ...any) ([][]string,
 	c.args = named(c.args[:0], args)
 	rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, sql, c.args)
 	if err != nil {
-		return nil, c.db.Wrap(err)
+		return nil, c.db.fail(err)
 	}
 	out, err := engine.ReadValues(rows)
-	return out, c.db.Wrap(err)
+	return out, c.db.fail(err)
 }
 
 // variable reads a global variable; ok is false when the server lacks it.
@@ -444,6 +444,15 @@ func (c *Conn) firstRow(ctx context.Context, sql string) (string, bool, error) {
 	}
 }
 
+// fail adds the server's death, if it died, to err, and marks an error that
+// closed the connection as engine.ErrConnLost.
+func (db *DB) fail(err error) error {
+	if err != nil && (errors.Is(err, driver.ErrBadConn) || errors.Is(err, gomysql.ErrInvalidConn)) {
+		err = fmt.Errorf("%w: %w", engine.ErrConnLost, err)
+	}
+	return db.Wrap(err)
+}
+
 // Prepare prepares sql on the server (COM_STMT_PREPARE). Transaction control
 // statements stay text, as sysbench sends them.
 func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engine.Stmt, error) {
@@ -452,7 +461,7 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 	}
 	s, err := c.c.(driver.ConnPrepareContext).PrepareContext(ctx, sql)
 	if err != nil {
-		return nil, c.db.Wrap(fmt.Errorf("prepare %q: %w", sql, err))
+		return nil, c.db.fail(fmt.Errorf("prepare %q: %w", sql, err))
 	}
 	return &Stmt{s: s, db: c.db, long: cost == engine.Long}, nil
 }
@@ -492,7 +501,7 @@ func (s *Stmt) Exec(ctx context.Context, args ...any) (int64, error) {
 		r, err = s.s.Exec(s.values(args)) //nolint:staticcheck // the context-free call skips the cancel watcher
 	}
 	if err != nil {
-		return 0, s.db.Wrap(err)
+		return 0, s.db.fail(err)
 	}
 	return r.RowsAffected()
 }
@@ -508,10 +517,10 @@ func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
 		rows, err = s.s.Query(s.values(args)) //nolint:staticcheck // as in Exec
 	}
 	if err != nil {
-		return 0, s.db.Wrap(err)
+		return 0, s.db.fail(err)
 	}
 	n, err := engine.DrainRows(rows, &s.dest)
-	return n, s.db.Wrap(err)
+	return n, s.db.fail(err)
 }
 
 // Close deallocates the statement.

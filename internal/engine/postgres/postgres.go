@@ -301,7 +301,7 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error)
 	if len(args) == 0 {
 		res, err := c.c.PgConn().Exec(ctx, sql).ReadAll()
 		if err != nil {
-			return 0, c.db.Wrap(err)
+			return 0, c.fail(err)
 		}
 		var n int64
 		for _, r := range res {
@@ -311,7 +311,7 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error)
 	}
 	tag, err := c.c.Exec(ctx, sql, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
 	if err != nil {
-		return 0, c.db.Wrap(err)
+		return 0, c.fail(err)
 	}
 	return tag.RowsAffected(), nil
 }
@@ -320,21 +320,21 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error)
 func (c *Conn) Query(ctx context.Context, sql string, args ...any) (int64, error) {
 	rows, err := c.c.Query(ctx, sql, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
 	if err != nil {
-		return 0, c.db.Wrap(err)
+		return 0, c.fail(err)
 	}
 	var n int64
 	for rows.Next() {
 		n++
 	}
 	rows.Close()
-	return n, c.db.Wrap(rows.Err())
+	return n, c.fail(rows.Err())
 }
 
 // Values runs sql without preparing it and returns its rows as text.
 func (c *Conn) Values(ctx context.Context, sql string, args ...any) ([][]string, error) {
 	rows, err := c.c.Query(ctx, sql, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
 	if err != nil {
-		return nil, c.db.Wrap(err)
+		return nil, c.fail(err)
 	}
 	defer rows.Close()
 	var out [][]string
@@ -346,7 +346,16 @@ func (c *Conn) Values(ctx context.Context, sql string, args ...any) ([][]string,
 		}
 		out = append(out, row)
 	}
-	return out, c.db.Wrap(rows.Err())
+	return out, c.fail(rows.Err())
+}
+
+// fail adds the server's death, if it died, to err, and marks an error that
+// closed the connection as engine.ErrConnLost.
+func (c *Conn) fail(err error) error {
+	if err != nil && c.c.IsClosed() {
+		err = fmt.Errorf("%w: %w", engine.ErrConnLost, err)
+	}
+	return c.db.Wrap(err)
 }
 
 // Prepare prepares sql as a named server-side statement. Transaction control
@@ -357,7 +366,7 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 	}
 	sd, err := c.c.Prepare(ctx, "bl"+strconv.FormatInt(stmtSeq.Add(1), 10), sql)
 	if err != nil {
-		return nil, c.db.Wrap(fmt.Errorf("prepare %q: %w", sql, err))
+		return nil, c.fail(fmt.Errorf("prepare %q: %w", sql, err))
 	}
 	return &Stmt{c: c, sd: sd, long: cost == engine.Long}, nil
 }
@@ -424,7 +433,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (rows int64, tag pgconn.Comm
 		rows++
 	}
 	tag, err = rr.Close()
-	return rows, tag, s.c.db.Wrap(err)
+	return rows, tag, s.c.fail(err)
 }
 
 // Exec runs the statement and returns the rows changed.

@@ -23,10 +23,12 @@ import (
 	"time"
 
 	"benchlab/internal/cli"
+	"benchlab/internal/engine"
 	"benchlab/internal/runner"
 	"benchlab/internal/server"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
+	"benchlab/internal/workload"
 	_ "benchlab/internal/workload/sysbench" // the suite every scenario runs
 )
 
@@ -414,5 +416,50 @@ func Cancel(t *testing.T, engine string) {
 	NoProcs(t, work)
 	if _, err := os.Stat(filepath.Join(work, "a-r1")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("data dir left behind: %v", err)
+	}
+}
+
+// LostConnection runs a 20 s point-query step on a fresh server of engine
+// and, a second in, lets kill end the workers' connections (the server
+// keeps running): the step must end at once and fail with the cause,
+// keeping what it measured before.
+func LostConnection(t *testing.T, engineName string, kill func(ctx context.Context, admin engine.Conn)) {
+	Setup(t)
+	ctx := context.Background()
+	drv, _ := engine.Lookup(engineName)
+	db, err := drv.Open(ctx, engine.Target{Name: "lost", Engine: engineName}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	suite, _ := workload.Lookup("sysbench")
+	steps, err := suite.Plan(workload.Params{Tests: []string{"point-query"}, Tables: 1, TableSize: 2000,
+		Threads: []int{2}, ReadTime: 20 * time.Second, WriteTime: time.Second, PostwriteWait: 0, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := steps[0].Action(ctx, db, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := db.(engine.SQL).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	go func() {
+		time.Sleep(time.Second)
+		kill(ctx, admin)
+	}()
+	start := time.Now()
+	rs, err := runner.MeasureRoles(ctx, db, steps[len(steps)-1], 2, 1, runner.Options{})
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("the step ran %s after its connections were lost, want it to end at once", el)
+	}
+	if err == nil || !strings.Contains(err.Error(), "lost its connection") {
+		t.Fatalf("step error %v, want a lost connection", err)
+	}
+	r := rs[0]
+	if r.Status != store.StatusFailed || r.Events < 100 || r.Errors < 1 {
+		t.Errorf("result: status %s, %d events, %d errors; want failed with the first second's events kept", r.Status, r.Events, r.Errors)
 	}
 }
