@@ -21,7 +21,7 @@ import (
 )
 
 func params() workload.Params {
-	return workload.Params{Clients: 2, Rows: 4000, Inserts: 2000, QueryTime: 2 * time.Second, Rates: []int{100},
+	return workload.Params{Clients: 2, Rows: 4000, Inserts: 2000, QueryTime: 5 * time.Second, Rates: []int{100},
 		PostwriteWait: 0, Seed: 11}
 }
 
@@ -76,8 +76,8 @@ func TestPlanOrder(t *testing.T) {
 	if ops := steps[4].Roles[0].Ops; ops != 2*40 {
 		t.Errorf("l.i2 insert ops %d, want 80", ops)
 	}
-	q := steps[10] // qr1000: 2 s x 1000 rows/s / 50 rows per commit = 40 batches per client
-	if q.Roles[1].Ops != 80 || q.Roles[1].TargetRate != 2000 || q.Roles[1].Rate != 40 || q.MaxDuration != 4*time.Second {
+	q := steps[10] // qr1000: 5 s x 1000 rows/s / 50 rows per commit = 100 batches per client
+	if q.Roles[1].Ops != 200 || q.Roles[1].TargetRate != 2000 || q.Roles[1].Rate != 40 || q.MaxDuration != 10*time.Second {
 		t.Errorf("qr1000 insert role %+v, max %s", q.Roles[1], q.MaxDuration)
 	}
 	p.Tests = []string{"qp100"}
