@@ -37,33 +37,21 @@ func TestExistingServerByDSN(t *testing.T) {
 name = "ext"
 engine = "postgres"
 dsn = "`+dsn+`"
-[workload]
-tests = ["point-query"]
-table_size = 2000
-threads = [1]
-read_time = "1s"
-warmup = "200ms"
-report_interval = "0s"
-`)
-	storeFile := filepath.Join(dir, "r.db")
-	code, out, stderr := run(t, Env{}, "run", sp, "--store", storeFile)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
-	}
+`+pointQueryWorkload)
+	runs, out := runStored(t, dir, sp)
 	if in.Died() != nil {
 		t.Errorf("the existing server stopped with the run: %v", in.Died())
 	}
-	st, err := store.Open(storeFile)
+	st, err := store.Open(filepath.Join(dir, "r.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	runs, _ := st.Runs(context.Background(), 0)
 	exp, _ := st.Experiment(context.Background(), 0)
 	if len(runs) != 1 || runs[0].Status != store.StatusOK || !strings.HasPrefix(runs[0].Version, "15.") {
 		t.Fatalf("runs %+v", runs)
 	}
-	for what, text := range map[string]string{"output": out + stderr, "manifest": runs[0].Manifest, "stored spec": exp.Spec} {
+	for what, text := range map[string]string{"output": out, "manifest": runs[0].Manifest, "stored spec": exp.Spec} {
 		if strings.Contains(text, secret) {
 			t.Errorf("the DSN's password is in the %s", what)
 		}

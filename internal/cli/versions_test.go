@@ -67,27 +67,8 @@ version = "16.15"
 name = "pg18"
 engine = "postgres"
 version = "18.6"
-[workload]
-tests = ["point-query"]
-table_size = 2000
-threads = [1]
-read_time = "1s"
-warmup = "200ms"
-report_interval = "0s"
-`)
-	storeFile := filepath.Join(dir, "r.db")
-	if code, out, stderr := run(t, Env{}, "run", sp, "--store", storeFile, "--workdir", filepath.Join(dir, "work")); code != 0 {
-		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, stderr)
-	}
-	st, err := store.Open(storeFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	runs, err := st.Runs(context.Background(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+`+pointQueryWorkload)
+	runs, _ := runStored(t, dir, sp, "--workdir", filepath.Join(dir, "work"))
 	got := map[string]string{}
 	for _, r := range runs {
 		got[r.Target] = r.Version
@@ -129,24 +110,8 @@ engine = "mariadb"
 name = "m114"
 engine = "mariadb"
 version = "11.4.5"
-[workload]
-tests = ["point-query"]
-table_size = 2000
-threads = [1]
-read_time = "1s"
-warmup = "200ms"
-report_interval = "0s"
-`)
-	storeFile := filepath.Join(dir, "r.db")
-	if code, out, stderr := run(t, Env{}, "run", sp, "--store", storeFile); code != 0 {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
-	}
-	st, err := store.Open(storeFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	runs, _ := st.Runs(context.Background(), 0)
+`+pointQueryWorkload)
+	runs, _ := runStored(t, dir, sp)
 	got := map[string]string{}
 	for _, r := range runs {
 		got[r.Target] = r.Version
@@ -154,4 +119,36 @@ report_interval = "0s"
 	if got["m114"] != "11.4.5" || !strings.HasPrefix(got["debian"], "10.11.") {
 		t.Errorf("versions run: %v, want m114 11.4.5 and debian 10.11.x", got)
 	}
+}
+
+// pointQueryWorkload is a 1 s point-query workload on a 2000-row table, for
+// tests about targets rather than workloads.
+const pointQueryWorkload = `[workload]
+tests = ["point-query"]
+table_size = 2000
+threads = [1]
+read_time = "1s"
+warmup = "200ms"
+report_interval = "0s"
+`
+
+// runStored runs the spec file sp with a new store in dir, fails the test
+// unless it exits 0, and returns the stored runs and the output.
+func runStored(t *testing.T, dir, sp string, flags ...string) ([]store.Run, string) {
+	t.Helper()
+	storeFile := filepath.Join(dir, "r.db")
+	code, out, stderr := run(t, Env{}, append([]string{"run", sp, "--store", storeFile}, flags...)...)
+	if code != 0 {
+		t.Fatalf("run %s: exit %d\n%s\n%s", sp, code, out, stderr)
+	}
+	st, err := store.Open(storeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs, out + stderr
 }

@@ -1,18 +1,15 @@
 package insertbench
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestGoldenSQL records every statement per dialect, so a change to the SQL
 // of METHOD.md 1.2, 1.3, 1.6 and 1.7 shows up in review.
@@ -30,19 +27,7 @@ func TestGoldenSQL(t *testing.T) {
 			for _, s := range stmts {
 				fmt.Fprintf(&b, "%s;\n", s)
 			}
-			path := filepath.Join("testdata", d.Name+".sql.golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("SQL for %s differs from %s; run go test -update and review the diff\n%s", d.Name, path, b.String())
-			}
+			golden.Check(t, filepath.Join("testdata", d.Name+".sql.golden"), b.String())
 		})
 	}
 }

@@ -2,10 +2,8 @@ package sysbench
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +11,9 @@ import (
 
 	"benchlab/internal/engine"
 	_ "benchlab/internal/engine/sqlite"
+	"benchlab/internal/golden"
 	"benchlab/internal/workload"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestGoldenSQL records every statement of every test per dialect, so any
 // change to the SQL shows up in review.
@@ -31,19 +28,7 @@ func TestGoldenSQL(t *testing.T) {
 					fmt.Fprintf(&b, "%s;\n", d.Bind(q))
 				}
 			}
-			path := filepath.Join("testdata", d.Name+".sql.golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("SQL for %s differs from %s; run go test -update and review the diff\n%s", d.Name, path, b.String())
-			}
+			golden.Check(t, filepath.Join("testdata", d.Name+".sql.golden"), b.String())
 		})
 	}
 }
