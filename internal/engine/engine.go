@@ -104,6 +104,13 @@ type SQL interface {
 	Maintain(ctx context.Context, tables []string) error
 }
 
+// Sizer is a DB that reports the size of the benchmark database as the
+// engine counts it (METHOD.md 1.11 dbGB: PostgreSQL's pg_database_size, the
+// InnoDB schema dir, SQLite's pages).
+type Sizer interface {
+	DBSize(ctx context.Context) (int64, error)
+}
+
 // ErrConnLost marks an error after which the connection is gone (the server
 // closed it, or the network failed) while the server may still run: the
 // runner ends the step and fails it, keeping what was measured, rather than

@@ -454,10 +454,10 @@ func ibEfficiency(ib ibSteps, targets []string) (Table, bool) {
 		Legend: "op = inserted row for l.i0, l.i1, l.i2 (indexed row for l.x), query for qr and qp; wpi and wkbpi are " +
 			"per inserted row in every step (METHOD.md 1.12); cpu = server + client (benchlab) microseconds; reads, " +
 			"writes and KB from /proc/diskstats of the data dir's device, as iostat (all processes on it); cs = context " +
-			"switches, server + client; dbdir GB = du of the data dir after the step (GiB); median over repeats; " +
+			"switches, server + client; db GB = the database's size as the engine counts it (pg_database_size, the InnoDB schema dir, SQLite pages) and dbdir GB = du of the data dir, after the step (GiB); median over repeats; " +
 			"n/a = not measured",
 		Columns: []string{"cpu us/op", "client us/op", "server us/op", "reads/op", "KB read/op", "writes/insert",
-			"KB written/insert", "cs/op", "peak server RSS MB", "dbdir GB"}}
+			"KB written/insert", "cs/op", "peak server RSS MB", "db GB", "dbdir GB"}}
 	any := false
 	for _, s := range ib.steps {
 		for _, tg := range targets {
@@ -513,6 +513,12 @@ func ibEfficiency(ib ibSteps, targets []string) (Table, bool) {
 						return math.NaN()
 					}
 					return mb(r.Eff.ServerPeakRSS)
+				})),
+				NumberCell(median(head, func(r store.Result) float64 {
+					if v, ok := r.Facts["db_bytes"]; ok {
+						return v / (1 << 30)
+					}
+					return math.NaN()
 				})),
 				NumberCell(median(head, func(r store.Result) float64 {
 					if r.DBBytes <= 0 {

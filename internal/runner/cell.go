@@ -117,6 +117,14 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 			}
 			if st.SizeAfter && len(rs) > 0 && err == nil {
 				rs[0].DBBytes = dbSize(c.DataDir)
+				if sz, ok := db.(engine.Sizer); ok {
+					if n, serr := sz.DBSize(ctx); serr == nil {
+						if rs[0].Facts == nil {
+							rs[0].Facts = map[string]float64{}
+						}
+						rs[0].Facts["db_bytes"] = float64(n)
+					}
+				}
 			}
 			for _, res := range rs {
 				res.RunID, res.Seq = c.RunID, seq

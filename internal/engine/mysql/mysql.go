@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +28,7 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/blockconn"
+	"benchlab/internal/metrics"
 	"benchlab/internal/server"
 )
 
@@ -297,6 +299,20 @@ func (db *DB) waitFlushed(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// DBSize is the du of the benchmark schema's dir on a managed server (as
+// iq.sh measures InnoDB), or the tables' data and index lengths from
+// information_schema on a DSN's.
+func (db *DB) DBSize(ctx context.Context) (int64, error) {
+	if db.Instance() != nil {
+		return metrics.DirBytes(filepath.Join(db.Instance().DataDir, Database))
+	}
+	v, _, err := db.admin.firstRow(ctx, "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables WHERE table_schema = DATABASE()")
+	if err != nil {
+		return 0, db.Wrap(fmt.Errorf("%s: database size: %w", db.engine, err))
+	}
+	return strconv.ParseInt(v, 10, 64)
 }
 
 // reportedSettings are read back for every run besides those the target sets.

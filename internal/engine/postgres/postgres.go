@@ -211,6 +211,15 @@ func (db *DB) Maintain(ctx context.Context, tables []string) error {
 	return nil
 }
 
+// DBSize is pg_database_size of the benchmark database.
+func (db *DB) DBSize(ctx context.Context) (int64, error) {
+	var n int64
+	if err := db.admin.QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&n); err != nil {
+		return 0, db.Wrap(fmt.Errorf("postgres: database size: %w", err))
+	}
+	return n, nil
+}
+
 // reportedSettings are read back for every run besides those the target sets.
 var reportedSettings = []string{"shared_buffers", "max_wal_size", "checkpoint_timeout", "synchronous_commit",
 	"fsync", "full_page_writes", "wal_compression", "work_mem", "effective_cache_size", "max_connections",

@@ -121,6 +121,21 @@ func (db *DB) Maintain(ctx context.Context, tables []string) error {
 	return nil
 }
 
+// DBSize is the database file's pages times the page size.
+func (db *DB) DBSize(ctx context.Context) (int64, error) {
+	var n [2]int64
+	for i, q := range []string{"PRAGMA page_count", "PRAGMA page_size"} {
+		v, err := db.admin.scalar(ctx, q)
+		if err != nil {
+			return 0, fmt.Errorf("sqlite: %s: %w", q, err)
+		}
+		if n[i], err = strconv.ParseInt(v, 10, 64); err != nil {
+			return 0, fmt.Errorf("sqlite: %s: %q is not a number", q, v)
+		}
+	}
+	return n[0] * n[1], nil
+}
+
 // Info reads the effective PRAGMA values and the library version back.
 func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	info := engine.Info{

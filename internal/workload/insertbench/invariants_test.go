@@ -238,6 +238,13 @@ func checkInvariants(t *testing.T, engineName string, settings map[string]string
 	perTable := p.Rows/int64(p.Clients) + rpcLoad // l.i0 rows plus l.x's batch
 	for _, st := range steps {
 		rs := runStep(t, ctx, db, st, p)
+		if st.Name == "l.i0" {
+			// 4000 rows of about 60 bytes, as the engine counts its size.
+			n, err := db.(engine.Sizer).DBSize(ctx)
+			if err != nil || n < 4000*40 {
+				t.Errorf("%s: database size after l.i0: %d bytes, %v", engineName, n, err)
+			}
+		}
 		if st.Action != nil || st.Name == "l.i0" {
 			continue
 		}
