@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	_ "github.com/go-sql-driver/mysql"
 
 	"benchlab/internal/engine"
 	"benchlab/internal/server"
@@ -58,5 +61,53 @@ dsn = "`+dsn+`"
 	}
 	if !strings.Contains(runs[0].Manifest, "existing server (dsn)") {
 		t.Errorf("manifest does not say the server was an existing one")
+	}
+}
+
+// TestExistingMariaDBByDSN runs against a MariaDB server by a DSN with a
+// password: the password is not stored, and a rerun takes it from
+// MYSQL_PWD (without it the rerun is refused by the server).
+func TestExistingMariaDBByDSN(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("BENCHLAB_SERVER_LOGS", filepath.Join(dir, "logs"))
+	ctx := context.Background()
+	drv, _ := engine.Lookup("mariadb")
+	db, err := drv.Open(ctx, engine.Target{Name: "existing", Engine: "mariadb"}, filepath.Join(dir, "srv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	in := db.(interface{ Instance() *server.Instance }).Instance()
+	// As root over the server's private socket: the benchmark account may
+	// not grant.
+	root, err := sql.Open("mysql", "root@unix("+in.Socket+")/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	const secret = "s3cr3t-pw"
+	for _, q := range []string{"CREATE USER 'pwuser'@'127.0.0.1' IDENTIFIED BY '" + secret + "'",
+		"GRANT ALL ON sbtest.* TO 'pwuser'@'127.0.0.1'"} {
+		if _, err := root.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	sp := writeFile(t, dir, "dsn.toml", fmt.Sprintf(`name = "dsn"
+[[target]]
+name = "ext"
+engine = "mariadb"
+dsn = "pwuser:%s@tcp(127.0.0.1:%d)/sbtest"
+`, secret, in.Port)+pointQueryWorkload)
+	runs, out := runStored(t, dir, sp)
+	if strings.Contains(out+runs[0].Manifest, secret) {
+		t.Error("the DSN's password is in the output or the manifest")
+	}
+	storeFile := filepath.Join(dir, "r.db")
+	if code, _, stderr := run(t, Env{}, "rerun", "--store", storeFile); code == 0 {
+		t.Errorf("rerun without MYSQL_PWD connected with a stored password? %s", stderr)
+	}
+	t.Setenv("MYSQL_PWD", secret)
+	if code, out, stderr := run(t, Env{}, "rerun", "--store", storeFile); code != 0 {
+		t.Errorf("rerun with MYSQL_PWD: exit %d\n%s\n%s", code, out, stderr)
 	}
 }

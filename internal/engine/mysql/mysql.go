@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -79,6 +80,10 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		cfg, err := gomysql.ParseDSN(t.DSN)
 		if err != nil {
 			return nil, fmt.Errorf("%s target %s: dsn %s: %s", d.name, t.Name, server.RedactDSN(t.DSN), server.RedactDSN(err.Error()))
+		}
+		if cfg.Passwd == "" {
+			// The mysql client's variable: a stored DSN has no password.
+			cfg.Passwd = os.Getenv("MYSQL_PWD")
 		}
 		db := &DB{engine: d.name, target: t}
 		if err := db.setConfig(cfg); err != nil {
