@@ -291,16 +291,27 @@ func bestSplit(x []float64) (tau int, q float64) {
 
 // FirstSignificantStep compares each adjacent pair of groups (all repeats of
 // version i against all repeats of version i+1) with Compare and returns the
-// first step whose outcome is Slower or Faster: index is i+1, the first group
-// of the new regime, as ChangePoint.Index. found is false (index −1) when no
-// step qualifies. Each step is one test at opt.Alpha; with many steps,
-// consider HolmBonferroni over the steps' p-values before trusting a lone hit.
-// Short sequences with several repeats per version suit this better than
-// ChangePoints, which wants one value per version.
+// first step whose outcome is Slower or Faster and whose p-value survives
+// Holm-Bonferroni over all the sequence's steps at opt.Alpha, so that a long
+// sequence does not find a step by chance: index is i+1, the first group of
+// the new regime, as ChangePoint.Index. found is false (index −1) when no
+// step qualifies. Short sequences with several repeats per version suit this
+// better than ChangePoints, which wants one value per version.
 func FirstSignificantStep(groups [][]float64, dir Direction, opt CompareOptions) (index int, v Verdict, found bool) {
+	var steps []Verdict
+	var ps []float64
 	for i := 0; i+1 < len(groups); i++ {
 		v := Compare(groups[i], groups[i+1], dir, opt)
-		if v.Outcome == Slower || v.Outcome == Faster {
+		steps = append(steps, v)
+		ps = append(ps, v.P)
+	}
+	alpha := opt.Alpha
+	if alpha <= 0 || alpha >= 1 {
+		alpha = DefaultAlpha
+	}
+	reject := HolmBonferroni(ps, alpha)
+	for i, v := range steps {
+		if reject[i] && (v.Outcome == Slower || v.Outcome == Faster) {
 			return i + 1, v, true
 		}
 	}

@@ -184,3 +184,21 @@ func BenchmarkChangePoints(b *testing.B) {
 		ChangePoints(xs, ChangeOptions{})
 	}
 }
+
+// TestFirstSignificantStepHolm: a clean 10% step between two groups of five
+// (two-sided Mann-Whitney p = 2/252, below alpha 0.01) is found on its own,
+// but not as one of three steps, where Holm-Bonferroni asks for p < 0.01/3.
+func TestFirstSignificantStepHolm(t *testing.T) {
+	base := []float64{100, 100.5, 101, 101.5, 102}
+	up := []float64{110, 110.5, 111, 111.5, 112}
+	i, v, found := FirstSignificantStep([][]float64{base, up}, HigherIsBetter, CompareOptions{})
+	if !found || i != 1 || v.Outcome != Faster {
+		t.Fatalf("one step: index %d found %v verdict %+v, want the step at 1", i, found, v)
+	}
+	if v.P >= 0.01 || v.P <= 0.01/3 {
+		t.Fatalf("p = %v; the test needs 0.0033 < p < 0.01", v.P)
+	}
+	if i, _, found := FirstSignificantStep([][]float64{base, up, up, up}, HigherIsBetter, CompareOptions{}); found {
+		t.Errorf("three steps: found a step at %d, want none after Holm-Bonferroni", i)
+	}
+}

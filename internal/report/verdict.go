@@ -184,7 +184,7 @@ func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 	order := d.Experiment.Targets
 	t := &Table{
 		Title:   "Changes across the sequence (targets in release order)",
-		Legend:  "first significant step between adjacent targets (Mann-Whitney over repeats); change point: E-Divisive means over per-target medians, t-test p < 0.001",
+		Legend:  "first significant step between adjacent targets (Mann-Whitney over repeats, Holm-Bonferroni over the row's steps); change point: E-Divisive means over per-target medians, t-test p < 0.001",
 		Columns: []string{"first significant step", "change points"},
 	}
 	for _, k := range keys {
