@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"benchlab/internal/engine"
@@ -92,6 +93,9 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 				if ctx.Err() != nil {
 					out.Status, out.Err = store.StatusInterrupted, ctx.Err()
 					return out
+				}
+				if died := diedSoon(db); died != nil && !strings.Contains(err.Error(), died.Error()) {
+					err = fmt.Errorf("%w; %v", err, died)
 				}
 				out.Status, out.Err = store.StatusFailed, fmt.Errorf("%s: %w", st.Name, err)
 				return out

@@ -275,6 +275,15 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		return results, fmt.Errorf("%s: %w", st.Name, died)
 	}
 	if lost := stop.lost.Load(); lost != nil {
+		// A killed server drops its connections a moment before its exit
+		// is noticed: say it died rather than that a connection was lost.
+		if died = diedSoon(db); died != nil {
+			for _, res := range results {
+				res.Status = store.StatusFailed
+				res.ErrorSamples = append([]string{died.Error()}, res.ErrorSamples...)
+			}
+			return results, fmt.Errorf("%s: %w", st.Name, died)
+		}
 		for _, res := range results {
 			res.Status = store.StatusFailed
 		}
@@ -350,6 +359,23 @@ func (p *pacer) wait(ctx context.Context, stop *stopper) (time.Time, bool) {
 	}
 	p.k++
 	return intended, p.sleepUntil(ctx, stop, intended)
+}
+
+// diedSoon waits up to a second for an engine's process to be seen gone,
+// after an error that a server's death would cause, and returns why it died
+// (nil when it lives on or has no process).
+func diedSoon(db engine.DB) error {
+	l, ok := db.(engine.Liveness)
+	if !ok {
+		return nil
+	}
+	for i := 0; i < 20; i++ {
+		if err := l.Died(); err != nil {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
 }
 
 // stopper tells every worker of a step to stop: the flag they poll between
