@@ -25,7 +25,7 @@ func runCompare(env Env, args []string) error {
 	sequence := fs.Bool("sequence", false, "treat the targets as a release sequence and locate where each metric changed")
 	gate := fs.Bool("fail-on-regression", false, "exit with code 3 when a significant regression beyond --threshold is found")
 	threshold := fs.Float64("threshold", 0.05, "with --fail-on-regression: the smallest slowdown that fails (0.05 = 5%)")
-	format := fs.String("format", "text", "text or markdown")
+	format := fs.String("format", "text", "text, markdown or html (one self-contained page with the charts)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(env.Stdout, "Usage: benchlab compare [--experiment N] [--sequence] [--fail-on-regression] [flags]\n\n"+
@@ -44,8 +44,11 @@ func runCompare(env Env, args []string) error {
 			return usagef("flag --%s: %v is not allowed; want a number between 0 and 1", c.name, c.v)
 		}
 	}
-	if *format != "text" && *format != "markdown" {
-		return usagef("flag --format: %q is not allowed; want text or markdown", *format)
+	if *format != "text" && *format != "markdown" && *format != "html" {
+		return usagef("flag --format: %q is not allowed; want text, markdown or html", *format)
+	}
+	if *format == "html" && *gate {
+		return usagef("flag --format: html is a page for reading; the gate (--fail-on-regression) prints text")
 	}
 	d, err := loadData(storePath(env, *storeFlag), *id)
 	if err != nil {
@@ -62,9 +65,14 @@ func runCompare(env Env, args []string) error {
 	}
 	cmps := report.Compare(d, vopt)
 	r.Tables = append(keep, report.ComparisonTable(cmps, d.Experiment.Base))
-	if *format == "markdown" {
+	switch *format {
+	case "markdown":
 		err = report.WriteMarkdown(env.Stdout, r)
-	} else {
+	case "html":
+		// The page is the whole output: the verdict counts and the gate's
+		// lines below would not be valid HTML after it.
+		return report.WriteHTML(env.Stdout, d, r)
+	default:
 		err = report.WriteText(env.Stdout, r, report.TextOptions{Color: isTerminal(env.Stdout)})
 	}
 	if err != nil {

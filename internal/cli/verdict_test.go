@@ -65,10 +65,16 @@ repeats = 6
 	if !strings.Contains(out, "Holm-Bonferroni over 2 cells") {
 		t.Errorf("gate does not say how it controls the family-wise error:\n%s", out)
 	}
+	code, out, stderr = run(t, Env{}, "compare", "--store", storeFile, "--format", "html")
+	if code != 0 || !strings.HasPrefix(out, "<!DOCTYPE html>") || !strings.Contains(out, "Verdicts cell by cell") ||
+		!strings.HasSuffix(strings.TrimSpace(out), "</html>") {
+		t.Errorf("compare --format html: exit %d, %.200s ... %s", code, out, stderr)
+	}
 }
 
 func TestCompareBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"--alpha", "2"}, {"--min-effect", "0"}, {"--format", "pdf"}} {
+	for _, args := range [][]string{{"--alpha", "2"}, {"--min-effect", "0"}, {"--format", "pdf"},
+		{"--format", "html", "--fail-on-regression"}} {
 		code, _, stderr := run(t, Env{}, append([]string{"compare", "--store", filepath.Join(t.TempDir(), "x.db")}, args...)...)
 		if code != ExitUsage || !strings.Contains(stderr, strings.TrimPrefix(args[0], "--")) {
 			t.Errorf("%v: exit %d stderr %q", args, code, stderr)
