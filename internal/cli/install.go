@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"benchlab/internal/server"
@@ -73,7 +74,12 @@ func runVersions(env Env, args []string) error {
 		f    server.Family
 	}{{"postgres", server.Postgres}, {"mariadb", server.MySQL}} {
 		fmt.Fprintf(env.Stdout, "  %s:\n", e.name)
-		vs := server.Installed(e.f, e.name)
+		var vs []string
+		for _, v := range server.Installed(e.f, e.name) {
+			if !strings.HasPrefix(v, ".") { // an unpack killed before its rename
+				vs = append(vs, v)
+			}
+		}
 		if len(vs) == 0 {
 			fmt.Fprintln(env.Stdout, "    (none)")
 		}
