@@ -3,6 +3,7 @@ package server
 import (
 	"archive/zip"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"os/user"
@@ -178,5 +179,36 @@ func TestReachableBy(t *testing.T) {
 	}
 	if err := ReachableBy("root", prog); err != nil {
 		t.Errorf("root: %v", err)
+	}
+}
+
+// TestResolveVersion checks that a target's version finds what install
+// unpacked, under the name install gives it, and that a missing one says how
+// to install it.
+func TestResolveVersion(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("BENCHLAB_VERSIONS", dir)
+	for _, rel := range []string{"postgres/16.15/bin/initdb", "postgres/16.15/bin/postgres"} {
+		p := filepath.Join(dir, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := filepath.Join(dir, "postgres", "16.15")
+	for _, v := range []string{"16.15", "16.15.0"} {
+		got, err := ResolveVersion(Postgres, "postgres", v)
+		if err != nil || got != want {
+			t.Errorf("ResolveVersion(%s) = %q, %v; want %q", v, got, err, want)
+		}
+	}
+	_, err := ResolveVersion(Postgres, "postgres", "16.16")
+	if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "benchlab install postgres 16.16") ||
+		!strings.Contains(err.Error(), "16.15 (") {
+		t.Errorf("missing version: %v", err)
+	}
+	_, err = ResolveVersion(MySQL, "mariadb", "11.4.5")
+	if err == nil || !strings.Contains(err.Error(), "benchlab install mariadb 11.4.5") {
+		t.Errorf("missing MariaDB version: %v", err)
 	}
 }

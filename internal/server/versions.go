@@ -72,13 +72,22 @@ func ResolveVersion(f Family, engine, v string) (string, error) {
 	if strings.ContainsAny(v, "/\\") || v == "." || v == ".." {
 		return "", fmt.Errorf("%q is not a version", v)
 	}
+	names := []string{v}
+	if f == Postgres {
+		// PostgreSQL 10+ installs as major.minor (16.15.0 is 16.15).
+		if r, err := ReleaseOf("postgres", v); err == nil && r.Version != v {
+			names = append(names, r.Version)
+		}
+	}
 	for _, d := range versionDirs(f, engine) {
-		dir := filepath.Join(VersionsDir(), d, v)
-		if _, err := os.Stat(dir); err == nil {
-			if _, err := FindBinaries(f, dir); err != nil {
-				return "", fmt.Errorf("%s %s at %s is incomplete: %w", engine, v, dir, err)
+		for _, name := range names {
+			dir := filepath.Join(VersionsDir(), d, name)
+			if _, err := os.Stat(dir); err == nil {
+				if _, err := FindBinaries(f, dir); err != nil {
+					return "", fmt.Errorf("%s %s at %s is incomplete: %w", engine, v, dir, err)
+				}
+				return dir, nil
 			}
-			return dir, nil
 		}
 	}
 	if f == Postgres {
@@ -92,9 +101,17 @@ func ResolveVersion(f Family, engine, v string) (string, error) {
 	if len(have) > 0 {
 		list = strings.Join(have, ", ")
 	}
-	return "", fmt.Errorf("%s %s is %w in %s (installed: %s); unpack that release there as <engine>/<version> "+
-		"with bin/ inside, or give the target a basedir (`benchlab install` is not built yet)", engine, v,
-		ErrNotInstalled, VersionsDir(), list)
+	return "", fmt.Errorf("%s %s is %w in %s (installed: %s); run `benchlab install %s %s`, "+
+		"or give the target a basedir (the dir that holds bin/)", engine, v,
+		ErrNotInstalled, VersionsDir(), list, installEngine(f), v)
+}
+
+// installEngine is the engine name `benchlab install` takes for a family.
+func installEngine(f Family) string {
+	if f == Postgres {
+		return "postgres"
+	}
+	return "mariadb"
 }
 
 // versionLess orders "12.22 (...)" before "16.15 (...)" numerically.
