@@ -84,6 +84,29 @@ type Liveness interface {
 	Died() error
 }
 
+// Remote is implemented by DBs reached over a socket (servers), whose worker
+// connections honour WithPolledIO.
+type Remote interface {
+	Remote() bool
+}
+
+type polledKey struct{}
+
+// WithPolledIO marks ctx, given to a worker's Connect, to say that the step's
+// workers outnumber the Go scheduler's processors: its connections should then
+// wait for answers through Go's network poller, parking the goroutine, rather
+// than blocking their OS thread in a read (package blockconn), which pays off
+// only while every worker can keep a processor.
+func WithPolledIO(ctx context.Context) context.Context {
+	return context.WithValue(ctx, polledKey{}, true)
+}
+
+// PolledIO reports whether ctx was marked by WithPolledIO.
+func PolledIO(ctx context.Context) bool {
+	v, _ := ctx.Value(polledKey{}).(bool)
+	return v
+}
+
 // DB is an opened database. Workloads type-assert it to SQL (or, for key-value
 // engines, to their own view) to do work.
 type DB interface {

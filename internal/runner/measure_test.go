@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -171,5 +173,41 @@ func TestStepStopsWhenServerDies(t *testing.T) {
 	}
 	if !strings.Contains(res.ErrorSamples[0], "exited unexpectedly") {
 		t.Errorf("error samples %q", res.ErrorSamples)
+	}
+}
+
+// remoteDB is a DB reached over a socket, for the runner's choice of IO mode.
+type remoteDB struct{}
+
+func (remoteDB) Info(context.Context) (engine.Info, error) { return engine.Info{}, nil }
+func (remoteDB) Close() error                              { return nil }
+func (remoteDB) Remote() bool                              { return true }
+
+// TestPolledIOWhenWorkersOutnumberProcs checks that workers of a remote DB
+// are told to wait through the poller only when they outnumber GOMAXPROCS.
+func TestPolledIOWhenWorkersOutnumberProcs(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	for _, c := range []struct {
+		db      engine.DB
+		threads int
+		want    bool
+	}{{remoteDB{}, procs, false}, {remoteDB{}, procs + 1, true}, {nil, procs + 1, false}} {
+		var polled, other atomic.Int32
+		st := workload.Step{Name: "io", Duration: 50 * time.Millisecond,
+			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+				if engine.PolledIO(ctx) {
+					polled.Add(1)
+				} else {
+					other.Add(1)
+				}
+				return &sleeper{d: time.Millisecond}, nil
+			}}
+		if _, err := Measure(context.Background(), c.db, st, c.threads, 1, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := polled.Load() == int32(c.threads); got != c.want || polled.Load()+other.Load() != int32(c.threads) {
+			t.Errorf("db %T, %d threads on %d procs: %d polled, %d not; want polled %v", c.db, c.threads, procs,
+				polled.Load(), other.Load(), c.want)
+		}
 	}
 }

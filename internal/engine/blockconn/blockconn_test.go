@@ -1,13 +1,18 @@
 package blockconn
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"benchlab/internal/engine"
 )
 
 // echoServer answers every line it reads on loopback with the same bytes.
@@ -92,5 +97,105 @@ func TestDeadlineEndsBlockedRead(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if _, err := c2.Write([]byte("x")); err != nil {
 		t.Errorf("write after a cleared deadline: %v", err)
+	}
+}
+
+// pollerFds returns the fds registered with this process's epoll instances
+// (Go's network poller), from /proc/self/fdinfo.
+func pollerFds(t *testing.T) map[int]bool {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	out := map[int]bool{}
+	for _, e := range ents {
+		if link, _ := os.Readlink("/proc/self/fd/" + e.Name()); link != "anon_inode:[eventpoll]" {
+			continue
+		}
+		info, err := os.ReadFile("/proc/self/fdinfo/" + e.Name())
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(info), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "tfd:" {
+				n, _ := strconv.Atoi(f[1])
+				out[n] = true
+			}
+		}
+	}
+	return out
+}
+
+// TestNotInPoller checks that the blocking socket is not registered with Go's
+// network poller, whose thread every answer would otherwise wake.
+func TestNotInPoller(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // makes sure the poller exists
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if len(pollerFds(t)) == 0 {
+		t.Fatal("the listener is not in the poller: cannot check")
+	}
+	c, err := Dial(context.Background(), "tcp", echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	bc := c.(*Conn)
+	if fds := pollerFds(t); fds[bc.fd] {
+		t.Errorf("fd %d of the blocking conn is registered with the poller (%v)", bc.fd, fds)
+	}
+}
+
+// TestLargeWrite checks that a write larger than the socket buffers, which
+// the non-blocking send cannot take at once, completes.
+func TestLargeWrite(t *testing.T) {
+	c, err := Dial(context.Background(), "tcp", echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	big := make([]byte, 16<<20)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b := make([]byte, len(big))
+		io.ReadFull(c, b)
+		got <- b
+	}()
+	if n, err := c.Write(big); err != nil || n != len(big) {
+		t.Fatalf("write: %d of %d, %v", n, len(big), err)
+	}
+	select {
+	case b := <-got:
+		if !bytes.Equal(b, big) {
+			t.Error("the echo differs from what was written")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("echo of 16 MiB not read back")
+	}
+}
+
+// TestPolledIO checks that a context marked by engine.WithPolledIO gets Go's
+// own (poller) conn.
+func TestPolledIO(t *testing.T) {
+	c, err := Dial(engine.WithPolledIO(context.Background()), "tcp", echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok := c.(*Conn); ok {
+		t.Error("a polled context got a blocking conn")
+	}
+	if _, err := c.Write([]byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 2)
+	if _, err := io.ReadFull(c, b); err != nil || string(b) != "hi" {
+		t.Errorf("round trip: %q %v", b, err)
 	}
 }

@@ -220,6 +220,9 @@ func (db *DB) dial(ctx context.Context, cfg *gomysql.Config) (*Conn, error) {
 // Dialect returns engine.MySQL.
 func (db *DB) Dialect() engine.Dialect { return engine.MySQL }
 
+// Remote returns true: workers reach the server over a socket.
+func (db *DB) Remote() bool { return true }
+
 // Connect opens a worker connection.
 func (db *DB) Connect(ctx context.Context) (engine.Conn, error) { return db.dial(ctx, db.cfg) }
 

@@ -163,6 +163,9 @@ func (db *DB) where() string {
 // Dialect returns engine.Postgres.
 func (db *DB) Dialect() engine.Dialect { return engine.Postgres }
 
+// Remote returns true: workers reach the server over a socket.
+func (db *DB) Remote() bool { return true }
+
 // Connect opens a worker connection.
 func (db *DB) Connect(ctx context.Context) (engine.Conn, error) {
 	c, err := db.dial(ctx, db.cfg)
