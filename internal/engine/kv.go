@@ -35,6 +35,15 @@ type KV interface {
 	Stats(ctx context.Context) (LSMStats, error)
 }
 
+// Lookuper is implemented by KV engines that can find a key without copying
+// its value out, as db_bench's readrandom does (it pins the value and counts
+// its size); the kv suite's readrandom then uses it instead of Get.
+type Lookuper interface {
+	// Lookup returns the size of key's value, with found false when the key
+	// does not exist.
+	Lookup(key []byte) (size int, found bool, err error)
+}
+
 // WriteOptions are the per-write options db_bench varies.
 type WriteOptions struct {
 	// DisableWAL skips the write-ahead log (db_bench --disable_wal, used by

@@ -39,29 +39,40 @@ func BucketUpper(i int) int64 {
 }
 
 // Live is one worker's counters for the current interval. The worker is the
-// only writer; a reporter drains it once per second with atomic swaps, so
-// recording takes no lock. An operation racing a drain lands in one of the two
-// adjacent intervals, never in none.
+// only writer and only ever raises its running totals, with plain atomic
+// stores (no locked read-modify-write on the hot path); a reporter drains it
+// once per second by taking the difference from the totals it saw last. An
+// operation racing a drain lands in one of the two adjacent intervals, never
+// in none.
 type Live struct {
 	events, statements, errors, rows atomic.Int64
 	maxNs                            atomic.Int64
 	buckets                          [NumBuckets]atomic.Int64
 	_                                [64]byte // keep neighbours off this cache line
+
+	// The totals at the last drain; only the reporter touches them.
+	seenEvents, seenStatements, seenErrors, seenRows int64
+	seenBuckets                                      [NumBuckets]int64
 }
+
+// bump adds d to a counter that only this worker writes.
+func bump(c *atomic.Int64, d int64) { c.Store(c.Load() + d) }
 
 // Record adds one finished operation.
 func (l *Live) Record(lat time.Duration, statements int, rows int64, failed bool) {
-	l.events.Add(1)
-	l.statements.Add(int64(statements))
-	l.rows.Add(rows)
+	bump(&l.events, 1)
+	bump(&l.statements, int64(statements))
+	if rows != 0 {
+		bump(&l.rows, rows)
+	}
 	if failed {
-		l.errors.Add(1)
+		bump(&l.errors, 1)
 	}
 	ns := int64(lat)
 	if ns > l.maxNs.Load() {
 		l.maxNs.Store(ns) // single writer; a concurrent drain may lose one max, which the next interval shows
 	}
-	l.buckets[bucketOf(ns)].Add(1)
+	bump(&l.buckets[bucketOf(ns)], 1)
 }
 
 // Window accumulates drained intervals of any number of workers.
@@ -71,18 +82,26 @@ type Window struct {
 	Buckets                          [NumBuckets]int64
 }
 
-// DrainInto moves l's counts into w and zeroes them.
+// DrainInto moves l's counts since the last drain into w. Only one
+// goroutine may drain a Live.
 func (l *Live) DrainInto(w *Window) {
-	w.Events += l.events.Swap(0)
-	w.Statements += l.statements.Swap(0)
-	w.Errors += l.errors.Swap(0)
-	w.Rows += l.rows.Swap(0)
+	delta := func(c *atomic.Int64, seen *int64) int64 {
+		v := c.Load()
+		d := v - *seen
+		*seen = v
+		return d
+	}
+	w.Events += delta(&l.events, &l.seenEvents)
+	w.Statements += delta(&l.statements, &l.seenStatements)
+	w.Errors += delta(&l.errors, &l.seenErrors)
+	w.Rows += delta(&l.rows, &l.seenRows)
 	if m := time.Duration(l.maxNs.Swap(0)); m > w.Max {
 		w.Max = m
 	}
 	for i := range l.buckets {
-		if l.buckets[i].Load() != 0 {
-			w.Buckets[i] += l.buckets[i].Swap(0)
+		if v := l.buckets[i].Load(); v != l.seenBuckets[i] {
+			w.Buckets[i] += v - l.seenBuckets[i]
+			l.seenBuckets[i] = v
 		}
 	}
 }

@@ -250,6 +250,19 @@ func (db *DB) Get(key, buf []byte) ([]byte, bool, error) {
 	return buf, true, closer.Close()
 }
 
+// Lookup finds key without copying its value out.
+func (db *DB) Lookup(key []byte) (int, bool, error) {
+	v, closer, err := db.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	n := len(v)
+	return n, true, closer.Close()
+}
+
 // MultiGet looks the keys up one after another: Pebble has no batched lookup.
 func (db *DB) MultiGet(keys [][]byte) (int, error) {
 	found := 0

@@ -44,6 +44,10 @@ func TestFastGet(t *testing.T) {
 				t.Errorf("%s (cap %d): %s, want %s", k, capacity, abbrev(got), abbrev(want))
 			}
 		}
+		n, ok, err := db.Lookup([]byte(k))
+		if err != nil || ok != exists || (ok && n != len(vals[k])) {
+			t.Errorf("Lookup(%s) = %d, %v, %v; want %d bytes, found %v", k, n, ok, err, len(vals[k]), exists)
+		}
 	}
 }
 

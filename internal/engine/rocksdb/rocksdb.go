@@ -155,6 +155,11 @@ func (db *DB) Get(key, buf []byte) ([]byte, bool, error) {
 	return fastGet(db.db, db.ro, key, buf)
 }
 
+// Lookup finds key without copying its value out.
+func (db *DB) Lookup(key []byte) (int, bool, error) {
+	return lookup(db.db, db.ro, key)
+}
+
 // MultiGet uses RocksDB's batched lookup.
 func (db *DB) MultiGet(keys [][]byte) (int, error) {
 	vals, err := db.db.MultiGet(db.ro, keys...)

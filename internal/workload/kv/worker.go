@@ -12,6 +12,7 @@ import (
 // operation allocates nothing in benchlab.
 type worker struct {
 	kv       engine.KV
+	lookup   engine.Lookuper // nil when kv cannot look up without copying
 	kind     kind
 	keySize  int
 	valSize  int
@@ -29,6 +30,7 @@ type worker struct {
 func newWorker(kv engine.KV, k kind, p workload.Params, data []byte, keyRange int64, seed uint64) *worker {
 	w := &worker{kv: kv, kind: k, keySize: p.KeySize, valSize: p.ValueSize,
 		keys: newKeys(seed, keyRange), vals: values{data: data}, key: make([]byte, p.KeySize)}
+	w.lookup, _ = kv.(engine.Lookuper)
 	if k == fillSeq {
 		w.wo.DisableWAL = true
 	}
@@ -63,7 +65,11 @@ func (w *worker) Op(ctx context.Context) (workload.Tally, error) {
 		EncodeKey(w.key, w.keys.next())
 		var found bool
 		var err error
-		w.buf, found, err = w.kv.Get(w.key, w.buf[:0])
+		if w.lookup != nil {
+			_, found, err = w.lookup.Lookup(w.key)
+		} else {
+			w.buf, found, err = w.kv.Get(w.key, w.buf[:0])
+		}
 		if err != nil {
 			return workload.Tally{Statements: 1}, err
 		}

@@ -1,0 +1,66 @@
+package metrics
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestLiveDrains checks that each drain holds exactly the operations recorded
+// since the previous one, and that a drain racing the writer loses nothing.
+func TestLiveDrains(t *testing.T) {
+	var l Live
+	var w Window
+	l.Record(5*time.Microsecond, 2, 1, false)
+	l.Record(7*time.Millisecond, 1, 0, true)
+	l.DrainInto(&w)
+	if w.Events != 2 || w.Statements != 3 || w.Rows != 1 || w.Errors != 1 || w.Max != 7*time.Millisecond {
+		t.Fatalf("first drain %+v", w)
+	}
+	if q := w.Quantile(0.5); q < 4*time.Microsecond || q > 6*time.Microsecond {
+		t.Errorf("median %s, want about 5us", q)
+	}
+	var w2 Window
+	l.DrainInto(&w2)
+	if w2.Events != 0 || w2.Statements != 0 || w2.Max != 0 || w2.Quantile(0.5) != 0 {
+		t.Fatalf("a drain with nothing recorded since: %+v", w2.Events)
+	}
+	l.Record(time.Second, 1, 4, false)
+	var w3 Window
+	l.DrainInto(&w3)
+	if w3.Events != 1 || w3.Rows != 4 || w3.Quantile(1) != time.Second {
+		t.Errorf("third drain: events %d rows %d max-quantile %s", w3.Events, w3.Rows, w3.Quantile(1))
+	}
+
+	// One writer, one drainer at the same time: the drained sums are the
+	// recorded ones.
+	var live Live
+	var total Window
+	const n = 200000
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < n; i++ {
+			live.Record(time.Duration(i%1000)*time.Microsecond, 3, 1, i%7 == 0)
+		}
+	}()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		live.DrainInto(&total)
+	}
+	var buckets int64
+	for _, c := range total.Buckets {
+		buckets += c
+	}
+	if total.Events != n || total.Statements != 3*n || total.Rows != n || buckets != n || total.Errors != (n+6)/7 {
+		t.Errorf("drained events %d statements %d rows %d buckets %d errors %d; recorded %d ops", total.Events,
+			total.Statements, total.Rows, buckets, total.Errors, n)
+	}
+}
