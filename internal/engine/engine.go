@@ -90,6 +90,15 @@ type Remote interface {
 	Remote() bool
 }
 
+// CallsC is implemented by DBs whose operations are calls into C inside
+// benchlab's process (cgo: SQLite, in-process RocksDB). While workers are in
+// C calls and no processor is idle, Go's runtime monitor keeps taking
+// processors back from them and waking other threads to hold them; the
+// runner then gives the step one processor more than it has workers.
+type CallsC interface {
+	CallsC() bool
+}
+
 type polledKey struct{}
 
 // WithPolledIO marks ctx, given to a worker's Connect, to say that the step's

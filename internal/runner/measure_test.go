@@ -211,3 +211,53 @@ func TestPolledIOWhenWorkersOutnumberProcs(t *testing.T) {
 		}
 	}
 }
+
+// cDB is a DB whose operations are C calls.
+type cDB struct{}
+
+func (cDB) Info(context.Context) (engine.Info, error) { return engine.Info{}, nil }
+func (cDB) Close() error                              { return nil }
+func (cDB) CallsC() bool                              { return true }
+
+// TestSpareProcessorForCWorkers checks that a step of an engine called
+// through cgo runs with one processor more than its workers when they would
+// otherwise take every processor, and that GOMAXPROCS is restored after.
+func TestSpareProcessorForCWorkers(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	for _, c := range []struct {
+		db      engine.DB
+		threads int
+		want    int
+	}{{cDB{}, procs, procs + 1}, {cDB{}, procs + 2, procs + 3}, {nil, procs, procs}} {
+		var seen atomic.Int32
+		st := workload.Step{Name: "c", Duration: 50 * time.Millisecond,
+			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+				return &sleeper{d: time.Millisecond}, nil
+			}}
+		inner := st.NewWorker
+		st.NewWorker = func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+			w, err := inner(ctx, db, id, n, seed)
+			return opHook{w, func() { seen.Store(int32(runtime.GOMAXPROCS(0))) }}, err
+		}
+		if _, err := Measure(context.Background(), c.db, st, c.threads, 1, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if int(seen.Load()) != c.want {
+			t.Errorf("db %T, %d threads: GOMAXPROCS %d during the step, want %d", c.db, c.threads, seen.Load(), c.want)
+		}
+		if got := runtime.GOMAXPROCS(0); got != procs {
+			t.Fatalf("GOMAXPROCS %d after the step, want %d restored", got, procs)
+		}
+	}
+}
+
+// opHook calls f before each operation of w.
+type opHook struct {
+	workload.Worker
+	f func()
+}
+
+func (h opHook) Op(ctx context.Context) (workload.Tally, error) {
+	h.f()
+	return h.Worker.Op(ctx)
+}

@@ -116,6 +116,9 @@ type DB struct {
 
 var _ engine.KV = (*DB)(nil)
 
+// CallsC returns true: operations are cgo calls.
+func (db *DB) CallsC() bool { return true }
+
 // Info reports the library version and the effective settings.
 func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	s := map[string]string{}

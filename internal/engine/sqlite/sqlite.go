@@ -106,6 +106,9 @@ func (db *DB) connect() (*Conn, error) {
 // Dialect returns engine.SQLite.
 func (db *DB) Dialect() engine.Dialect { return engine.SQLite }
 
+// CallsC returns true: operations are cgo calls.
+func (db *DB) CallsC() bool { return true }
+
 // Connect opens a new connection with the target's PRAGMAs applied.
 func (db *DB) Connect(ctx context.Context) (engine.Conn, error) { return db.connect() }
 
