@@ -456,39 +456,43 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 	if rr.role.Ops > 0 && quota == 0 {
 		return
 	}
+	// Timestamps are monotonic nanoseconds: one clock read each.
+	clock := metrics.NewClock()
+	measureFromNs, deadlineNs := clock.At(measureFrom), clock.At(deadline)
 	var mine int64
 	for !stop.Load() {
-		var intended time.Time
+		var intendedNs int64
 		if p != nil {
-			var ok bool
-			if intended, ok = p.wait(ctx, stop); !ok {
+			intended, ok := p.wait(ctx, stop)
+			if !ok {
 				return
 			}
+			intendedNs = clock.At(intended)
 		}
 		if waiter != nil && !waiter.Wait(ctx) {
 			return
 		}
-		t0 := time.Now()
+		t0 := clock.Now()
 		tally, err := w.Op(ctx)
-		t1 := time.Now()
+		t1 := clock.Now()
 		if err != nil && ctx.Err() != nil {
 			return
 		}
-		lat := t1.Sub(t0)
+		lat := time.Duration(t1 - t0)
 		from := t0
 		if p != nil {
-			from = intended
-			lat = t1.Sub(intended)
+			from = intendedNs
+			lat = time.Duration(t1 - intendedNs)
 		}
 		failed := err != nil
 		s.live.Record(lat, tally.Statements, tally.Rows, failed)
-		if !from.Before(measureFrom) {
+		if from >= measureFromNs {
 			s.events++
 			s.statements += int64(tally.Statements)
 			s.rows += tally.Rows
 			metrics.RecordLatency(s.hist, lat)
 			if s.svc != nil {
-				metrics.RecordLatency(s.svc, t1.Sub(t0))
+				metrics.RecordLatency(s.svc, time.Duration(t1-t0))
 			}
 			if failed {
 				s.errors++
@@ -514,7 +518,7 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 				return
 			}
 		}
-		if !t1.Before(deadline) {
+		if t1 >= deadlineNs {
 			stop.Store(true)
 			return
 		}
