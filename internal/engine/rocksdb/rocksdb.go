@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/linxGnu/grocksdb"
@@ -83,20 +84,24 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 	o.SetCompression(map[string]grocksdb.CompressionType{"none": grocksdb.NoCompression, "snappy": grocksdb.SnappyCompression,
 		"lz4": grocksdb.LZ4Compression, "zstd": grocksdb.ZSTDCompression, "zlib": grocksdb.ZLibCompression}[eff["compression_type"]])
 	bb := grocksdb.NewDefaultBlockBasedTableOptions()
-	bb.SetBlockCache(grocksdb.NewLRUCache(uint64(n("cache_size"))))
+	cache := grocksdb.NewLRUCache(uint64(n("cache_size")))
+	bb.SetBlockCache(cache)
 	bb.SetBlockSize(n("block_size"))
 	if bits := n("bloom_bits"); bits > 0 {
 		bb.SetFilterPolicy(grocksdb.NewBloomFilterFull(float64(bits)))
 	}
 	o.SetBlockBasedTableFactory(bb)
+	free := func() { o.Destroy(); bb.Destroy(); cache.Destroy() }
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		free()
 		return nil, fmt.Errorf("rocksdb: data dir: %w", err)
 	}
 	rdb, err := grocksdb.OpenDb(o, dir)
 	if err != nil {
+		free()
 		return nil, fmt.Errorf("rocksdb: open %s: %w", dir, err)
 	}
-	db := &DB{db: rdb, opts: o, settings: eff, ro: grocksdb.NewDefaultReadOptions()}
+	db := &DB{db: rdb, opts: o, bb: bb, cache: cache, settings: eff, ro: grocksdb.NewDefaultReadOptions()}
 	db.wo = grocksdb.NewDefaultWriteOptions()
 	db.woNoWAL = grocksdb.NewDefaultWriteOptions()
 	db.woNoWAL.DisableWAL(true)
@@ -109,6 +114,9 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 type DB struct {
 	db                  *grocksdb.DB
 	opts                *grocksdb.Options
+	bb                  *grocksdb.BlockBasedTableOptions
+	cache               *grocksdb.Cache
+	closed              atomic.Bool
 	ro                  *grocksdb.ReadOptions
 	wo, woNoWAL, woSync *grocksdb.WriteOptions
 	settings            map[string]string
@@ -131,10 +139,21 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 // libVersion is the librocksdb the package is built against (Debian 12's).
 const libVersion = "7.8.3"
 
-// Close closes the database.
+// Close closes the database and frees its options, block cache and
+// read/write options (grocksdb's Options.Destroy leaves the table options and
+// the cache to their owner: each open used to leak its whole block cache).
 func (db *DB) Close() error {
+	if !db.closed.CompareAndSwap(false, true) {
+		return nil
+	}
 	db.db.Close()
 	db.opts.Destroy()
+	db.bb.Destroy()
+	db.cache.Destroy()
+	db.ro.Destroy()
+	db.wo.Destroy()
+	db.woNoWAL.Destroy()
+	db.woSync.Destroy()
 	return nil
 }
 
