@@ -176,12 +176,15 @@ func TestStepStopsWhenServerDies(t *testing.T) {
 	}
 }
 
-// remoteDB is a DB reached over a socket, for the runner's choice of IO mode.
-type remoteDB struct{}
+// kindDB is a DB that only says what kind of engine it is: reached over a
+// socket (Remote) or called through cgo (CallsC), for the runner's choices of
+// IO mode and processors.
+type kindDB struct{ remote, callsC bool }
 
-func (remoteDB) Info(context.Context) (engine.Info, error) { return engine.Info{}, nil }
-func (remoteDB) Close() error                              { return nil }
-func (remoteDB) Remote() bool                              { return true }
+func (kindDB) Info(context.Context) (engine.Info, error) { return engine.Info{}, nil }
+func (kindDB) Close() error                              { return nil }
+func (d kindDB) Remote() bool                            { return d.remote }
+func (d kindDB) CallsC() bool                            { return d.callsC }
 
 // TestPolledIOWhenWorkersOutnumberProcs checks that workers of a remote DB
 // are told to wait through the poller only when they outnumber GOMAXPROCS.
@@ -191,7 +194,8 @@ func TestPolledIOWhenWorkersOutnumberProcs(t *testing.T) {
 		db      engine.DB
 		threads int
 		want    bool
-	}{{remoteDB{}, procs, false}, {remoteDB{}, procs + 1, true}, {nil, procs + 1, false}} {
+	}{{kindDB{remote: true}, procs, false}, {kindDB{remote: true}, procs + 1, true}, {kindDB{}, procs + 1, false},
+		{kindDB{callsC: true}, procs + 1, false}} {
 		var polled, other atomic.Int32
 		st := workload.Step{Name: "io", Duration: 50 * time.Millisecond,
 			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
@@ -206,44 +210,38 @@ func TestPolledIOWhenWorkersOutnumberProcs(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := polled.Load() == int32(c.threads); got != c.want || polled.Load()+other.Load() != int32(c.threads) {
-			t.Errorf("db %T, %d threads on %d procs: %d polled, %d not; want polled %v", c.db, c.threads, procs,
+			t.Errorf("db %+v, %d threads on %d procs: %d polled, %d not; want polled %v", c.db, c.threads, procs,
 				polled.Load(), other.Load(), c.want)
 		}
 	}
 }
-
-// cDB is a DB whose operations are C calls.
-type cDB struct{}
-
-func (cDB) Info(context.Context) (engine.Info, error) { return engine.Info{}, nil }
-func (cDB) Close() error                              { return nil }
-func (cDB) CallsC() bool                              { return true }
 
 // TestSpareProcessorForCWorkers checks that a step of an engine called
 // through cgo runs with one processor more than its workers when they would
 // otherwise take every processor, and that GOMAXPROCS is restored after.
 func TestSpareProcessorForCWorkers(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
-	for _, c := range []struct {
+	type tc struct {
 		db      engine.DB
 		threads int
 		want    int
-	}{{cDB{}, procs, procs + 1}, {cDB{}, procs + 2, procs + 3}, {nil, procs, procs}} {
+	}
+	cases := []tc{{kindDB{callsC: true}, procs, procs + 1}, {kindDB{callsC: true}, procs + 2, procs + 3},
+		{kindDB{remote: true}, procs, procs}}
+	if procs > 1 { // fewer workers than processors: one is idle already
+		cases = append(cases, tc{kindDB{callsC: true}, procs - 1, procs})
+	}
+	for _, c := range cases {
 		var seen atomic.Int32
 		st := workload.Step{Name: "c", Duration: 50 * time.Millisecond,
 			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
-				return &sleeper{d: time.Millisecond}, nil
+				return opHook{&sleeper{d: time.Millisecond}, func() { seen.Store(int32(runtime.GOMAXPROCS(0))) }}, nil
 			}}
-		inner := st.NewWorker
-		st.NewWorker = func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
-			w, err := inner(ctx, db, id, n, seed)
-			return opHook{w, func() { seen.Store(int32(runtime.GOMAXPROCS(0))) }}, err
-		}
 		if _, err := Measure(context.Background(), c.db, st, c.threads, 1, Options{}); err != nil {
 			t.Fatal(err)
 		}
 		if int(seen.Load()) != c.want {
-			t.Errorf("db %T, %d threads: GOMAXPROCS %d during the step, want %d", c.db, c.threads, seen.Load(), c.want)
+			t.Errorf("db %+v, %d threads: GOMAXPROCS %d during the step, want %d", c.db, c.threads, seen.Load(), c.want)
 		}
 		if got := runtime.GOMAXPROCS(0); got != procs {
 			t.Fatalf("GOMAXPROCS %d after the step, want %d restored", got, procs)
