@@ -44,6 +44,21 @@ type Lookuper interface {
 	Lookup(key []byte) (size int, found bool, err error)
 }
 
+// BatchLookuper is implemented by KV engines called through cgo that can look
+// up many keys in one call, timing each lookup themselves: the crossing into
+// C, which costs about as much as the rest of benchlab's work per lookup, is
+// then paid once per batch (db_bench's loop makes no such crossing). The kv
+// suite's readrandom uses it when the step is neither paced nor bounded.
+type BatchLookuper interface {
+	// LookupBatch looks up the keys held back to back in keys, keySize
+	// bytes each, without copying values out, and stores the duration of
+	// each lookup in lat, in nanoseconds (one clock read per lookup: each
+	// lasts from the end of the one before). It returns how many keys it
+	// looked up and how many it found; an error ends the batch at the
+	// failed key, which n counts.
+	LookupBatch(keys []byte, keySize int, lat []int64) (n, found int, err error)
+}
+
 // WriteOptions are the per-write options db_bench varies.
 type WriteOptions struct {
 	// DisableWAL skips the write-ahead log (db_bench --disable_wal, used by

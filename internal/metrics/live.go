@@ -75,6 +75,28 @@ func (l *Live) Record(lat time.Duration, statements int, rows int64, failed bool
 	bump(&l.buckets[bucketOf(ns)], 1)
 }
 
+// RecordBatch adds the operations of one batch: each latency of lat (in
+// nanoseconds), their statements and rows together, and one error, for the
+// last operation, when failed.
+func (l *Live) RecordBatch(lat []int64, statements int, rows int64, failed bool) {
+	bump(&l.events, int64(len(lat)))
+	bump(&l.statements, int64(statements))
+	if rows != 0 {
+		bump(&l.rows, rows)
+	}
+	if failed {
+		bump(&l.errors, 1)
+	}
+	high := int64(0)
+	for _, ns := range lat {
+		high = max(high, ns)
+		bump(&l.buckets[bucketOf(ns)], 1)
+	}
+	if high > l.maxNs.Load() {
+		l.maxNs.Store(high)
+	}
+}
+
 // Window accumulates drained intervals of any number of workers.
 type Window struct {
 	Events, Statements, Errors, Rows int64

@@ -64,3 +64,24 @@ func TestLiveDrains(t *testing.T) {
 			total.Statements, total.Rows, buckets, total.Errors, n)
 	}
 }
+
+// TestLiveRecordBatch checks that a batch counts as its operations recorded
+// one by one would: events, statements, rows, one error, the latency of each
+// in the buckets, and the largest as the maximum.
+func TestLiveRecordBatch(t *testing.T) {
+	var one, batch Live
+	lat := []int64{3000, 5000, 2_000_000, 4000}
+	for i, ns := range lat {
+		one.Record(time.Duration(ns), 1, 1, i == len(lat)-1)
+	}
+	batch.RecordBatch(lat, 4, 4, true)
+	var a, b Window
+	one.DrainInto(&a)
+	batch.DrainInto(&b)
+	if a != b {
+		t.Fatalf("batch drained %+v\nwant as one by one %+v", b, a)
+	}
+	if b.Events != 4 || b.Errors != 1 || b.Max != 2*time.Millisecond {
+		t.Errorf("events %d errors %d max %s", b.Events, b.Errors, b.Max)
+	}
+}

@@ -459,6 +459,10 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 	// Timestamps are monotonic nanoseconds: one clock read each.
 	clock := metrics.NewClock()
 	measureFromNs, deadlineNs := clock.At(measureFrom), clock.At(deadline)
+	if b, ok := w.(workload.Batcher); ok && p == nil && quota == 0 && waiter == nil {
+		workBatches(ctx, b, s, clock, measureFromNs, deadlineNs, stop, errs)
+		return
+	}
 	yielded := clock.Now()
 	var mine int64
 	for !stop.Load() {
@@ -499,12 +503,8 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 				s.errors++
 			}
 		}
-		if failed {
-			errs.add(err)
-			if errors.Is(err, engine.ErrConnLost) {
-				stop.connLost(err)
-				return
-			}
+		if failed && !errs.keep(err, stop) {
+			return
 		}
 		if quota > 0 {
 			if mine++; mine == quota {
@@ -519,13 +519,75 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 				return
 			}
 		}
-		if t1 >= deadlineNs {
-			stop.Store(true)
+		if !pause(t1, deadlineNs, &yielded, stop) {
 			return
 		}
-		if t1-yielded >= yieldEvery {
-			yielded = t1
-			runtime.Gosched()
+	}
+}
+
+// keep logs a failed operation's error and says whether the worker may go
+// on: not once the connection is lost, which stops the step.
+func (l *errorLog) keep(err error, stop *stopper) bool {
+	l.add(err)
+	if errors.Is(err, engine.ErrConnLost) {
+		stop.connLost(err)
+		return false
+	}
+	return true
+}
+
+// pause ends the step when now passes the deadline (returning false), and
+// otherwise passes through the Go scheduler if the worker has not for
+// yieldEvery.
+func pause(now, deadlineNs int64, yielded *int64, stop *stopper) bool {
+	if now >= deadlineNs {
+		stop.Store(true)
+		return false
+	}
+	if now-*yielded >= yieldEvery {
+		*yielded = now
+		runtime.Gosched()
+	}
+	return true
+}
+
+// batchSize is how many operations a Batcher runs per call: at a few
+// microseconds each, a step's end waits for less than a tenth of a
+// millisecond.
+const batchSize = 16
+
+// workBatches is work for a Batcher in a step that is neither paced nor
+// bounded: operations run batchSize at a time, and a batch that starts
+// before measureFrom counts as warm-up.
+func workBatches(ctx context.Context, b workload.Batcher, s *workerState, clock metrics.Clock, measureFromNs, deadlineNs int64,
+	stop *stopper, errs *errorLog) {
+	lat := make([]int64, batchSize)
+	yielded := clock.Now()
+	for !stop.Load() {
+		t0 := clock.Now()
+		n, tally, err := b.OpBatch(ctx, lat)
+		t1 := clock.Now()
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+		failed := err != nil
+		s.live.RecordBatch(lat[:n], tally.Statements, tally.Rows, failed)
+		if t0 >= measureFromNs {
+			s.events += int64(n)
+			s.statements += int64(tally.Statements)
+			s.rows += tally.Rows
+			for _, ns := range lat[:n] {
+				metrics.RecordLatency(s.hist, time.Duration(ns))
+			}
+			if failed {
+				s.errors++
+			}
+		}
+		if failed && !errs.keep(err, stop) {
+			return
+		}
+		if !pause(t1, deadlineNs, &yielded, stop) {
+			return
 		}
 	}
 }

@@ -259,3 +259,99 @@ func (h opHook) Op(ctx context.Context) (workload.Tally, error) {
 	h.f()
 	return h.Worker.Op(ctx)
 }
+
+// batcher is a workload.Batcher whose operations take d each: every fourth
+// finds no row, and every tenth batch fails at its fifth operation. It counts
+// what it did, and which entry point ran it.
+type batcher struct {
+	d                   time.Duration
+	ops, rows, failures int64
+	batches, singles    int64
+}
+
+func (b *batcher) Op(ctx context.Context) (workload.Tally, error) {
+	b.singles++
+	time.Sleep(b.d)
+	b.ops++
+	return workload.Tally{Statements: 1, Rows: 1}, nil
+}
+
+func (b *batcher) OpBatch(ctx context.Context, lat []int64) (int, workload.Tally, error) {
+	b.batches++
+	var t workload.Tally
+	for i := range lat {
+		start := time.Now()
+		time.Sleep(b.d)
+		lat[i] = int64(time.Since(start))
+		b.ops++
+		t.Statements++
+		if b.ops%4 != 0 {
+			t.Rows++
+		}
+		if b.batches%10 == 0 && i == 4 {
+			b.failures++
+			return i + 1, t, errors.New("batch failed")
+		}
+	}
+	b.rows += t.Rows
+	return len(lat), t, nil
+}
+
+func (b *batcher) Close() error { return nil }
+
+// TestBatcherCountsEveryOperation checks that the runner runs a Batcher's
+// operations in batches in an unpaced, unbounded step and counts each one:
+// events, statements, rows, errors, latencies and the 1-second series agree
+// with what the worker did; paced and bounded roles still run one operation
+// at a time.
+func TestBatcherCountsEveryOperation(t *testing.T) {
+	var workers []*batcher
+	newBatcher := func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+		b := &batcher{d: 200 * time.Microsecond}
+		workers = append(workers, b)
+		return b, nil
+	}
+	st := workload.Step{Name: "batch", Duration: 1200 * time.Millisecond, NewWorker: newBatcher}
+	res, err := Measure(context.Background(), nil, st, 2, 1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops, failures, batches, singles int64
+	for _, w := range workers {
+		ops, failures, batches, singles = ops+w.ops, failures+w.failures, batches+w.batches, singles+w.singles
+	}
+	if singles != 0 || batches == 0 {
+		t.Fatalf("%d single operations and %d batches; want batches only", singles, batches)
+	}
+	if res.Events != ops || res.Statements != ops || res.Errors != failures || failures == 0 {
+		t.Errorf("events %d statements %d errors %d; the workers did %d operations, %d failed", res.Events, res.Statements,
+			res.Errors, ops, failures)
+	}
+	if res.Rows < ops*7/10 || res.Rows > ops*8/10 {
+		t.Errorf("rows %d of %d operations, want about 3 in 4", res.Rows, ops)
+	}
+	if res.Latency.P50 < 200*time.Microsecond || res.Latency.P50 > 5*time.Millisecond {
+		t.Errorf("p50 %s, want the 200 us of one operation, not a batch's", res.Latency.P50)
+	}
+	var series int64
+	for _, iv := range res.Intervals {
+		series += iv.Events
+	}
+	if series != ops {
+		t.Errorf("1-second series count %d operations, the workers did %d", series, ops)
+	}
+
+	// A paced role and a bounded one: one operation per call.
+	workers = nil
+	st = workload.Step{Name: "single", Duration: 300 * time.Millisecond, Roles: []workload.Role{
+		{Name: "paced", Threads: 1, Rate: 200, NewWorker: newBatcher},
+		{Name: "bounded", Threads: 1, Ops: 50, NewWorker: newBatcher}}}
+	if _, err := MeasureRoles(context.Background(), nil, st, 1, 1, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range workers {
+		if w.batches != 0 || w.singles == 0 {
+			t.Errorf("paced or bounded worker ran %d batches and %d single operations; want singles only", w.batches, w.singles)
+		}
+	}
+}

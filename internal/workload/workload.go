@@ -123,6 +123,18 @@ type Waiter interface {
 	Wait(ctx context.Context) bool
 }
 
+// Batcher is a Worker that can also run several operations in one call and
+// time each itself, for engines whose every call crosses into C (see
+// engine.BatchLookuper). The runner uses it only for steps that are neither
+// rate-limited nor bounded by a count of operations, and for workers that
+// are not Waiters.
+type Batcher interface {
+	// OpBatch runs up to len(lat) operations, stores the duration of each in
+	// lat (nanoseconds, each from the end of the one before) and returns how
+	// many ran, their tally, and the error that ended the last one.
+	OpBatch(ctx context.Context, lat []int64) (n int, t Tally, err error)
+}
+
 // Worker runs one operation after another on its own connection.
 type Worker interface {
 	// Op runs one operation (a sysbench "event"). An error still reports the

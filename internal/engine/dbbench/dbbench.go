@@ -60,6 +60,8 @@ func RocksOptions() []engine.Setting {
 		{Name: "use_direct_io_for_flush_and_compaction", Doc: "O_DIRECT flush and compaction", Default: "false", Check: bools},
 		{Name: "bytes_per_sync", Doc: "sync files every this many bytes", Default: strconv.Itoa(1 << 20), Check: atLeast(0)},
 		{Name: "level_compaction_dynamic_level_bytes", Doc: "dynamic level sizes", Default: "true", Check: bools},
+		{Name: "perf_level", Doc: "per-thread perf context: 1 off (db_bench's default), 2 counts, 3-5 counts and timings",
+			Default: "1", Check: engine.OneOf("1", "2", "3", "4", "5")},
 	}
 }
 

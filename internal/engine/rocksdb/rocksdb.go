@@ -107,6 +107,8 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 	db.woNoWAL.DisableWAL(true)
 	db.woSync = grocksdb.NewDefaultWriteOptions()
 	db.woSync.SetSync(true)
+	db.perfLevel = n("perf_level")
+	db.handles()
 	return db, nil
 }
 
@@ -120,9 +122,16 @@ type DB struct {
 	ro                  *grocksdb.ReadOptions
 	wo, woNoWAL, woSync *grocksdb.WriteOptions
 	settings            map[string]string
+	// cdb and cro are the C objects behind db and ro, for the one-call
+	// paths of fastget.go; perfLevel is the perf_level setting.
+	cdb, cro  uintptr
+	perfLevel int
 }
 
-var _ engine.KV = (*DB)(nil)
+var (
+	_ engine.KV            = (*DB)(nil)
+	_ engine.BatchLookuper = (*DB)(nil)
+)
 
 // CallsC returns true: operations are cgo calls.
 func (db *DB) CallsC() bool { return true }
@@ -169,21 +178,22 @@ func (db *DB) writeOpts(wo engine.WriteOptions) *grocksdb.WriteOptions {
 
 // Put writes one key.
 func (db *DB) Put(key, value []byte, wo engine.WriteOptions) error {
-	return db.db.Put(db.writeOpts(wo), key, value)
+	return db.put(db.writeOpts(wo), key, value)
 }
 
 // Get appends key's value to buf.
 func (db *DB) Get(key, buf []byte) ([]byte, bool, error) {
-	return fastGet(db.db, db.ro, key, buf)
+	return db.fastGet(key, buf)
 }
 
 // Lookup finds key without copying its value out.
 func (db *DB) Lookup(key []byte) (int, bool, error) {
-	return lookup(db.db, db.ro, key)
+	return db.lookup(key)
 }
 
 // MultiGet uses RocksDB's batched lookup.
 func (db *DB) MultiGet(keys [][]byte) (int, error) {
+	db.setPerfLevel()
 	vals, err := db.db.MultiGet(db.ro, keys...)
 	if err != nil {
 		return 0, err
@@ -200,6 +210,7 @@ func (db *DB) MultiGet(keys [][]byte) (int, error) {
 
 // NewIterator opens an iterator over all keys.
 func (db *DB) NewIterator() (engine.Iterator, error) {
+	db.setPerfLevel()
 	return &iterator{it: db.db.NewIterator(db.ro)}, nil
 }
 
@@ -237,6 +248,7 @@ func (db *DB) Write(b engine.Batch, wo engine.WriteOptions) error {
 	if !ok {
 		return fmt.Errorf("rocksdb: batch of type %T", b)
 	}
+	db.setPerfLevel()
 	return db.db.Write(db.writeOpts(wo), rb.b)
 }
 

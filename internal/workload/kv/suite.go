@@ -240,7 +240,11 @@ func measured(d def, p workload.Params, data []byte) workload.Step {
 			if d.name == "revrange" {
 				keyRange = drainKeys
 			}
-			return newWorker(kv, k, p, data, keyRange, seed), nil
+			w := newWorker(kv, k, p, data, keyRange, seed)
+			if bl, ok := kv.(engine.BatchLookuper); ok && k == readRandom {
+				return &batchReader{worker: w, batch: bl}, nil
+			}
+			return w, nil
 		}
 	}
 	switch {

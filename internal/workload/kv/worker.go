@@ -89,6 +89,29 @@ func (w *worker) Op(ctx context.Context) (workload.Tally, error) {
 	panic(fmt.Sprintf("kv: unknown worker kind %d", w.kind))
 }
 
+// batchReader is readrandom's worker on an engine that looks keys up in
+// batches (engine.BatchLookuper). The runner calls OpBatch where it can, and
+// Op otherwise.
+type batchReader struct {
+	*worker
+	batch  engine.BatchLookuper
+	keyBuf []byte
+}
+
+// OpBatch looks up len(lat) random keys with one engine call, each timed by
+// the engine.
+func (r *batchReader) OpBatch(ctx context.Context, lat []int64) (int, workload.Tally, error) {
+	size := r.keySize
+	if need := len(lat) * size; len(r.keyBuf) != need {
+		r.keyBuf = make([]byte, need)
+	}
+	for i := range lat {
+		EncodeKey(r.keyBuf[i*size:(i+1)*size], r.keys.next())
+	}
+	n, found, err := r.batch.LookupBatch(r.keyBuf, size, lat)
+	return n, workload.Tally{Statements: n, Rows: int64(found)}, err
+}
+
 // seek is db_bench's seekrandom: open an iterator (db_bench opens one per
 // seek unless --use_tailing_iterator, so each sees recent writes), position
 // at a random key (SeekForPrev when reverse) and read it and up to 10
