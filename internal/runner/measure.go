@@ -172,6 +172,12 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		}
 	}
 
+	// How the workers ran is part of what was measured, so each result
+	// keeps it.
+	for ri, rr := range runs {
+		results[ri].Facts = clientFacts(rr, remote != nil && remote.Remote(), polled)
+	}
+
 	// stepCtx ends with the step: workers blocked in Wait or in a long
 	// statement return when the step is over, not only when ctx is done.
 	stepCtx, endStep := context.WithCancel(ctx)
@@ -459,7 +465,7 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 	// Timestamps are monotonic nanoseconds: one clock read each.
 	clock := metrics.NewClock()
 	measureFromNs, deadlineNs := clock.At(measureFrom), clock.At(deadline)
-	if b, ok := w.(workload.Batcher); ok && p == nil && quota == 0 && waiter == nil {
+	if b, ok := batcherOf(w, rr.role); ok {
 		workBatches(ctx, b, s, clock, measureFromNs, deadlineNs, stop, errs)
 		return
 	}
@@ -549,6 +555,36 @@ func pause(now, deadlineNs int64, yielded *int64, stop *stopper) bool {
 		runtime.Gosched()
 	}
 	return true
+}
+
+// batcherOf returns w as a Batcher when the runner runs it in batches: a
+// role that is neither paced nor bounded, of workers that do not wait.
+func batcherOf(w workload.Worker, r workload.Role) (workload.Batcher, bool) {
+	b, ok := w.(workload.Batcher)
+	_, waits := w.(workload.Waiter)
+	return b, ok && r.Rate <= 0 && r.Ops == 0 && !waits
+}
+
+// clientFacts describes how a role's workers ran, as facts of its result:
+// client_gomaxprocs, the processors Go had for the step (one more than the
+// workers for a cgo engine whose workers would take them all);
+// client_polled_io, for a server engine, 1 when its clients waited through
+// Go's network poller rather than in blocking reads; client_ops_per_call,
+// the operations each call into a worker ran (batchSize for a Batcher).
+func clientFacts(rr *roleRun, remote, polled bool) map[string]float64 {
+	f := map[string]float64{"client_gomaxprocs": float64(runtime.GOMAXPROCS(0)), "client_ops_per_call": 1}
+	if remote {
+		f["client_polled_io"] = 0
+		if polled {
+			f["client_polled_io"] = 1
+		}
+	}
+	if len(rr.workers) > 0 {
+		if _, ok := batcherOf(rr.workers[0], rr.role); ok {
+			f["client_ops_per_call"] = batchSize
+		}
+	}
+	return f
 }
 
 // batchSize is how many operations a Batcher runs per call: at a few

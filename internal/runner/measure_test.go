@@ -206,8 +206,12 @@ func TestPolledIOWhenWorkersOutnumberProcs(t *testing.T) {
 				}
 				return &sleeper{d: time.Millisecond}, nil
 			}}
-		if _, err := Measure(context.Background(), c.db, st, c.threads, 1, Options{}); err != nil {
+		res, err := Measure(context.Background(), c.db, st, c.threads, 1, Options{})
+		if err != nil {
 			t.Fatal(err)
+		}
+		if f, ok := res.Facts["client_polled_io"]; ok != c.db.(kindDB).remote || (ok && (f == 1) != c.want) {
+			t.Errorf("db %+v, %d threads: client_polled_io fact %v (present %v)", c.db, c.threads, f, ok)
 		}
 		if got := polled.Load() == int32(c.threads); got != c.want || polled.Load()+other.Load() != int32(c.threads) {
 			t.Errorf("db %+v, %d threads on %d procs: %d polled, %d not; want polled %v", c.db, c.threads, procs,
@@ -237,8 +241,12 @@ func TestSpareProcessorForCWorkers(t *testing.T) {
 			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
 				return opHook{&sleeper{d: time.Millisecond}, func() { seen.Store(int32(runtime.GOMAXPROCS(0))) }}, nil
 			}}
-		if _, err := Measure(context.Background(), c.db, st, c.threads, 1, Options{}); err != nil {
+		res, err := Measure(context.Background(), c.db, st, c.threads, 1, Options{})
+		if err != nil {
 			t.Fatal(err)
+		}
+		if got := res.Facts["client_gomaxprocs"]; int(got) != c.want {
+			t.Errorf("db %+v, %d threads: client_gomaxprocs fact %v, want %d", c.db, c.threads, got, c.want)
 		}
 		if int(seen.Load()) != c.want {
 			t.Errorf("db %+v, %d threads: GOMAXPROCS %d during the step, want %d", c.db, c.threads, seen.Load(), c.want)
@@ -333,6 +341,9 @@ func TestBatcherCountsEveryOperation(t *testing.T) {
 	if res.Latency.P50 < 200*time.Microsecond || res.Latency.P50 > 5*time.Millisecond {
 		t.Errorf("p50 %s, want the 200 us of one operation, not a batch's", res.Latency.P50)
 	}
+	if got := res.Facts["client_ops_per_call"]; got != batchSize {
+		t.Errorf("client_ops_per_call fact %v, want %d", got, batchSize)
+	}
 	var series int64
 	for _, iv := range res.Intervals {
 		series += iv.Events
@@ -346,8 +357,14 @@ func TestBatcherCountsEveryOperation(t *testing.T) {
 	st = workload.Step{Name: "single", Duration: 300 * time.Millisecond, Roles: []workload.Role{
 		{Name: "paced", Threads: 1, Rate: 200, NewWorker: newBatcher},
 		{Name: "bounded", Threads: 1, Ops: 50, NewWorker: newBatcher}}}
-	if _, err := MeasureRoles(context.Background(), nil, st, 1, 1, Options{}); err != nil {
+	rs, err := MeasureRoles(context.Background(), nil, st, 1, 1, Options{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if got := r.Facts["client_ops_per_call"]; got != 1 {
+			t.Errorf("role %s: client_ops_per_call fact %v, want 1", r.Role.Name, got)
+		}
 	}
 	for _, w := range workers {
 		if w.batches != 0 || w.singles == 0 {

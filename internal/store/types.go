@@ -76,7 +76,9 @@ type Result struct {
 	// Role says which role of a multi-role step this result measures.
 	Role RoleInfo
 	// Facts are named numbers an action or an external tool measured (LSM
-	// facts after a key-value step), units in the names.
+	// facts after a key-value step), units in the names, and, for measured
+	// steps, how benchlab's workers ran (client_gomaxprocs,
+	// client_polled_io, client_ops_per_call: see runner.clientFacts).
 	Facts map[string]float64
 	// DBBytes is the du of the data dir after the "prepare" action (or
 	// after a step that asks for it, Step.SizeAfter): the
