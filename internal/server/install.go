@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Release is a server release on Maven Central: PostgreSQL as zonky's
@@ -124,7 +125,8 @@ func Install(ctx context.Context, r Release, force bool, log io.Writer) (dir str
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return "", false, fmt.Errorf("versions dir: %w", err)
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".installing-")
+	removeStaleInstalls(dest, time.Hour, log)
+	tmp, err := os.MkdirTemp(filepath.Dir(dest), installingPrefix(dest))
 	if err != nil {
 		return "", false, fmt.Errorf("versions dir: %w", err)
 	}
@@ -170,6 +172,24 @@ func Install(ctx context.Context, r Release, force bool, log io.Writer) (dir str
 		}
 	}
 	return dest, false, nil
+}
+
+// installingPrefix names the hidden dirs a release is unpacked into before
+// it is renamed to dest.
+func installingPrefix(dest string) string { return "." + filepath.Base(dest) + ".installing-" }
+
+// removeStaleInstalls removes what installs of dest killed before their
+// cleanup (SIGKILL, power loss) left next to it: unpack dirs untouched for
+// longer than age, which no install still running would leave so long.
+func removeStaleInstalls(dest string, age time.Duration, log io.Writer) {
+	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(dest), installingPrefix(dest)+"*"))
+	for _, d := range leftovers {
+		if st, err := os.Lstat(d); err == nil && st.IsDir() && time.Since(st.ModTime()) > age {
+			if err := os.RemoveAll(d); err == nil {
+				fmt.Fprintf(log, "removed %s, left by an install that was killed\n", d)
+			}
+		}
+	}
 }
 
 // ReachableBy returns an error naming the first dir on the way to program

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestReleaseOf(t *testing.T) {
@@ -210,5 +211,41 @@ func TestResolveVersion(t *testing.T) {
 	_, err = ResolveVersion(MySQL, "mariadb", "11.4.5")
 	if err == nil || !strings.Contains(err.Error(), "benchlab install mariadb 11.4.5") {
 		t.Errorf("missing MariaDB version: %v", err)
+	}
+}
+
+// TestRemoveStaleInstalls checks that an install cleans what killed installs
+// of the same release left (unpack dirs older than the age given) and keeps
+// a recent one, which may belong to an install still running, and the dirs
+// of other releases.
+func TestRemoveStaleInstalls(t *testing.T) {
+	root := t.TempDir()
+	dest := filepath.Join(root, "16.15")
+	stale := filepath.Join(root, ".16.15.installing-111")
+	recent := filepath.Join(root, ".16.15.installing-222")
+	other := filepath.Join(root, ".12.22.installing-333")
+	for _, d := range []string{stale, recent, other} {
+		if err := os.MkdirAll(filepath.Join(d, "bin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	for _, d := range []string{stale, other} {
+		if err := os.Chtimes(d, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var log strings.Builder
+	removeStaleInstalls(dest, time.Hour, &log)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale unpack dir still there (%v)", err)
+	}
+	for _, d := range []string{recent, other} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s removed: %v", d, err)
+		}
+	}
+	if !strings.Contains(log.String(), stale) {
+		t.Errorf("log %q does not name the removed dir", log.String())
 	}
 }
