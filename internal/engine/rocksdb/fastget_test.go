@@ -17,12 +17,7 @@ import (
 // same values for present keys (short, long, empty), none for missing ones,
 // appended after what buf holds, with buf grown when the value does not fit.
 func TestFastGet(t *testing.T) {
-	d, err := Driver{}.Open(context.Background(), engine.Target{}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	db := d.(*DB)
+	db := openTestDB(t, nil)
 	vals := map[string][]byte{"empty": {}, "short": []byte("v"), "long": bytes.Repeat([]byte("x0y1"), 5000)}
 	for k, v := range vals {
 		if err := db.Put([]byte(k), v, engine.WriteOptions{}); err != nil {
@@ -53,6 +48,18 @@ func TestFastGet(t *testing.T) {
 	}
 }
 
+// openTestDB opens an in-process database with settings in a temp dir,
+// closed when the test ends.
+func openTestDB(t *testing.T, settings map[string]string) *DB {
+	t.Helper()
+	d, err := Driver{}.Open(context.Background(), engine.Target{Settings: settings}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d.(*DB)
+}
+
 func abbrev(b []byte) string {
 	if len(b) > 40 {
 		return fmt.Sprintf("%q... (%d bytes)", b[:40], len(b))
@@ -64,12 +71,7 @@ func abbrev(b []byte) string {
 // batch is looked up (present ones found, missing ones not), and each has a
 // duration of its own.
 func TestLookupBatch(t *testing.T) {
-	d, err := Driver{}.Open(context.Background(), engine.Target{}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	db := d.(*DB)
+	db := openTestDB(t, nil)
 	const size = 6
 	var keys []byte
 	want := 0
@@ -108,12 +110,7 @@ func TestLookupBatch(t *testing.T) {
 // follows each database's setting.
 func TestPerfLevel(t *testing.T) {
 	open := func(settings map[string]string) *DB {
-		d, err := Driver{}.Open(context.Background(), engine.Target{Settings: settings}, t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Close() })
-		db := d.(*DB)
+		db := openTestDB(t, settings)
 		for i := 0; i < 100; i++ {
 			if err := db.Put([]byte(fmt.Sprintf("key%03d", i)), []byte("v"), engine.WriteOptions{}); err != nil {
 				t.Fatal(err)
