@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -395,7 +396,68 @@ func notes(d *Data) []string {
 	if len(builds) > 1 {
 		n = append(n, "targets come from different builds; a compiler or build change can look like a version regression")
 	}
+	if c := clientNote(d); c != "" {
+		n = append(n, c)
+	}
 	return n
+}
+
+// clientNote says how benchlab's workers ran, per target and thread count,
+// from the client_* facts of the measured results (runner.clientFacts): the
+// processors Go had, whether server clients waited through Go's poller or in
+// blocking reads, and which tests ran several operations per call. These
+// choices change what a step costs the client, so a comparison across them
+// is worth knowing about. Empty when no result has the facts.
+func clientNote(d *Data) string {
+	type key struct {
+		target  string
+		threads int
+	}
+	var keys []key
+	how := map[key][]string{}
+	for _, run := range d.Runs {
+		for _, r := range d.Results[run.ID] {
+			procs, ok := r.Facts["client_gomaxprocs"]
+			if !ok || r.Action {
+				continue
+			}
+			desc := fmt.Sprintf("GOMAXPROCS %d", int(procs))
+			if polled, remote := r.Facts["client_polled_io"]; remote {
+				desc += map[bool]string{true: ", poller IO", false: ", blocking reads"}[polled == 1]
+			}
+			if ops := r.Facts["client_ops_per_call"]; ops > 1 {
+				desc += fmt.Sprintf(", %s %d operations per call", r.Test, int(ops))
+			}
+			k := key{run.Target, r.Threads}
+			if _, seen := how[k]; !seen {
+				keys = append(keys, k)
+			}
+			if !slices.Contains(how[k], desc) {
+				how[k] = append(how[k], desc)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	order := map[string]int{}
+	for _, k := range keys {
+		if _, ok := order[k.target]; !ok {
+			order[k.target] = len(order)
+		}
+	}
+	slices.SortStableFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(order[a.target], order[b.target]), cmp.Compare(a.threads, b.threads))
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		unit := "threads"
+		if k.threads == 1 {
+			unit = "thread"
+		}
+		parts[i] = fmt.Sprintf("%s at %d %s: %s", k.target, k.threads, unit, strings.Join(how[k], "; "))
+	}
+	return "client (how benchlab's workers ran): " + strings.Join(parts, " | ")
 }
 
 // effMetric is one per-operation efficiency column (issue 3 item 5, METHOD.md

@@ -158,3 +158,34 @@ func TestDisturbedSeconds(t *testing.T) {
 		t.Errorf("disturbed %d of %d, want 2 of 3", bad, all)
 	}
 }
+
+// TestClientNote checks the note on how benchlab's workers ran: one entry per
+// target and thread count, in target order, naming GOMAXPROCS, the IO mode of
+// server clients and batched tests; no note when no result has the facts.
+func TestClientNote(t *testing.T) {
+	d := effData(false)
+	if n := clientNote(d); n != "" {
+		t.Fatalf("note %q for results without client facts", n)
+	}
+	lite, srv := d.Results[1][1], d.Results[2][1]
+	lite.Facts = map[string]float64{"client_gomaxprocs": 2, "client_ops_per_call": 1}
+	batched := lite
+	batched.Test, batched.Facts = "readrandom", map[string]float64{"client_gomaxprocs": 2, "client_ops_per_call": 16}
+	srv.Facts = map[string]float64{"client_gomaxprocs": 2, "client_polled_io": 0, "client_ops_per_call": 1}
+	srv4 := srv
+	srv4.Threads, srv4.Facts = 4, map[string]float64{"client_gomaxprocs": 2, "client_polled_io": 1, "client_ops_per_call": 1}
+	d.Results[1] = []store.Result{d.Results[1][0], lite, batched}
+	d.Results[2] = []store.Result{d.Results[2][0], srv4, srv}
+	want := "client (how benchlab's workers ran): lite at 1 thread: GOMAXPROCS 2; GOMAXPROCS 2, readrandom 16 operations per call" +
+		" | srv at 1 thread: GOMAXPROCS 2, blocking reads | srv at 4 threads: GOMAXPROCS 2, poller IO"
+	if n := clientNote(d); n != want {
+		t.Errorf("note\n%s\nwant\n%s", n, want)
+	}
+	found := false
+	for _, n := range notes(d) {
+		found = found || n == want
+	}
+	if !found {
+		t.Errorf("notes %q lack the client note", notes(d))
+	}
+}
