@@ -125,15 +125,25 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 			}
 		}
 	}()
-	// Workers that outnumber the processors of a server engine wait through
-	// Go's network poller and share threads (engine.WithPolledIO); the others
-	// each keep an OS thread.
 	total := 0
 	for _, rr := range runs {
 		total += rr.role.Threads
 	}
+	// Server clients wait for their answers in one of three ways (measured
+	// on 2 CPUs against sysbench's point query, PostgreSQL 15):
+	//   - no more workers than processors: blocking reads, each worker on
+	//     its own OS thread;
+	//   - up to twice as many workers as CPUs: blocking reads on threads Go
+	//     may swap, with a processor for each worker and one spare (4
+	//     threads: 0.92 of sysbench's rate, against 0.85 through the poller);
+	//   - more: Go's network poller, on threads shared between workers
+	//     (engine.WithPolledIO; 8 threads: 0.89, against 0.83 blocking).
 	remote, _ := db.(engine.Remote)
-	polled := remote != nil && remote.Remote() && total > runtime.GOMAXPROCS(0)
+	isRemote := remote != nil && remote.Remote()
+	procs := runtime.GOMAXPROCS(0)
+	polled := isRemote && total > max(procs, 2*runtime.NumCPU())
+	spread := isRemote && !polled && total > procs
+	lockThreads := !polled && !spread
 	workerCtx := ctx
 	if polled {
 		workerCtx = engine.WithPolledIO(ctx)
@@ -141,8 +151,8 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	// Workers in C calls with no processor idle make Go's monitor take
 	// processors back and wake threads to hold them, over and over: one
 	// spare processor stops it (SQLite point query at 2 threads on 2 CPUs:
-	// +10% QPS, -8% CPU per query here).
-	if c, ok := db.(engine.CallsC); ok && c.CallsC() && total >= runtime.GOMAXPROCS(0) {
+	// +10% QPS, -8% CPU per query here). Spread server clients get one too.
+	if c, ok := db.(engine.CallsC); (ok && c.CallsC() && total >= procs) || spread {
 		prev := runtime.GOMAXPROCS(total + 1)
 		defer runtime.GOMAXPROCS(prev)
 	}
@@ -234,15 +244,15 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 			quota := share(rr.role.Ops, i, len(rr.workers))
 			go func() {
 				defer wg.Done()
-				// Each worker keeps its own OS thread, as sysbench's and
+				// A worker keeps its own OS thread, as sysbench's and
 				// db_bench's threads do: a goroutine that hops between
 				// threads after cgo calls and blocking reads loses its CPU
 				// caches (in-process RocksDB readrandom: 80k -> 107k gets/s
-				// on one thread here). Polled workers do not: a parked
-				// goroutine tied to a thread costs two thread switches per
-				// wake-up (PostgreSQL point query at 4 threads on 2 CPUs:
+				// on one thread here). Polled and spread workers do not: a
+				// parked goroutine tied to a thread costs two thread switches
+				// per wake-up (PostgreSQL point query at 4 threads on 2 CPUs:
 				// 52k locked, 82k unlocked here).
-				if !polled {
+				if lockThreads {
 					runtime.LockOSThread()
 					defer runtime.UnlockOSThread()
 				}

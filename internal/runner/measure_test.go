@@ -187,15 +187,17 @@ func (d kindDB) Remote() bool                            { return d.remote }
 func (d kindDB) CallsC() bool                            { return d.callsC }
 
 // TestPolledIOWhenWorkersOutnumberProcs checks that workers of a remote DB
-// are told to wait through the poller only when they outnumber GOMAXPROCS.
+// are told to wait through the poller only when they outnumber both
+// GOMAXPROCS and twice the CPUs, and never those of other engines.
 func TestPolledIOWhenWorkersOutnumberProcs(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
+	many := max(procs, 2*runtime.NumCPU()) + 1
 	for _, c := range []struct {
 		db      engine.DB
 		threads int
 		want    bool
-	}{{kindDB{remote: true}, procs, false}, {kindDB{remote: true}, procs + 1, true}, {kindDB{}, procs + 1, false},
-		{kindDB{callsC: true}, procs + 1, false}} {
+	}{{kindDB{remote: true}, procs, false}, {kindDB{remote: true}, many - 1, false}, {kindDB{remote: true}, many, true},
+		{kindDB{}, many, false}, {kindDB{callsC: true}, many, false}} {
 		var polled, other atomic.Int32
 		st := workload.Step{Name: "io", Duration: 50 * time.Millisecond,
 			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
@@ -222,7 +224,9 @@ func TestPolledIOWhenWorkersOutnumberProcs(t *testing.T) {
 
 // TestSpareProcessorForCWorkers checks that a step of an engine called
 // through cgo runs with one processor more than its workers when they would
-// otherwise take every processor, and that GOMAXPROCS is restored after.
+// otherwise take every processor, as do server clients that block in their
+// reads while outnumbering the processors, and that GOMAXPROCS is restored
+// after.
 func TestSpareProcessorForCWorkers(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
 	type tc struct {
@@ -232,6 +236,13 @@ func TestSpareProcessorForCWorkers(t *testing.T) {
 	}
 	cases := []tc{{kindDB{callsC: true}, procs, procs + 1}, {kindDB{callsC: true}, procs + 2, procs + 3},
 		{kindDB{remote: true}, procs, procs}}
+	// Server clients between GOMAXPROCS and twice the CPUs block in their
+	// reads with a processor each and one spare; beyond, they share the
+	// processors through the poller.
+	if spread := 2 * runtime.NumCPU(); spread > procs {
+		cases = append(cases, tc{kindDB{remote: true}, spread, spread + 1})
+	}
+	cases = append(cases, tc{kindDB{remote: true}, max(procs, 2*runtime.NumCPU()) + 1, procs})
 	if procs > 1 { // fewer workers than processors: one is idle already
 		cases = append(cases, tc{kindDB{callsC: true}, procs - 1, procs})
 	}
