@@ -383,3 +383,29 @@ func TestBatcherCountsEveryOperation(t *testing.T) {
 		}
 	}
 }
+
+// TestPauseYieldsJustUnderPreemption checks when a worker passes through the
+// scheduler: once yieldEvery has passed since the last time, which must stay
+// under the 10 ms after which Go's monitor preempts a goroutine by force, and
+// never while the step's deadline has passed.
+func TestPauseYieldsJustUnderPreemption(t *testing.T) {
+	if yieldEvery >= int64(10*time.Millisecond) || yieldEvery < int64(time.Millisecond) {
+		t.Fatalf("yieldEvery = %v, want between 1 ms and Go's 10 ms preemption", time.Duration(yieldEvery))
+	}
+	stop := &stopper{end: func() {}}
+	const start, deadline = int64(1e9), int64(2e9)
+	yielded := start
+	if !pause(start+yieldEvery-1, deadline, &yielded, stop) || yielded != start {
+		t.Fatalf("yielded moved to %d before yieldEvery passed", yielded)
+	}
+	at := start + yieldEvery
+	if !pause(at, deadline, &yielded, stop) || yielded != at {
+		t.Fatalf("yielded = %d after yieldEvery, want %d", yielded, at)
+	}
+	if pause(deadline, deadline, &yielded, stop) || !stop.Load() {
+		t.Fatal("pause at the deadline did not end the step")
+	}
+	if yielded != at {
+		t.Fatalf("pause yielded at the deadline (yielded = %d)", yielded)
+	}
+}

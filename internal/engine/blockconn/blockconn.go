@@ -24,6 +24,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -83,12 +84,22 @@ type Conn struct {
 	fd            int // owned: closed by Close
 	local, remote net.Addr
 
+	// ended is read on every Read and Write without the lock: 0 while the
+	// connection is usable, else endedExpired or endedClosed (set under mu).
+	ended atomic.Uint32
+
 	mu       sync.Mutex
 	timer    *time.Timer
 	expired  bool
 	closed   bool
 	shutdown bool
 }
+
+// Values of Conn.ended; an expired deadline is reported before a close.
+const (
+	endedClosed  = 1
+	endedExpired = 2
+)
 
 // timeoutError is returned after a deadline passed.
 type timeoutError struct{}
@@ -99,15 +110,14 @@ func (timeoutError) Temporary() bool { return true }
 func (timeoutError) Unwrap() error   { return os.ErrDeadlineExceeded }
 
 func (c *Conn) failed() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.expired {
+	switch c.ended.Load() {
+	case 0:
+		return nil
+	case endedClosed:
+		return net.ErrClosed
+	default:
 		return timeoutError{}
 	}
-	if c.closed {
-		return net.ErrClosed
-	}
-	return nil
 }
 
 // Read reads with one blocking system call.
@@ -171,6 +181,7 @@ func (c *Conn) Close() error {
 		return nil
 	}
 	c.closed = true
+	c.ended.CompareAndSwap(0, endedClosed)
 	if c.timer != nil {
 		c.timer.Stop()
 	}
@@ -221,6 +232,7 @@ func (c *Conn) SetDeadline(t time.Time) error {
 
 func (c *Conn) expireLocked() {
 	c.expired = true
+	c.ended.Store(endedExpired)
 	if !c.shutdown {
 		syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
 		c.shutdown = true
