@@ -267,6 +267,14 @@ func header(d *Data) []string {
 			h = append(h, fmt.Sprintf("workload: Insert Benchmark (%s), %d client(s), %d rows loaded, %d inserts in l.i1+l.i2, "+
 				"query steps of %s at %v inserts/s per client, %s pacing, repeats %d",
 				tests, w.Clients, w.Rows, w.Inserts, w.QueryTime.Duration, w.Rates, pacing, w.Repeats))
+		} else if w.Suite == "custom" {
+			names := make([]string, len(w.Custom.Tests))
+			for i, t := range w.Custom.Tests {
+				names[i] = t.Name
+			}
+			h = append(h, fmt.Sprintf("workload: custom SQL (%s), %d setup statement(s), %d rows loaded, tests %s, threads %v, read %s, write %s, warm-up %s, repeats %d",
+				tests, len(w.Custom.Setup), w.Custom.Load.Rows, strings.Join(names, ", "), w.Threads, w.ReadTime.Duration,
+				w.WriteTime.Duration, w.Warmup.Duration, w.Repeats))
 		} else {
 			h = append(h, fmt.Sprintf("workload: suite %s (%s), %d table(s) of %d rows, threads %v, read %s, write %s, warm-up %s, repeats %d",
 				w.Suite, tests, w.Tables, w.TableSize, w.Threads, w.ReadTime.Duration, w.WriteTime.Duration, w.Warmup.Duration, w.Repeats))

@@ -107,6 +107,8 @@ type Workload struct {
 	QueryTime Duration `toml:"query_time"`
 	Rates     []int    `toml:"rates"`
 	Bursty    bool     `toml:"bursty"`
+	// Custom is the custom suite's schema, load and tests ([workload.custom]).
+	Custom workload.Custom `toml:"custom,omitempty"`
 }
 
 // Duration is a time.Duration written as "30s", "5m" or "500ms".
@@ -412,7 +414,7 @@ func (s Spec) Params() workload.Params {
 		NumKeys: w.NumKeys, KeySize: w.KeySize, ValueSize: w.ValueSize, CompressionRatio: w.CompressionRatio,
 		MBWritePerSec: w.MBWritePerSec, DrainTime: w.DrainTime.Duration,
 		Clients: w.Clients, Rows: w.Rows, Inserts: w.Inserts, QueryTime: w.QueryTime.Duration,
-		Rates: slices.Clone(w.Rates), Bursty: w.Bursty,
+		Rates: slices.Clone(w.Rates), Bursty: w.Bursty, Custom: w.Custom,
 	}
 }
 

@@ -65,6 +65,52 @@ type Params struct {
 	// Bursty paces background inserts as the original client does, each
 	// second's quota back to back (METHOD.md 1.5), instead of evenly.
 	Bursty bool
+	// Custom is the custom suite's own schema, load and tests.
+	Custom Custom
+}
+
+// Custom defines a workload of the user's own SQL (spec section
+// [workload.custom]): statements that set the schema up, an optional load of
+// generated rows, and measured tests. Statements use '?' placeholders,
+// rewritten for each engine; each placeholder takes its value from the
+// argument at the same position (uniform(lo, hi), zipf(n), seq(start),
+// string(n), worker, an integer, or a 'quoted' string).
+type Custom struct {
+	// Setup runs once on every fresh database, in order, before the load.
+	Setup []string `toml:"setup,omitempty"`
+	// Tables are the tables the postwrite cleanup maintains (vacuum,
+	// analyze, flush) after write tests.
+	Tables []string `toml:"tables,omitempty"`
+	// Load inserts generated rows after the setup; none when Rows is 0.
+	Load CustomLoad `toml:"load,omitempty"`
+	// Tests are the measured tests, run in order.
+	Tests []CustomTest `toml:"test,omitempty"`
+}
+
+// CustomLoad is the custom suite's load: Rows executions of SQL with
+// generated Args, Batch rows per transaction.
+type CustomLoad struct {
+	SQL   string   `toml:"sql,omitempty"`
+	Rows  int64    `toml:"rows,omitempty"`
+	Args  []string `toml:"args,omitempty"`
+	Batch int      `toml:"batch,omitempty"`
+}
+
+// CustomTest is one measured custom test: one operation runs Statements in
+// order, inside one transaction when Transaction is set.
+type CustomTest struct {
+	Name       string   `toml:"name"`
+	Statements []string `toml:"statements"`
+	Args       []string `toml:"args,omitempty"`
+	// Transaction wraps each operation in BEGIN ... COMMIT (counted as
+	// statements, as sysbench counts them).
+	Transaction bool `toml:"transaction,omitempty"`
+	// Write marks a test that changes data: it runs for write_time and is
+	// followed by the postwrite cleanup before the next read test.
+	Write bool `toml:"write,omitempty"`
+	// Long marks statements that may run for long (scans): they stop
+	// promptly at the end of the step, at some cost per call.
+	Long bool `toml:"long,omitempty"`
 }
 
 // PostwriteTarget is the cleanup's target duration of METHOD.md 1.9 and 2.5:

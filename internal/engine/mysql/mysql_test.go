@@ -26,3 +26,5 @@ func TestPortInUse(t *testing.T) { servertest.PortInUse(t, "mysql") }
 func TestKilledServer(t *testing.T) { servertest.Killed(t, "mariadb") }
 
 func TestCancel(t *testing.T) { servertest.Cancel(t, "mysql") }
+
+func TestCustomSQL(t *testing.T) { servertest.Custom(t, "mariadb") }

@@ -79,3 +79,5 @@ func TestServerPinned(t *testing.T) {
 		}
 	}
 }
+
+func TestCustomSQL(t *testing.T) { servertest.Custom(t, "postgres") }

@@ -1,0 +1,125 @@
+package servertest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"benchlab/internal/cli"
+	"benchlab/internal/store"
+	_ "benchlab/internal/workload/custom" // the custom SQL suite
+)
+
+// customSpec is a custom SQL workload in the dialect-neutral SQL that every
+// server family accepts: '?' placeholders, a transaction, and an insert with
+// RETURNING (PostgreSQL; MariaDB since 10.5).
+const customSpec = `name = "custom-%[1]s"
+[[target]]
+name = "only"
+engine = %[1]q
+[workload]
+suite = "custom"
+threads = [1, 2]
+read_time = "1s"
+write_time = "1s"
+warmup = "100ms"
+postwrite_wait = "0s"
+report_interval = "0s"
+[workload.custom]
+setup = ["DROP TABLE IF EXISTS accounts",
+  "CREATE TABLE accounts (id BIGINT PRIMARY KEY, owner VARCHAR(32) NOT NULL, balance BIGINT NOT NULL)"]
+tables = ["accounts"]
+[workload.custom.load]
+sql = "INSERT INTO accounts (id, owner, balance) VALUES (?, ?, ?)"
+rows = 3000
+args = ["seq(1)", "string(10)", "uniform(0, 100)"]
+[[workload.custom.test]]
+name = "balance"
+statements = ["SELECT balance FROM accounts WHERE id = ?"]
+args = ["uniform(1, 3000)"]
+[[workload.custom.test]]
+name = "transfer"
+transaction = true
+write = true
+statements = ["UPDATE accounts SET balance = balance - 1 WHERE id = ?", "UPDATE accounts SET balance = balance + 1 WHERE id = ?"]
+args = ["zipf(3000)", "uniform(1, 3000)"]
+[[workload.custom.test]]
+name = "open"
+write = true
+statements = ["INSERT INTO accounts (id, owner, balance) VALUES (?, ?, 0) RETURNING id"]
+args = ["seq(3001)", "'new'"]
+[[workload.custom.test]]
+name = "richest"
+statements = ["SELECT id FROM accounts ORDER BY balance DESC, id LIMIT 3"]
+`
+
+// Custom runs the custom SQL suite on a managed server through `benchlab
+// run`: every test runs without errors at 1 and 2 threads, with the
+// statements and rows per operation its SQL implies (so the placeholders
+// were bound, the transaction counted and RETURNING read as rows).
+func Custom(t *testing.T, engineName string) {
+	Setup(t)
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	specFile := filepath.Join(dir, "custom.toml")
+	if err := os.WriteFile(specFile, []byte(fmt.Sprintf(customSpec, engineName)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "results.db")
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(cli.Env{Stdout: &stdout, Stderr: &stderr}, []string{"run", specFile, "--store", db, "--workdir", work})
+	if code != cli.ExitOK {
+		t.Fatalf("benchlab run exit code %d, want 0\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	NoProcs(t, work)
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	exps, err := st.Experiments(ctx)
+	if err != nil || len(exps) != 1 {
+		t.Fatalf("experiments: %v %v", exps, err)
+	}
+	runs, err := st.Runs(ctx, exps[0].ID)
+	if err != nil || len(runs) != 1 || runs[0].Status != store.StatusOK {
+		t.Fatalf("runs: %+v %v", runs, err)
+	}
+	res, err := st.Results(ctx, runs[0].ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perEvent := map[string][2]int64{"balance": {1, 1}, "transfer": {4, 2}, "open": {1, 1}, "richest": {1, 3}}
+	seen := map[string]int{}
+	for _, x := range res {
+		if x.Action {
+			if x.Test == "prepare" && x.Rows != 3000 {
+				t.Errorf("prepare loaded %d rows, want 3000", x.Rows)
+			}
+			continue
+		}
+		want, ok := perEvent[x.Test]
+		if !ok {
+			t.Errorf("unexpected test %q", x.Test)
+			continue
+		}
+		seen[x.Test]++
+		if x.Events == 0 || x.Errors > 0 {
+			t.Errorf("%s @%d: %d events, %d errors %v", x.Test, x.Threads, x.Events, x.Errors, x.ErrorSamples)
+			continue
+		}
+		if x.Statements != want[0]*x.Events || x.Rows != want[1]*x.Events {
+			t.Errorf("%s @%d: %d events, %d statements, %d rows; want %d statements and %d rows per event",
+				x.Test, x.Threads, x.Events, x.Statements, x.Rows, want[0], want[1])
+		}
+	}
+	for name := range perEvent {
+		if seen[name] != 2 {
+			t.Errorf("%s ran at %d thread counts, want 2", name, seen[name])
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package custom
+
+import (
+	"context"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+
+	"benchlab/internal/engine"
+	_ "benchlab/internal/engine/sqlite"
+	"benchlab/internal/workload"
+	"benchlab/internal/workload/sysbench"
+)
+
+func TestParseArg(t *testing.T) {
+	r := sysbench.NewRand(1)
+	for _, c := range []struct {
+		spec   string
+		lo, hi int64
+	}{{"uniform(5, 9)", 5, 9}, {"uniform(-3,-3)", -3, -3}, {"zipf(50)", 1, 50}, {"worker", 7, 7}, {"42", 42, 42}} {
+		a, err := parseArg(c.spec)
+		if err != nil {
+			t.Fatalf("%s: %v", c.spec, err)
+		}
+		seen := map[int64]bool{}
+		for range 2000 {
+			v, _ := a.draw(r, 7, nil)
+			n, ok := v.(int64)
+			if !ok || n < c.lo || n > c.hi {
+				t.Fatalf("%s drew %v, want an int64 in [%d, %d]", c.spec, v, c.lo, c.hi)
+			}
+			seen[n] = true
+		}
+		if want := min(c.hi-c.lo+1, 5); int64(len(seen)) < want {
+			t.Errorf("%s drew %d distinct values in 2000, want at least %d", c.spec, len(seen), want)
+		}
+	}
+	a, _ := parseArg("seq(10)")
+	for want := int64(10); want < 13; want++ {
+		if v, _ := a.draw(r, 0, nil); v != want {
+			t.Fatalf("seq(10) drew %v, want %d", v, want)
+		}
+	}
+	a.reset()
+	if v, _ := a.draw(r, 0, nil); v != int64(10) {
+		t.Fatalf("seq(10) after reset drew %v, want 10", v)
+	}
+	a, _ = parseArg("string(12)")
+	v1, buf := a.draw(r, 0, nil)
+	v2, _ := a.draw(r, 0, buf)
+	if s, ok := v1.(string); !ok || len(s) != 12 || v1 == v2 {
+		t.Fatalf("string(12) drew %q then %q, want two different 12-character strings", v1, v2)
+	}
+	a, _ = parseArg("'it''s'")
+	if v, _ := a.draw(r, 0, nil); v != "it's" {
+		t.Fatalf("'it''s' drew %q", v)
+	}
+	for _, bad := range []string{"uniform(9, 5)", "uniform(1)", "zipf(0)", "seq()", "string(-1)", "gauss(1, 2)", "hello", "uniform(a, b)"} {
+		if _, err := parseArg(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+// accounts is a small custom workload: a load of n rows, a point read, a
+// transactional transfer and an insert, then a read again.
+func accounts(n int64) workload.Params {
+	return workload.Params{Seed: 3, Threads: []int{1}, PostwriteWait: 0, Custom: workload.Custom{
+		Setup: []string{
+			"DROP TABLE IF EXISTS accounts",
+			"CREATE TABLE accounts (id BIGINT PRIMARY KEY, owner VARCHAR(32) NOT NULL, balance BIGINT NOT NULL)",
+		},
+		Tables: []string{"accounts"},
+		Load: workload.CustomLoad{SQL: "INSERT INTO accounts (id, owner, balance) VALUES (?, ?, ?)", Rows: n,
+			Args: []string{"seq(1)", "string(8)", "100"}, Batch: 300},
+		Tests: []workload.CustomTest{
+			{Name: "balance", Statements: []string{"SELECT balance FROM accounts WHERE id = ?"}, Args: []string{"uniform(1, " + itoa(n) + ")"}},
+			{Name: "transfer", Transaction: true, Write: true, Statements: []string{
+				"UPDATE accounts SET balance = balance - 1 WHERE id = ?",
+				"UPDATE accounts SET balance = balance + 1 WHERE id = ?"},
+				Args: []string{"zipf(" + itoa(n) + ")", "uniform(1, " + itoa(n) + ")"}},
+			{Name: "open", Write: true, Statements: []string{"INSERT INTO accounts (id, owner, balance) VALUES (?, ?, 0)"},
+				Args: []string{"seq(" + itoa(n+1) + ")", "worker"}},
+			{Name: "total", Statements: []string{"SELECT sum(balance), count(*) FROM accounts"}, Long: true},
+		},
+	}}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestPlanShape(t *testing.T) {
+	steps, err := Suite{}.Plan(accounts(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range steps {
+		names = append(names, s.Name)
+	}
+	// total is a read after writes: the postwrite cleanup comes before it.
+	if got, want := strings.Join(names, " "), "prepare balance transfer open postwrite total"; got != want {
+		t.Fatalf("steps %q, want %q", got, want)
+	}
+	if !steps[2].Write || steps[1].Write || steps[1].Group != Group {
+		t.Fatalf("write flags or group wrong: %+v", steps[1:3])
+	}
+	p := accounts(1000)
+	p.Tests = []string{"total", "balance"}
+	steps, err = Suite{}.Plan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 3 || steps[1].Name != "balance" || steps[2].Name != "total" {
+		t.Fatalf("selection kept the spec's order? got %d steps starting %q", len(steps), steps[1].Name)
+	}
+}
+
+func TestCheckNamesTheField(t *testing.T) {
+	for _, c := range []struct {
+		edit  func(p *workload.Params)
+		field string
+	}{
+		{func(p *workload.Params) { p.Custom.Tests = nil }, "workload.custom.test:"},
+		{func(p *workload.Params) { p.Custom.Tests[0].Args = nil }, "workload.custom.test[0].args:"},
+		{func(p *workload.Params) { p.Custom.Tests[1].Args[1] = "pick(1)" }, "workload.custom.test[1].args[1]:"},
+		{func(p *workload.Params) { p.Custom.Tests[2].Name = "balance" }, "workload.custom.test[2].name:"},
+		{func(p *workload.Params) { p.Custom.Tests[2].Name = "a b" }, "workload.custom.test[2].name:"},
+		{func(p *workload.Params) { p.Custom.Tests[3].Statements = []string{" "} }, "workload.custom.test[3].statements[0]:"},
+		{func(p *workload.Params) { p.Custom.Load.SQL = "" }, "workload.custom.load.sql:"},
+		{func(p *workload.Params) { p.Custom.Load.Args = p.Custom.Load.Args[:2] }, "workload.custom.load.args:"},
+		{func(p *workload.Params) { p.Custom.Load.Batch = -1 }, "workload.custom.load.batch:"},
+		{func(p *workload.Params) { p.Custom.Setup = []string{""} }, "workload.custom.setup[0]:"},
+		{func(p *workload.Params) { p.Custom.Tables = []string{"a;b"} }, "workload.custom.tables[0]:"},
+		{func(p *workload.Params) { p.Tests = []string{"nope"} }, "workload.tests:"},
+	} {
+		p := accounts(100)
+		c.edit(&p)
+		err := Suite{}.Check(p)
+		if err == nil || !strings.HasPrefix(err.Error(), c.field) {
+			t.Errorf("want an error starting %q, got %v", c.field, err)
+		}
+	}
+}
+
+// TestRunsOnSQLite runs the plan's steps on a real SQLite database: the load
+// inserts its rows with seq() ids, a second prepare (the next cell) loads the
+// same ids again, and each test's operation runs its statements with the
+// tallies sysbench would count.
+func TestRunsOnSQLite(t *testing.T) {
+	ctx := context.Background()
+	drv, _ := engine.Lookup("sqlite")
+	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: "sqlite"}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const rows = 1000
+	steps, err := Suite{}.Plan(accounts(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := db.(engine.SQL).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for pass := 1; pass <= 2; pass++ {
+		tally, err := steps[0].Action(ctx, db, io.Discard)
+		if err != nil {
+			t.Fatalf("prepare %d: %v", pass, err)
+		}
+		if tally.Rows != rows {
+			t.Fatalf("prepare %d: %d rows, want %d", pass, tally.Rows, rows)
+		}
+		v, err := admin.Values(ctx, "SELECT count(*), min(id), max(id), sum(balance) FROM accounts")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(v[0], " "); got != "1000 1 1000 100000" {
+			t.Fatalf("prepare %d: count, min, max, sum = %s, want 1000 1 1000 100000", pass, got)
+		}
+		// The insert test draws ids after the load's: each pass starts over.
+		if pass == 1 {
+			w := worker0(t, steps[3], db, 0)
+			for range 5 {
+				if _, err := w.Op(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.Close()
+		}
+	}
+	op := func(step workload.Step, id int) workload.Tally {
+		w := worker0(t, step, db, id)
+		defer w.Close()
+		tl, err := w.Op(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", step.Name, err)
+		}
+		return tl
+	}
+	if tl := op(steps[1], 0); tl.Statements != 1 || tl.Rows != 1 {
+		t.Errorf("balance: %+v, want 1 statement and 1 row", tl)
+	}
+	if tl := op(steps[2], 0); tl.Statements != 4 || tl.Rows != 2 {
+		t.Errorf("transfer: %+v, want 4 statements (BEGIN, 2 updates, COMMIT) and 2 rows", tl)
+	}
+	if tl := op(steps[3], 5); tl.Statements != 1 || tl.Rows != 1 {
+		t.Errorf("open: %+v, want 1 statement and 1 row", tl)
+	}
+	if tl := op(steps[5], 0); tl.Statements != 1 || tl.Rows != 1 {
+		t.Errorf("total: %+v, want 1 statement and 1 row", tl)
+	}
+	v, err := admin.Values(ctx, "SELECT id, owner, sum(balance) OVER () FROM accounts WHERE id > 1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Second pass: the insert's seq restarted at 1001, and worker 5 wrote its id.
+	if len(v) != 1 || v[0][0] != "1001" || v[0][1] != "5" {
+		t.Fatalf("rows after the load: %v, want one row with id 1001 by worker 5", v)
+	}
+	// A transfer moves a unit between accounts: the total is unchanged.
+	if tot, _ := admin.Values(ctx, "SELECT sum(balance) FROM accounts"); tot[0][0] != "100000" {
+		t.Fatalf("total balance %s after a transfer, want 100000", tot[0][0])
+	}
+}
+
+func worker0(t *testing.T, st workload.Step, db engine.DB, id int) workload.Worker {
+	t.Helper()
+	w, err := st.NewWorker(context.Background(), db, id, id+1, 9)
+	if err != nil {
+		t.Fatalf("%s: %v", st.Name, err)
+	}
+	return w
+}

@@ -1,0 +1,277 @@
+// Package custom is the workload of the user's own SQL ([workload.custom] in
+// a spec): setup statements, an optional load of generated rows, and measured
+// tests whose statements take generated arguments. It runs on every SQL
+// engine; statements use '?' placeholders, which each engine's dialect
+// rewrites ($1, $2, ... for PostgreSQL).
+package custom
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/workload"
+	"benchlab/internal/workload/sysbench"
+)
+
+func init() { workload.Register(Suite{}) }
+
+// Suite is the custom SQL suite.
+type Suite struct{}
+
+// Name returns "custom".
+func (Suite) Name() string { return "custom" }
+
+// Summary describes the suite for `benchlab list`.
+func (Suite) Summary() string {
+	return "your own SQL from the spec's [workload.custom]: setup, a generated load, measured tests"
+}
+
+// Tests is empty: a custom suite's tests are defined in the spec.
+func (Suite) Tests() []workload.Test { return nil }
+
+// Group is the report group of every custom test.
+const Group = "custom"
+
+// defaultBatch is how many load rows go in one transaction.
+const defaultBatch = 1000
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9._=+-]+$`)
+
+// test is a checked CustomTest with its parsed arguments.
+type test struct {
+	workload.CustomTest
+	args   []*arg
+	counts []int // placeholders per statement
+}
+
+// plan is a checked custom definition.
+type plan struct {
+	c     workload.Custom
+	load  []*arg
+	tests []*test
+	seqs  []*arg // every seq() argument, reset before each cell's load
+}
+
+// Check validates the [workload.custom] section and the test selection.
+func (Suite) Check(p workload.Params) error {
+	_, err := check(p)
+	return err
+}
+
+func check(p workload.Params) (*plan, error) {
+	c := p.Custom
+	pl := &plan{c: c}
+	for i, s := range c.Setup {
+		if strings.TrimSpace(s) == "" {
+			return nil, fmt.Errorf("workload.custom.setup[%d]: empty statement", i)
+		}
+	}
+	for i, t := range c.Tables {
+		if !nameRE.MatchString(t) {
+			return nil, fmt.Errorf("workload.custom.tables[%d]: %q is not a table name", i, t)
+		}
+	}
+	l := c.Load
+	switch {
+	case l.Rows < 0:
+		return nil, fmt.Errorf("workload.custom.load.rows: %d is not allowed; want >= 0", l.Rows)
+	case l.Batch < 0:
+		return nil, fmt.Errorf("workload.custom.load.batch: %d is not allowed; want >= 1 (default %d)", l.Batch, defaultBatch)
+	case l.Rows > 0 && strings.TrimSpace(l.SQL) == "":
+		return nil, fmt.Errorf("workload.custom.load.sql: empty; want the statement that inserts one row, with '?' placeholders")
+	case l.Rows == 0 && l.SQL != "":
+		return nil, fmt.Errorf("workload.custom.load.rows: 0; want the number of rows the load statement inserts")
+	}
+	if l.Rows > 0 {
+		args, err := parseArgs("workload.custom.load.args", l.Args, strings.Count(l.SQL, "?"))
+		if err != nil {
+			return nil, err
+		}
+		pl.load = args
+	}
+	if len(c.Tests) == 0 {
+		return nil, fmt.Errorf("workload.custom.test: no tests; want at least one [[workload.custom.test]] with a name and statements")
+	}
+	seen := map[string]bool{}
+	for i, t := range c.Tests {
+		f := fmt.Sprintf("workload.custom.test[%d]", i)
+		if !nameRE.MatchString(t.Name) {
+			return nil, fmt.Errorf("%s.name: %q; want letters, digits and . _ = + -", f, t.Name)
+		}
+		if seen[t.Name] {
+			return nil, fmt.Errorf("%s.name: %q is used by two tests", f, t.Name)
+		}
+		seen[t.Name] = true
+		if len(t.Statements) == 0 {
+			return nil, fmt.Errorf("%s.statements: empty; want the statements one operation runs", f)
+		}
+		ct := &test{CustomTest: t}
+		total := 0
+		for j, s := range t.Statements {
+			if strings.TrimSpace(s) == "" {
+				return nil, fmt.Errorf("%s.statements[%d]: empty statement", f, j)
+			}
+			n := strings.Count(s, "?")
+			ct.counts = append(ct.counts, n)
+			total += n
+		}
+		args, err := parseArgs(f+".args", t.Args, total)
+		if err != nil {
+			return nil, err
+		}
+		ct.args = args
+		pl.tests = append(pl.tests, ct)
+	}
+	for _, n := range p.Tests {
+		if !seen[n] {
+			names := make([]string, len(c.Tests))
+			for i, t := range c.Tests {
+				names[i] = t.Name
+			}
+			return nil, fmt.Errorf("workload.tests: unknown test %q; the custom tests are %s", n, strings.Join(names, ", "))
+		}
+	}
+	for _, a := range pl.load {
+		if a.kind == argSeq {
+			pl.seqs = append(pl.seqs, a)
+		}
+	}
+	for _, t := range pl.tests {
+		for _, a := range t.args {
+			if a.kind == argSeq {
+				pl.seqs = append(pl.seqs, a)
+			}
+		}
+	}
+	return pl, nil
+}
+
+// Plan returns prepare (setup and load), then the selected tests in the
+// spec's order, with a postwrite cleanup wherever a write test is followed by
+// a read test.
+func (Suite) Plan(p workload.Params) ([]workload.Step, error) {
+	pl, err := check(p)
+	if err != nil {
+		return nil, err
+	}
+	steps := []workload.Step{pl.prepareStep(p)}
+	dirty := false
+	for _, t := range pl.tests {
+		if len(p.Tests) > 0 && !slices.Contains(p.Tests, t.Name) {
+			continue
+		}
+		if dirty && !t.Write {
+			steps = append(steps, pl.postwriteStep(p))
+			dirty = false
+		}
+		st := workload.Step{
+			Name: t.Name, Family: t.Name, Group: Group, Write: t.Write,
+			Duration: p.ReadTime, Warmup: p.Warmup, Metric: workload.QPS,
+		}
+		if t.Write {
+			st.Duration = p.WriteTime
+		}
+		st.NewWorker = func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+			return newWorker(ctx, t, p, db, id, seed)
+		}
+		steps = append(steps, st)
+		dirty = dirty || t.Write
+	}
+	return steps, nil
+}
+
+func (pl *plan) postwriteStep(p workload.Params) workload.Step {
+	target := p.PostwriteWait
+	if target < 0 {
+		target = workload.PostwriteTarget(pl.c.Load.Rows)
+	}
+	return workload.CleanupStep("postwrite", pl.c.Tables, target)
+}
+
+// prepareStep runs the setup statements, then the load. It first resets
+// every seq() argument, so each cell's fresh database gets the same rows.
+func (pl *plan) prepareStep(p workload.Params) workload.Step {
+	return workload.Step{
+		Name: "prepare", Warm: true, Write: true,
+		Action: func(ctx context.Context, db engine.DB, log io.Writer) (workload.Tally, error) {
+			var t workload.Tally
+			for _, a := range pl.seqs {
+				a.reset()
+			}
+			sqldb, ok := db.(engine.SQL)
+			if !ok {
+				return t, fmt.Errorf("custom: the engine does not speak SQL")
+			}
+			conn, err := sqldb.Connect(ctx)
+			if err != nil {
+				return t, fmt.Errorf("prepare: connect: %w", err)
+			}
+			defer conn.Close()
+			for i, s := range pl.c.Setup {
+				if _, err := conn.Exec(ctx, s); err != nil {
+					return t, fmt.Errorf("prepare: workload.custom.setup[%d]: %w", i, err)
+				}
+				t.Statements++
+			}
+			if pl.c.Load.Rows == 0 {
+				return t, nil
+			}
+			start := time.Now()
+			if err := pl.loadRows(ctx, conn, sqldb.Dialect(), p.Seed, &t); err != nil {
+				return t, fmt.Errorf("prepare: load: %w", err)
+			}
+			el := time.Since(start)
+			fmt.Fprintf(log, "prepare: %d rows loaded in %s (%.0f rows/s)\n", pl.c.Load.Rows,
+				el.Round(time.Millisecond), float64(pl.c.Load.Rows)/el.Seconds())
+			return t, nil
+		},
+	}
+}
+
+// loadRows executes the load statement Rows times with generated arguments,
+// Batch executions per transaction.
+func (pl *plan) loadRows(ctx context.Context, conn engine.Conn, d engine.Dialect, seed uint64, t *workload.Tally) error {
+	l := pl.c.Load
+	batch := int64(l.Batch)
+	if batch == 0 {
+		batch = defaultBatch
+	}
+	st, err := conn.Prepare(ctx, d.Bind(l.SQL), engine.Short)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r := sysbench.NewRand(seed)
+	vals := make([]any, len(pl.load))
+	var buf []byte
+	for done := int64(0); done < l.Rows; {
+		n := min(batch, l.Rows-done)
+		if _, err := conn.Exec(ctx, d.BeginWrite); err != nil {
+			return err
+		}
+		for i := int64(0); i < n; i++ {
+			for j, a := range pl.load {
+				vals[j], buf = a.draw(r, 0, buf)
+			}
+			got, err := st.Exec(ctx, vals...)
+			if err != nil {
+				conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+				return fmt.Errorf("row %d: %w", done+i+1, err)
+			}
+			t.Rows += got
+			t.Statements++
+		}
+		if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
+			return err
+		}
+		t.Statements += 2
+		done += n
+	}
+	return nil
+}
