@@ -18,7 +18,7 @@ var errRegression = errors.New("significant regression found")
 func runCompare(env Env, args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	storeFlag := fs.String("store", "", "results database (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
+	storeFlag := fs.String("store", "", "results database: a SQLite file or a postgres:// URL (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
 	id := fs.Int64("experiment", 0, "experiment ID (default: the most recent)")
 	alpha := fs.Float64("alpha", analysis.DefaultAlpha, "significance level of each Mann-Whitney test")
 	minEffect := fs.Float64("min-effect", analysis.DefaultMinEffect, "smallest relative change that counts (0.02 = 2%)")

@@ -50,7 +50,7 @@ const QuickstartReport = "quickstart-report.md"
 func runQuickstart(env Env, args []string) error {
 	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	storeFlag := fs.String("store", "", "results database (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
+	storeFlag := fs.String("store", "", "results database: a SQLite file or a postgres:// URL (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
 	out := fs.String("o", QuickstartReport, "report file (Markdown)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -168,7 +168,7 @@ func isTerminal(w io.Writer) bool {
 func runReport(env Env, args []string) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	storeFlag := fs.String("store", "", "results database (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
+	storeFlag := fs.String("store", "", "results database: a SQLite file or a postgres:// URL (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
 	id := fs.Int64("experiment", 0, "experiment ID (default: the most recent)")
 	format := fs.String("format", "", "text, markdown or html (one self-contained page with charts); default from the -o file name, else text")
 	out := fs.String("o", "", "write to this file instead of standard output")
@@ -223,13 +223,13 @@ func runReport(env Env, args []string) error {
 func runRuns(env Env, args []string) error {
 	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	storeFlag := fs.String("store", "", "results database")
+	storeFlag := fs.String("store", "", "results database: a SQLite file or a postgres:// URL")
 	if err := fs.Parse(args); err != nil {
 		return usagef("%v", err)
 	}
 	path := storePath(env, *storeFlag)
-	if _, err := os.Stat(path); err != nil {
-		return usagef("no results database at %s (run an experiment first, or give --store)", path)
+	if err := storeExists(path); err != nil {
+		return err
 	}
 	st, err := store.Open(path)
 	if err != nil {
@@ -287,12 +287,25 @@ func runList(env Env, args []string) error {
 	return nil
 }
 
+// storeExists checks that a results file exists before a command that only
+// reads it opens it (which would create it); a PostgreSQL store is checked
+// by connecting.
+func storeExists(path string) error {
+	if store.IsPostgres(path) {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return usagef("no results database at %s (run an experiment first, or give --store)", path)
+	}
+	return nil
+}
+
 // loadData reads experiment id (0: the most recent) with its runs, results
 // and intervals from the results database at path. A missing file or
 // experiment is a usage error.
 func loadData(path string, id int64) (*report.Data, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, usagef("no results database at %s (run an experiment first, or give --store)", path)
+	if err := storeExists(path); err != nil {
+		return nil, err
 	}
 	st, err := store.Open(path)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 func runRerun(env Env, args []string) error {
 	fs := flag.NewFlagSet("rerun", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	storeFlag := fs.String("store", "", "results database (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
+	storeFlag := fs.String("store", "", "results database: a SQLite file or a postgres:// URL (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
 	id := fs.Int64("experiment", 0, "experiment to run again (default: the most recent)")
 	out := fs.String("o", "", "also write the report to this file")
 	if err := fs.Parse(args); err != nil {

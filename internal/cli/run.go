@@ -70,7 +70,7 @@ func newRunFlags(name string) *runFlags {
 	fs.IntVar(&f.repeats, "repeats", 0, "repeats of each target")
 	fs.StringVar(&f.psMode, "db-ps-mode", "", "auto (server-side prepared statements, the default) or disable, as sysbench")
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed (default: a new one, stored with the run)")
-	fs.StringVar(&f.store, "store", "", "results database (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
+	fs.StringVar(&f.store, "store", "", "results database: a SQLite file or a postgres:// URL (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
 	fs.StringVar(&f.workdir, "workdir", "", "where data dirs are created (default: a temp dir)")
 	fs.BoolVar(&f.keepData, "keep-data", false, "keep each run's data dir")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of benchlab itself to this file (to study the client's cost)")

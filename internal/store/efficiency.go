@@ -66,7 +66,7 @@ func fromNullI(v sql.NullInt64) int64 {
 }
 
 // saveEfficiency writes r.Eff and r.DBBytes into r's row, which must exist.
-func saveEfficiency(ctx context.Context, tx *sql.Tx, r *Result) error {
+func saveEfficiency(ctx context.Context, tx bound, r *Result) error {
 	vals := make([]any, 0, 25)
 	if e := r.Eff; e != nil {
 		vals = append(vals, e.Seconds)
@@ -125,7 +125,7 @@ func (s *Store) loadEfficiency(ctx context.Context, r *Result) error {
 		dest = append(dest, &machine[i])
 	}
 	dest = append(dest, &db)
-	if err := s.db.QueryRowContext(ctx, `SELECT `+effColumns+` FROM results WHERE id = ?`, r.ID).Scan(dest...); err != nil {
+	if err := s.q().QueryRowContext(ctx, `SELECT `+effColumns+` FROM results WHERE id = ?`, r.ID).Scan(dest...); err != nil {
 		return fmt.Errorf("read efficiency of result %d: %w", r.ID, err)
 	}
 	if db.Valid {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -22,7 +21,7 @@ type RoleInfo struct {
 	Service Latency
 }
 
-func saveRole(ctx context.Context, tx *sql.Tx, r *Result) error {
+func saveRole(ctx context.Context, tx bound, r *Result) error {
 	s := r.Role.Service
 	facts := ""
 	if len(r.Facts) > 0 {
@@ -46,7 +45,7 @@ func (s *Store) loadRole(ctx context.Context, r *Result) error {
 	var primary bool
 	var p50, p95, p99, mx, mean int64
 	var facts string
-	err := s.db.QueryRowContext(ctx, `SELECT role, primary_role, target_rate, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_max_ns,
+	err := s.q().QueryRowContext(ctx, `SELECT role, primary_role, target_rate, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_max_ns,
 		svc_mean_ns, facts FROM results WHERE id=?`, r.ID).Scan(&r.Role.Name, &primary, &r.Role.TargetRate,
 		&p50, &p95, &p99, &mx, &mean, &facts)
 	if err != nil {

@@ -23,8 +23,15 @@ const DefaultPath = "benchlab.db"
 // Store is an open results database.
 type Store struct {
 	db   *sql.DB
-	path string
+	path string // the file, or the PostgreSQL URL without its password
+	pg   bool
 }
+
+// q runs statements on the database.
+func (s *Store) q() bound { return bound{q: s.db, pg: s.pg} }
+
+// tx runs statements in tx.
+func (s *Store) tx(tx *sql.Tx) bound { return bound{q: tx, pg: s.pg} }
 
 // schema is applied in order; schemaVersion records how far a file has got.
 var schema = []string{
@@ -94,9 +101,13 @@ var schema = []string{
 	`ALTER TABLE results ADD COLUMN facts TEXT NOT NULL DEFAULT ''`,
 }
 
-// Open opens or creates the results database at path and brings its schema
-// up to date.
+// Open opens or creates the results database at path (a SQLite file, or a
+// postgres:// URL for a database shared by a lab) and brings its schema up
+// to date.
 func Open(path string) (*Store, error) {
+	if IsPostgres(path) {
+		return openPostgres(path)
+	}
 	if dir := filepath.Dir(path); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("store %s: %w", path, err)
@@ -114,7 +125,8 @@ func Open(path string) (*Store, error) {
 	return s, nil
 }
 
-// Path returns the file the store lives in.
+// Path returns the file the store lives in, or its PostgreSQL URL with the
+// password hidden.
 func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
@@ -158,13 +170,12 @@ func (s *Store) CreateExperiment(ctx context.Context, e *Experiment) error {
 	if e.Created.IsZero() {
 		e.Created = time.Now()
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO experiments (name, base, preset, spec, targets, created) VALUES (?,?,?,?,?,?)`,
-		e.Name, e.Base, e.Preset, e.Spec, strings.Join(e.Targets, "\n"), fmtTime(e.Created))
+	err := s.q().QueryRowContext(ctx, `INSERT INTO experiments (name, base, preset, spec, targets, created) VALUES (?,?,?,?,?,?) RETURNING id`,
+		e.Name, e.Base, e.Preset, e.Spec, strings.Join(e.Targets, "\n"), fmtTime(e.Created)).Scan(&e.ID)
 	if err != nil {
 		return fmt.Errorf("store experiment: %w", err)
 	}
-	e.ID, err = res.LastInsertId()
-	return err
+	return nil
 }
 
 // CreateRun stores r (status running unless set) and sets its ID.
@@ -172,19 +183,18 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 	if r.Status == "" {
 		r.Status = StatusRunning
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO runs (experiment_id, target, engine, version, repeat, status, error, started, ended, manifest)
-		VALUES (?,?,?,?,?,?,?,?,?,?)`, r.ExperimentID, r.Target, r.Engine, r.Version, r.Repeat, r.Status, r.Error,
-		fmtTime(r.Started), fmtTime(r.Ended), r.Manifest)
+	err := s.q().QueryRowContext(ctx, `INSERT INTO runs (experiment_id, target, engine, version, repeat, status, error, started, ended, manifest)
+		VALUES (?,?,?,?,?,?,?,?,?,?) RETURNING id`, r.ExperimentID, r.Target, r.Engine, r.Version, r.Repeat, r.Status, r.Error,
+		fmtTime(r.Started), fmtTime(r.Ended), r.Manifest).Scan(&r.ID)
 	if err != nil {
 		return fmt.Errorf("store run: %w", err)
 	}
-	r.ID, err = res.LastInsertId()
-	return err
+	return nil
 }
 
 // FinishRun records the final status, version, manifest and end time of r.
 func (s *Store) FinishRun(ctx context.Context, r *Run) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE runs SET status=?, error=?, version=?, ended=?, manifest=? WHERE id=?`,
+	_, err := s.q().ExecContext(ctx, `UPDATE runs SET status=?, error=?, version=?, ended=?, manifest=? WHERE id=?`,
 		r.Status, r.Error, r.Version, fmtTime(r.Ended), r.Manifest, r.ID)
 	if err != nil {
 		return fmt.Errorf("store run %d: %w", r.ID, err)
@@ -201,26 +211,23 @@ func (s *Store) SaveResult(ctx context.Context, r *Result) error {
 	defer tx.Rollback()
 	samples, _ := json.Marshal(r.ErrorSamples)
 	l := r.Latency
-	res, err := tx.ExecContext(ctx, `INSERT INTO results (run_id, seq, test, family, grp, threads, warm, action, metric, rows_per_op,
+	err = s.tx(tx).QueryRowContext(ctx, `INSERT INTO results (run_id, seq, test, family, grp, threads, warm, action, metric, rows_per_op,
 		status, started, seconds, events, statements, errors, rows,
 		lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns, histogram, error_samples)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`,
 		r.RunID, r.Seq, r.Test, r.Family, r.Group, r.Threads, r.Warm, r.Action, r.Metric, r.RowsPerOp,
 		r.Status, fmtTime(r.Started), r.Seconds, r.Events, r.Statements, r.Errors, r.Rows,
-		int64(l.Mean), int64(l.P50), int64(l.P95), int64(l.P99), int64(l.P999), int64(l.Max), r.Histogram, string(samples))
+		int64(l.Mean), int64(l.P50), int64(l.P95), int64(l.P99), int64(l.P999), int64(l.Max), r.Histogram, string(samples)).Scan(&r.ID)
 	if err != nil {
 		return fmt.Errorf("store result %s: %w", r.Test, err)
 	}
-	if r.ID, err = res.LastInsertId(); err != nil {
+	if err := saveEfficiency(ctx, s.tx(tx), r); err != nil {
 		return err
 	}
-	if err := saveEfficiency(ctx, tx, r); err != nil {
+	if err := saveRole(ctx, s.tx(tx), r); err != nil {
 		return err
 	}
-	if err := saveRole(ctx, tx, r); err != nil {
-		return err
-	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO intervals (result_id, sec, seconds, events, statements, errors, rows, p95_ns, max_ns,
+	ins, err := s.tx(tx).PrepareContext(ctx, `INSERT INTO intervals (result_id, sec, seconds, events, statements, errors, rows, p95_ns, max_ns,
 		server_cpu_s, client_cpu_s, steal_pct, foreign_pct)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
@@ -270,7 +277,7 @@ func (s *Store) Experiment(ctx context.Context, id int64) (Experiment, error) {
 }
 
 func (s *Store) experiments(ctx context.Context, q string, args ...any) ([]Experiment, error) {
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.q().QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read experiments: %w", err)
 	}
@@ -297,7 +304,7 @@ func (s *Store) Runs(ctx context.Context, experimentID int64) ([]Run, error) {
 		q += ` WHERE experiment_id = ?`
 		args = append(args, experimentID)
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY id`, args...)
+	rows, err := s.q().QueryContext(ctx, q+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
@@ -319,7 +326,7 @@ func (s *Store) Runs(ctx context.Context, experimentID int64) ([]Run, error) {
 // Results returns the step results of a run in sequence order, with their
 // intervals when withIntervals is set.
 func (s *Store) Results(ctx context.Context, runID int64, withIntervals bool) ([]Result, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, run_id, seq, test, family, grp, threads, warm, action, metric, rows_per_op,
+	rows, err := s.q().QueryContext(ctx, `SELECT id, run_id, seq, test, family, grp, threads, warm, action, metric, rows_per_op,
 		status, started, seconds, events, statements, errors, rows,
 		lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns, histogram, error_samples
 		FROM results WHERE run_id = ? ORDER BY seq, threads`, runID)
@@ -365,7 +372,7 @@ func (s *Store) Results(ctx context.Context, runID int64, withIntervals bool) ([
 }
 
 func (s *Store) intervals(ctx context.Context, resultID int64) ([]Interval, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT sec, seconds, events, statements, errors, rows, p95_ns, max_ns,
+	rows, err := s.q().QueryContext(ctx, `SELECT sec, seconds, events, statements, errors, rows, p95_ns, max_ns,
 		server_cpu_s, client_cpu_s, steal_pct, foreign_pct
 		FROM intervals WHERE result_id = ? ORDER BY sec`, resultID)
 	if err != nil {

@@ -1,0 +1,159 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"benchlab/internal/engine"
+	_ "benchlab/internal/engine/postgres" // starts the real server the shared store lives on
+	"benchlab/internal/server"
+	"benchlab/internal/store"
+)
+
+// sample stores one experiment, run and three results (an action, a
+// measured step with efficiency, 1-second load and a histogram, and a
+// secondary role with facts and service times) and returns what it stored.
+func sample(t *testing.T, s *store.Store) (store.Run, []store.Result) {
+	t.Helper()
+	ctx := context.Background()
+	e := store.Experiment{Name: "lab", Base: "a", Preset: "smoke", Spec: "name = \"lab\"\n", Targets: []string{"a", "b"}}
+	if err := s.CreateExperiment(ctx, &e); err != nil {
+		t.Fatal(err)
+	}
+	r := store.Run{ExperimentID: e.ID, Target: "b", Engine: "postgres", Repeat: 2, Started: time.Now(), Manifest: `{"seed":7}`}
+	if err := s.CreateRun(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now().UTC().Truncate(time.Microsecond)
+	eff := &store.Efficiency{Seconds: 10.02, ServerCPU: 1.0000001, ClientCPU: 3.25,
+		ServerReadBytes: 1 << 41, ServerWriteBytes: store.NotMeasured, ServerReadCalls: 3, ServerWriteCalls: 4,
+		ClientWriteBytes: 8192, ClientReadCalls: 12345, ClientWriteCalls: 7,
+		Device: "vda", DevReads: store.NotReadable, DevWrites: 3, DevWriteBytes: 1 << 40,
+		ServerCS: 5, ClientCS: 99, ServerPeakRSS: 3 << 30, ClientPeakRSS: 50 << 20,
+		MachineCPU: 20.04, MachineBusy: 7.5, MachineSteal: 0.1}
+	results := []store.Result{
+		{RunID: r.ID, Seq: 1, Test: "prepare", Action: true, Warm: true, Metric: "qps", Status: store.StatusOK,
+			Started: started, Seconds: 0.25, Statements: 103, Rows: 5000, DBBytes: 123456789},
+		{RunID: r.ID, Seq: 2, Test: "random-points_range=10", Family: "random-points", Group: "point queries",
+			Threads: 4, Metric: "qps", RowsPerOp: 10, Status: store.StatusOK, Started: started,
+			Seconds: 1.5, Events: 300, Statements: 300, Errors: 2, Rows: 2990,
+			Latency:      store.Latency{Mean: 5e3, P50: 4e3, P95: 9e3, P99: 12e3, P999: 20e3, Max: 30e9},
+			Histogram:    []byte{0, 1, 2, 255},
+			ErrorSamples: []string{"deadlock detected", "it's 'quoted'"},
+			Eff:          eff,
+			Intervals: []store.Interval{{Sec: -1, Seconds: 1, Events: 10},
+				{Sec: 0, Seconds: 0.999, Events: 200, Statements: 200, P95: 8e3, Max: 30e3,
+					Load: &store.IntervalLoad{ServerCPU: store.NotMeasured, ClientCPU: 0.31, StealPct: 2.5, ForeignPct: store.NotReadable}}},
+			Facts: map[string]float64{"client_gomaxprocs": 5, "client_polled_io": 0}},
+		{RunID: r.ID, Seq: 3, Test: "qr100", Threads: 1, Metric: "rows/s", Status: store.StatusInterrupted, Started: started,
+			Seconds: 60, Events: 6000, Statements: 6000, Rows: 600000,
+			Role: store.RoleInfo{Name: "insert", Secondary: true, TargetRate: 100,
+				Service: store.Latency{Mean: 1e6, P50: 2e6, P95: 3e6, P99: 4e6, Max: 5e6}}},
+	}
+	for i := range results {
+		if err := s.SaveResult(ctx, &results[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Status, r.Version, r.Ended, r.Manifest = store.StatusOK, "15.10", time.Now(), `{"seed":8}`
+	if err := s.FinishRun(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r, results
+}
+
+// readBack returns the results of the most recent experiment's only run.
+func readBack(t *testing.T, s *store.Store) (store.Run, []store.Result) {
+	t.Helper()
+	ctx := context.Background()
+	e, err := s.Experiment(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Name != "lab" || !reflect.DeepEqual(e.Targets, []string{"a", "b"}) {
+		t.Errorf("experiment %+v", e)
+	}
+	runs, err := s.Runs(ctx, e.ID)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+	rs, err := s.Results(ctx, runs[0].ID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs[0], rs
+}
+
+// TestPostgresStore keeps results in a database on a real PostgreSQL
+// server, as a lab shares them: everything written reads back as written
+// and as the SQLite file gives it back (64-bit counters, doubles, booleans,
+// NULLs for what was not measured, bytes, facts), the schema is created
+// once, and the password never shows in the store's name or its errors.
+func TestPostgresStore(t *testing.T) {
+	t.Setenv("BENCHLAB_SERVER_LOGS", filepath.Join(t.TempDir(), "logs"))
+	ctx := context.Background()
+	drv, _ := engine.Lookup("postgres")
+	db, err := drv.Open(ctx, engine.Target{Name: "lab", Engine: "postgres"}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	port := db.(interface{ Instance() *server.Instance }).Instance().Port
+	dsn := fmt.Sprintf("postgres://postgres:s3cret@127.0.0.1:%d/sbtest?sslmode=disable", port)
+
+	pg, err := store.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := pg.Path(); strings.Contains(p, "s3cret") || !strings.HasPrefix(p, "postgres://postgres:") {
+		t.Errorf("Path() = %q, want the URL with its password hidden", p)
+	}
+	wantRun, want := sample(t, pg)
+	pg.Close()
+	lite, err := store.Open(filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	sample(t, lite)
+
+	// Reopened: the schema is there already, the data intact.
+	pg, err = store.Open(dsn)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer pg.Close()
+	run, got := readBack(t, pg)
+	if run.Status != wantRun.Status || run.Version != "15.10" || run.Manifest != `{"seed":8}` || run.Repeat != 2 {
+		t.Errorf("run %+v", run)
+	}
+	_, fromLite := readBack(t, lite)
+	if len(got) != len(want) || len(fromLite) != len(want) {
+		t.Fatalf("%d results from PostgreSQL, %d from SQLite, want %d", len(got), len(fromLite), len(want))
+	}
+	for i := range want {
+		// Each store got its own sample, written a few milliseconds apart.
+		fromLite[i].Started = got[i].Started
+		for _, r := range []*store.Result{&got[i], &fromLite[i]} {
+			r.ID, r.RunID = 0, 0
+		}
+		w := want[i]
+		w.ID, w.RunID = 0, 0
+		if !reflect.DeepEqual(got[i], w) {
+			t.Errorf("result %d from PostgreSQL:\n got %+v\nwant %+v", i, got[i], w)
+		}
+		if !reflect.DeepEqual(got[i], fromLite[i]) {
+			t.Errorf("result %d differs between the backends:\npostgres %+v\n  sqlite %+v", i, got[i], fromLite[i])
+		}
+	}
+
+	bad := fmt.Sprintf("postgres://postgres:s3cret@127.0.0.1:%d/sbtest?sslmode=disable&connect_timeout=2", port+1)
+	if _, err := store.Open(bad); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("a store on a closed port: error %v, want one without the password", err)
+	}
+}
