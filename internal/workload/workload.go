@@ -78,6 +78,9 @@ type Params struct {
 type Custom struct {
 	// Setup runs once on every fresh database, in order, before the load.
 	Setup []string `toml:"setup,omitempty"`
+	// SetupFor replaces Setup for the engines of one dialect ("sqlite",
+	// "postgres", "mysql"), whose DDL often differs.
+	SetupFor map[string][]string `toml:"setup_for,omitempty"`
 	// Tables are the tables the postwrite cleanup maintains (vacuum,
 	// analyze, flush) after write tests.
 	Tables []string `toml:"tables,omitempty"`
@@ -101,7 +104,10 @@ type CustomLoad struct {
 type CustomTest struct {
 	Name       string   `toml:"name"`
 	Statements []string `toml:"statements"`
-	Args       []string `toml:"args,omitempty"`
+	// StatementsFor replaces Statements for one dialect's engines; they
+	// take the same Args, so they must have as many placeholders.
+	StatementsFor map[string][]string `toml:"statements_for,omitempty"`
+	Args          []string            `toml:"args,omitempty"`
 	// Transaction wraps each operation in BEGIN ... COMMIT (counted as
 	// statements, as sysbench counts them).
 	Transaction bool `toml:"transaction,omitempty"`

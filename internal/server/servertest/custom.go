@@ -32,6 +32,10 @@ report_interval = "0s"
 setup = ["DROP TABLE IF EXISTS accounts",
   "CREATE TABLE accounts (id BIGINT PRIMARY KEY, owner VARCHAR(32) NOT NULL, balance BIGINT NOT NULL)"]
 tables = ["accounts"]
+[workload.custom.setup_for]
+sqlite = ["NOT SQL: a server must not run SQLite's setup"]
+mysql = ["DROP TABLE IF EXISTS accounts",
+  "CREATE TABLE accounts (id BIGINT PRIMARY KEY, owner VARCHAR(32) NOT NULL, balance BIGINT NOT NULL) ENGINE=InnoDB"]
 [workload.custom.load]
 sql = "INSERT INTO accounts (id, owner, balance) VALUES (?, ?, ?)"
 rows = 3000
@@ -54,6 +58,7 @@ args = ["seq(3001)", "'new'"]
 [[workload.custom.test]]
 name = "richest"
 statements = ["SELECT id FROM accounts ORDER BY balance DESC, id LIMIT 3"]
+statements_for = { postgres = ["SELECT id FROM accounts ORDER BY balance DESC, id FETCH FIRST 3 ROWS ONLY"] }
 `
 
 // Custom runs the custom SQL suite on a managed server through `benchlab

@@ -46,8 +46,50 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9._=+-]+$`)
 // test is a checked CustomTest with its parsed arguments.
 type test struct {
 	workload.CustomTest
-	args   []*arg
-	counts []int // placeholders per statement
+	args []*arg
+}
+
+// statements returns the test's statements for dialect d and the number of
+// placeholders in each.
+func (t *test) statements(d string) ([]string, []int) {
+	stmts := t.Statements
+	if alt, ok := t.StatementsFor[d]; ok {
+		stmts = alt
+	}
+	counts := make([]int, len(stmts))
+	for i, s := range stmts {
+		counts[i] = strings.Count(s, "?")
+	}
+	return stmts, counts
+}
+
+// dialects are the names StatementsFor and SetupFor take.
+var dialects = []string{engine.SQLite.Name, engine.Postgres.Name, engine.MySQL.Name}
+
+// checkStatements checks a list of statements (field names it) and returns
+// their placeholders in all.
+func checkStatements(field string, stmts []string) (int, error) {
+	if len(stmts) == 0 {
+		return 0, fmt.Errorf("%s: empty; want the statements to run", field)
+	}
+	n := 0
+	for j, s := range stmts {
+		if strings.TrimSpace(s) == "" {
+			return 0, fmt.Errorf("%s[%d]: empty statement", field, j)
+		}
+		n += strings.Count(s, "?")
+	}
+	return n, nil
+}
+
+// checkDialects checks the keys of a per-dialect map.
+func checkDialects(field string, m map[string][]string) error {
+	for k := range m {
+		if !slices.Contains(dialects, k) {
+			return fmt.Errorf("%s: unknown dialect %q; want %s (mariadb uses mysql)", field, k, strings.Join(dialects, ", "))
+		}
+	}
+	return nil
 }
 
 // plan is a checked custom definition.
@@ -70,6 +112,16 @@ func check(p workload.Params) (*plan, error) {
 	for i, s := range c.Setup {
 		if strings.TrimSpace(s) == "" {
 			return nil, fmt.Errorf("workload.custom.setup[%d]: empty statement", i)
+		}
+	}
+	if err := checkDialects("workload.custom.setup_for", c.SetupFor); err != nil {
+		return nil, err
+	}
+	for _, d := range dialects {
+		if stmts, ok := c.SetupFor[d]; ok {
+			if _, err := checkStatements("workload.custom.setup_for."+d, stmts); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for i, t := range c.Tables {
@@ -108,24 +160,30 @@ func check(p workload.Params) (*plan, error) {
 			return nil, fmt.Errorf("%s.name: %q is used by two tests", f, t.Name)
 		}
 		seen[t.Name] = true
-		if len(t.Statements) == 0 {
-			return nil, fmt.Errorf("%s.statements: empty; want the statements one operation runs", f)
-		}
-		ct := &test{CustomTest: t}
-		total := 0
-		for j, s := range t.Statements {
-			if strings.TrimSpace(s) == "" {
-				return nil, fmt.Errorf("%s.statements[%d]: empty statement", f, j)
-			}
-			n := strings.Count(s, "?")
-			ct.counts = append(ct.counts, n)
-			total += n
-		}
-		args, err := parseArgs(f+".args", t.Args, total)
+		total, err := checkStatements(f+".statements", t.Statements)
 		if err != nil {
 			return nil, err
 		}
-		ct.args = args
+		if err := checkDialects(f+".statements_for", t.StatementsFor); err != nil {
+			return nil, err
+		}
+		for _, d := range dialects {
+			stmts, ok := t.StatementsFor[d]
+			if !ok {
+				continue
+			}
+			n, err := checkStatements(f+".statements_for."+d, stmts)
+			if err != nil {
+				return nil, err
+			}
+			if n != total {
+				return nil, fmt.Errorf("%s.statements_for.%s: %d '?' placeholders, but statements have %d; both take the same args", f, d, n, total)
+			}
+		}
+		ct := &test{CustomTest: t}
+		if ct.args, err = parseArgs(f+".args", t.Args, total); err != nil {
+			return nil, err
+		}
 		pl.tests = append(pl.tests, ct)
 	}
 	for _, n := range p.Tests {
@@ -213,9 +271,13 @@ func (pl *plan) prepareStep(p workload.Params) workload.Step {
 				return t, fmt.Errorf("prepare: connect: %w", err)
 			}
 			defer conn.Close()
-			for i, s := range pl.c.Setup {
+			setup, field := pl.c.Setup, "workload.custom.setup"
+			if alt, ok := pl.c.SetupFor[sqldb.Dialect().Name]; ok {
+				setup, field = alt, field+"_for."+sqldb.Dialect().Name
+			}
+			for i, s := range setup {
 				if _, err := conn.Exec(ctx, s); err != nil {
-					return t, fmt.Errorf("prepare: workload.custom.setup[%d]: %w", i, err)
+					return t, fmt.Errorf("prepare: %s[%d]: %w", field, i, err)
 				}
 				t.Statements++
 			}

@@ -16,6 +16,7 @@ type worker struct {
 	t                       *test
 	conn                    engine.Conn
 	stmts                   []engine.Stmt
+	counts                  []int  // placeholders per statement
 	query                   []bool // the statement returns rows (Query, not Exec)
 	begin, commit, rollback engine.Stmt
 	r                       *sysbench.Rand
@@ -68,7 +69,9 @@ func (w *worker) prepare(ctx context.Context, d engine.Dialect, unprepared bool)
 			return err
 		}
 	}
-	for i, q := range w.t.Statements {
+	stmts, counts := w.t.statements(d.Name)
+	w.counts = counts
+	for i, q := range stmts {
 		st, err := stmt(d.Bind(q), cost)
 		if err != nil {
 			return fmt.Errorf("statements[%d]: %w", i, err)
@@ -112,13 +115,13 @@ func (w *worker) Op(ctx context.Context) (workload.Tally, error) {
 	next := 0
 	for i, st := range w.stmts {
 		args := w.vals[:0]
-		for _, a := range w.t.args[next : next+w.t.counts[i]] {
+		for _, a := range w.t.args[next : next+w.counts[i]] {
 			var v any
 			v, w.buf = a.draw(w.r, w.id, w.buf)
 			args = append(args, v)
 		}
 		w.vals = args
-		next += w.t.counts[i]
+		next += w.counts[i]
 		var n int64
 		var err error
 		if w.query[i] {
