@@ -122,15 +122,19 @@ func formatFor(path, format string) (string, error) {
 			format = "markdown"
 		case ".html", ".htm":
 			format = "html"
+		case ".json":
+			format = "json"
+		case ".csv":
+			format = "csv"
 		default:
 			format = "text"
 		}
 	}
 	switch format {
-	case "text", "markdown", "html":
+	case "text", "markdown", "html", "json", "csv":
 		return format, nil
 	}
-	return "", usagef("flag --format: %q is not supported; want text, markdown or html", format)
+	return "", usagef("flag --format: %q is not supported; want text, markdown, html, json or csv", format)
 }
 
 func writeReportFile(d *report.Data, r *report.Report, path, format string) error {
@@ -147,6 +151,10 @@ func writeReportFile(d *report.Data, r *report.Report, path, format string) erro
 		err = report.WriteMarkdown(f, r)
 	case "html":
 		err = report.WriteHTML(f, d, r)
+	case "json":
+		err = report.WriteJSON(f, d)
+	case "csv":
+		err = report.WriteCSV(f, d)
 	default:
 		err = report.WriteText(f, r, report.TextOptions{})
 	}
@@ -170,12 +178,12 @@ func runReport(env Env, args []string) error {
 	fs.SetOutput(io.Discard)
 	storeFlag := fs.String("store", "", "results database: a SQLite file or a postgres:// URL (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
 	id := fs.Int64("experiment", 0, "experiment ID (default: the most recent)")
-	format := fs.String("format", "", "text, markdown or html (one self-contained page with charts); default from the -o file name, else text")
+	format := fs.String("format", "", "text, markdown, html (one self-contained page with charts), json or csv (every result, machine-readable); default from the -o file name, else text")
 	out := fs.String("o", "", "write to this file instead of standard output")
 	color := fs.String("color", "auto", "terminal colours: auto, always or never")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, "Usage: benchlab report [--experiment N] [--format text|markdown] [-o file]")
+			fmt.Fprintln(env.Stdout, "Usage: benchlab report [--experiment N] [--format text|markdown|html|json|csv] [-o file]")
 			fs.SetOutput(env.Stdout)
 			fs.PrintDefaults()
 			return errHelp
@@ -216,6 +224,10 @@ func runReport(env Env, args []string) error {
 		return report.WriteMarkdown(env.Stdout, r)
 	case "html":
 		return report.WriteHTML(env.Stdout, d, r)
+	case "json":
+		return report.WriteJSON(env.Stdout, d)
+	case "csv":
+		return report.WriteCSV(env.Stdout, d)
 	}
 	return report.WriteText(env.Stdout, r, report.TextOptions{Color: useColor})
 }

@@ -1,0 +1,209 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"strconv"
+	"time"
+)
+
+// Record is one stored step result flattened for machine-readable output
+// (`benchlab report --format json|csv`): what ran where, its counts and
+// rates, latency in milliseconds, and the raw efficiency counters of the
+// measured interval. Counters that were not measured or not readable are
+// null in JSON and empty in CSV; units are in the names.
+type Record struct {
+	Experiment   int64              `json:"experiment"`
+	Run          int64              `json:"run"`
+	Target       string             `json:"target"`
+	Engine       string             `json:"engine"`
+	Version      string             `json:"version"`
+	Repeat       int                `json:"repeat"`
+	RunStatus    string             `json:"run_status"`
+	Seq          int                `json:"seq"`
+	Test         string             `json:"test"`
+	Family       string             `json:"family"`
+	Group        string             `json:"group"`
+	Role         string             `json:"role"`
+	Threads      int                `json:"threads"`
+	Warm         bool               `json:"warm"`
+	Action       bool               `json:"action"`
+	Status       string             `json:"status"`
+	Metric       string             `json:"metric"`
+	Started      string             `json:"started"`
+	Seconds      float64            `json:"seconds"`
+	Events       int64              `json:"events"`
+	Statements   int64              `json:"statements"`
+	Rows         int64              `json:"rows"`
+	Errors       int64              `json:"errors"`
+	QPS          float64            `json:"qps"`
+	TPS          float64            `json:"tps"`
+	Throughput   float64            `json:"throughput"`
+	TargetRate   float64            `json:"target_rate"`
+	LatMeanMs    float64            `json:"lat_mean_ms"`
+	LatP50Ms     float64            `json:"lat_p50_ms"`
+	LatP95Ms     float64            `json:"lat_p95_ms"`
+	LatP99Ms     float64            `json:"lat_p99_ms"`
+	LatP999Ms    float64            `json:"lat_p999_ms"`
+	LatMaxMs     float64            `json:"lat_max_ms"`
+	EffSeconds   *float64           `json:"eff_seconds"`
+	ServerCPUS   *float64           `json:"server_cpu_s"`
+	ClientCPUS   *float64           `json:"client_cpu_s"`
+	ServerReadB  *int64             `json:"server_read_bytes"`
+	ServerWriteB *int64             `json:"server_write_bytes"`
+	ServerReads  *int64             `json:"server_read_calls"`
+	ServerWrites *int64             `json:"server_write_calls"`
+	ServerCS     *int64             `json:"server_context_switches"`
+	ClientCS     *int64             `json:"client_context_switches"`
+	ServerRSSB   *int64             `json:"server_peak_rss_bytes"`
+	Device       string             `json:"device"`
+	DevReads     *int64             `json:"device_reads"`
+	DevWrites    *int64             `json:"device_writes"`
+	DevReadB     *int64             `json:"device_read_bytes"`
+	DevWriteB    *int64             `json:"device_write_bytes"`
+	StealPct     *float64           `json:"steal_pct"`
+	ForeignPct   *float64           `json:"foreign_cpu_pct"`
+	DBBytes      *int64             `json:"db_bytes"`
+	Facts        map[string]float64 `json:"facts,omitempty"`
+	// Intervals are the 1-second series (JSON only).
+	Intervals []IntervalRecord `json:"intervals,omitempty"`
+}
+
+// IntervalRecord is one second of a step's series.
+type IntervalRecord struct {
+	Sec        int     `json:"sec"`
+	Seconds    float64 `json:"seconds"`
+	Events     int64   `json:"events"`
+	Statements int64   `json:"statements"`
+	Errors     int64   `json:"errors"`
+	P95Ms      float64 `json:"p95_ms"`
+	MaxMs      float64 `json:"max_ms"`
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// measuredI is v, or nil for the not-measured and not-readable sentinels.
+func measuredI(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
+}
+
+func measuredF(v float64) *float64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
+}
+
+// Records flattens d's results in run order, then step order.
+func Records(d *Data) []Record {
+	var out []Record
+	for _, run := range d.Runs {
+		for _, r := range d.Results[run.ID] {
+			rec := Record{Experiment: d.Experiment.ID, Run: run.ID, Target: run.Target, Engine: run.Engine,
+				Version: run.Version, Repeat: run.Repeat, RunStatus: run.Status, Seq: r.Seq, Test: r.Test,
+				Family: r.Family, Group: r.Group, Role: r.Role.Name, Threads: r.Threads, Warm: r.Warm, Action: r.Action,
+				Status: r.Status, Metric: r.Metric, Started: r.Started.UTC().Format(time.RFC3339Nano), Seconds: r.Seconds,
+				Events: r.Events, Statements: r.Statements, Rows: r.Rows, Errors: r.Errors,
+				QPS: r.QPS(), TPS: r.TPS(), Throughput: r.Throughput(), TargetRate: r.Role.TargetRate,
+				LatMeanMs: msOf(r.Latency.Mean), LatP50Ms: msOf(r.Latency.P50), LatP95Ms: msOf(r.Latency.P95),
+				LatP99Ms: msOf(r.Latency.P99), LatP999Ms: msOf(r.Latency.P999), LatMaxMs: msOf(r.Latency.Max),
+				Facts: r.Facts}
+			if r.DBBytes != 0 {
+				rec.DBBytes = measuredI(r.DBBytes)
+			}
+			if e := r.Eff; e != nil {
+				rec.EffSeconds, rec.ServerCPUS, rec.ClientCPUS = measuredF(e.Seconds), measuredF(e.ServerCPU), measuredF(e.ClientCPU)
+				rec.ServerReadB, rec.ServerWriteB = measuredI(e.ServerReadBytes), measuredI(e.ServerWriteBytes)
+				rec.ServerReads, rec.ServerWrites = measuredI(e.ServerReadCalls), measuredI(e.ServerWriteCalls)
+				rec.ServerCS, rec.ClientCS, rec.ServerRSSB = measuredI(e.ServerCS), measuredI(e.ClientCS), measuredI(e.ServerPeakRSS)
+				rec.Device = e.Device
+				rec.DevReads, rec.DevWrites = measuredI(e.DevReads), measuredI(e.DevWrites)
+				rec.DevReadB, rec.DevWriteB = measuredI(e.DevReadBytes), measuredI(e.DevWriteBytes)
+				rec.StealPct, rec.ForeignPct = measuredF(e.StealPct()), measuredF(e.ForeignPct())
+			}
+			for _, iv := range r.Intervals {
+				rec.Intervals = append(rec.Intervals, IntervalRecord{Sec: iv.Sec, Seconds: iv.Seconds, Events: iv.Events,
+					Statements: iv.Statements, Errors: iv.Errors, P95Ms: msOf(iv.P95), MaxMs: msOf(iv.Max)})
+			}
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// WriteJSON writes the experiment (with its spec) and every result with its
+// 1-second series as one JSON document.
+func WriteJSON(w io.Writer, d *Data) error {
+	doc := struct {
+		Experiment int64                      `json:"experiment"`
+		Name       string                     `json:"name"`
+		Base       string                     `json:"base"`
+		Preset     string                     `json:"preset"`
+		Created    string                     `json:"created"`
+		Targets    []string                   `json:"targets"`
+		Spec       string                     `json:"spec"`
+		Manifests  map[string]json.RawMessage `json:"manifests"`
+		Results    []Record                   `json:"results"`
+	}{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Base: d.Experiment.Base, Preset: d.Experiment.Preset,
+		Created: d.Experiment.Created.UTC().Format(time.RFC3339), Targets: d.Experiment.Targets, Spec: d.Experiment.Spec,
+		Manifests: map[string]json.RawMessage{}, Results: Records(d)}
+	for _, r := range d.Runs {
+		m := json.RawMessage(r.Manifest)
+		if !json.Valid(m) {
+			m, _ = json.Marshal(r.Manifest)
+		}
+		doc.Manifests[strconv.FormatInt(r.ID, 10)] = m
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+// WriteCSV writes one line per result, with a header line; facts and
+// intervals are left out (see WriteJSON).
+func WriteCSV(w io.Writer, d *Data) error {
+	cw := csv.NewWriter(w)
+	header := []string{"experiment", "run", "target", "engine", "version", "repeat", "run_status", "seq", "test", "family",
+		"group", "role", "threads", "warm", "action", "status", "metric", "started", "seconds", "events", "statements",
+		"rows", "errors", "qps", "tps", "throughput", "target_rate", "lat_mean_ms", "lat_p50_ms", "lat_p95_ms",
+		"lat_p99_ms", "lat_p999_ms", "lat_max_ms", "eff_seconds", "server_cpu_s", "client_cpu_s", "server_read_bytes",
+		"server_write_bytes", "server_read_calls", "server_write_calls", "server_context_switches",
+		"client_context_switches", "server_peak_rss_bytes", "device", "device_reads", "device_writes",
+		"device_read_bytes", "device_write_bytes", "steal_pct", "foreign_cpu_pct", "db_bytes"}
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	pf := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return f(*p)
+	}
+	pi := func(p *int64) string {
+		if p == nil {
+			return ""
+		}
+		return i(*p)
+	}
+	for _, r := range Records(d) {
+		line := []string{i(r.Experiment), i(r.Run), r.Target, r.Engine, r.Version, strconv.Itoa(r.Repeat), r.RunStatus,
+			strconv.Itoa(r.Seq), r.Test, r.Family, r.Group, r.Role, strconv.Itoa(r.Threads), strconv.FormatBool(r.Warm),
+			strconv.FormatBool(r.Action), r.Status, r.Metric, r.Started, f(r.Seconds), i(r.Events), i(r.Statements),
+			i(r.Rows), i(r.Errors), f(r.QPS), f(r.TPS), f(r.Throughput), f(r.TargetRate), f(r.LatMeanMs), f(r.LatP50Ms),
+			f(r.LatP95Ms), f(r.LatP99Ms), f(r.LatP999Ms), f(r.LatMaxMs), pf(r.EffSeconds), pf(r.ServerCPUS),
+			pf(r.ClientCPUS), pi(r.ServerReadB), pi(r.ServerWriteB), pi(r.ServerReads), pi(r.ServerWrites),
+			pi(r.ServerCS), pi(r.ClientCS), pi(r.ServerRSSB), r.Device, pi(r.DevReads), pi(r.DevWrites),
+			pi(r.DevReadB), pi(r.DevWriteB), pf(r.StealPct), pf(r.ForeignPct), pi(r.DBBytes)}
+		if err := cw.Write(line); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
