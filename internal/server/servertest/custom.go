@@ -1,7 +1,6 @@
 package servertest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -68,32 +67,15 @@ statements_for = { postgres = ["SELECT id FROM accounts ORDER BY balance DESC, i
 func Custom(t *testing.T, engineName string) {
 	Setup(t)
 	dir := t.TempDir()
-	work := filepath.Join(dir, "work")
 	specFile := filepath.Join(dir, "custom.toml")
 	if err := os.WriteFile(specFile, []byte(fmt.Sprintf(customSpec, engineName)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(dir, "results.db")
-	var stdout, stderr bytes.Buffer
-	code := cli.Main(cli.Env{Stdout: &stdout, Stderr: &stderr}, []string{"run", specFile, "--store", db, "--workdir", work})
-	if code != cli.ExitOK {
-		t.Fatalf("benchlab run exit code %d, want 0\n%s\n%s", code, stdout.String(), stderr.String())
+	st, runs, _ := runSpec(t, dir, specFile, cli.ExitOK)
+	if len(runs) != 1 || runs[0].Status != store.StatusOK {
+		t.Fatalf("runs: %+v", runs)
 	}
-	NoProcs(t, work)
-	st, err := store.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	ctx := context.Background()
-	exps, err := st.Experiments(ctx)
-	if err != nil || len(exps) != 1 {
-		t.Fatalf("experiments: %v %v", exps, err)
-	}
-	runs, err := st.Runs(ctx, exps[0].ID)
-	if err != nil || len(runs) != 1 || runs[0].Status != store.StatusOK {
-		t.Fatalf("runs: %+v %v", runs, err)
-	}
 	res, err := st.Results(ctx, runs[0].ID, false)
 	if err != nil {
 		t.Fatal(err)

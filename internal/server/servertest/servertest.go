@@ -181,7 +181,6 @@ func Run(ctx context.Context, t *testing.T, s spec.Spec, out io.Writer) (*store.
 func Matrix(t *testing.T, engine, versionPrefix string, base, variant map[string]string) {
 	Setup(t)
 	dir := t.TempDir()
-	work := filepath.Join(dir, "work")
 	specFile := filepath.Join(dir, "matrix.toml")
 	var b strings.Builder
 	fmt.Fprintf(&b, "name = %q\n\n", engine+"-matrix")
@@ -197,30 +196,13 @@ func Matrix(t *testing.T, engine, versionPrefix string, base, variant map[string
 	if err := os.WriteFile(specFile, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(dir, "results.db")
+	st, runs, db := runSpec(t, dir, specFile, cli.ExitOK)
+	ctx := context.Background()
+	if len(runs) != 2 {
+		t.Fatalf("runs: %v", runs)
+	}
 	var stdout, stderr bytes.Buffer
 	env := cli.Env{Stdout: &stdout, Stderr: &stderr}
-	code := cli.Main(env, []string{"run", specFile, "--store", db, "--workdir", work})
-	t.Logf("benchlab run: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
-	if code != cli.ExitOK {
-		t.Fatalf("benchlab run exit code %d, want 0", code)
-	}
-	NoProcs(t, work)
-
-	st, err := store.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ctx := context.Background()
-	exps, err := st.Experiments(ctx)
-	if err != nil || len(exps) != 1 {
-		t.Fatalf("experiments: %v %v", exps, err)
-	}
-	runs, err := st.Runs(ctx, exps[0].ID)
-	if err != nil || len(runs) != 2 {
-		t.Fatalf("runs: %v %v", runs, err)
-	}
 	for _, r := range runs {
 		if r.Status != store.StatusOK || !strings.HasPrefix(r.Version, versionPrefix) {
 			t.Errorf("run %s: status %s version %q error %q; want ok and version %s*", r.Target, r.Status, r.Version, r.Error, versionPrefix)
@@ -269,13 +251,44 @@ func Matrix(t *testing.T, engine, versionPrefix string, base, variant map[string
 	}
 }
 
+// runSpec runs `benchlab run specFile` with its results and work dir under
+// dir, checks the exit code and that no server is left running, and returns
+// the store (closed when the test ends), the runs of the one experiment it
+// holds, and its path.
+func runSpec(t *testing.T, dir, specFile string, wantCode int) (*store.Store, []store.Run, string) {
+	t.Helper()
+	work := filepath.Join(dir, "work")
+	db := filepath.Join(dir, "results.db")
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(cli.Env{Stdout: &stdout, Stderr: &stderr}, []string{"run", specFile, "--store", db, "--workdir", work})
+	t.Logf("benchlab run: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	if code != wantCode {
+		t.Fatalf("benchlab run exit code %d, want %d", code, wantCode)
+	}
+	NoProcs(t, work)
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	exps, err := st.Experiments(ctx)
+	if err != nil || len(exps) != 1 {
+		t.Fatalf("experiments: %v %v", exps, err)
+	}
+	runs, err := st.Runs(ctx, exps[0].ID)
+	if err != nil {
+		t.Fatalf("runs: %v", err)
+	}
+	return st, runs, db
+}
+
 // BadSetting runs a target with a setting the server rejects before a good
 // one through `benchlab run`: exit code 1, the bad run failed with an error
 // naming the target and quoting the server log, the good run ok.
 func BadSetting(t *testing.T, engine string, bad map[string]string, wantInLog string) {
 	Setup(t)
 	dir := t.TempDir()
-	work := filepath.Join(dir, "work")
 	specFile := filepath.Join(dir, "bad.toml")
 	var b strings.Builder
 	b.WriteString("name = \"bad-setting\"\n\n[[target]]\nname = \"broken\"\nengine = \"" + engine + "\"\n[target.settings]\n")
@@ -288,24 +301,9 @@ func BadSetting(t *testing.T, engine string, bad map[string]string, wantInLog st
 	if err := os.WriteFile(specFile, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(dir, "results.db")
-	var stdout, stderr bytes.Buffer
-	code := cli.Main(cli.Env{Stdout: &stdout, Stderr: &stderr}, []string{"run", specFile, "--store", db, "--workdir", work})
-	t.Logf("benchlab run: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
-	if code != cli.ExitFailure {
-		t.Errorf("exit code %d, want %d", code, cli.ExitFailure)
-	}
-	NoProcs(t, work)
-	st, err := store.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ctx := context.Background()
-	exps, _ := st.Experiments(ctx)
-	runs, err := st.Runs(ctx, exps[0].ID)
-	if err != nil || len(runs) != 2 {
-		t.Fatalf("runs: %v %v", runs, err)
+	_, runs, _ := runSpec(t, dir, specFile, cli.ExitFailure)
+	if len(runs) != 2 {
+		t.Fatalf("runs: %v", runs)
 	}
 	if r := runs[0]; r.Status != store.StatusFailed || !strings.Contains(r.Error, "target broken") ||
 		!strings.Contains(r.Error, wantInLog) || !strings.Contains(r.Error, "last lines of the server log") {
