@@ -108,6 +108,10 @@ type CustomTest struct {
 	// take the same Args, so they must have as many placeholders.
 	StatementsFor map[string][]string `toml:"statements_for,omitempty"`
 	Args          []string            `toml:"args,omitempty"`
+	// Mix makes this test a mix of other tests instead of statements of its
+	// own: each operation runs one of the named tests, drawn with the given
+	// relative weights, on the worker's one connection.
+	Mix map[string]float64 `toml:"mix,omitempty"`
 	// Transaction wraps each operation in BEGIN ... COMMIT (counted as
 	// statements, as sysbench counts them).
 	Transaction bool `toml:"transaction,omitempty"`

@@ -243,3 +243,76 @@ func worker0(t *testing.T, st workload.Step, db engine.DB, id int) workload.Work
 	}
 	return w
 }
+
+// TestMix runs a mix of a read and an insert on SQLite: each operation runs
+// one of them, drawn by weight (3:1), on one connection, and the mix is a
+// write test because one of its tests writes.
+func TestMix(t *testing.T) {
+	ctx := context.Background()
+	drv, _ := engine.Lookup("sqlite")
+	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: "sqlite"}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p := accounts(1000)
+	p.Custom.Tests = append(p.Custom.Tests, workload.CustomTest{Name: "oltp", Mix: map[string]float64{"balance": 3, "open": 1}})
+	p.Tests = []string{"oltp"}
+	steps, err := Suite{}.Plan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 2 || steps[1].Name != "oltp" || !steps[1].Write {
+		t.Fatalf("plan: %d steps, second %q write %v; want prepare and the oltp write test", len(steps), steps[1].Name, steps[1].Write)
+	}
+	if _, err := steps[0].Action(ctx, db, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	w := worker0(t, steps[1], db, 0)
+	defer w.Close()
+	const ops = 800
+	for range ops {
+		tl, err := w.Op(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tl.Statements != 1 || tl.Rows != 1 {
+			t.Fatalf("an operation of the mix: %+v, want 1 statement and 1 row", tl)
+		}
+	}
+	admin, _ := db.(engine.SQL).Connect(ctx)
+	defer admin.Close()
+	v, err := admin.Values(ctx, "SELECT count(*) FROM accounts WHERE id > 1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 800 draws at 1/4: 200 inserts expected, standard deviation 12.
+	n, _ := strconv.Atoi(v[0][0])
+	if n < 150 || n > 250 {
+		t.Fatalf("%d of %d operations were inserts, want about 200 (weights 3:1)", n, ops)
+	}
+}
+
+func TestMixErrors(t *testing.T) {
+	for _, c := range []struct {
+		mix  workload.CustomTest
+		want string
+	}{
+		{workload.CustomTest{Name: "m", Mix: map[string]float64{"nope": 1}}, `no test named "nope"`},
+		{workload.CustomTest{Name: "m", Mix: map[string]float64{"balance": 0}}, "want a number > 0"},
+		{workload.CustomTest{Name: "m", Mix: map[string]float64{"balance": 1}, Statements: []string{"SELECT 1"}}, "takes no statements"},
+	} {
+		p := accounts(100)
+		p.Custom.Tests = append(p.Custom.Tests, c.mix)
+		err := Suite{}.Check(p)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "workload.custom.test[4].mix") {
+			t.Errorf("%+v: error %v, want workload.custom.test[4].mix ... %s", c.mix, err, c.want)
+		}
+	}
+	p := accounts(100)
+	p.Custom.Tests = append(p.Custom.Tests, workload.CustomTest{Name: "m", Mix: map[string]float64{"balance": 1}},
+		workload.CustomTest{Name: "mm", Mix: map[string]float64{"m": 1}})
+	if err := (Suite{}).Check(p); err == nil || !strings.Contains(err.Error(), "is a mix itself") {
+		t.Errorf("nested mix: %v", err)
+	}
+}

@@ -47,6 +47,9 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9._=+-]+$`)
 type test struct {
 	workload.CustomTest
 	args []*arg
+	// mix and weights are a mix test's tests, in name order, and their weights.
+	mix     []*test
+	weights []float64
 }
 
 // statements returns the test's statements for dialect d and the number of
@@ -160,6 +163,13 @@ func check(p workload.Params) (*plan, error) {
 			return nil, fmt.Errorf("%s.name: %q is used by two tests", f, t.Name)
 		}
 		seen[t.Name] = true
+		if len(t.Mix) > 0 {
+			if len(t.Statements) > 0 || len(t.StatementsFor) > 0 || len(t.Args) > 0 || t.Transaction {
+				return nil, fmt.Errorf("%s.mix: a mix runs other tests; it takes no statements, args or transaction of its own", f)
+			}
+			pl.tests = append(pl.tests, &test{CustomTest: t})
+			continue
+		}
 		total, err := checkStatements(f+".statements", t.Statements)
 		if err != nil {
 			return nil, err
@@ -186,6 +196,9 @@ func check(p workload.Params) (*plan, error) {
 		}
 		pl.tests = append(pl.tests, ct)
 	}
+	if err := resolveMixes(pl.tests); err != nil {
+		return nil, err
+	}
 	for _, n := range p.Tests {
 		if !seen[n] {
 			names := make([]string, len(c.Tests))
@@ -208,6 +221,42 @@ func check(p workload.Params) (*plan, error) {
 		}
 	}
 	return pl, nil
+}
+
+// resolveMixes links each mix test to the tests it names, which must exist
+// and not be mixes themselves, with positive weights. A mix writes when one
+// of its tests does.
+func resolveMixes(tests []*test) error {
+	byName := map[string]*test{}
+	for _, t := range tests {
+		byName[t.Name] = t
+	}
+	for i, t := range tests {
+		if len(t.Mix) == 0 {
+			continue
+		}
+		f := fmt.Sprintf("workload.custom.test[%d].mix", i)
+		names := make([]string, 0, len(t.Mix))
+		for n := range t.Mix {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			m, ok := byName[n]
+			switch {
+			case !ok:
+				return fmt.Errorf("%s: no test named %q", f, n)
+			case len(m.Mix) > 0:
+				return fmt.Errorf("%s: %q is a mix itself; a mix names tests with statements", f, n)
+			case !(t.Mix[n] > 0):
+				return fmt.Errorf("%s: weight %v of %q; want a number > 0", f, t.Mix[n], n)
+			}
+			t.mix = append(t.mix, m)
+			t.weights = append(t.weights, t.Mix[n])
+			t.Write = t.Write || m.Write
+		}
+	}
+	return nil
 }
 
 // Plan returns prepare (setup and load), then the selected tests in the

@@ -11,18 +11,26 @@ import (
 	"benchlab/internal/workload/sysbench"
 )
 
-// worker runs one custom test's operations on its own connection.
+// worker runs one custom test's operations on its own connection: the
+// test's statements, or for a mix one of its tests' per operation, drawn
+// by weight.
 type worker struct {
+	conn  engine.Conn
+	parts []*part
+	cum   []float64 // cumulative weights of parts, ending at 1
+	r     *sysbench.Rand
+	id    int
+	vals  []any
+	buf   []byte
+}
+
+// part is one test's statements prepared on the worker's connection.
+type part struct {
 	t                       *test
-	conn                    engine.Conn
 	stmts                   []engine.Stmt
 	counts                  []int  // placeholders per statement
 	query                   []bool // the statement returns rows (Query, not Exec)
 	begin, commit, rollback engine.Stmt
-	r                       *sysbench.Rand
-	id                      int
-	vals                    []any
-	buf                     []byte
 }
 
 func newWorker(ctx context.Context, t *test, p workload.Params, db engine.DB, id int, seed uint64) (*worker, error) {
@@ -34,50 +42,64 @@ func newWorker(ctx context.Context, t *test, p workload.Params, db engine.DB, id
 	if err != nil {
 		return nil, fmt.Errorf("custom: connect: %w", err)
 	}
-	w := &worker{t: t, conn: conn, r: sysbench.NewRand(seed), id: id}
-	if err := w.prepare(ctx, sqldb.Dialect(), p.Unprepared); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("custom %s: %w", t.Name, err)
+	w := &worker{conn: conn, r: sysbench.NewRand(seed), id: id}
+	tests, weights := []*test{t}, []float64{1}
+	if len(t.mix) > 0 {
+		tests, weights = t.mix, t.weights
+	}
+	total, sum := 0.0, 0.0
+	for _, x := range weights {
+		total += x
+	}
+	for i, mt := range tests {
+		pt := &part{t: mt}
+		w.parts = append(w.parts, pt)
+		if err := pt.prepare(ctx, conn, sqldb.Dialect(), p.Unprepared); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("custom %s: %s: %w", t.Name, mt.Name, err)
+		}
+		sum += weights[i]
+		w.cum = append(w.cum, sum/total)
 	}
 	return w, nil
 }
 
-func (w *worker) prepare(ctx context.Context, d engine.Dialect, unprepared bool) error {
+func (pt *part) prepare(ctx context.Context, conn engine.Conn, d engine.Dialect, unprepared bool) error {
 	cost := engine.Short
-	if w.t.Long {
+	if pt.t.Long {
 		cost = engine.Long
 	}
 	stmt := func(sql string, c engine.Cost) (engine.Stmt, error) {
 		if unprepared {
-			return engine.TextStmt{Conn: w.conn, SQL: sql, Short: c == engine.Short}, nil
+			return engine.TextStmt{Conn: conn, SQL: sql, Short: c == engine.Short}, nil
 		}
-		return w.conn.Prepare(ctx, sql, c)
+		return conn.Prepare(ctx, sql, c)
 	}
 	var err error
-	if w.t.Transaction {
+	if pt.t.Transaction {
 		begin := d.BeginRead
-		if w.t.Write {
+		if pt.t.Write {
 			begin = d.BeginWrite
 		}
-		if w.begin, err = stmt(begin, engine.Short); err != nil {
+		if pt.begin, err = stmt(begin, engine.Short); err != nil {
 			return err
 		}
-		if w.commit, err = stmt("COMMIT", engine.Short); err != nil {
+		if pt.commit, err = stmt("COMMIT", engine.Short); err != nil {
 			return err
 		}
-		if w.rollback, err = stmt("ROLLBACK", engine.Short); err != nil {
+		if pt.rollback, err = stmt("ROLLBACK", engine.Short); err != nil {
 			return err
 		}
 	}
-	stmts, counts := w.t.statements(d.Name)
-	w.counts = counts
+	stmts, counts := pt.t.statements(d.Name)
+	pt.counts = counts
 	for i, q := range stmts {
 		st, err := stmt(d.Bind(q), cost)
 		if err != nil {
 			return fmt.Errorf("statements[%d]: %w", i, err)
 		}
-		w.stmts = append(w.stmts, st)
-		w.query = append(w.query, returnsRows(q))
+		pt.stmts = append(pt.stmts, st)
+		pt.query = append(pt.query, returnsRows(q))
 	}
 	return nil
 }
@@ -102,29 +124,44 @@ func returnsRows(sql string) bool {
 	return false
 }
 
-// Op runs the test's statements once, in a transaction when the test says
-// so. Rows are those returned by queries plus those changed by the others.
+// Op runs the test's statements once (for a mix, those of one of its tests,
+// drawn by weight), in a transaction when the test says so. Rows are those
+// returned by queries plus those changed by the others.
 func (w *worker) Op(ctx context.Context) (workload.Tally, error) {
+	p := w.parts[0]
+	if len(w.parts) > 1 {
+		u := w.r.Float()
+		for i, c := range w.cum {
+			if u < c || i == len(w.cum)-1 {
+				p = w.parts[i]
+				break
+			}
+		}
+	}
+	return w.run(ctx, p)
+}
+
+func (w *worker) run(ctx context.Context, p *part) (workload.Tally, error) {
 	var t workload.Tally
-	if w.begin != nil {
-		if _, err := w.begin.Exec(ctx); err != nil {
+	if p.begin != nil {
+		if _, err := p.begin.Exec(ctx); err != nil {
 			return t, fmt.Errorf("begin: %w", err)
 		}
 		t.Statements++
 	}
 	next := 0
-	for i, st := range w.stmts {
+	for i, st := range p.stmts {
 		args := w.vals[:0]
-		for _, a := range w.t.args[next : next+w.counts[i]] {
+		for _, a := range p.t.args[next : next+p.counts[i]] {
 			var v any
 			v, w.buf = a.draw(w.r, w.id, w.buf)
 			args = append(args, v)
 		}
 		w.vals = args
-		next += w.counts[i]
+		next += p.counts[i]
 		var n int64
 		var err error
-		if w.query[i] {
+		if p.query[i] {
 			n, err = st.Query(ctx, args...)
 		} else {
 			n, err = st.Exec(ctx, args...)
@@ -132,15 +169,15 @@ func (w *worker) Op(ctx context.Context) (workload.Tally, error) {
 		t.Statements++
 		t.Rows += n
 		if err != nil {
-			if w.rollback != nil {
-				w.rollback.Exec(context.WithoutCancel(ctx))
+			if p.rollback != nil {
+				p.rollback.Exec(context.WithoutCancel(ctx))
 			}
 			return t, fmt.Errorf("statements[%d]: %w", i, err)
 		}
 	}
-	if w.commit != nil {
-		if _, err := w.commit.Exec(ctx); err != nil {
-			w.rollback.Exec(context.WithoutCancel(ctx))
+	if p.commit != nil {
+		if _, err := p.commit.Exec(ctx); err != nil {
+			p.rollback.Exec(context.WithoutCancel(ctx))
 			return t, fmt.Errorf("commit: %w", err)
 		}
 		t.Statements++
@@ -150,9 +187,11 @@ func (w *worker) Op(ctx context.Context) (workload.Tally, error) {
 
 // Close releases the statements and the connection.
 func (w *worker) Close() error {
-	for _, s := range append(w.stmts, w.begin, w.commit, w.rollback) {
-		if s != nil {
-			s.Close()
+	for _, p := range w.parts {
+		for _, s := range append(p.stmts, p.begin, p.commit, p.rollback) {
+			if s != nil {
+				s.Close()
+			}
 		}
 	}
 	return w.conn.Close()
