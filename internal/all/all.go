@@ -13,4 +13,5 @@ import (
 	_ "benchlab/internal/workload/insertbench" // Insert Benchmark
 	_ "benchlab/internal/workload/kv"          // db_bench step sequence
 	_ "benchlab/internal/workload/sysbench"    // sysbench microbenchmarks
+	_ "benchlab/internal/workload/tpcc"        // TPC-C
 )

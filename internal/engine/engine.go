@@ -183,6 +183,10 @@ type Stmt interface {
 	Exec(ctx context.Context, args ...any) (int64, error)
 	// Query runs the statement, reads every row and returns how many.
 	Query(ctx context.Context, args ...any) (int64, error)
+	// Values runs the statement and returns every row's columns as text,
+	// NULL as "": for workloads whose next statement depends on what the
+	// last one read (TPC-C). It allocates per row; Query does not.
+	Values(ctx context.Context, args ...any) ([][]string, error)
 	Close() error
 }
 

@@ -26,6 +26,11 @@ func (t TextStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	return t.Conn.Exec(t.ctx(ctx), t.SQL, args...)
 }
 
+// Values runs the statement and returns its rows as text.
+func (t TextStmt) Values(ctx context.Context, args ...any) ([][]string, error) {
+	return t.Conn.Values(t.ctx(ctx), t.SQL, args...)
+}
+
 // Query runs the statement and counts the rows it returns.
 func (t TextStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	return t.Conn.Query(t.ctx(ctx), t.SQL, args...)

@@ -180,7 +180,7 @@ func BuildWith(d *Data, opt Options) *Report {
 			r.Tables = append(r.Tables, *seq)
 		}
 	}
-	abs := Table{Title: "Absolute throughput", Legend: "queries per second (scan: thousand rows scanned per second)",
+	abs := Table{Title: "Absolute throughput", Legend: "queries per second (scan: thousand rows scanned per second; tpcc: tpmC, New-Order transactions committed per minute)",
 		Columns: targets}
 	for _, k := range keys {
 		row := Row{Group: groups[k], Label: label(k)}
@@ -267,6 +267,9 @@ func header(d *Data) []string {
 			h = append(h, fmt.Sprintf("workload: Insert Benchmark (%s), %d client(s), %d rows loaded, %d inserts in l.i1+l.i2, "+
 				"query steps of %s at %v inserts/s per client, %s pacing, repeats %d",
 				tests, w.Clients, w.Rows, w.Inserts, w.QueryTime.Duration, w.Rates, pacing, w.Repeats))
+		} else if w.Suite == "tpcc" {
+			h = append(h, fmt.Sprintf("workload: TPC-C, %d warehouse(s), terminals %v, %s measured each after a %s warm-up, no think time, repeats %d",
+				w.Warehouses, w.Threads, w.WriteTime.Duration, w.Warmup.Duration, w.Repeats))
 		} else if w.Suite == "custom" {
 			names := make([]string, len(w.Custom.Tests))
 			for i, t := range w.Custom.Tests {

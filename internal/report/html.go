@@ -373,8 +373,11 @@ func buildCharts(d *Data) []chartDef {
 // intervalRate is one second's throughput in its result's metric: rows for
 // the Insert Benchmark's inserts (ips), statements otherwise.
 func intervalRate(r store.Result, iv store.Interval) float64 {
-	if r.Metric == "ips" {
+	switch r.Metric {
+	case "ips":
 		return rate(iv.Rows, iv.Seconds)
+	case "tpmc":
+		return 60 * rate(iv.Rows, iv.Seconds)
 	}
 	return rate(iv.Statements, iv.Seconds)
 }
@@ -383,8 +386,11 @@ func intervalRate(r store.Result, iv store.Interval) float64 {
 func unitOf(s samples, k cellKey) string {
 	for _, byKey := range s {
 		for _, r := range byKey[k] {
-			if r.Metric == "ips" {
+			switch r.Metric {
+			case "ips":
 				return "rows"
+			case "tpmc":
+				return "new orders per minute"
 			}
 			return "statements"
 		}

@@ -760,6 +760,8 @@ func metricName(m workload.Metric) string {
 		return "krps"
 	case workload.RowsPS:
 		return "ips"
+	case workload.TpmC:
+		return "tpmc"
 	}
 	return "qps"
 }

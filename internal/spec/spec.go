@@ -107,6 +107,8 @@ type Workload struct {
 	QueryTime Duration `toml:"query_time"`
 	Rates     []int    `toml:"rates"`
 	Bursty    bool     `toml:"bursty"`
+	// Warehouses is the tpcc suite's scale.
+	Warehouses int `toml:"warehouses"`
 	// Custom is the custom suite's schema, load and tests ([workload.custom]).
 	Custom workload.Custom `toml:"custom,omitempty"`
 }
@@ -187,7 +189,7 @@ func Default() Spec {
 			Prepared: true,
 			KeySize:  20, ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 2,
 			Clients: 1, Rows: 1_000_000, Inserts: 500_000, QueryTime: Duration{60 * time.Second},
-			Rates: []int{100, 500, 1000},
+			Rates: []int{100, 500, 1000}, Warehouses: 1,
 		},
 	}
 }
@@ -414,7 +416,7 @@ func (s Spec) Params() workload.Params {
 		NumKeys: w.NumKeys, KeySize: w.KeySize, ValueSize: w.ValueSize, CompressionRatio: w.CompressionRatio,
 		MBWritePerSec: w.MBWritePerSec, DrainTime: w.DrainTime.Duration,
 		Clients: w.Clients, Rows: w.Rows, Inserts: w.Inserts, QueryTime: w.QueryTime.Duration,
-		Rates: slices.Clone(w.Rates), Bursty: w.Bursty, Custom: w.Custom,
+		Rates: slices.Clone(w.Rates), Bursty: w.Bursty, Custom: w.Custom, Warehouses: w.Warehouses,
 	}
 }
 

@@ -217,6 +217,8 @@ func (r Result) Throughput() float64 {
 		return r.KRPS()
 	case "ips":
 		return rate(r.Rows, r.Seconds)
+	case "tpmc":
+		return 60 * rate(r.Rows, r.Seconds)
 	}
 	return r.QPS()
 }

@@ -67,6 +67,9 @@ type Params struct {
 	Bursty bool
 	// Custom is the custom suite's own schema, load and tests.
 	Custom Custom
+	// Warehouses is the TPC-C scale: 10 districts, 30,000 customers and
+	// 100,000 stock rows each.
+	Warehouses int
 }
 
 // Custom defines a workload of the user's own SQL (spec section
@@ -211,6 +214,9 @@ const (
 	// RowsPS is rows changed per second: the Insert Benchmark's inserts/s
 	// (ips) and deletes/s (METHOD.md 1.11).
 	RowsPS
+	// TpmC is TPC-C's throughput: New-Order transactions committed per
+	// minute, counted as the Tally's Rows.
+	TpmC
 )
 
 // Step is one entry of a suite's run order: either an action (load, cleanup)

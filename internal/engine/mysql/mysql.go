@@ -530,21 +530,33 @@ func (s *Stmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	return r.RowsAffected()
 }
 
-// Query runs the statement and counts the rows it returns.
-func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
-	var rows driver.Rows
-	var err error
+// rows starts the statement's result.
+func (s *Stmt) rows(ctx context.Context, args []any) (driver.Rows, error) {
 	if s.long {
 		s.args = named(s.args[:0], args)
-		rows, err = s.s.(driver.StmtQueryContext).QueryContext(ctx, s.args)
-	} else {
-		rows, err = s.s.Query(s.values(args)) //nolint:staticcheck // as in Exec
+		return s.s.(driver.StmtQueryContext).QueryContext(ctx, s.args)
 	}
+	return s.s.Query(s.values(args)) //nolint:staticcheck // as in Exec
+}
+
+// Query runs the statement and counts the rows it returns.
+func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
+	rows, err := s.rows(ctx, args)
 	if err != nil {
 		return 0, s.db.fail(err)
 	}
 	n, err := engine.DrainRows(rows, &s.dest)
 	return n, s.db.fail(err)
+}
+
+// Values runs the statement and returns its rows as text.
+func (s *Stmt) Values(ctx context.Context, args ...any) ([][]string, error) {
+	rows, err := s.rows(ctx, args)
+	if err != nil {
+		return nil, s.db.fail(err)
+	}
+	out, err := engine.ReadValues(rows)
+	return out, s.db.fail(err)
 }
 
 // Close deallocates the statement.

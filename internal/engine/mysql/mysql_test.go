@@ -28,3 +28,5 @@ func TestKilledServer(t *testing.T) { servertest.Killed(t, "mariadb") }
 func TestCancel(t *testing.T) { servertest.Cancel(t, "mysql") }
 
 func TestCustomSQL(t *testing.T) { servertest.Custom(t, "mariadb") }
+
+func TestTPCC(t *testing.T) { servertest.TPCC(t, "mariadb") }

@@ -420,6 +420,8 @@ func (s *Stmt) encode(args []any) error {
 			b = strconv.AppendInt(b, v, 10)
 		case int32:
 			b = strconv.AppendInt(b, int64(v), 10)
+		case float64:
+			b = strconv.AppendFloat(b, v, 'f', -1, 64)
 		case string:
 			b = append(b, v...)
 		case []byte:
@@ -458,6 +460,25 @@ func (s *Stmt) Exec(ctx context.Context, args ...any) (int64, error) {
 func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
 	n, _, err := s.run(ctx, args)
 	return n, err
+}
+
+// Values runs the statement and returns its rows as text.
+func (s *Stmt) Values(ctx context.Context, args ...any) ([][]string, error) {
+	if err := s.encode(args); err != nil {
+		return nil, err
+	}
+	rr := s.c.c.PgConn().ExecStatement(s.ctx(ctx), s.sd, s.vals, nil, nil)
+	var out [][]string
+	for rr.NextRow() {
+		raw := rr.Values()
+		row := make([]string, len(raw))
+		for i, b := range raw {
+			row[i] = string(b)
+		}
+		out = append(out, row)
+	}
+	_, err := rr.Close()
+	return out, s.c.fail(err)
 }
 
 // Close deallocates the statement.

@@ -81,3 +81,5 @@ func TestServerPinned(t *testing.T) {
 }
 
 func TestCustomSQL(t *testing.T) { servertest.Custom(t, "postgres") }
+
+func TestTPCC(t *testing.T) { servertest.TPCC(t, "postgres") }

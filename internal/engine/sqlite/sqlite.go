@@ -272,6 +272,16 @@ func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
 	return n, err
 }
 
+// Values runs the statement and returns its rows as text.
+func (s *Stmt) Values(ctx context.Context, args ...any) ([][]string, error) {
+	s.args = named(s.args[:0], args)
+	rows, err := s.s.QueryContext(s.ctx(ctx), s.args)
+	if err != nil {
+		return nil, err
+	}
+	return engine.ReadValues(rows)
+}
+
 // Close finalizes the statement.
 func (s *Stmt) Close() error { return s.s.Close() }
 

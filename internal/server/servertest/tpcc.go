@@ -1,0 +1,69 @@
+package servertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"benchlab/internal/cli"
+	"benchlab/internal/store"
+	_ "benchlab/internal/workload/tpcc" // the TPC-C suite
+)
+
+const tpccSpec = `name = "tpcc-%[1]s"
+[[target]]
+name = "only"
+engine = %[1]q
+[workload]
+suite = "tpcc"
+warehouses = 1
+threads = [2]
+write_time = "3s"
+warmup = "500ms"
+postwrite_wait = "0s"
+report_interval = "0s"
+`
+
+// TPCC runs TPC-C at one warehouse with two terminals on a managed server
+// through `benchlab run`: the load, the measured mix with New-Orders
+// committed, and TPC-C's consistency conditions 1-4 holding afterwards.
+// Deadlocks the engine resolves by failing a transaction are allowed, up to
+// 5% of them.
+func TPCC(t *testing.T, engineName string) {
+	Setup(t)
+	dir := t.TempDir()
+	specFile := filepath.Join(dir, "tpcc.toml")
+	if err := os.WriteFile(specFile, []byte(fmt.Sprintf(tpccSpec, engineName)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, runs, _ := runSpec(t, dir, specFile, cli.ExitOK)
+	if len(runs) != 1 || runs[0].Status != store.StatusOK {
+		t.Fatalf("runs: %+v", runs)
+	}
+	res, err := st.Results(context.Background(), runs[0].ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := map[string]store.Result{}
+	for _, r := range res {
+		steps[r.Test] = r
+	}
+	if p := steps["prepare"]; p.Status != store.StatusOK || p.Rows < 590_000 {
+		t.Errorf("prepare: %s, %d rows; want ok and about 600,000 rows", p.Status, p.Rows)
+	}
+	m := steps["tpcc"]
+	if m.Status != store.StatusOK || m.Rows == 0 || m.Metric != "tpmc" || m.Errors*20 > m.Events {
+		t.Errorf("tpcc: %s, %d transactions, %d new orders, %d errors %v, metric %s", m.Status, m.Events, m.Rows,
+			m.Errors, m.ErrorSamples, m.Metric)
+	}
+	// New-Order is 45% of the mix, 1% of it rolled back.
+	if share := float64(m.Rows) / float64(m.Events); m.Events > 200 && (share < 0.35 || share > 0.55) {
+		t.Errorf("new orders are %.2f of %d transactions, want about 0.45", share, m.Events)
+	}
+	if c, ok := steps["consistency"]; !ok || c.Status != store.StatusOK {
+		t.Errorf("consistency check: %+v", c)
+	}
+	t.Logf("%s: %.0f tpmC, %d transactions, %d errors", engineName, m.Throughput(), m.Events, m.Errors)
+}

@@ -1,0 +1,169 @@
+// Package tpcc is TPC-C (revision 5.11, clauses 1-2 and 4.3) as database
+// benchmark harnesses run it: the nine tables loaded at a number of
+// warehouses, and terminals that run the five transactions in the standard
+// mix (45% New-Order, 43% Payment, 4% each Order-Status, Delivery and
+// Stock-Level) back to back, without keying or think time. The headline is
+// tpmC, New-Order transactions committed per minute. It is not an audited
+// TPC-C: there is no think time, no 8-hour run, no checkpoints schedule.
+package tpcc
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/workload"
+)
+
+func init() { workload.Register(Suite{}) }
+
+// Suite is the TPC-C workload.
+type Suite struct{}
+
+// Name returns "tpcc".
+func (Suite) Name() string { return "tpcc" }
+
+// Summary describes the suite for `benchlab list`.
+func (Suite) Summary() string {
+	return "TPC-C: the five transactions in the standard mix, no think time; tpmC (workload.warehouses sets the scale)"
+}
+
+// Group is the report group of the tpcc test.
+const Group = "tpcc"
+
+// Tests lists the one measured test.
+func (Suite) Tests() []workload.Test {
+	return []workload.Test{{Name: "tpcc", Family: "tpcc", Group: Group,
+		Summary: "New-Order 45%, Payment 43%, Order-Status, Delivery, Stock-Level 4% each; tpmC"}}
+}
+
+// Check validates the parameters this suite uses.
+func (Suite) Check(p workload.Params) error {
+	if p.Warehouses < 1 || p.Warehouses > 100000 {
+		return fmt.Errorf("workload.warehouses: %d is not allowed; want 1 to 100000", p.Warehouses)
+	}
+	for _, t := range p.Tests {
+		if t != "tpcc" {
+			return fmt.Errorf("workload.tests: unknown test %q; the tpcc suite has one test, tpcc", t)
+		}
+	}
+	return nil
+}
+
+// Plan returns the load, the cleanup of METHOD.md 1.9, the measured mix for
+// write_time at each thread count (terminals), then the consistency check.
+func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
+	if err := s.Check(p); err != nil {
+		return nil, err
+	}
+	wait := p.PostwriteWait
+	if wait < 0 {
+		wait = workload.PostwriteTarget(int64(p.Warehouses) * 500_000)
+	}
+	return []workload.Step{
+		loadStep(p),
+		workload.CleanupStep("postload", slices.Clone(tables), wait),
+		{
+			Name: "tpcc", Family: "tpcc", Group: Group, Write: true, Metric: workload.TpmC,
+			Duration: p.WriteTime, Warmup: p.Warmup,
+			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+				return newTerminal(ctx, db, p.Warehouses, id, seed, p.Unprepared)
+			},
+		},
+		checkStep(),
+	}, nil
+}
+
+// tables are the nine TPC-C tables, in load order.
+var tables = []string{"item", "warehouse", "stock", "district", "customer", "history", "oorder", "new_order", "order_line"}
+
+// schema returns the CREATE statements for dialect d. Timestamps are
+// DATETIME in MySQL (whose TIMESTAMP has implicit defaults and a 2038 limit).
+func schema(d engine.Dialect) []string {
+	ts := "TIMESTAMP"
+	if d.Name == engine.MySQL.Name {
+		ts = "DATETIME"
+	}
+	addr := func(p string) string {
+		return fmt.Sprintf("%[1]s_street_1 VARCHAR(20) NOT NULL, %[1]s_street_2 VARCHAR(20) NOT NULL, "+
+			"%[1]s_city VARCHAR(20) NOT NULL, %[1]s_state CHAR(2) NOT NULL, %[1]s_zip CHAR(9) NOT NULL", p)
+	}
+	dists := ""
+	for i := 1; i <= 10; i++ {
+		dists += fmt.Sprintf("s_dist_%02d CHAR(24) NOT NULL, ", i)
+	}
+	return []string{
+		"CREATE TABLE item (i_id INT NOT NULL, i_im_id INT NOT NULL, i_name VARCHAR(24) NOT NULL, " +
+			"i_price DECIMAL(5,2) NOT NULL, i_data VARCHAR(50) NOT NULL, PRIMARY KEY (i_id))",
+		"CREATE TABLE warehouse (w_id INT NOT NULL, w_name VARCHAR(10) NOT NULL, " + addr("w") + ", " +
+			"w_tax DECIMAL(4,4) NOT NULL, w_ytd DECIMAL(12,2) NOT NULL, PRIMARY KEY (w_id))",
+		"CREATE TABLE stock (s_i_id INT NOT NULL, s_w_id INT NOT NULL, s_quantity INT NOT NULL, " + dists +
+			"s_ytd INT NOT NULL, s_order_cnt INT NOT NULL, s_remote_cnt INT NOT NULL, s_data VARCHAR(50) NOT NULL, " +
+			"PRIMARY KEY (s_w_id, s_i_id))",
+		"CREATE TABLE district (d_id INT NOT NULL, d_w_id INT NOT NULL, d_name VARCHAR(10) NOT NULL, " + addr("d") + ", " +
+			"d_tax DECIMAL(4,4) NOT NULL, d_ytd DECIMAL(12,2) NOT NULL, d_next_o_id INT NOT NULL, PRIMARY KEY (d_w_id, d_id))",
+		"CREATE TABLE customer (c_id INT NOT NULL, c_d_id INT NOT NULL, c_w_id INT NOT NULL, c_first VARCHAR(16) NOT NULL, " +
+			"c_middle CHAR(2) NOT NULL, c_last VARCHAR(16) NOT NULL, " + addr("c") + ", c_phone CHAR(16) NOT NULL, " +
+			"c_since " + ts + " NOT NULL, c_credit CHAR(2) NOT NULL, c_credit_lim DECIMAL(12,2) NOT NULL, " +
+			"c_discount DECIMAL(4,4) NOT NULL, c_balance DECIMAL(12,2) NOT NULL, c_ytd_payment DECIMAL(12,2) NOT NULL, " +
+			"c_payment_cnt INT NOT NULL, c_delivery_cnt INT NOT NULL, c_data VARCHAR(500) NOT NULL, " +
+			"PRIMARY KEY (c_w_id, c_d_id, c_id))",
+		"CREATE INDEX idx_customer_name ON customer (c_w_id, c_d_id, c_last, c_first)",
+		"CREATE TABLE history (h_c_id INT NOT NULL, h_c_d_id INT NOT NULL, h_c_w_id INT NOT NULL, h_d_id INT NOT NULL, " +
+			"h_w_id INT NOT NULL, h_date " + ts + " NOT NULL, h_amount DECIMAL(6,2) NOT NULL, h_data VARCHAR(24) NOT NULL)",
+		"CREATE TABLE oorder (o_id INT NOT NULL, o_d_id INT NOT NULL, o_w_id INT NOT NULL, o_c_id INT NOT NULL, " +
+			"o_entry_d " + ts + " NOT NULL, o_carrier_id INT, o_ol_cnt INT NOT NULL, o_all_local INT NOT NULL, " +
+			"PRIMARY KEY (o_w_id, o_d_id, o_id))",
+		"CREATE INDEX idx_order ON oorder (o_w_id, o_d_id, o_c_id, o_id)",
+		"CREATE TABLE new_order (no_o_id INT NOT NULL, no_d_id INT NOT NULL, no_w_id INT NOT NULL, " +
+			"PRIMARY KEY (no_w_id, no_d_id, no_o_id))",
+		"CREATE TABLE order_line (ol_o_id INT NOT NULL, ol_d_id INT NOT NULL, ol_w_id INT NOT NULL, ol_number INT NOT NULL, " +
+			"ol_i_id INT NOT NULL, ol_supply_w_id INT NOT NULL, ol_delivery_d " + ts + ", ol_quantity INT NOT NULL, " +
+			"ol_amount DECIMAL(6,2) NOT NULL, ol_dist_info CHAR(24) NOT NULL, PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number))",
+	}
+}
+
+// loadStep drops and creates the tables and loads them (clause 4.3.3).
+func loadStep(p workload.Params) workload.Step {
+	return workload.Step{
+		Name: "prepare", Warm: true, Write: true,
+		Action: func(ctx context.Context, db engine.DB, log io.Writer) (workload.Tally, error) {
+			var t workload.Tally
+			sqldb, ok := db.(engine.SQL)
+			if !ok {
+				return t, fmt.Errorf("tpcc: the engine does not speak SQL")
+			}
+			conn, err := sqldb.Connect(ctx)
+			if err != nil {
+				return t, fmt.Errorf("prepare: connect: %w", err)
+			}
+			defer conn.Close()
+			for i := len(tables) - 1; i >= 0; i-- {
+				if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+tables[i]); err != nil {
+					return t, fmt.Errorf("prepare: drop %s: %w", tables[i], err)
+				}
+			}
+			for _, q := range schema(sqldb.Dialect()) {
+				if _, err := conn.Exec(ctx, q); err != nil {
+					return t, fmt.Errorf("prepare: %s: %w", q[:min(len(q), 40)], err)
+				}
+				t.Statements++
+			}
+			start := time.Now()
+			l := &loader{conn: conn, r: newRand(p.Seed), now: start.UTC().Format(timeFormat), t: &t}
+			if err := l.all(ctx, p.Warehouses); err != nil {
+				return t, fmt.Errorf("prepare: %w", err)
+			}
+			el := time.Since(start)
+			fmt.Fprintf(log, "prepare: %d warehouse(s), %d rows loaded in %s (%.0f rows/s)\n", p.Warehouses, t.Rows,
+				el.Round(time.Millisecond), float64(t.Rows)/el.Seconds())
+			return t, nil
+		},
+	}
+}
+
+// timeFormat is how timestamps are sent: every engine parses it.
+const timeFormat = "2006-01-02 15:04:05"

@@ -1,0 +1,139 @@
+package tpcc
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"benchlab/internal/engine"
+	_ "benchlab/internal/engine/sqlite"
+	"benchlab/internal/workload"
+)
+
+func TestRandomValues(t *testing.T) {
+	if got := lastName(371); got != "PRICALLYOUGHT" {
+		t.Errorf("lastName(371) = %q, want PRICALLYOUGHT (clause 4.3.2.3's example)", got)
+	}
+	for n, want := range map[int]string{1234: "12.34", 5: "0.05", -1000: "-10.00", 0: "0.00"} {
+		if got := fixed(n, 2); got != want {
+			t.Errorf("fixed(%d, 2) = %q, want %q", n, got, want)
+		}
+	}
+	if got := fixed(1999, 4); got != "0.1999" {
+		t.Errorf("fixed(1999, 4) = %q", got)
+	}
+	r := newRand(1)
+	seen := map[int]int{}
+	for range 100000 {
+		v := r.nuRand(1023, cID, 1, 3000)
+		if v < 1 || v > 3000 {
+			t.Fatalf("NURand(1023, 1, 3000) = %d", v)
+		}
+		seen[v]++
+	}
+	// NURand is skewed: the most drawn id comes far more often than uniform's 33.
+	top := 0
+	for _, c := range seen {
+		top = max(top, c)
+	}
+	if top < 100 || len(seen) < 2500 {
+		t.Errorf("NURand: top id drawn %d times, %d distinct ids; want a skewed draw over most ids", top, len(seen))
+	}
+	for range 1000 {
+		s := r.data()
+		if len(s) < 26 || len(s) > 50 {
+			t.Fatalf("data %q has %d characters, want 26 to 50", s, len(s))
+		}
+	}
+}
+
+// TestOnSQLite loads one warehouse, runs two terminals concurrently and
+// checks TPC-C's consistency conditions, the mix, and that the check finds
+// a broken condition.
+func TestOnSQLite(t *testing.T) {
+	ctx := context.Background()
+	drv, _ := engine.Lookup("sqlite")
+	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: "sqlite", Settings: map[string]string{"journal_mode": "wal"}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p := workload.Params{Warehouses: 1, Seed: 5, Threads: []int{2}}
+	steps, err := Suite{}.Plan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range steps {
+		names = append(names, s.Name)
+	}
+	if got := strings.Join(names, " "); got != "prepare postload tpcc consistency" {
+		t.Fatalf("steps %q", got)
+	}
+	load, err := steps[0].Action(ctx, db, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 100k items, 100k stock, 10 districts, 30k customers and history rows,
+	// 30k orders, 9k new orders, one warehouse, and 5-15 lines per order.
+	fixedRows := int64(100_000 + 1 + 100_000 + 10 + 30_000 + 30_000 + 30_000 + 9_000)
+	if lines := load.Rows - fixedRows; lines < 5*30_000 || lines > 15*30_000 {
+		t.Fatalf("load: %d rows, so %d order lines; want 5 to 15 per order", load.Rows, lines)
+	}
+	var mu sync.Mutex
+	var events, newOrders int64
+	var wg sync.WaitGroup
+	for id := range 2 {
+		w, err := steps[2].NewWorker(ctx, db, id, 2, uint64(10+id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer w.Close()
+			for range 1000 {
+				tl, err := w.Op(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				events++
+				newOrders += tl.Rows
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if share := float64(newOrders) / float64(events); share < 0.40 || share > 0.49 {
+		t.Errorf("%d new orders committed in %d transactions (%.3f), want about 0.45 less 1%% rolled back", newOrders, events, share)
+	}
+	// Statements sent as text (prepared = false) do the same work.
+	text, err := newTerminal(ctx, db, 1, 0, 99, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 200 {
+		if _, err := text.Op(ctx); err != nil {
+			t.Fatalf("unprepared: %v", err)
+		}
+	}
+	text.Close()
+	if _, err := steps[3].Action(ctx, db, io.Discard); err != nil {
+		t.Fatalf("consistency after the run: %v", err)
+	}
+	conn, err := db.(engine.SQL).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Exec(ctx, "UPDATE district SET d_ytd = d_ytd + 1 WHERE d_id = 3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Consistent(ctx, conn); err == nil || !strings.Contains(err.Error(), "w_ytd = sum(d_ytd)") {
+		t.Errorf("a broken condition 1 went unseen: %v", err)
+	}
+}

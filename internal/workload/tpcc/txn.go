@@ -1,0 +1,477 @@
+package tpcc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/workload"
+)
+
+// terminal is one TPC-C terminal: a connection, a home warehouse and a
+// district of its own for Stock-Level (clause 2.8.1.1); its operations are
+// transactions drawn from the standard mix.
+type terminal struct {
+	conn            engine.Conn
+	r               *rnd
+	w, warehouses   int
+	district        int
+	forUpdate       string
+	begin, beginRO  engine.Stmt
+	commit, rollbck engine.Stmt
+	st              stmts
+}
+
+// stmts are a terminal's prepared statements.
+type stmts struct {
+	noCustomer, noWarehouse, noDistrict, noDistrictNext, noOrder, noNewOrder,
+	noItem, noUpdateStock, noLine engine.Stmt
+	noStock [districtsPerWarehouse]engine.Stmt
+
+	payWarehouseYTD, payWarehouse, payDistrictYTD, payDistrict, byName, payCustomer, payCustomerData,
+	payBalance, payBalanceData, payHistory engine.Stmt
+
+	osCustomer, osLastOrder, osLines engine.Stmt
+
+	dlOldest, dlDelete, dlOrderCustomer, dlCarrier, dlLineDate, dlLineSum, dlCustomer engine.Stmt
+
+	slNextOrder, slLowStock engine.Stmt
+}
+
+func newTerminal(ctx context.Context, db engine.DB, warehouses, id int, seed uint64, unprepared bool) (*terminal, error) {
+	sqldb, ok := db.(engine.SQL)
+	if !ok {
+		return nil, errors.New("tpcc: the engine does not speak SQL")
+	}
+	conn, err := sqldb.Connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tpcc: connect: %w", err)
+	}
+	d := sqldb.Dialect()
+	t := &terminal{conn: conn, r: newRand(seed), w: id%warehouses + 1, warehouses: warehouses,
+		district: id/warehouses%districtsPerWarehouse + 1, forUpdate: " FOR UPDATE"}
+	if d.Name == engine.SQLite.Name {
+		t.forUpdate = "" // a write transaction holds the database's write lock from BEGIN IMMEDIATE
+	}
+	if err := t.prepare(ctx, d, unprepared); err != nil {
+		t.Close()
+		return nil, fmt.Errorf("tpcc: %w", err)
+	}
+	return t, nil
+}
+
+// prepare prepares every statement, or with unprepared makes each one sent
+// as text (sysbench's --db-ps-mode=disable).
+func (t *terminal) prepare(ctx context.Context, d engine.Dialect, unprepared bool) error {
+	var err error
+	p := func(dst *engine.Stmt, sql string) {
+		if unprepared {
+			*dst = engine.TextStmt{Conn: t.conn, SQL: d.Bind(sql)}
+			return
+		}
+		if err == nil {
+			*dst, err = t.conn.Prepare(ctx, d.Bind(sql), engine.Short)
+			if err != nil {
+				err = fmt.Errorf("prepare %q: %w", sql, err)
+			}
+		}
+	}
+	fu := t.forUpdate
+	p(&t.begin, d.BeginWrite)
+	p(&t.beginRO, d.BeginRead)
+	p(&t.commit, "COMMIT")
+	p(&t.rollbck, "ROLLBACK")
+	s := &t.st
+	// New-Order (clause 2.4.2).
+	p(&s.noCustomer, "SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?")
+	p(&s.noWarehouse, "SELECT w_tax FROM warehouse WHERE w_id = ?")
+	p(&s.noDistrict, "SELECT d_next_o_id, d_tax FROM district WHERE d_w_id = ? AND d_id = ?"+fu)
+	p(&s.noDistrictNext, "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?")
+	p(&s.noOrder, "INSERT INTO oorder (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) "+
+		"VALUES (?, ?, ?, ?, ?, NULL, ?, ?)")
+	p(&s.noNewOrder, "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)")
+	p(&s.noItem, "SELECT i_price, i_name, i_data FROM item WHERE i_id = ?")
+	for i := range s.noStock {
+		p(&s.noStock[i], fmt.Sprintf("SELECT s_quantity, s_data, s_dist_%02d FROM stock WHERE s_i_id = ? AND s_w_id = ?%s", i+1, fu))
+	}
+	p(&s.noUpdateStock, "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, "+
+		"s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?")
+	p(&s.noLine, "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, "+
+		"ol_quantity, ol_amount, ol_dist_info) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)")
+	// Payment (clause 2.5.2).
+	p(&s.payWarehouseYTD, "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?")
+	p(&s.payWarehouse, "SELECT w_street_1, w_street_2, w_city, w_state, w_zip, w_name FROM warehouse WHERE w_id = ?")
+	p(&s.payDistrictYTD, "UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?")
+	p(&s.payDistrict, "SELECT d_street_1, d_street_2, d_city, d_state, d_zip, d_name FROM district WHERE d_w_id = ? AND d_id = ?")
+	p(&s.byName, "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first")
+	p(&s.payCustomer, "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, "+
+		"c_credit, c_credit_lim, c_discount, c_balance, c_since FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"+fu)
+	p(&s.payCustomerData, "SELECT c_data FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?")
+	p(&s.payBalance, "UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, "+
+		"c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?")
+	p(&s.payBalanceData, "UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, "+
+		"c_payment_cnt = c_payment_cnt + 1, c_data = ? WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?")
+	p(&s.payHistory, "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) "+
+		"VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+	// Order-Status (clause 2.6.2).
+	p(&s.osCustomer, "SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?")
+	p(&s.osLastOrder, "SELECT o_id, o_carrier_id, o_entry_d FROM oorder WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? "+
+		"ORDER BY o_id DESC LIMIT 1")
+	p(&s.osLines, "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line "+
+		"WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?")
+	// Delivery (clause 2.7.4).
+	p(&s.dlOldest, "SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1"+fu)
+	p(&s.dlDelete, "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?")
+	p(&s.dlOrderCustomer, "SELECT o_c_id FROM oorder WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?")
+	p(&s.dlCarrier, "UPDATE oorder SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?")
+	p(&s.dlLineDate, "UPDATE order_line SET ol_delivery_d = ? WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?")
+	p(&s.dlLineSum, "SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?")
+	p(&s.dlCustomer, "UPDATE customer SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 "+
+		"WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?")
+	// Stock-Level (clause 2.8.2).
+	p(&s.slNextOrder, "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?")
+	p(&s.slLowStock, "SELECT COUNT(DISTINCT s_i_id) FROM order_line, stock WHERE ol_w_id = ? AND ol_d_id = ? "+
+		"AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?")
+	return err
+}
+
+// Close releases the statements and the connection.
+func (t *terminal) Close() error {
+	all := []engine.Stmt{t.begin, t.beginRO, t.commit, t.rollbck}
+	v := t.st
+	all = append(all, v.noStock[:]...)
+	all = append(all, v.noCustomer, v.noWarehouse, v.noDistrict, v.noDistrictNext, v.noOrder, v.noNewOrder, v.noItem,
+		v.noUpdateStock, v.noLine, v.payWarehouseYTD, v.payWarehouse, v.payDistrictYTD, v.payDistrict, v.byName,
+		v.payCustomer, v.payCustomerData, v.payBalance, v.payBalanceData, v.payHistory, v.osCustomer, v.osLastOrder,
+		v.osLines, v.dlOldest, v.dlDelete, v.dlOrderCustomer, v.dlCarrier, v.dlLineDate, v.dlLineSum, v.dlCustomer,
+		v.slNextOrder, v.slLowStock)
+	for _, s := range all {
+		if s != nil {
+			s.Close()
+		}
+	}
+	return t.conn.Close()
+}
+
+// Op runs one transaction drawn from the mix: New-Order 45%, Payment 43%,
+// Order-Status, Delivery and Stock-Level 4% each (clause 5.2.3's minimums
+// for the last four). A committed New-Order counts as the Tally's one row.
+func (t *terminal) Op(ctx context.Context) (workload.Tally, error) {
+	switch x := t.r.between(1, 100); {
+	case x <= 45:
+		return t.txn(ctx, true, t.newOrder)
+	case x <= 88:
+		return t.txn(ctx, true, t.payment)
+	case x <= 92:
+		return t.txn(ctx, false, t.orderStatus)
+	case x <= 96:
+		return t.txn(ctx, true, t.delivery)
+	default:
+		return t.txn(ctx, false, t.stockLevel)
+	}
+}
+
+// tx counts a transaction's statements.
+type tx struct {
+	ctx context.Context
+	t   workload.Tally
+}
+
+func (x *tx) exec(st engine.Stmt, args ...any) (int64, error) {
+	x.t.Statements++
+	return st.Exec(x.ctx, args...)
+}
+
+func (x *tx) values(st engine.Stmt, args ...any) ([][]string, error) {
+	x.t.Statements++
+	return st.Values(x.ctx, args...)
+}
+
+// errRollback is New-Order's business rollback: an unused item number
+// (clause 2.4.2.3), which is not an error.
+var errRollback = errors.New("rollback")
+
+// txn runs body between BEGIN and COMMIT, rolling back on its error.
+func (t *terminal) txn(ctx context.Context, write bool, body func(x *tx) error) (workload.Tally, error) {
+	x := &tx{ctx: ctx}
+	begin := t.beginRO
+	if write {
+		begin = t.begin
+	}
+	if _, err := x.exec(begin); err != nil {
+		return x.t, fmt.Errorf("begin: %w", err)
+	}
+	if err := body(x); err != nil {
+		x.exec(t.rollbck)
+		if errors.Is(err, errRollback) {
+			return x.t, nil
+		}
+		return x.t, err
+	}
+	if _, err := x.exec(t.commit); err != nil {
+		t.rollbck.Exec(context.WithoutCancel(ctx))
+		return x.t, fmt.Errorf("commit: %w", err)
+	}
+	return x.t, nil
+}
+
+// errNoRow reports a row the population guarantees but did not find.
+var errNoRow = errors.New("tpcc: no row where the population has one")
+
+// one returns the first row of a result that must have one.
+func one(rows [][]string, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, errNoRow
+	}
+	return rows[0], nil
+}
+
+func atoi(s string) int {
+	v, _ := strconv.Atoi(s)
+	return v
+}
+
+// cents parses a decimal amount into hundredths.
+func cents(s string) int {
+	v, _ := strconv.ParseFloat(s, 64)
+	return int(math.Round(v * 100))
+}
+
+func now() string { return time.Now().UTC().Format(timeFormat) }
+
+// otherWarehouse is a warehouse other than w, uniformly.
+func (t *terminal) otherWarehouse() int {
+	o := t.r.between(1, t.warehouses-1)
+	if o >= t.w {
+		o++
+	}
+	return o
+}
+
+// newOrder is clause 2.4: an order of 5 to 15 lines, 1% of them for an
+// unused item, which rolls the transaction back.
+func (t *terminal) newOrder(x *tx) error {
+	s := &t.st
+	d := t.r.between(1, districtsPerWarehouse)
+	c := t.r.nuRand(1023, cID, 1, customersPerDistrict)
+	type line struct{ item, supply, qty int }
+	lines := make([]line, t.r.between(5, 15))
+	allLocal := 1
+	for i := range lines {
+		lines[i] = line{item: t.r.nuRand(8191, cItem, 1, items), supply: t.w, qty: t.r.between(1, 10)}
+		if t.warehouses > 1 && t.r.between(1, 100) == 1 {
+			lines[i].supply, allLocal = t.otherWarehouse(), 0
+		}
+	}
+	if t.r.between(1, 100) == 1 {
+		lines[len(lines)-1].item = items + 1
+	}
+	// Stock rows are locked in one order everywhere, so two New-Orders
+	// cannot deadlock on them; the unused item stays last in its warehouse.
+	slices.SortStableFunc(lines, func(a, b line) int {
+		if a.supply != b.supply {
+			return a.supply - b.supply
+		}
+		return a.item - b.item
+	})
+	if _, err := one(x.values(s.noCustomer, t.w, d, c)); err != nil {
+		return err
+	}
+	if _, err := one(x.values(s.noWarehouse, t.w)); err != nil {
+		return err
+	}
+	dist, err := one(x.values(s.noDistrict, t.w, d))
+	if err != nil {
+		return err
+	}
+	o := atoi(dist[0])
+	if _, err := x.exec(s.noDistrictNext, t.w, d); err != nil {
+		return err
+	}
+	if _, err := x.exec(s.noOrder, o, d, t.w, c, now(), len(lines), allLocal); err != nil {
+		return err
+	}
+	if _, err := x.exec(s.noNewOrder, o, d, t.w); err != nil {
+		return err
+	}
+	for i, l := range lines {
+		it, err := x.values(s.noItem, l.item)
+		if err != nil {
+			return err
+		}
+		if len(it) == 0 {
+			return errRollback
+		}
+		stock, err := one(x.values(s.noStock[d-1], l.item, l.supply))
+		if err != nil {
+			return err
+		}
+		q := atoi(stock[0])
+		if q >= l.qty+10 {
+			q -= l.qty
+		} else {
+			q += 91 - l.qty
+		}
+		remote := 0
+		if l.supply != t.w {
+			remote = 1
+		}
+		if _, err := x.exec(s.noUpdateStock, q, l.qty, remote, l.item, l.supply); err != nil {
+			return err
+		}
+		if _, err := x.exec(s.noLine, o, d, t.w, i+1, l.item, l.supply, l.qty, fixed(l.qty*cents(it[0][0]), 2), stock[2]); err != nil {
+			return err
+		}
+	}
+	x.t.Rows = 1
+	return nil
+}
+
+// customerByName is clause 2.5.2.2's selection by last name: the customer
+// at position ceil(n/2) of those with the name, ordered by first name.
+func (t *terminal) customerByName(x *tx, w, d int) (int, error) {
+	rows, err := x.values(t.st.byName, w, d, lastName(t.r.nuRand(255, cRun, 0, 999)))
+	if err != nil {
+		return 0, err
+	}
+	if len(rows) == 0 {
+		return 0, errNoRow
+	}
+	return atoi(rows[(len(rows)-1)/2][0]), nil
+}
+
+// payment is clause 2.5: 85% of customers pay at their home warehouse, 60%
+// are found by last name.
+func (t *terminal) payment(x *tx) error {
+	s := &t.st
+	d := t.r.between(1, districtsPerWarehouse)
+	cw, cd := t.w, d
+	if t.warehouses > 1 && t.r.between(1, 100) > 85 {
+		cw, cd = t.otherWarehouse(), t.r.between(1, districtsPerWarehouse)
+	}
+	amount := t.r.between(100, 500000)
+	amt := fixed(amount, 2)
+	if _, err := x.exec(s.payWarehouseYTD, amt, t.w); err != nil {
+		return err
+	}
+	wh, err := one(x.values(s.payWarehouse, t.w))
+	if err != nil {
+		return err
+	}
+	if _, err := x.exec(s.payDistrictYTD, amt, t.w, d); err != nil {
+		return err
+	}
+	di, err := one(x.values(s.payDistrict, t.w, d))
+	if err != nil {
+		return err
+	}
+	c := t.r.nuRand(1023, cID, 1, customersPerDistrict)
+	if t.r.between(1, 100) <= 60 {
+		if c, err = t.customerByName(x, cw, cd); err != nil {
+			return err
+		}
+	}
+	cu, err := one(x.values(s.payCustomer, cw, cd, c))
+	if err != nil {
+		return err
+	}
+	if cu[9] == "BC" {
+		data, err := one(x.values(s.payCustomerData, cw, cd, c))
+		if err != nil {
+			return err
+		}
+		nd := fmt.Sprintf("%d %d %d %d %d %s | %s", c, cd, cw, d, t.w, amt, data[0])
+		if _, err := x.exec(s.payBalanceData, amt, amt, nd[:min(len(nd), 500)], cw, cd, c); err != nil {
+			return err
+		}
+	} else if _, err := x.exec(s.payBalance, amt, amt, cw, cd, c); err != nil {
+		return err
+	}
+	_, err = x.exec(s.payHistory, c, cd, cw, d, t.w, now(), amt, wh[5]+"    "+di[5])
+	return err
+}
+
+// orderStatus is clause 2.6: a customer's last order and its lines.
+func (t *terminal) orderStatus(x *tx) error {
+	s := &t.st
+	d := t.r.between(1, districtsPerWarehouse)
+	c := t.r.nuRand(1023, cID, 1, customersPerDistrict)
+	var err error
+	if t.r.between(1, 100) <= 60 {
+		if c, err = t.customerByName(x, t.w, d); err != nil {
+			return err
+		}
+	}
+	if _, err := one(x.values(s.osCustomer, t.w, d, c)); err != nil {
+		return err
+	}
+	o, err := x.values(s.osLastOrder, t.w, d, c)
+	if err != nil || len(o) == 0 {
+		return err // a customer may have no order yet
+	}
+	_, err = x.values(s.osLines, t.w, d, atoi(o[0][0]))
+	return err
+}
+
+// delivery is clause 2.7: the oldest undelivered order of each district of
+// the warehouse, in one transaction (as harnesses run it, not queued).
+func (t *terminal) delivery(x *tx) error {
+	s := &t.st
+	carrier := t.r.between(1, 10)
+	when := now()
+	for d := 1; d <= districtsPerWarehouse; d++ {
+		no, err := x.values(s.dlOldest, t.w, d)
+		if err != nil {
+			return err
+		}
+		if len(no) == 0 {
+			continue // none left in this district
+		}
+		o := atoi(no[0][0])
+		if n, err := x.exec(s.dlDelete, t.w, d, o); err != nil || n == 0 {
+			if err != nil {
+				return err
+			}
+			continue // another terminal delivered it
+		}
+		or, err := one(x.values(s.dlOrderCustomer, t.w, d, o))
+		if err != nil {
+			return err
+		}
+		if _, err := x.exec(s.dlCarrier, carrier, t.w, d, o); err != nil {
+			return err
+		}
+		if _, err := x.exec(s.dlLineDate, when, t.w, d, o); err != nil {
+			return err
+		}
+		sum, err := one(x.values(s.dlLineSum, t.w, d, o))
+		if err != nil {
+			return err
+		}
+		if _, err := x.exec(s.dlCustomer, fixed(cents(sum[0]), 2), t.w, d, atoi(or[0])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stockLevel is clause 2.8: distinct items of the district's last 20
+// orders whose stock is below a threshold of 10 to 20.
+func (t *terminal) stockLevel(x *tx) error {
+	s := &t.st
+	next, err := one(x.values(s.slNextOrder, t.w, t.district))
+	if err != nil {
+		return err
+	}
+	o := atoi(next[0])
+	_, err = one(x.values(s.slLowStock, t.w, t.district, o, o-20, t.w, t.r.between(10, 20)))
+	return err
+}
