@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
@@ -40,11 +42,19 @@ type Env struct {
 	Signals <-chan os.Signal
 	// Exit ends the process at once (a second Ctrl-C); nil means os.Exit.
 	Exit func(int)
+	// OutputLost delivers SIGPIPE and SIGHUP: the output was closed (benchlab
+	// run | head) or the terminal went away. A run then stops as one
+	// interrupt stops it. Nil watches nothing.
+	OutputLost <-chan os.Signal
 }
 
-// OSEnv returns the environment of the real process.
+// OSEnv returns the environment of the real process. It takes SIGPIPE and
+// SIGHUP for the rest of the process's life, so that a write to a closed
+// output fails instead of killing benchlab before it cleans up.
 func OSEnv() Env {
-	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Exit: os.Exit}
+	lost := make(chan os.Signal, 1)
+	signal.Notify(lost, syscall.SIGPIPE, syscall.SIGHUP)
+	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Exit: os.Exit, OutputLost: lost}
 }
 
 // usageError is a bad flag or argument; it exits with code 2.

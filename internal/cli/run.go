@@ -342,11 +342,17 @@ func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOption
 		defer signal.Stop(ch)
 		sigs = ch
 	}
+	// A closed output (benchlab run | head) or a lost terminal ends the run
+	// as one interrupt does, keeping results and cleaning up.
+	lost := env.OutputLost
 	stopWatch := make(chan struct{})
 	defer close(stopWatch)
 	go func() {
 		select {
 		case <-sigs:
+		case <-lost:
+			cancel()
+			return
 		case <-stopWatch:
 			return
 		}
