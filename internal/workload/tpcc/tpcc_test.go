@@ -137,3 +137,56 @@ func TestOnSQLite(t *testing.T) {
 		t.Errorf("a broken condition 1 went unseen: %v", err)
 	}
 }
+
+// TestTwoWarehouses runs terminals of two warehouses on SQLite: New-Order
+// lines supplied by the other warehouse and payments by its customers
+// happen, and the consistency conditions hold.
+func TestTwoWarehouses(t *testing.T) {
+	ctx := context.Background()
+	drv, _ := engine.Lookup("sqlite")
+	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: "sqlite", Settings: map[string]string{"journal_mode": "wal"}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	steps, err := Suite{}.Plan(workload.Params{Warehouses: 2, Seed: 8, Threads: []int{2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := steps[0].Action(ctx, db, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for id := range 2 {
+		w, err := steps[2].NewWorker(ctx, db, id, 2, uint64(20+id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 800 {
+			if _, err := w.Op(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Close()
+	}
+	if _, err := steps[3].Action(ctx, db, io.Discard); err != nil {
+		t.Fatalf("consistency: %v", err)
+	}
+	conn, err := db.(engine.SQL).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for what, q := range map[string]string{
+		"remote order lines": "SELECT count(*) FROM order_line WHERE ol_supply_w_id <> ol_w_id",
+		"remote payments":    "SELECT count(*) FROM history WHERE h_c_w_id <> h_w_id",
+		"remote stock":       "SELECT sum(s_remote_cnt) FROM stock",
+	} {
+		v, err := conn.Values(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v[0][0] == "0" || v[0][0] == "" {
+			t.Errorf("%s: none in 1600 transactions", what)
+		}
+	}
+}
