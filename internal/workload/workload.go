@@ -124,6 +124,10 @@ type CustomTest struct {
 	// Long marks statements that may run for long (scans): they stop
 	// promptly at the end of the step, at some cost per call.
 	Long bool `toml:"long,omitempty"`
+	// Threads replaces the experiment's thread counts for this test, and
+	// Time its duration (read_time or write_time); empty: those.
+	Threads []int  `toml:"threads,omitempty"`
+	Time    string `toml:"time,omitempty"`
 }
 
 // PostwriteTarget is the cleanup's target duration of METHOD.md 1.9 and 2.5:

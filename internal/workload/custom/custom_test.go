@@ -3,9 +3,11 @@ package custom
 import (
 	"context"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"benchlab/internal/engine"
 	_ "benchlab/internal/engine/sqlite"
@@ -110,6 +112,18 @@ func TestPlanShape(t *testing.T) {
 		t.Fatalf("write flags or group wrong: %+v", steps[1:3])
 	}
 	p := accounts(1000)
+	p.ReadTime, p.WriteTime = time.Minute, 2*time.Minute
+	p.Custom.Tests[0].Threads, p.Custom.Tests[0].Time = []int{4, 8}, "5s"
+	steps, err = Suite{}.Plan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := steps[1]; st.Duration != 5*time.Second || !slices.Equal(st.Threads, []int{4, 8}) {
+		t.Errorf("balance with its own time and threads: %v %v", st.Duration, st.Threads)
+	}
+	if st := steps[2]; st.Duration != 2*time.Minute || st.Threads != nil {
+		t.Errorf("transfer takes write_time and the experiment's threads: %v %v", st.Duration, st.Threads)
+	}
 	p.Tests = []string{"total", "balance"}
 	steps, err = Suite{}.Plan(p)
 	if err != nil {
@@ -137,6 +151,8 @@ func TestCheckNamesTheField(t *testing.T) {
 		{func(p *workload.Params) { p.Custom.Setup = []string{""} }, "workload.custom.setup[0]:"},
 		{func(p *workload.Params) { p.Custom.Tables = []string{"a;b"} }, "workload.custom.tables[0]:"},
 		{func(p *workload.Params) { p.Tests = []string{"nope"} }, "workload.tests:"},
+		{func(p *workload.Params) { p.Custom.Tests[1].Threads = []int{0} }, "workload.custom.test[1].threads:"},
+		{func(p *workload.Params) { p.Custom.Tests[1].Time = "soon" }, "workload.custom.test[1].time:"},
 		{func(p *workload.Params) { p.Custom.SetupFor = map[string][]string{"oracle": {"x"}} }, "workload.custom.setup_for:"},
 		{func(p *workload.Params) { p.Custom.SetupFor = map[string][]string{"mysql": {}} }, "workload.custom.setup_for.mysql:"},
 		{func(p *workload.Params) {

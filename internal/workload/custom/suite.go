@@ -163,6 +163,16 @@ func check(p workload.Params) (*plan, error) {
 			return nil, fmt.Errorf("%s.name: %q is used by two tests", f, t.Name)
 		}
 		seen[t.Name] = true
+		for _, n := range t.Threads {
+			if n < 1 || n > 4096 {
+				return nil, fmt.Errorf("%s.threads: %d is not allowed; want integers from 1 to 4096", f, n)
+			}
+		}
+		if t.Time != "" {
+			if d, err := time.ParseDuration(t.Time); err != nil || d < time.Millisecond {
+				return nil, fmt.Errorf("%s.time: %q; want a duration of at least 1ms, like \"30s\"", f, t.Time)
+			}
+		}
 		if len(t.Mix) > 0 {
 			if len(t.Statements) > 0 || len(t.StatementsFor) > 0 || len(t.Args) > 0 || t.Transaction {
 				return nil, fmt.Errorf("%s.mix: a mix runs other tests; it takes no statements, args or transaction of its own", f)
@@ -284,6 +294,10 @@ func (Suite) Plan(p workload.Params) ([]workload.Step, error) {
 		if t.Write {
 			st.Duration = p.WriteTime
 		}
+		if t.Time != "" {
+			st.Duration, _ = time.ParseDuration(t.Time) // checked
+		}
+		st.Threads = slices.Clone(t.Threads)
 		st.NewWorker = func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
 			return newWorker(ctx, t, p, db, id, seed)
 		}
