@@ -77,6 +77,7 @@ func commands() []command {
 		{"report", "print or write the report of a stored experiment", runReport},
 		{"compare", "judge targets against the base with significance tests; gate on regressions", runCompare},
 		{"runs", "list stored experiments and runs", runRuns},
+		{"copy", "copy stored experiments into another results database (a lab's shared PostgreSQL store)", runCopy},
 		{"list", "list engines, suites and tests", runList},
 		{"install", "fetch a PostgreSQL or MariaDB release from Maven Central into the versions dir", runInstall},
 		{"versions", "list the installed server versions", runVersions},

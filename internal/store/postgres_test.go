@@ -152,6 +152,28 @@ func TestPostgresStore(t *testing.T) {
 		}
 	}
 
+	// Copy the SQLite file's experiment into the shared store: the copy
+	// reads back as the original, under new ids.
+	nid, runs, results, err := pg.CopyExperiment(ctx, lite, 0)
+	if err != nil || runs != 1 || results != len(want) {
+		t.Fatalf("copy: experiment %d, %d runs, %d results, %v", nid, runs, results, err)
+	}
+	copied, err := pg.Experiment(ctx, nid)
+	if err != nil || copied.Name != "lab" || copied.Spec != "name = \"lab\"\n" {
+		t.Fatalf("copied experiment %+v %v", copied, err)
+	}
+	copiedRun, fromCopy := readBack(t, pg)
+	if copiedRun.Version != "15.10" || copiedRun.Manifest != `{"seed":8}` || copiedRun.Repeat != 2 || copiedRun.Status != store.StatusOK {
+		t.Errorf("copied run %+v", copiedRun)
+	}
+	_, original := readBack(t, lite)
+	for i := range original {
+		fromCopy[i].ID, fromCopy[i].RunID, original[i].ID, original[i].RunID = 0, 0, 0, 0
+		if !reflect.DeepEqual(fromCopy[i], original[i]) {
+			t.Errorf("copied result %d:\n got %+v\nwant %+v", i, fromCopy[i], original[i])
+		}
+	}
+
 	bad := fmt.Sprintf("postgres://postgres:s3cret@127.0.0.1:%d/sbtest?sslmode=disable&connect_timeout=2", port+1)
 	if _, err := store.Open(bad); err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("a store on a closed port: error %v, want one without the password", err)

@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCopy copies two stored experiments into another results file: both
+// arrive, oldest first, with their runs; a copy without --to or onto its
+// source is a usage error.
+func TestCopy(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
+	sp := writeFile(t, dir, "s.toml", "name = \"one\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n"+pointQueryWorkload)
+	for range 2 {
+		if code, _, stderr := run(t, Env{}, "run", sp, "--store", src); code != ExitOK {
+			t.Fatalf("run: %d %s", code, stderr)
+		}
+	}
+	code, out, stderr := run(t, Env{}, "copy", "--from", src, "--to", dst)
+	if code != ExitOK || strings.Count(out, " -> experiment ") != 2 {
+		t.Fatalf("copy: %d\n%s%s", code, out, stderr)
+	}
+	if !strings.HasPrefix(out, "experiment 1 of "+src+" -> experiment 1 of "+dst) {
+		t.Errorf("copy output %q: want experiment 1 copied first", out)
+	}
+	code, out, _ = run(t, Env{}, "runs", "--store", dst)
+	if code != ExitOK || strings.Count(out, "experiment ") != 2 || strings.Count(out, "  run ") != 2 {
+		t.Errorf("runs of the copy:\n%s", out)
+	}
+	if code, _, stderr := run(t, Env{}, "copy", "--from", src); code != ExitUsage || !strings.Contains(stderr, "--to") {
+		t.Errorf("copy without --to: exit %d %q, want %d naming --to", code, stderr, ExitUsage)
+	}
+	if code, _, _ := run(t, Env{}, "copy", "--from", src, "--to", src); code != ExitUsage {
+		t.Errorf("copy onto the source: exit %d, want %d", code, ExitUsage)
+	}
+}
