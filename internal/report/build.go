@@ -133,6 +133,68 @@ func median(rs []store.Result, f func(store.Result) float64) float64 {
 	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
+// kindsOf lists the kinds of operation whose counts a result's facts hold
+// (<kind>_ops, from runner.addKindFacts), sorted.
+func kindsOf(r store.Result) []string {
+	var out []string
+	for f := range r.Facts {
+		if k, ok := strings.CutSuffix(f, "_ops"); ok && !strings.HasPrefix(f, "client_") {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// kindTable shows, for tests whose operations come in kinds (TPC-C's
+// transactions, custom mixes), each kind's share of the operations and its
+// p99 latency, per target (medians over repeats). Nil when no test has
+// kinds.
+func kindTable(keys []cellKey, s samples, targets []string, groups map[cellKey]string, label func(cellKey) string) *Table {
+	t := &Table{Title: "Operations by kind",
+		Legend: "per kind of operation (TPC-C transactions, custom mix tests): share of the operations in %, and p99 latency in ms (median over repeats)"}
+	var kinds []string
+	for _, k := range keys {
+		for _, tg := range targets {
+			for _, r := range s[tg][k] {
+				for _, kind := range kindsOf(r) {
+					if !slices.Contains(kinds, kind) {
+						kinds = append(kinds, kind)
+					}
+				}
+			}
+		}
+	}
+	if len(kinds) == 0 {
+		return nil
+	}
+	t.Columns = []string{"target"}
+	for _, kind := range kinds {
+		t.Columns = append(t.Columns, kind+" %", kind+" p99")
+	}
+	for _, k := range keys {
+		for _, tg := range targets {
+			rs := s[tg][k]
+			if len(rs) == 0 || len(kindsOf(rs[0])) == 0 {
+				continue
+			}
+			row := Row{Group: groups[k], Label: label(k), Cells: []Cell{{Kind: Text, Text: tg}}}
+			for _, kind := range kinds {
+				share := median(rs, func(r store.Result) float64 {
+					if r.Events == 0 {
+						return math.NaN()
+					}
+					return 100 * r.Facts[kind+"_ops"] / float64(r.Events)
+				})
+				p99 := median(rs, func(r store.Result) float64 { return r.Facts[kind+"_p99_ms"] })
+				row.Cells = append(row.Cells, NumberCell(share), NumberCell(p99))
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	return t
+}
+
 // Build makes the report of an experiment: what ran, relative and absolute
 // throughput, latency, and the notes a reader must see.
 func Build(d *Data) *Report { return BuildWith(d, Options{}) }
@@ -204,6 +266,9 @@ func BuildWith(d *Data, opt Options) *Report {
 		lat.Rows = append(lat.Rows, row)
 	}
 	r.Tables = append(r.Tables, lat)
+	if kt := kindTable(keys, s, targets, groups, label); kt != nil {
+		r.Tables = append(r.Tables, *kt)
+	}
 	r.Tables = append(r.Tables, efficiencyTables(d, keys, s, label, opt)...)
 	r.Notes = notes(d)
 	r.Notes = append(r.Notes, efficiencyNotes(d, keys, s)...)

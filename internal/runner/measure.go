@@ -48,6 +48,14 @@ type workerState struct {
 	// the plain service time of rate-limited operations.
 	hist, svc                        *hdr.Histogram
 	events, statements, errors, rows int64
+	// kinds are per-kind counts of a Kinded worker's measured operations.
+	kinds []kindState
+}
+
+// kindState is one kind of operation's count, errors and latency.
+type kindState struct {
+	ops, errors int64
+	hist        *hdr.Histogram
 }
 
 // errorLog keeps the count and first distinct messages of failed operations.
@@ -177,6 +185,11 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 			if rr.role.Rate > 0 {
 				s.svc = metrics.NewHistogram()
 			}
+			if k, ok := w.(workload.Kinded); ok {
+				for range k.Kinds() {
+					s.kinds = append(s.kinds, kindState{hist: metrics.NewHistogram()})
+				}
+			}
 			rr.states = append(rr.states, s)
 			all = append(all, s)
 		}
@@ -294,6 +307,7 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 			}
 		}
 		res.Latency = metrics.PercentilesOf(merged)
+		addKindFacts(res, rr)
 		if rr.role.Rate > 0 {
 			res.Role.Service = metrics.PercentilesOf(svc)
 		}
@@ -518,6 +532,14 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 			if failed {
 				s.errors++
 			}
+			if k := tally.Kind; k >= 0 && k < len(s.kinds) {
+				ks := &s.kinds[k]
+				ks.ops++
+				metrics.RecordLatency(ks.hist, lat)
+				if failed {
+					ks.errors++
+				}
+			}
 		}
 		if failed && !errs.keep(err, stop) {
 			return
@@ -565,6 +587,38 @@ func pause(now, deadlineNs int64, yielded *int64, stop *stopper) bool {
 		runtime.Gosched()
 	}
 	return true
+}
+
+// addKindFacts stores a Kinded role's per-kind operations, errors and
+// latency percentiles (ms) as facts of its result.
+func addKindFacts(res *store.Result, rr *roleRun) {
+	if len(rr.workers) == 0 {
+		return
+	}
+	k, ok := rr.workers[0].(workload.Kinded)
+	if !ok || len(k.Kinds()) == 0 {
+		return
+	}
+	if res.Facts == nil {
+		res.Facts = map[string]float64{}
+	}
+	for i, name := range k.Kinds() {
+		merged := metrics.NewHistogram()
+		var ops, errs int64
+		for _, s := range rr.states {
+			if i < len(s.kinds) {
+				ops += s.kinds[i].ops
+				errs += s.kinds[i].errors
+				merged.Merge(s.kinds[i].hist)
+			}
+		}
+		p := metrics.PercentilesOf(merged)
+		res.Facts[name+"_ops"] = float64(ops)
+		res.Facts[name+"_errors"] = float64(errs)
+		res.Facts[name+"_p50_ms"] = ms(p.P50)
+		res.Facts[name+"_p99_ms"] = ms(p.P99)
+		res.Facts[name+"_max_ms"] = ms(p.Max)
+	}
 }
 
 // batcherOf returns w as a Batcher when the runner runs it in batches: a

@@ -409,3 +409,58 @@ func TestPauseYieldsJustUnderPreemption(t *testing.T) {
 		t.Fatalf("pause yielded at the deadline (yielded = %d)", yielded)
 	}
 }
+
+// kinded is a worker with two kinds of operation: "fast" (1 in 4, no
+// wait) and "slow" (3 in 4, a 3 ms sleep, every third of which fails).
+type kinded struct{ n, fast, slow, slowFailed int64 }
+
+func (k *kinded) Kinds() []string { return []string{"fast", "slow"} }
+
+func (k *kinded) Op(ctx context.Context) (workload.Tally, error) {
+	k.n++
+	if k.n%4 == 0 {
+		k.fast++
+		return workload.Tally{Statements: 1, Kind: 0}, nil
+	}
+	k.slow++
+	time.Sleep(3 * time.Millisecond)
+	if k.slow%3 == 0 {
+		k.slowFailed++
+		return workload.Tally{Statements: 1, Kind: 1}, errors.New("slow failed")
+	}
+	return workload.Tally{Statements: 1, Kind: 1}, nil
+}
+
+func (k *kinded) Close() error { return nil }
+
+// TestKindFacts checks that a Kinded worker's operations are counted and
+// timed per kind, as facts of the step's result.
+func TestKindFacts(t *testing.T) {
+	var workers []*kinded
+	st := workload.Step{Name: "mix", Duration: 600 * time.Millisecond,
+		NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+			k := &kinded{}
+			workers = append(workers, k)
+			return k, nil
+		}}
+	res, err := Measure(context.Background(), nil, st, 2, 1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fast, slow, failed int64
+	for _, w := range workers {
+		fast, slow, failed = fast+w.fast, slow+w.slow, failed+w.slowFailed
+	}
+	// The operation each worker had under way when the step ended is not
+	// counted (at most one per worker).
+	near := func(got float64, did int64) bool { return int64(got) <= did && int64(got) >= did-int64(len(workers)) }
+	f := res.Facts
+	if !near(f["fast_ops"], fast) || !near(f["slow_ops"], slow) || !near(f["slow_errors"], failed) || f["fast_errors"] != 0 ||
+		int64(f["fast_ops"]+f["slow_ops"]) != res.Events {
+		t.Errorf("facts %v; the workers did %d fast, %d slow (%d failed), the result counts %d", f, fast, slow, failed, res.Events)
+	}
+	if f["fast_p50_ms"] >= 1 || f["slow_p50_ms"] < 2.9 || f["slow_max_ms"] < f["slow_p99_ms"] {
+		t.Errorf("per-kind latency: fast p50 %v ms, slow p50 %v p99 %v max %v ms; want fast well under slow's 3 ms",
+			f["fast_p50_ms"], f["slow_p50_ms"], f["slow_p99_ms"], f["slow_max_ms"])
+	}
+}

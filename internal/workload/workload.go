@@ -174,6 +174,18 @@ type Tally struct {
 	// Facts are named numbers an action measured (LSM size, write
 	// amplification, ...), with units in the names; stored with its result.
 	Facts map[string]float64
+	// Kind is which of a Kinded worker's kinds of operation this was (an
+	// index into Kinds()).
+	Kind int
+}
+
+// Kinded is a Worker whose operations come in kinds (TPC-C's five
+// transactions, a custom mix's tests). The runner counts each kind's
+// operations and errors and keeps its latency, and stores them as facts of
+// the step's result: <kind>_ops, <kind>_errors, <kind>_p50_ms, <kind>_p99_ms
+// and <kind>_max_ms.
+type Kinded interface {
+	Kinds() []string
 }
 
 // Waiter is a Worker whose next operation may have to wait for another

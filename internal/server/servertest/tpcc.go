@@ -62,6 +62,11 @@ func TPCC(t *testing.T, engineName string) {
 	if share := float64(m.Rows) / float64(m.Events); m.Events > 200 && (share < 0.35 || share > 0.55) {
 		t.Errorf("new orders are %.2f of %d transactions, want about 0.45", share, m.Events)
 	}
+	// Each transaction's count is kept; New-Orders include the 1% rolled back.
+	if f := m.Facts; f["new_order_ops"] < float64(m.Rows) || f["payment_ops"] == 0 || f["delivery_ops"] == 0 ||
+		f["new_order_ops"]+f["payment_ops"]+f["order_status_ops"]+f["delivery_ops"]+f["stock_level_ops"] != float64(m.Events) {
+		t.Errorf("per-transaction facts %v do not add up to %d transactions with %d new orders", f, m.Events, m.Rows)
+	}
 	if c, ok := steps["consistency"]; !ok || c.Status != store.StatusOK {
 		t.Errorf("consistency check: %+v", c)
 	}

@@ -128,17 +128,32 @@ func returnsRows(sql string) bool {
 // drawn by weight), in a transaction when the test says so. Rows are those
 // returned by queries plus those changed by the others.
 func (w *worker) Op(ctx context.Context) (workload.Tally, error) {
-	p := w.parts[0]
+	k := 0
 	if len(w.parts) > 1 {
 		u := w.r.Float()
 		for i, c := range w.cum {
 			if u < c || i == len(w.cum)-1 {
-				p = w.parts[i]
+				k = i
 				break
 			}
 		}
 	}
-	return w.run(ctx, p)
+	t, err := w.run(ctx, w.parts[k])
+	t.Kind = k
+	return t, err
+}
+
+// Kinds names a mix's tests, so the runner keeps each one's count and
+// latency; a plain test has none.
+func (w *worker) Kinds() []string {
+	if len(w.parts) < 2 {
+		return nil
+	}
+	names := make([]string, len(w.parts))
+	for i, p := range w.parts {
+		names[i] = p.t.Name
+	}
+	return names
 }
 
 func (w *worker) run(ctx context.Context, p *part) (workload.Tally, error) {

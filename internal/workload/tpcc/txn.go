@@ -162,18 +162,31 @@ func (t *terminal) Close() error {
 // Order-Status, Delivery and Stock-Level 4% each (clause 5.2.3's minimums
 // for the last four). A committed New-Order counts as the Tally's one row.
 func (t *terminal) Op(ctx context.Context) (workload.Tally, error) {
+	var tl workload.Tally
+	var err error
 	switch x := t.r.between(1, 100); {
 	case x <= 45:
-		return t.txn(ctx, true, t.newOrder)
+		tl, err = t.txn(ctx, true, t.newOrder)
 	case x <= 88:
-		return t.txn(ctx, true, t.payment)
+		tl, err = t.txn(ctx, true, t.payment)
+		tl.Kind = 1
 	case x <= 92:
-		return t.txn(ctx, false, t.orderStatus)
+		tl, err = t.txn(ctx, false, t.orderStatus)
+		tl.Kind = 2
 	case x <= 96:
-		return t.txn(ctx, true, t.delivery)
+		tl, err = t.txn(ctx, true, t.delivery)
+		tl.Kind = 3
 	default:
-		return t.txn(ctx, false, t.stockLevel)
+		tl, err = t.txn(ctx, false, t.stockLevel)
+		tl.Kind = 4
 	}
+	return tl, err
+}
+
+// Kinds names the transactions, in the order of Tally.Kind, so the runner
+// keeps each one's count and latency.
+func (t *terminal) Kinds() []string {
+	return []string{"new_order", "payment", "order_status", "delivery", "stock_level"}
 }
 
 // tx counts a transaction's statements.
