@@ -1,14 +1,9 @@
 package servertest
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"benchlab/internal/cli"
-	"benchlab/internal/store"
 	_ "benchlab/internal/workload/custom" // the custom SQL suite
 )
 
@@ -65,21 +60,7 @@ statements_for = { postgres = ["SELECT id FROM accounts ORDER BY balance DESC, i
 // statements and rows per operation its SQL implies (so the placeholders
 // were bound, the transaction counted and RETURNING read as rows).
 func Custom(t *testing.T, engineName string) {
-	Setup(t)
-	dir := t.TempDir()
-	specFile := filepath.Join(dir, "custom.toml")
-	if err := os.WriteFile(specFile, []byte(fmt.Sprintf(customSpec, engineName)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st, runs, _ := runSpec(t, dir, specFile, cli.ExitOK)
-	if len(runs) != 1 || runs[0].Status != store.StatusOK {
-		t.Fatalf("runs: %+v", runs)
-	}
-	ctx := context.Background()
-	res, err := st.Results(ctx, runs[0].ID, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runOneTarget(t, fmt.Sprintf(customSpec, engineName))
 	perEvent := map[string][2]int64{"balance": {1, 1}, "transfer": {4, 2}, "open": {1, 1}, "richest": {1, 3}}
 	seen := map[string]int{}
 	for _, x := range res {

@@ -283,6 +283,28 @@ func runSpec(t *testing.T, dir, specFile string, wantCode int) (*store.Store, []
 	return st, runs, db
 }
 
+// runOneTarget writes spec (a one-target spec) to a file, runs it through
+// the command line expecting success, and returns the results of its one
+// run, which must be ok.
+func runOneTarget(t *testing.T, spec string) []store.Result {
+	t.Helper()
+	Setup(t)
+	dir := t.TempDir()
+	specFile := filepath.Join(dir, "spec.toml")
+	if err := os.WriteFile(specFile, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, runs, _ := runSpec(t, dir, specFile, cli.ExitOK)
+	if len(runs) != 1 || runs[0].Status != store.StatusOK {
+		t.Fatalf("runs: %+v", runs)
+	}
+	res, err := st.Results(context.Background(), runs[0].ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // BadSetting runs a target with a setting the server rejects before a good
 // one through `benchlab run`: exit code 1, the bad run failed with an error
 // naming the target and quoting the server log, the good run ok.

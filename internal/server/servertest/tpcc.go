@@ -1,13 +1,9 @@
 package servertest
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"benchlab/internal/cli"
 	"benchlab/internal/store"
 	_ "benchlab/internal/workload/tpcc" // the TPC-C suite
 )
@@ -32,20 +28,7 @@ report_interval = "0s"
 // Deadlocks the engine resolves by failing a transaction are allowed, up to
 // 5% of them.
 func TPCC(t *testing.T, engineName string) {
-	Setup(t)
-	dir := t.TempDir()
-	specFile := filepath.Join(dir, "tpcc.toml")
-	if err := os.WriteFile(specFile, []byte(fmt.Sprintf(tpccSpec, engineName)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st, runs, _ := runSpec(t, dir, specFile, cli.ExitOK)
-	if len(runs) != 1 || runs[0].Status != store.StatusOK {
-		t.Fatalf("runs: %+v", runs)
-	}
-	res, err := st.Results(context.Background(), runs[0].ID, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runOneTarget(t, fmt.Sprintf(tpccSpec, engineName))
 	steps := map[string]store.Result{}
 	for _, r := range res {
 		steps[r.Test] = r

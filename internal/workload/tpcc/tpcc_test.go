@@ -54,12 +54,7 @@ func TestRandomValues(t *testing.T) {
 // a broken condition.
 func TestOnSQLite(t *testing.T) {
 	ctx := context.Background()
-	drv, _ := engine.Lookup("sqlite")
-	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: "sqlite", Settings: map[string]string{"journal_mode": "wal"}}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openSQLite(t)
 	p := workload.Params{Warehouses: 1, Seed: 5, Threads: []int{2}}
 	steps, err := Suite{}.Plan(p)
 	if err != nil {
@@ -143,12 +138,7 @@ func TestOnSQLite(t *testing.T) {
 // happen, and the consistency conditions hold.
 func TestTwoWarehouses(t *testing.T) {
 	ctx := context.Background()
-	drv, _ := engine.Lookup("sqlite")
-	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: "sqlite", Settings: map[string]string{"journal_mode": "wal"}}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openSQLite(t)
 	steps, err := Suite{}.Plan(workload.Params{Warehouses: 2, Seed: 8, Threads: []int{2}})
 	if err != nil {
 		t.Fatal(err)
@@ -189,4 +179,18 @@ func TestTwoWarehouses(t *testing.T) {
 			t.Errorf("%s: none in 1600 transactions", what)
 		}
 	}
+}
+
+// openSQLite opens a SQLite database in WAL mode in a temp dir, closed when
+// the test ends.
+func openSQLite(t *testing.T) engine.DB {
+	t.Helper()
+	drv, _ := engine.Lookup("sqlite")
+	db, err := drv.Open(context.Background(), engine.Target{Name: "t", Engine: "sqlite",
+		Settings: map[string]string{"journal_mode": "wal"}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
