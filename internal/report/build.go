@@ -133,6 +133,21 @@ func median(rs []store.Result, f func(store.Result) float64) float64 {
 	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
+// tpmcLegend adds to a relative table's legend that tpcc rows compare tpmC,
+// when there are any.
+func tpmcLegend(s samples, keys []cellKey) string {
+	for _, rsByKey := range s {
+		for _, k := range keys {
+			for _, r := range rsByKey[k] {
+				if r.Metric == "tpmc" {
+					return "; tpcc compares tpmC"
+				}
+			}
+		}
+	}
+	return ""
+}
+
 // kindsOf lists the kinds of operation whose counts a result's facts hold
 // (<kind>_ops, from runner.addKindFacts), sorted.
 func kindsOf(r store.Result) []string {
@@ -222,12 +237,12 @@ func BuildWith(d *Data, opt Options) *Report {
 		rel := Table{
 			Title: "Relative throughput: QPS(target) / QPS(" + d.Experiment.Base + ")",
 			Legend: "2 decimals; + (green) >= 1.05 better, - (red) <= 0.95 worse, grey between; " +
-				"scan compares thousand rows scanned/s",
+				"scan compares thousand rows scanned/s" + tpmcLegend(s, keys),
 			Columns: targets[1:],
 		}
 		if _, hi := repeatRange(s, keys); hi >= 2 {
 			rel.Legend = "ratio of medians over the repeats, 2 decimals; - slower and + faster: significant verdicts " +
-				"(coloured red and green), = same, ? unknown (grey); scan compares thousand rows scanned/s"
+				"(coloured red and green), = same, ? unknown (grey); scan compares thousand rows scanned/s" + tpmcLegend(s, keys)
 		}
 		for _, k := range keys {
 			base := values(s[targets[0]][k], tput)
