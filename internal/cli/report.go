@@ -155,6 +155,8 @@ func writeReportFile(d *report.Data, r *report.Report, path, format string) erro
 		err = report.WriteJSON(f, d)
 	case "csv":
 		err = report.WriteCSV(f, d)
+	case "csv-series":
+		err = report.WriteSeriesCSV(f, d)
 	default:
 		err = report.WriteText(f, r, report.TextOptions{})
 	}
@@ -181,9 +183,10 @@ func runReport(env Env, args []string) error {
 	format := fs.String("format", "", "text, markdown, html (one self-contained page with charts), json or csv (every result, machine-readable); default from the -o file name, else text")
 	out := fs.String("o", "", "write to this file instead of standard output")
 	color := fs.String("color", "auto", "terminal colours: auto, always or never")
+	series := fs.Bool("series", false, "with csv: one line per 1-second interval instead of one per result")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, "Usage: benchlab report [--experiment N] [--format text|markdown|html|json|csv] [-o file]")
+			fmt.Fprintln(env.Stdout, "Usage: benchlab report [--experiment N] [--format text|markdown|html|json|csv [--series]] [-o file]")
 			fs.SetOutput(env.Stdout)
 			fs.PrintDefaults()
 			return errHelp
@@ -201,6 +204,12 @@ func runReport(env Env, args []string) error {
 		return err
 	}
 	*format = f
+	if *series {
+		if f != "csv" {
+			return usagef("flag --series: only with --format csv (or -o file.csv); JSON holds the series already")
+		}
+		*format = "csv-series"
+	}
 	useColor := false
 	switch *color {
 	case "auto":
@@ -228,6 +237,8 @@ func runReport(env Env, args []string) error {
 		return report.WriteJSON(env.Stdout, d)
 	case "csv":
 		return report.WriteCSV(env.Stdout, d)
+	case "csv-series":
+		return report.WriteSeriesCSV(env.Stdout, d)
 	}
 	return report.WriteText(env.Stdout, r, report.TextOptions{Color: useColor})
 }

@@ -163,12 +163,13 @@ func kindsOf(r store.Result) []string {
 
 // kindTable shows, for tests whose operations come in kinds (TPC-C's
 // transactions, custom mixes), each kind's share of the operations and its
-// p99 latency, per target (medians over repeats). Nil when no test has
-// kinds.
+// p99 latency, per target (medians over repeats), the most frequent kinds
+// first. Nil when no test has kinds.
 func kindTable(keys []cellKey, s samples, targets []string, groups map[cellKey]string, label func(cellKey) string) *Table {
 	t := &Table{Title: "Operations by kind",
 		Legend: "per kind of operation (TPC-C transactions, custom mix tests): share of the operations in %, and p99 latency in ms (median over repeats)"}
 	var kinds []string
+	total := map[string]float64{}
 	for _, k := range keys {
 		for _, tg := range targets {
 			for _, r := range s[tg][k] {
@@ -176,6 +177,7 @@ func kindTable(keys []cellKey, s samples, targets []string, groups map[cellKey]s
 					if !slices.Contains(kinds, kind) {
 						kinds = append(kinds, kind)
 					}
+					total[kind] += r.Facts[kind+"_ops"]
 				}
 			}
 		}
@@ -183,6 +185,8 @@ func kindTable(keys []cellKey, s samples, targets []string, groups map[cellKey]s
 	if len(kinds) == 0 {
 		return nil
 	}
+	// The most frequent kinds first (TPC-C: New-Order, then Payment).
+	slices.SortStableFunc(kinds, func(a, b string) int { return cmp.Compare(total[b], total[a]) })
 	t.Columns = []string{"target"}
 	for _, kind := range kinds {
 		t.Columns = append(t.Columns, kind+" %", kind+" p99")

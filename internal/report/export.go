@@ -76,6 +76,7 @@ type IntervalRecord struct {
 	Seconds    float64 `json:"seconds"`
 	Events     int64   `json:"events"`
 	Statements int64   `json:"statements"`
+	Rows       int64   `json:"rows"`
 	Errors     int64   `json:"errors"`
 	P95Ms      float64 `json:"p95_ms"`
 	MaxMs      float64 `json:"max_ms"`
@@ -127,7 +128,7 @@ func Records(d *Data) []Record {
 			}
 			for _, iv := range r.Intervals {
 				rec.Intervals = append(rec.Intervals, IntervalRecord{Sec: iv.Sec, Seconds: iv.Seconds, Events: iv.Events,
-					Statements: iv.Statements, Errors: iv.Errors, P95Ms: msOf(iv.P95), MaxMs: msOf(iv.Max)})
+					Statements: iv.Statements, Rows: iv.Rows, Errors: iv.Errors, P95Ms: msOf(iv.P95), MaxMs: msOf(iv.Max)})
 			}
 			out = append(out, rec)
 		}
@@ -202,6 +203,35 @@ func WriteCSV(w io.Writer, d *Data) error {
 			pi(r.DevReadB), pi(r.DevWriteB), pf(r.StealPct), pf(r.ForeignPct), pi(r.DBBytes)}
 		if err := cw.Write(line); err != nil {
 			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteSeriesCSV writes every stored 1-second interval, one line each, with
+// the result it belongs to (`benchlab report --format csv --series`):
+// second (negative during the warm-up), its length, counts, rates and
+// latency in ms.
+func WriteSeriesCSV(w io.Writer, d *Data) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"experiment", "run", "target", "repeat", "seq", "test", "role", "threads", "sec",
+		"seconds", "events", "statements", "rows", "errors", "qps", "tps", "p95_ms", "max_ms"}); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, r := range Records(d) {
+		for _, iv := range r.Intervals {
+			qps, tps := 0.0, 0.0
+			if iv.Seconds > 0 {
+				qps, tps = float64(iv.Statements)/iv.Seconds, float64(iv.Events)/iv.Seconds
+			}
+			if err := cw.Write([]string{i(r.Experiment), i(r.Run), r.Target, strconv.Itoa(r.Repeat), strconv.Itoa(r.Seq),
+				r.Test, r.Role, strconv.Itoa(r.Threads), strconv.Itoa(iv.Sec), f(iv.Seconds), i(iv.Events),
+				i(iv.Statements), i(iv.Rows), i(iv.Errors), f(qps), f(tps), f(iv.P95Ms), f(iv.MaxMs)}); err != nil {
+				return err
+			}
 		}
 	}
 	cw.Flush()

@@ -90,3 +90,29 @@ func TestWriteJSON(t *testing.T) {
 		t.Errorf("intervals %v", r["intervals"])
 	}
 }
+
+// TestWriteSeriesCSV checks one line per stored second with its result's
+// identity and the second's rates.
+func TestWriteSeriesCSV(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteSeriesCSV(&b, exportData()); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want a header and the one stored second", len(lines))
+	}
+	col := map[string]int{}
+	for i, h := range lines[0] {
+		col[h] = i
+	}
+	for name, want := range map[string]string{"test": "point-query", "threads": "2", "sec": "0", "qps": "500",
+		"tps": "250", "p95_ms": "2"} {
+		if got := lines[1][col[name]]; got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReportMachineReadable runs an experiment and reads it back as CSV
+// (per result and per second) and JSON through `benchlab report`.
+func TestReportMachineReadable(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	sp := writeFile(t, dir, "s.toml", "name = \"m\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n"+pointQueryWorkload)
+	if code, _, stderr := run(t, Env{}, "run", sp, "--store", db); code != ExitOK {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	code, out, stderr := run(t, Env{}, "report", "--store", db, "--format", "csv")
+	lines, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if code != ExitOK || err != nil || len(lines) < 3 || lines[0][0] != "experiment" {
+		t.Fatalf("csv: exit %d %v %s\n%s", code, err, stderr, out)
+	}
+	code, out, _ = run(t, Env{}, "report", "--store", db, "--format", "csv", "--series")
+	series, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if code != ExitOK || err != nil || len(series) < 2 || series[0][8] != "sec" {
+		t.Fatalf("series csv: exit %d %v\n%s", code, err, out)
+	}
+	code, out, _ = run(t, Env{}, "report", "--store", db, "--format", "json")
+	var doc struct{ Results []map[string]any }
+	if code != ExitOK || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Results) != len(lines)-1 {
+		t.Fatalf("json: exit %d, %d results for %d csv lines", code, len(doc.Results), len(lines)-1)
+	}
+	if code, _, stderr := run(t, Env{}, "report", "--store", db, "--series"); code != ExitUsage || !strings.Contains(stderr, "--series") {
+		t.Errorf("--series with text: exit %d %q, want %d naming the flag", code, stderr, ExitUsage)
+	}
+}
