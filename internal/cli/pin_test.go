@@ -2,10 +2,7 @@ package cli
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"benchlab/internal/store"
@@ -15,15 +12,11 @@ import (
 // child process (pinning would otherwise bind this test binary): the run's
 // manifest records that benchlab ran on CPU 0 only.
 func TestClientPinnedThroughRun(t *testing.T) {
-	if args := os.Getenv("BENCHLAB_CLI_CHILD"); args != "" {
-		os.Exit(Main(OSEnv(), strings.Split(args, "\x1f")))
-	}
 	dir := t.TempDir()
 	sp := writeFile(t, dir, "pin.toml", "name = \"pin\"\nclient_cpus = \"0\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n"+
 		pointQueryWorkload)
 	storeFile := filepath.Join(dir, "r.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestClientPinnedThroughRun$")
-	cmd.Env = append(os.Environ(), "BENCHLAB_CLI_CHILD="+strings.Join([]string{"run", sp, "--store", storeFile}, "\x1f"))
+	cmd := childCmd(nil, "run", sp, "--store", storeFile)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("child run: %v\n%s", err, out)
 	}

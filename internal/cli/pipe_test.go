@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,9 +17,6 @@ import (
 // measured, and leaves no temp work dir (before, the broken pipe's signal
 // killed it on the spot).
 func TestClosedOutputStopsRun(t *testing.T) {
-	if args := os.Getenv("BENCHLAB_PIPE_CHILD"); args != "" {
-		os.Exit(Main(OSEnv(), strings.Split(args, "\x1f")))
-	}
 	dir := t.TempDir()
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmp, 0o755); err != nil {
@@ -30,8 +25,7 @@ func TestClosedOutputStopsRun(t *testing.T) {
 	storeFile := filepath.Join(dir, "r.db")
 	args := []string{"run", "--engine", "sqlite", "--tests", "point-query", "--table-size", "2000", "--time", "60",
 		"--warmup", "0s", "--report-interval", "1s", "--store", storeFile}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestClosedOutputStopsRun$")
-	cmd.Env = append(os.Environ(), "BENCHLAB_PIPE_CHILD="+strings.Join(args, "\x1f"), "TMPDIR="+tmp)
+	cmd := childCmd([]string{"TMPDIR=" + tmp}, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"benchlab/internal/analysis"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
+	"benchlab/internal/workload"
 )
 
 // groupOrder is the order of METHOD.md 2.7's groups.
@@ -339,33 +340,15 @@ func header(d *Data) []string {
 		orDefault(e.Preset, "none"), e.Base, durationOf(d)))
 	if sp, err := spec.Parse([]byte(e.Spec), "stored spec", ""); err == nil {
 		w := sp.Workload
-		tests := "all tests"
-		if len(w.Tests) > 0 {
-			tests = strings.Join(w.Tests, ", ")
-		}
-		if w.Suite == "insert" {
-			pacing := "smooth"
-			if w.Bursty {
-				pacing = "bursty (per second, as the original client)"
+		line := fmt.Sprintf("suite %s (%s), %d table(s) of %d rows, threads %v, read %s, write %s, warm-up %s",
+			w.Suite, workload.TestsLabel(sp.Params()), w.Tables, w.TableSize, w.Threads, w.ReadTime.Duration,
+			w.WriteTime.Duration, w.Warmup.Duration)
+		if suite, ok := workload.Lookup(w.Suite); ok {
+			if d, ok := suite.(workload.Describer); ok {
+				line = d.Describe(sp.Params())
 			}
-			h = append(h, fmt.Sprintf("workload: Insert Benchmark (%s), %d client(s), %d rows loaded, %d inserts in l.i1+l.i2, "+
-				"query steps of %s at %v inserts/s per client, %s pacing, repeats %d",
-				tests, w.Clients, w.Rows, w.Inserts, w.QueryTime.Duration, w.Rates, pacing, w.Repeats))
-		} else if w.Suite == "tpcc" {
-			h = append(h, fmt.Sprintf("workload: TPC-C, %d warehouse(s), terminals %v, %s measured each after a %s warm-up, no think time, repeats %d",
-				w.Warehouses, w.Threads, w.WriteTime.Duration, w.Warmup.Duration, w.Repeats))
-		} else if w.Suite == "custom" {
-			names := make([]string, len(w.Custom.Tests))
-			for i, t := range w.Custom.Tests {
-				names[i] = t.Name
-			}
-			h = append(h, fmt.Sprintf("workload: custom SQL (%s), %d setup statement(s), %d rows loaded, tests %s, threads %v, read %s, write %s, warm-up %s, repeats %d",
-				tests, len(w.Custom.Setup), w.Custom.Load.Rows, strings.Join(names, ", "), w.Threads, w.ReadTime.Duration,
-				w.WriteTime.Duration, w.Warmup.Duration, w.Repeats))
-		} else {
-			h = append(h, fmt.Sprintf("workload: suite %s (%s), %d table(s) of %d rows, threads %v, read %s, write %s, warm-up %s, repeats %d",
-				w.Suite, tests, w.Tables, w.TableSize, w.Threads, w.ReadTime.Duration, w.WriteTime.Duration, w.Warmup.Duration, w.Repeats))
 		}
+		h = append(h, fmt.Sprintf("workload: %s, repeats %d", line, w.Repeats))
 	}
 	seen := map[string]bool{}
 	var host string

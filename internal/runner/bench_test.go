@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/enginetest"
 	_ "benchlab/internal/engine/sqlite"
 	"benchlab/internal/workload"
 	"benchlab/internal/workload/sysbench"
@@ -21,12 +22,7 @@ import (
 // Target (issue: core): overhead at most 10%.
 func BenchmarkHarnessOverhead(b *testing.B) {
 	ctx := context.Background()
-	drv, _ := engine.Lookup("sqlite")
-	db, err := drv.Open(ctx, engine.Target{Name: "bench", Engine: "sqlite"}, b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := enginetest.Open(b, engine.Target{Name: "bench", Engine: "sqlite"})
 	p := workload.Params{Tables: 1, TableSize: 100_000, Threads: []int{1}, ReadTime: 2 * time.Second,
 		WriteTime: time.Second, Tests: []string{"point-query"}, Seed: 1}
 	steps, err := sysbench.Suite{}.Plan(p)

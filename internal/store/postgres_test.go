@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/enginetest"
 	_ "benchlab/internal/engine/postgres" // starts the real server the shared store lives on
 	"benchlab/internal/server"
 	"benchlab/internal/store"
@@ -97,12 +98,7 @@ func readBack(t *testing.T, s *store.Store) (store.Run, []store.Result) {
 func TestPostgresStore(t *testing.T) {
 	t.Setenv("BENCHLAB_SERVER_LOGS", filepath.Join(t.TempDir(), "logs"))
 	ctx := context.Background()
-	drv, _ := engine.Lookup("postgres")
-	db, err := drv.Open(ctx, engine.Target{Name: "lab", Engine: "postgres"}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := enginetest.Open(t, engine.Target{Name: "lab", Engine: "postgres"})
 	port := db.(interface{ Instance() *server.Instance }).Instance().Port
 	dsn := fmt.Sprintf("postgres://postgres:s3cret@127.0.0.1:%d/sbtest?sslmode=disable", port)
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -137,6 +138,31 @@ func PostwriteTarget(totalRows int64) time.Duration {
 	return min(d, 1200*time.Second)
 }
 
+// SQLOf returns db's SQL view, or an error naming who needed it (a suite, a
+// step) when the engine does not speak SQL.
+func SQLOf(db engine.DB, who string) (engine.SQL, error) {
+	s, ok := db.(engine.SQL)
+	if !ok {
+		return nil, fmt.Errorf("%s: the engine does not speak SQL", who)
+	}
+	return s, nil
+}
+
+// ConnectSQL opens a new connection to db for who (a suite, a step), with
+// errors that name who: the engine does not speak SQL, or the connection
+// failed. It also returns the SQL view, for the dialect.
+func ConnectSQL(ctx context.Context, db engine.DB, who string) (engine.SQL, engine.Conn, error) {
+	s, err := SQLOf(db, who)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := s.Connect(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: connect: %w", who, err)
+	}
+	return s, c, nil
+}
+
 // CleanupStep is the postwrite cleanup of METHOD.md 1.9 and 2.5 as an
 // action: the engine's Maintain on tables (vacuum and checkpoint, flush,
 // checkpoint), then a wait until target has passed since it began.
@@ -145,9 +171,9 @@ func CleanupStep(name string, tables []string, target time.Duration) Step {
 		Name: name, Warm: true,
 		Action: func(ctx context.Context, db engine.DB, log io.Writer) (Tally, error) {
 			start := time.Now()
-			sqldb, ok := db.(engine.SQL)
-			if !ok {
-				return Tally{}, fmt.Errorf("%s: the engine does not speak SQL", name)
+			sqldb, err := SQLOf(db, name)
+			if err != nil {
+				return Tally{}, err
 			}
 			if err := sqldb.Maintain(ctx, tables); err != nil {
 				return Tally{}, fmt.Errorf("%s: %w", name, err)
@@ -177,6 +203,21 @@ type Tally struct {
 	// Kind is which of a Kinded worker's kinds of operation this was (an
 	// index into Kinds()).
 	Kind int
+}
+
+// Describer is a Suite that says in one line what a run of it with p did,
+// for the report's header ("workload: " and ", repeats N" are added).
+// Suites without it get a line about tables, rows, threads and durations.
+type Describer interface {
+	Describe(p Params) string
+}
+
+// TestsLabel names the selected tests for a header: "all tests" or the list.
+func TestsLabel(p Params) string {
+	if len(p.Tests) == 0 {
+		return "all tests"
+	}
+	return strings.Join(p.Tests, ", ")
 }
 
 // Kinded is a Worker whose operations come in kinds (TPC-C's five

@@ -351,14 +351,18 @@ func (c *Conn) Values(ctx context.Context, sql string, args ...any) ([][]string,
 	defer rows.Close()
 	var out [][]string
 	for rows.Next() {
-		raw := rows.RawValues()
-		row := make([]string, len(raw))
-		for i, b := range raw {
-			row[i] = string(b)
-		}
-		out = append(out, row)
+		out = append(out, textRow(rows.RawValues()))
 	}
 	return out, c.fail(rows.Err())
+}
+
+// textRow copies a row's raw text-format values as strings (NULL as "").
+func textRow(raw [][]byte) []string {
+	row := make([]string, len(raw))
+	for i, b := range raw {
+		row[i] = string(b)
+	}
+	return row
 }
 
 // fail adds the server's death, if it died, to err, and marks an error that
@@ -470,12 +474,7 @@ func (s *Stmt) Values(ctx context.Context, args ...any) ([][]string, error) {
 	rr := s.c.c.PgConn().ExecStatement(s.ctx(ctx), s.sd, s.vals, nil, nil)
 	var out [][]string
 	for rr.NextRow() {
-		raw := rr.Values()
-		row := make([]string, len(raw))
-		for i, b := range raw {
-			row[i] = string(b)
-		}
-		out = append(out, row)
+		out = append(out, textRow(rr.Values()))
 	}
 	_, err := rr.Close()
 	return out, s.c.fail(err)

@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/enginetest"
 	_ "benchlab/internal/engine/postgres"
 	"benchlab/internal/server/servertest"
 )
@@ -36,13 +36,7 @@ func TestCancel(t *testing.T) { servertest.Cancel(t, "postgres") }
 // backend it forks may run on CPU 1 only (issue 3 item 7).
 func TestServerPinned(t *testing.T) {
 	servertest.Setup(t)
-	ctx := context.Background()
-	drv, _ := engine.Lookup("postgres")
-	db, err := drv.Open(ctx, engine.Target{Name: "pinned", Engine: "postgres", CPUs: "1"}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := enginetest.Open(t, engine.Target{Name: "pinned", Engine: "postgres", CPUs: "1"})
 	roots := db.(engine.Server).PIDs()
 	if len(roots) == 0 {
 		t.Fatal("no server process")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/enginetest"
 	_ "benchlab/internal/engine/sqlite"
 	"benchlab/internal/workload"
 	"benchlab/internal/workload/sysbench"
@@ -174,12 +175,7 @@ func TestCheckNamesTheField(t *testing.T) {
 // tallies sysbench would count.
 func TestRunsOnSQLite(t *testing.T) {
 	ctx := context.Background()
-	drv, _ := engine.Lookup("sqlite")
-	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: "sqlite"}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := enginetest.Open(t, engine.Target{Name: "t", Engine: "sqlite"})
 	const rows = 1000
 	steps, err := Suite{}.Plan(accounts(rows))
 	if err != nil {
@@ -265,12 +261,7 @@ func worker0(t *testing.T, st workload.Step, db engine.DB, id int) workload.Work
 // write test because one of its tests writes.
 func TestMix(t *testing.T) {
 	ctx := context.Background()
-	drv, _ := engine.Lookup("sqlite")
-	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: "sqlite"}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := enginetest.Open(t, engine.Target{Name: "t", Engine: "sqlite"})
 	p := accounts(1000)
 	p.Custom.Tests = append(p.Custom.Tests, workload.CustomTest{Name: "oltp", Mix: map[string]float64{"balance": 3, "open": 1}})
 	p.Tests = []string{"oltp"}

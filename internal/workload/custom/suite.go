@@ -103,6 +103,17 @@ type plan struct {
 	seqs  []*arg // every seq() argument, reset before each cell's load
 }
 
+// Describe says what a run did, for the report's header.
+func (Suite) Describe(p workload.Params) string {
+	names := make([]string, len(p.Custom.Tests))
+	for i, t := range p.Custom.Tests {
+		names[i] = t.Name
+	}
+	return fmt.Sprintf("custom SQL (%s), %d setup statement(s), %d rows loaded, tests %s, threads %v, read %s, write %s, warm-up %s",
+		workload.TestsLabel(p), len(p.Custom.Setup), p.Custom.Load.Rows, strings.Join(names, ", "), p.Threads, p.ReadTime,
+		p.WriteTime, p.Warmup)
+}
+
 // Check validates the [workload.custom] section and the test selection.
 func (Suite) Check(p workload.Params) error {
 	_, err := check(p)
@@ -325,13 +336,9 @@ func (pl *plan) prepareStep(p workload.Params) workload.Step {
 			for _, a := range pl.seqs {
 				a.reset()
 			}
-			sqldb, ok := db.(engine.SQL)
-			if !ok {
-				return t, fmt.Errorf("custom: the engine does not speak SQL")
-			}
-			conn, err := sqldb.Connect(ctx)
+			sqldb, conn, err := workload.ConnectSQL(ctx, db, "custom prepare")
 			if err != nil {
-				return t, fmt.Errorf("prepare: connect: %w", err)
+				return t, err
 			}
 			defer conn.Close()
 			setup, field := pl.c.Setup, "workload.custom.setup"

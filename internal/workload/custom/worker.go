@@ -2,7 +2,6 @@ package custom
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -34,13 +33,9 @@ type part struct {
 }
 
 func newWorker(ctx context.Context, t *test, p workload.Params, db engine.DB, id int, seed uint64) (*worker, error) {
-	sqldb, ok := db.(engine.SQL)
-	if !ok {
-		return nil, errors.New("custom: the engine does not speak SQL")
-	}
-	conn, err := sqldb.Connect(ctx)
+	sqldb, conn, err := workload.ConnectSQL(ctx, db, "custom "+t.Name)
 	if err != nil {
-		return nil, fmt.Errorf("custom: connect: %w", err)
+		return nil, err
 	}
 	w := &worker{conn: conn, r: sysbench.NewRand(seed), id: id}
 	tests, weights := []*test{t}, []float64{1}

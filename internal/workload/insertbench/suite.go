@@ -76,6 +76,17 @@ func queryKind(k string) string {
 	return "range"
 }
 
+// Describe says what a run did, for the report's header.
+func (Suite) Describe(p workload.Params) string {
+	pacing := "smooth"
+	if p.Bursty {
+		pacing = "bursty (per second, as the original client)"
+	}
+	return fmt.Sprintf("Insert Benchmark (%s), %d client(s), %d rows loaded, %d inserts in l.i1+l.i2, "+
+		"query steps of %s at %v inserts/s per client, %s pacing",
+		workload.TestsLabel(p), p.Clients, p.Rows, p.Inserts, p.QueryTime, p.Rates, pacing)
+}
+
 // Check validates the sizes, naming the spec field at fault.
 func (Suite) Check(p workload.Params) error {
 	if p.Clients < 1 || p.Clients > 1024 {

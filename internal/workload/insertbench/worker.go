@@ -2,7 +2,6 @@ package insertbench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -70,13 +69,7 @@ func (c *clients) get(id int) (*client, error) {
 	return cl, nil
 }
 
-func sqlOf(db engine.DB) (engine.SQL, error) {
-	s, ok := db.(engine.SQL)
-	if !ok {
-		return nil, errors.New("insertbench: the engine does not speak SQL")
-	}
-	return s, nil
-}
+func sqlOf(db engine.DB) (engine.SQL, error) { return workload.SQLOf(db, "insertbench") }
 
 // readID runs a min/max query; an empty table (NULL) gives 0, as iibench.py
 // treats it.

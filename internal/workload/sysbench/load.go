@@ -23,13 +23,9 @@ func loadStep(p workload.Params) workload.Step {
 		Name: "prepare", Warm: true, Write: true,
 		Action: func(ctx context.Context, db engine.DB, log io.Writer) (workload.Tally, error) {
 			var t workload.Tally
-			sqldb, ok := db.(engine.SQL)
-			if !ok {
-				return t, fmt.Errorf("sysbench: the engine does not speak SQL")
-			}
-			conn, err := sqldb.Connect(ctx)
+			sqldb, conn, err := workload.ConnectSQL(ctx, db, "sysbench prepare")
 			if err != nil {
-				return t, fmt.Errorf("prepare: connect: %w", err)
+				return t, err
 			}
 			defer conn.Close()
 			r := NewRand(p.Seed)

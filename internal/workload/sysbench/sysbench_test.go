@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/enginetest"
 	_ "benchlab/internal/engine/sqlite"
 	"benchlab/internal/golden"
 	"benchlab/internal/workload"
@@ -143,12 +144,7 @@ func between(stmts int, lo, hi int64) expectation {
 // real SQLite, checking statements counted and rows returned or changed.
 func TestEveryTestRuns(t *testing.T) {
 	ctx := context.Background()
-	drv, _ := engine.Lookup("sqlite")
-	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: "sqlite", Settings: map[string]string{}}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := enginetest.Open(t, engine.Target{Name: "t", Engine: "sqlite", Settings: map[string]string{}})
 	p := workload.Params{Tables: 2, TableSize: 2000, Threads: []int{1}, Seed: 42}
 	if _, err := loadStep(p).Action(ctx, db, io.Discard); err != nil {
 		t.Fatal(err)
@@ -249,12 +245,7 @@ func TestEveryTestRuns(t *testing.T) {
 // rows and that k follows the skewed "special" distribution.
 func TestLoadDistribution(t *testing.T) {
 	ctx := context.Background()
-	drv, _ := engine.Lookup("sqlite")
-	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: "sqlite"}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := enginetest.Open(t, engine.Target{Name: "t", Engine: "sqlite"})
 	p := workload.Params{Tables: 1, TableSize: 20000, Seed: 1}
 	tl, err := loadStep(p).Action(ctx, db, io.Discard)
 	if err != nil {
@@ -283,12 +274,7 @@ func TestLoadDistribution(t *testing.T) {
 // (--db-ps-mode=disable): same statements and rows, sent as text.
 func TestUnprepared(t *testing.T) {
 	ctx := context.Background()
-	drv, _ := engine.Lookup("sqlite")
-	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: "sqlite"}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := enginetest.Open(t, engine.Target{Name: "t", Engine: "sqlite"})
 	p := workload.Params{Tables: 1, TableSize: 2000, Threads: []int{1}, Seed: 3, Unprepared: true}
 	if _, err := loadStep(p).Action(ctx, db, io.Discard); err != nil {
 		t.Fatal(err)

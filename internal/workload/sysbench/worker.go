@@ -2,7 +2,6 @@ package sysbench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"benchlab/internal/engine"
@@ -26,13 +25,9 @@ type worker struct {
 }
 
 func newWorker(ctx context.Context, t *def, p workload.Params, db engine.DB, id int, seed uint64) (*worker, error) {
-	sqldb, ok := db.(engine.SQL)
-	if !ok {
-		return nil, errors.New("sysbench: the engine does not speak SQL")
-	}
-	conn, err := sqldb.Connect(ctx)
+	sqldb, conn, err := workload.ConnectSQL(ctx, db, "sysbench")
 	if err != nil {
-		return nil, fmt.Errorf("sysbench: connect: %w", err)
+		return nil, err
 	}
 	w := &worker{def: t, p: p, d: sqldb.Dialect(), conn: conn, r: NewRand(seed), id: id}
 	if t.name == "update-zipf" {

@@ -54,13 +54,9 @@ func checkStep() workload.Step {
 	return workload.Step{
 		Name: "consistency", Warm: true,
 		Action: func(ctx context.Context, db engine.DB, log io.Writer) (workload.Tally, error) {
-			sqldb, ok := db.(engine.SQL)
-			if !ok {
-				return workload.Tally{}, fmt.Errorf("tpcc: the engine does not speak SQL")
-			}
-			conn, err := sqldb.Connect(ctx)
+			_, conn, err := workload.ConnectSQL(ctx, db, "tpcc consistency")
 			if err != nil {
-				return workload.Tally{}, fmt.Errorf("consistency: connect: %w", err)
+				return workload.Tally{}, err
 			}
 			defer conn.Close()
 			if err := Consistent(ctx, conn); err != nil {

@@ -40,6 +40,12 @@ func (Suite) Tests() []workload.Test {
 		Summary: "New-Order 45%, Payment 43%, Order-Status, Delivery, Stock-Level 4% each; tpmC"}}
 }
 
+// Describe says what a run did, for the report's header.
+func (Suite) Describe(p workload.Params) string {
+	return fmt.Sprintf("TPC-C, %d warehouse(s), terminals %v, %s measured each after a %s warm-up, no think time",
+		p.Warehouses, p.Threads, p.WriteTime, p.Warmup)
+}
+
 // Check validates the parameters this suite uses.
 func (Suite) Check(p workload.Params) error {
 	if p.Warehouses < 1 || p.Warehouses > 100000 {
@@ -132,13 +138,9 @@ func loadStep(p workload.Params) workload.Step {
 		Name: "prepare", Warm: true, Write: true,
 		Action: func(ctx context.Context, db engine.DB, log io.Writer) (workload.Tally, error) {
 			var t workload.Tally
-			sqldb, ok := db.(engine.SQL)
-			if !ok {
-				return t, fmt.Errorf("tpcc: the engine does not speak SQL")
-			}
-			conn, err := sqldb.Connect(ctx)
+			sqldb, conn, err := workload.ConnectSQL(ctx, db, "tpcc prepare")
 			if err != nil {
-				return t, fmt.Errorf("prepare: connect: %w", err)
+				return t, err
 			}
 			defer conn.Close()
 			for i := len(tables) - 1; i >= 0; i-- {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/enginetest"
 	_ "benchlab/internal/engine/sqlite"
 	"benchlab/internal/workload"
 )
@@ -111,12 +112,7 @@ func TestOnSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 200 {
-		if _, err := text.Op(ctx); err != nil {
-			t.Fatalf("unprepared: %v", err)
-		}
-	}
-	text.Close()
+	runOps(t, text, 200)
 	if _, err := steps[3].Action(ctx, db, io.Discard); err != nil {
 		t.Fatalf("consistency after the run: %v", err)
 	}
@@ -151,12 +147,7 @@ func TestTwoWarehouses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range 800 {
-			if _, err := w.Op(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-		w.Close()
+		runOps(t, w, 800)
 	}
 	if _, err := steps[3].Action(ctx, db, io.Discard); err != nil {
 		t.Fatalf("consistency: %v", err)
@@ -184,13 +175,16 @@ func TestTwoWarehouses(t *testing.T) {
 // openSQLite opens a SQLite database in WAL mode in a temp dir, closed when
 // the test ends.
 func openSQLite(t *testing.T) engine.DB {
+	return enginetest.Open(t, engine.Target{Name: "t", Engine: "sqlite", Settings: map[string]string{"journal_mode": "wal"}})
+}
+
+// runOps runs n operations of w, which must all succeed, and closes it.
+func runOps(t *testing.T, w workload.Worker, n int) {
 	t.Helper()
-	drv, _ := engine.Lookup("sqlite")
-	db, err := drv.Open(context.Background(), engine.Target{Name: "t", Engine: "sqlite",
-		Settings: map[string]string{"journal_mode": "wal"}}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+	defer w.Close()
+	for range n {
+		if _, err := w.Op(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
-	t.Cleanup(func() { db.Close() })
-	return db
 }

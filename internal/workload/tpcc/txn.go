@@ -25,6 +25,7 @@ type terminal struct {
 	begin, beginRO  engine.Stmt
 	commit, rollbck engine.Stmt
 	st              stmts
+	all             []engine.Stmt // every statement prepared, for Close
 }
 
 // stmts are a terminal's prepared statements.
@@ -44,13 +45,9 @@ type stmts struct {
 }
 
 func newTerminal(ctx context.Context, db engine.DB, warehouses, id int, seed uint64, unprepared bool) (*terminal, error) {
-	sqldb, ok := db.(engine.SQL)
-	if !ok {
-		return nil, errors.New("tpcc: the engine does not speak SQL")
-	}
-	conn, err := sqldb.Connect(ctx)
+	sqldb, conn, err := workload.ConnectSQL(ctx, db, "tpcc terminal")
 	if err != nil {
-		return nil, fmt.Errorf("tpcc: connect: %w", err)
+		return nil, err
 	}
 	d := sqldb.Dialect()
 	t := &terminal{conn: conn, r: newRand(seed), w: id%warehouses + 1, warehouses: warehouses,
@@ -78,7 +75,9 @@ func (t *terminal) prepare(ctx context.Context, d engine.Dialect, unprepared boo
 			*dst, err = t.conn.Prepare(ctx, d.Bind(sql), engine.Short)
 			if err != nil {
 				err = fmt.Errorf("prepare %q: %w", sql, err)
+				return
 			}
+			t.all = append(t.all, *dst)
 		}
 	}
 	fu := t.forUpdate
@@ -142,18 +141,8 @@ func (t *terminal) prepare(ctx context.Context, d engine.Dialect, unprepared boo
 
 // Close releases the statements and the connection.
 func (t *terminal) Close() error {
-	all := []engine.Stmt{t.begin, t.beginRO, t.commit, t.rollbck}
-	v := t.st
-	all = append(all, v.noStock[:]...)
-	all = append(all, v.noCustomer, v.noWarehouse, v.noDistrict, v.noDistrictNext, v.noOrder, v.noNewOrder, v.noItem,
-		v.noUpdateStock, v.noLine, v.payWarehouseYTD, v.payWarehouse, v.payDistrictYTD, v.payDistrict, v.byName,
-		v.payCustomer, v.payCustomerData, v.payBalance, v.payBalanceData, v.payHistory, v.osCustomer, v.osLastOrder,
-		v.osLines, v.dlOldest, v.dlDelete, v.dlOrderCustomer, v.dlCarrier, v.dlLineDate, v.dlLineSum, v.dlCustomer,
-		v.slNextOrder, v.slLowStock)
-	for _, s := range all {
-		if s != nil {
-			s.Close()
-		}
+	for _, s := range t.all {
+		s.Close()
 	}
 	return t.conn.Close()
 }

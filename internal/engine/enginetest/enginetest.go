@@ -1,0 +1,27 @@
+// Package enginetest helps tests open real engines: one call opens a target
+// on a fresh temp dir and closes it when the test ends.
+package enginetest
+
+import (
+	"context"
+	"testing"
+
+	"benchlab/internal/engine"
+)
+
+// Open opens target with its engine's driver (registered by the test's
+// imports) on a temp dir of tb, and closes it when the test ends. A failure
+// ends the test.
+func Open(tb testing.TB, target engine.Target) engine.DB {
+	tb.Helper()
+	drv, ok := engine.Lookup(target.Engine)
+	if !ok {
+		tb.Fatalf("engine %q is not registered; import its package", target.Engine)
+	}
+	db, err := drv.Open(context.Background(), target, tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
