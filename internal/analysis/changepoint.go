@@ -289,31 +289,43 @@ func bestSplit(x []float64) (tau int, q float64) {
 	return tau, q
 }
 
+// Step is the result of FirstSignificantStep.
+type Step struct {
+	// Index is the first group of the new regime (i+1 for the step from
+	// group i to i+1, as ChangePoint.Index), −1 when Found is false.
+	Index int
+	// Verdict is the step's comparison, with PAdjusted after Holm over all
+	// the sequence's steps.
+	Verdict Verdict
+	// Found says a step qualified.
+	Found bool
+	// Power says whether any step could qualify with the groups' repeats:
+	// the exact test's floor against alpha/steps. When Power.Callable is
+	// false, "no step" says nothing about the sequence.
+	Power Power
+}
+
 // FirstSignificantStep compares each adjacent pair of groups (all repeats of
 // version i against all repeats of version i+1) with Compare and returns the
 // first step whose outcome is Slower or Faster and whose p-value survives
 // Holm-Bonferroni over all the sequence's steps at opt.Alpha, so that a long
-// sequence does not find a step by chance: index is i+1, the first group of
-// the new regime, as ChangePoint.Index. found is false (index −1) when no
-// step qualifies. Short sequences with several repeats per version suit this
-// better than ChangePoints, which wants one value per version.
-func FirstSignificantStep(groups [][]float64, dir Direction, opt CompareOptions) (index int, v Verdict, found bool) {
-	var steps []Verdict
-	var ps []float64
+// sequence does not find a step by chance. Short sequences with several
+// repeats per version suit this better than ChangePoints, which wants one
+// value per version. Power is computed for the smallest group, the weakest
+// step.
+func FirstSignificantStep(groups [][]float64, dir Direction, opt CompareOptions) Step {
+	opt.Correction = Holm
+	var cells []Pair
 	for i := 0; i+1 < len(groups); i++ {
-		v := Compare(groups[i], groups[i+1], dir, opt)
-		steps = append(steps, v)
-		ps = append(ps, v.P)
+		cells = append(cells, Pair{Base: groups[i], Other: groups[i+1], Dir: dir})
 	}
-	alpha := opt.Alpha
-	if alpha <= 0 || alpha >= 1 {
-		alpha = DefaultAlpha
-	}
-	reject := HolmBonferroni(ps, alpha)
-	for i, v := range steps {
-		if reject[i] && (v.Outcome == Slower || v.Outcome == Faster) {
-			return i + 1, v, true
+	fam := CompareFamily(cells, opt)
+	st := Step{Index: -1, Power: fam.Power}
+	for i, v := range fam.Verdicts {
+		if v.Outcome == Slower || v.Outcome == Faster {
+			st.Index, st.Verdict, st.Found = i+1, v, true
+			return st
 		}
 	}
-	return -1, Verdict{}, false
+	return st
 }

@@ -170,7 +170,8 @@ func TestFirstSignificantStep(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			i, v, found := FirstSignificantStep(tc.groups, tc.dir, CompareOptions{})
+			st := FirstSignificantStep(tc.groups, tc.dir, CompareOptions{})
+			i, v, found := st.Index, st.Verdict, st.Found
 			if i != tc.index || found != tc.found || v.Outcome != tc.want {
 				t.Errorf("got %d %v %v, want %d %v %v", i, v.Outcome, found, tc.index, tc.want, tc.found)
 			}
@@ -191,14 +192,23 @@ func BenchmarkChangePoints(b *testing.B) {
 func TestFirstSignificantStepHolm(t *testing.T) {
 	base := []float64{100, 100.5, 101, 101.5, 102}
 	up := []float64{110, 110.5, 111, 111.5, 112}
-	i, v, found := FirstSignificantStep([][]float64{base, up}, HigherIsBetter, CompareOptions{})
+	st := FirstSignificantStep([][]float64{base, up}, HigherIsBetter, CompareOptions{})
+	i, v, found := st.Index, st.Verdict, st.Found
+	if !st.Power.Callable || st.Power.Floor != MinPValue(5, 5) {
+		t.Errorf("one step of 5 vs 5: power %+v, want callable with floor 2/252", st.Power)
+	}
 	if !found || i != 1 || v.Outcome != Faster {
 		t.Fatalf("one step: index %d found %v verdict %+v, want the step at 1", i, found, v)
 	}
 	if v.P >= 0.01 || v.P <= 0.01/3 {
 		t.Fatalf("p = %v; the test needs 0.0033 < p < 0.01", v.P)
 	}
-	if i, _, found := FirstSignificantStep([][]float64{base, up, up, up}, HigherIsBetter, CompareOptions{}); found {
-		t.Errorf("three steps: found a step at %d, want none after Holm-Bonferroni", i)
+	st = FirstSignificantStep([][]float64{base, up, up, up}, HigherIsBetter, CompareOptions{})
+	if st.Found {
+		t.Errorf("three steps: found a step at %d, want none after Holm-Bonferroni", st.Index)
+	}
+	// The floor says why: 2/252 is not below 0.01/3, and 6 repeats are needed.
+	if st.Power.Callable || st.Power.Cells != 3 || st.Power.RepeatsNeeded != 6 {
+		t.Errorf("three steps of 5 vs 5: power %+v, want not callable, 3 cells, 6 repeats needed", st.Power)
 	}
 }

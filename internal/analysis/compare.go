@@ -26,6 +26,14 @@ type CompareOptions struct {
 	MinEffect float64
 	// Confidence is the level of the ratio interval (default 0.95).
 	Confidence float64
+	// Correction is the multiple-comparison procedure CompareFamily and
+	// CorrectVerdicts apply over a family of cells (default BH); Compare
+	// judges one cell and ignores it.
+	Correction Correction
+	// Judges are extra sources of evidence CompareFamily consults for each
+	// cell after the repeats' own verdict, in order; the first that has
+	// something to say replaces that verdict (see Judge).
+	Judges []Judge
 }
 
 // withDefaults fills zero fields and replaces invalid ones, explaining each
@@ -49,6 +57,12 @@ func (o CompareOptions) withDefaults() (CompareOptions, []string) {
 	} else if !(o.Confidence > 0 && o.Confidence < 1) {
 		warns = append(warns, fmt.Sprintf("confidence %v is not in (0, 1); using %v", o.Confidence, DefaultConfidence))
 		o.Confidence = DefaultConfidence
+	}
+	if o.Correction == "" {
+		o.Correction = BH
+	} else if _, err := ParseCorrection(string(o.Correction), BH); err != nil {
+		warns = append(warns, fmt.Sprintf("correction: %v; using %s", err, BH))
+		o.Correction = BH
 	}
 	return o, warns
 }
@@ -92,8 +106,22 @@ type Verdict struct {
 	// RatioLo and RatioHi bound the confidence interval for the ratio; they
 	// are 0 and +Inf (or ±Inf) when the samples are too small for one.
 	RatioLo, RatioHi float64
-	// P is the two-sided Mann-Whitney p-value (NaN when a side is empty).
+	// P is the two-sided Mann-Whitney p-value (NaN when a side is empty),
+	// or the p-value of the evidence that decided (see Evidence).
 	P float64
+	// PAdjusted is P after the family's multiple-comparison correction
+	// (Correction); it equals P for a cell judged alone by Compare. The
+	// outcome is significant when PAdjusted < alpha.
+	PAdjusted float64
+	// Correction is the procedure behind PAdjusted: "" for a cell judged
+	// alone, otherwise that of CorrectVerdicts.
+	Correction Correction
+	// Evidence names what the verdict rests on (EvidenceRepeats for the
+	// Mann-Whitney test over the repeats; a Judge names its own).
+	Evidence Evidence
+	// Direction is the metric's good direction, kept so that a correction
+	// can decide the outcome again.
+	Direction Direction
 	// NBase and NOther are the numbers of finite values on each side.
 	NBase, NOther int
 	// MedianBase and MedianOther are the medians of each side.
@@ -141,8 +169,9 @@ func Compare(base, other []float64, dir Direction, opt CompareOptions) Verdict {
 	}
 	v.Ratio = Ratio(v.MedianOther, v.MedianBase)
 	_, v.P = MannWhitney(b, o)
+	v.PAdjusted, v.Evidence, v.Direction = v.P, EvidenceRepeats, dir
 
-	need := minSamplesPerSide(opt.Alpha)
+	need := RepeatsNeeded(opt.Alpha)
 	for _, side := range []struct {
 		name string
 		n    int
@@ -153,7 +182,7 @@ func Compare(base, other []float64, dir Direction, opt CompareOptions) Verdict {
 		}
 	}
 	if len(b) > 0 && len(o) > 0 && len(b) >= need && len(o) >= need {
-		if pmin := minMWUPValue(len(b), len(o)); pmin >= opt.Alpha {
+		if pmin := MinPValue(len(b), len(o)); pmin >= opt.Alpha {
 			warns = append(warns, fmt.Sprintf("with %d and %d samples the smallest possible p is %.4f, not below %g",
 				len(b), len(o), pmin, opt.Alpha))
 		}
@@ -173,24 +202,29 @@ func Compare(base, other []float64, dir Direction, opt CompareOptions) Verdict {
 			len(b), len(o), percent(opt.Confidence)))
 	}
 
-	worse := v.Ratio < 1-opt.MinEffect
-	better := v.Ratio > 1+opt.MinEffect
-	if dir == LowerIsBetter {
-		worse, better = better, worse
-	}
-	significant := v.P < opt.Alpha
-	switch {
-	case significant && worse:
-		v.Outcome = Slower
-	case significant && better:
-		v.Outcome = Faster
-	case v.RatioLo >= 1-opt.MinEffect && v.RatioHi <= 1+opt.MinEffect:
-		v.Outcome = Same
-	default:
-		v.Outcome = Unknown
-	}
+	v.Outcome = decide(v, opt)
 	v.Warnings = warns
 	return v
+}
+
+// decide draws the outcome from a verdict's figures as Compare documents,
+// with significance read from PAdjusted.
+func decide(v Verdict, opt CompareOptions) Outcome {
+	worse := v.Ratio < 1-opt.MinEffect
+	better := v.Ratio > 1+opt.MinEffect
+	if v.Direction == LowerIsBetter {
+		worse, better = better, worse
+	}
+	significant := v.PAdjusted < opt.Alpha
+	switch {
+	case significant && worse:
+		return Slower
+	case significant && better:
+		return Faster
+	case v.RatioLo >= 1-opt.MinEffect && v.RatioHi <= 1+opt.MinEffect:
+		return Same
+	}
+	return Unknown
 }
 
 // ratioInterval returns the shift interval described on Compare, on log
@@ -227,54 +261,10 @@ func ratioInterval(b, o []float64, medianBase, confidence float64) (lo, hi float
 // nonPositive reports whether x ≤ 0, where a logarithm is undefined.
 func nonPositive(x float64) bool { return x <= 0 }
 
-// minSamplesPerSide returns the smallest n for which n against n values can
-// reach a two-sided Mann-Whitney p below alpha: 4 for 0.05, 5 for 0.01,
-// 6 for 0.005.
-func minSamplesPerSide(alpha float64) int {
-	for n := 1; n < 1000; n++ {
-		if minMWUPValue(n, n) < alpha {
-			return n
-		}
-	}
-	return 1000
-}
-
 // HolmBonferroni applies Holm's step-down procedure to the p-values of a
 // family of tests (for example every cell of a report) and reports which
 // hypotheses are rejected while keeping the family-wise error rate at alpha.
 // Sorted ascending, p_(i) (1-based) is rejected while p_(i) < alpha/(m−i+1);
 // the first failure stops the procedure. The strict "<" matches Compare's
 // p < alpha. NaN p-values are never rejected but still count in m.
-func HolmBonferroni(ps []float64, alpha float64) []bool {
-	m := len(ps)
-	reject := make([]bool, m)
-	order := make([]int, m)
-	for i := range order {
-		order[i] = i
-	}
-	// NaN sorts last so it cannot stop valid p-values early.
-	slices.SortStableFunc(order, func(i, j int) int {
-		pi, pj := ps[i], ps[j]
-		switch {
-		case math.IsNaN(pi) && math.IsNaN(pj):
-			return 0
-		case math.IsNaN(pi):
-			return 1
-		case math.IsNaN(pj):
-			return -1
-		case pi < pj:
-			return -1
-		case pi > pj:
-			return 1
-		}
-		return 0
-	})
-	for rank, idx := range order {
-		p := ps[idx]
-		if math.IsNaN(p) || !(p < alpha/float64(m-rank)) {
-			break
-		}
-		reject[idx] = true
-	}
-	return reject
-}
+func HolmBonferroni(ps []float64, alpha float64) []bool { return Reject(ps, alpha, Holm) }

@@ -110,10 +110,12 @@ func TestOutcomeString(t *testing.T) {
 	}
 }
 
-func TestMinSamplesPerSide(t *testing.T) {
-	for alpha, want := range map[float64]int{0.05: 4, 0.01: 5, 0.005: 6} {
-		if got := minSamplesPerSide(alpha); got != want {
-			t.Errorf("minSamplesPerSide(%v) = %d, want %d", alpha, got, want)
+func TestRepeatsNeeded(t *testing.T) {
+	// 2/C(2n,n): n=3 0.1, n=4 0.0286, n=5 0.00794, n=6 0.00216, n=7 0.000583,
+	// n=8 0.000155; 0.01/32 = 0.0003125 needs 8 (the 32 sysbench tests).
+	for alpha, want := range map[float64]int{0.05: 4, 0.01: 5, 0.005: 6, 0.01 / 32: 8, 0.001: 7, 0: 0} {
+		if got := RepeatsNeeded(alpha); got != want {
+			t.Errorf("RepeatsNeeded(%v) = %d, want %d", alpha, got, want)
 		}
 	}
 }

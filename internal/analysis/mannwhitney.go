@@ -170,13 +170,3 @@ func mwuCriticalCount(m, n int, tail float64) int {
 	k := int(math.Floor(mu + 0.5 - normQuantile(1-tail)*sigma))
 	return max(k, 0)
 }
-
-// minMWUPValue is the smallest two-sided p-value the exact test can reach with
-// m and n values: 2/C(m+n, m), when one sample lies entirely above the other.
-func minMWUPValue(m, n int) float64 {
-	if m == 0 || n == 0 {
-		return 1
-	}
-	lc := lgamma(float64(m+n+1)) - lgamma(float64(m+1)) - lgamma(float64(n+1))
-	return math.Min(1, 2*math.Exp(-lc))
-}

@@ -195,9 +195,15 @@ func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 			groupsV = append(groupsV, v)
 			medians = append(medians, quickMedian(v))
 		}
+		st := analysis.FirstSignificantStep(groupsV, analysis.HigherIsBetter, opt.Verdict)
 		step := "none"
-		if i, v, ok := analysis.FirstSignificantStep(groupsV, analysis.HigherIsBetter, opt.Verdict); ok {
-			step = fmt.Sprintf("%s -> %s: %s x%.2f (p=%.2g)", order[i-1], order[i], v.Outcome, v.Ratio, v.P)
+		switch {
+		case st.Found:
+			v := st.Verdict
+			step = fmt.Sprintf("%s -> %s: %s x%.2f (p=%.2g, Holm %.2g)", order[st.Index-1], order[st.Index], v.Outcome, v.Ratio, v.P, v.PAdjusted)
+		case !st.Power.Callable:
+			step = fmt.Sprintf("none possible: smallest p %.2g, needs p < %.2g; %d repeats per target needed",
+				st.Power.Floor, st.Power.Threshold, st.Power.RepeatsNeeded)
 		}
 		var cps []string
 		for _, cp := range analysis.ChangePoints(medians, analysis.ChangeOptions{}) {
