@@ -1,40 +1,60 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/report"
-	"benchlab/internal/store"
 )
 
 // errRegression makes compare exit with code 3.
 var errRegression = errors.New("significant regression found")
 
-func runCompare(env Env, args []string) error {
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	storeFlag := fs.String("store", "", "results database: a SQLite file or a postgres:// URL (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
-	id := fs.Int64("experiment", 0, "experiment ID (default: the most recent)")
-	alpha := fs.Float64("alpha", analysis.DefaultAlpha, "significance level of each Mann-Whitney test")
-	minEffect := fs.Float64("min-effect", analysis.DefaultMinEffect, "smallest relative change that counts (0.02 = 2%)")
-	sequence := fs.Bool("sequence", false, "treat the targets as a release sequence and locate where each metric changed")
-	gate := fs.Bool("fail-on-regression", false, "exit with code 3 when a significant regression beyond --threshold is found")
-	threshold := fs.Float64("threshold", 0.05, "with --fail-on-regression: the smallest slowdown that fails (0.05 = 5%)")
-	format := fs.String("format", "text", "text, markdown or html (one self-contained page with the charts)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, "Usage: benchlab compare [--experiment N] [--sequence] [--fail-on-regression] [flags]\n\n"+
-				"Judges every target against the base, cell by cell, with a Mann-Whitney test over the repeats.")
-			fs.SetOutput(env.Stdout)
-			fs.PrintDefaults()
-			return errHelp
-		}
-		return usagef("%v", err)
+// compareFlags are the flags of `benchlab compare`.
+type compareFlags struct {
+	store, format, color        string
+	id                          int64
+	alpha, minEffect, threshold float64
+	sequence, gate              bool
+}
+
+func newCompareCmd(env Env) *cobra.Command {
+	f := &compareFlags{}
+	cmd := &cobra.Command{
+		Use:   "compare [flags]",
+		Short: "judge targets against the base with significance tests; gate on regressions",
+		Long:  "Judges every target against the base, cell by cell, with a Mann-Whitney test over the repeats.",
+		Example: "  benchlab compare --sequence\n  benchlab compare --fail-on-regression --threshold 0.05\n" +
+			"  benchlab compare --format json > verdicts.json",
+		Args: noArgs,
+		RunE: body(func(*cobra.Command, []string) error { return runCompare(env, f) }),
+	}
+	fs := cmd.Flags()
+	addStoreFlag(fs, &f.store)
+	fs.Int64Var(&f.id, "experiment", 0, "experiment ID (default: the most recent)")
+	fs.Float64Var(&f.alpha, "alpha", analysis.DefaultAlpha, "significance level of each Mann-Whitney test")
+	fs.Float64Var(&f.minEffect, "min-effect", analysis.DefaultMinEffect, "smallest relative change that counts (0.02 = 2%)")
+	fs.BoolVar(&f.sequence, "sequence", false, "treat the targets as a release sequence and locate where each metric changed")
+	fs.BoolVar(&f.gate, "fail-on-regression", false, "exit with code 3 when a significant regression beyond --threshold is found")
+	fs.Float64Var(&f.threshold, "threshold", 0.05, "with --fail-on-regression: the smallest slowdown that fails (0.05 = 5%)")
+	fs.StringVar(&f.format, "format", "text", "text, markdown, html (one self-contained page with the charts) or json (every verdict)")
+	addColorFlag(fs, &f.color)
+	return cmd
+}
+
+func runCompare(env Env, f *compareFlags) error {
+	alpha, minEffect, threshold, format, gate := &f.alpha, &f.minEffect, &f.threshold, &f.format, &f.gate
+	*format = strings.ToLower(*format)
+	color, err := useColor(env.Stdout, f.color)
+	if err != nil {
+		return err
 	}
 	for _, c := range []struct {
 		name string
@@ -44,18 +64,18 @@ func runCompare(env Env, args []string) error {
 			return usagef("flag --%s: %v is not allowed; want a number between 0 and 1", c.name, c.v)
 		}
 	}
-	if *format != "text" && *format != "markdown" && *format != "html" {
-		return usagef("flag --format: %q is not allowed; want text, markdown or html", *format)
+	if *format != "text" && *format != "markdown" && *format != "html" && *format != "json" {
+		return usagef("flag --format: %q is not allowed; want text, markdown, html or json", *format)
 	}
 	if *format == "html" && *gate {
 		return usagef("flag --format: html is a page for reading; the gate (--fail-on-regression) prints text")
 	}
-	d, err := loadData(storePath(env, *storeFlag), *id)
+	d, err := loadData(storePath(env, f.store), f.id)
 	if err != nil {
 		return err
 	}
 	vopt := report.VerdictOptions{Alpha: *alpha, MinEffect: *minEffect}
-	r := report.BuildWith(d, report.Options{Verdict: vopt, Sequence: *sequence})
+	r := report.BuildWith(d, report.Options{Verdict: vopt, Sequence: f.sequence})
 	var keep []report.Table // the relative and sequence tables; `report` shows the rest
 	for _, t := range r.Tables {
 		if strings.HasPrefix(t.Title, "Relative throughput") || strings.HasPrefix(t.Title, "Changes across") ||
@@ -65,6 +85,9 @@ func runCompare(env Env, args []string) error {
 	}
 	cmps := report.Compare(d, vopt)
 	r.Tables = append(keep, report.ComparisonTable(cmps, d.Experiment.Base))
+	if *format == "json" {
+		return writeCompareJSON(env.Stdout, d, cmps, f)
+	}
 	switch *format {
 	case "markdown":
 		err = report.WriteMarkdown(env.Stdout, r)
@@ -73,29 +96,21 @@ func runCompare(env Env, args []string) error {
 		// lines below would not be valid HTML after it.
 		return report.WriteHTML(env.Stdout, d, r)
 	default:
-		err = report.WriteText(env.Stdout, r, report.TextOptions{Color: isTerminal(env.Stdout)})
+		err = report.WriteText(env.Stdout, r, report.TextOptions{Color: color})
 	}
 	if err != nil {
 		return err
 	}
 	counts := map[analysis.Outcome]int{}
-	ps := make([]float64, len(cmps))
-	for i, c := range cmps {
+	for _, c := range cmps {
 		counts[c.Verdict.Outcome]++
-		ps[i] = c.Verdict.P
 	}
 	fmt.Fprintf(env.Stdout, "\nverdicts over %d cells: %d slower, %d faster, %d same, %d unknown\n", len(cmps),
 		counts[analysis.Slower], counts[analysis.Faster], counts[analysis.Same], counts[analysis.Unknown])
 	if !*gate {
 		return nil
 	}
-	reject := analysis.HolmBonferroni(ps, *alpha)
-	var found []report.Comparison
-	for i, c := range cmps {
-		if reject[i] && c.Verdict.Outcome == analysis.Slower && c.Verdict.Ratio <= 1-*threshold {
-			found = append(found, c)
-		}
-	}
+	found := regressions(cmps, *alpha, *threshold)
 	fmt.Fprintf(env.Stdout, "gate: family-wise error controlled with Holm-Bonferroni over %d cells at alpha %g; "+
 		"a regression is a significant slowdown of at least %g%%\n", len(cmps), *alpha, *threshold*100)
 	for _, c := range found {
@@ -106,5 +121,95 @@ func runCompare(env Env, args []string) error {
 		return errRegression
 	}
 	fmt.Fprintln(env.Stdout, "gate: no regression")
+	return nil
+}
+
+// regressions are the cells the gate fails on: significant slowdowns of at
+// least threshold after Holm-Bonferroni over all cells.
+func regressions(cmps []report.Comparison, alpha, threshold float64) []report.Comparison {
+	ps := make([]float64, len(cmps))
+	for i, c := range cmps {
+		ps[i] = c.Verdict.P
+	}
+	reject := analysis.HolmBonferroni(ps, alpha)
+	var found []report.Comparison
+	for i, c := range cmps {
+		if reject[i] && c.Verdict.Outcome == analysis.Slower && c.Verdict.Ratio <= 1-threshold {
+			found = append(found, c)
+		}
+	}
+	return found
+}
+
+// jsonNum is a float that encodes NaN and infinities as null.
+type jsonNum float64
+
+func (n jsonNum) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(n))
+}
+
+// writeCompareJSON writes compare's verdicts as one JSON document; with the
+// gate it holds the regressions too and the exit code still says the
+// outcome.
+func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *compareFlags) error {
+	type verdict struct {
+		Target   string   `json:"target"`
+		Test     string   `json:"test"`
+		Threads  int      `json:"threads"`
+		Outcome  string   `json:"outcome"`
+		Ratio    jsonNum  `json:"ratio"`
+		RatioLo  jsonNum  `json:"ratio_lo"`
+		RatioHi  jsonNum  `json:"ratio_hi"`
+		P        jsonNum  `json:"p"`
+		NBase    int      `json:"n_base"`
+		NOther   int      `json:"n_other"`
+		Base     jsonNum  `json:"median_base"`
+		Other    jsonNum  `json:"median_other"`
+		Warnings []string `json:"warnings,omitempty"`
+	}
+	doc := struct {
+		Experiment  int64          `json:"experiment"`
+		Name        string         `json:"name"`
+		Base        string         `json:"base"`
+		Alpha       float64        `json:"alpha"`
+		MinEffect   float64        `json:"min_effect"`
+		Counts      map[string]int `json:"counts"`
+		Verdicts    []verdict      `json:"verdicts"`
+		Gate        bool           `json:"gate"`
+		Threshold   float64        `json:"threshold,omitempty"`
+		Regressions []verdict      `json:"regressions,omitempty"`
+	}{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Base: d.Experiment.Base, Alpha: f.alpha,
+		MinEffect: f.minEffect, Counts: map[string]int{}, Verdicts: []verdict{}, Gate: f.gate}
+	conv := func(c report.Comparison) verdict {
+		v := c.Verdict
+		return verdict{c.Target, c.Test, c.Threads, v.Outcome.String(), jsonNum(v.Ratio), jsonNum(v.RatioLo),
+			jsonNum(v.RatioHi), jsonNum(v.P), v.NBase, v.NOther, jsonNum(v.MedianBase), jsonNum(v.MedianOther), v.Warnings}
+	}
+	for _, o := range []analysis.Outcome{analysis.Slower, analysis.Faster, analysis.Same, analysis.Unknown} {
+		doc.Counts[o.String()] = 0
+	}
+	for _, c := range cmps {
+		doc.Counts[c.Verdict.Outcome.String()]++
+		doc.Verdicts = append(doc.Verdicts, conv(c))
+	}
+	var found []report.Comparison
+	if f.gate {
+		doc.Threshold = f.threshold
+		found = regressions(cmps, f.alpha, f.threshold)
+		for _, c := range found {
+			doc.Regressions = append(doc.Regressions, conv(c))
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("compare json: %w", err)
+	}
+	if len(found) > 0 {
+		return errRegression
+	}
 	return nil
 }

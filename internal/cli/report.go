@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"benchlab/internal/engine"
 	"benchlab/internal/report"
@@ -47,19 +49,27 @@ report_interval = "0s"
 // QuickstartReport is where quickstart writes its Markdown report by default.
 const QuickstartReport = "quickstart-report.md"
 
-func runQuickstart(env Env, args []string) error {
-	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	storeFlag := fs.String("store", "", "results database: a SQLite file or a postgres:// URL (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
-	out := fs.String("o", QuickstartReport, "report file (Markdown)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, "Usage: benchlab quickstart [-o report.md] [--store file]\n\n"+
-				"Runs the whole sysbench suite on SQLite, WAL+synchronous=NORMAL (base) against\n"+
-				"rollback journal+synchronous=FULL, with the smoke preset (about 2 minutes).")
-			return errHelp
-		}
-		return usagef("%v", err)
+func newQuickstartCmd(env Env) *cobra.Command {
+	var storeFlag string
+	ro := reportOut{}
+	cmd := &cobra.Command{
+		Use:   "quickstart [-o report.md] [--store file]",
+		Short: "run the sysbench suite on two SQLite configurations (smoke preset) and write a report",
+		Long: "Runs the whole sysbench suite on SQLite, WAL+synchronous=NORMAL (base) against\n" +
+			"rollback journal+synchronous=FULL, with the smoke preset (about 2 minutes).",
+		Args: noArgs,
+		RunE: body(func(*cobra.Command, []string) error { return runQuickstart(env, storeFlag, ro) }),
+	}
+	addStoreFlag(cmd.Flags(), &storeFlag)
+	addReportOutFlags(cmd.Flags(), &ro.path, &ro.format, &ro.color)
+	cmd.Flags().Lookup("output").DefValue = QuickstartReport
+	ro.path = QuickstartReport
+	return cmd
+}
+
+func runQuickstart(env Env, storeFlag string, ro reportOut) error {
+	if err := ro.check(); err != nil {
+		return err
 	}
 	s, err := spec.Parse([]byte(quickstartSpec), "quickstart spec", "")
 	if err != nil {
@@ -68,50 +78,113 @@ func runQuickstart(env Env, args []string) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	id, err := execute(env, s, *storeFlag, runner.ExperimentOptions{})
+	id, err := execute(env, s, storeFlag, runner.ExperimentOptions{})
 	if id != 0 {
-		html := strings.TrimSuffix(*out, filepath.Ext(*out)) + ".html"
-		if html == *out {
-			html = ""
+		if ro.path != "" {
+			if html := strings.TrimSuffix(ro.path, filepath.Ext(ro.path)) + ".html"; html != ro.path {
+				ro.more = append(ro.more, html)
+			}
 		}
-		var extra []string
-		if html != "" {
-			extra = append(extra, html)
-		}
-		if rerr := printAndWriteReport(env, storePath(env, *storeFlag), id, *out, "", extra...); rerr != nil && err == nil {
+		if rerr := printAndWriteReport(env, storePath(env, storeFlag), id, ro); rerr != nil && err == nil {
 			err = rerr
 		}
 	}
 	return err
 }
 
-// printAndWriteReport prints the text report of experiment id and, when path
-// is set, writes it to path too.
-func printAndWriteReport(env Env, storeFile string, id int64, path, format string, more ...string) error {
+// reportOut is where a command that runs an experiment writes its report:
+// the terminal (with colours per --color) and optionally a file.
+type reportOut struct {
+	path, format, color string
+	// more are further files, each in the format of its name.
+	more []string
+}
+
+// addReportOutFlags adds -o/--output, --format and --color.
+func addReportOutFlags(fs *pflag.FlagSet, out, format, color *string) {
+	fs.StringVarP(out, "output", "o", "", "also write the report to this file")
+	fs.StringVar(format, "format", "", "format of the -o file: text, markdown, html, json or csv (default from the file name)")
+	addColorFlag(fs, color)
+}
+
+// check validates the flags before anything runs: the format, the colour,
+// and that the report file can be created.
+func (ro reportOut) check() error {
+	if ro.format != "" && ro.path == "" {
+		return usagef("flag --format: sets the format of the -o file; give -o FILE too (or use `benchlab report --format %s` afterwards)", ro.format)
+	}
+	if _, err := useColor(io.Discard, ro.color); err != nil {
+		return err
+	}
+	for _, p := range append([]string{ro.path}, ro.more...) {
+		if p == "" {
+			continue
+		}
+		if _, err := formatFor(p, ro.format); err != nil {
+			return err
+		}
+		if err := checkWritable("-o", p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printAndWriteReport prints the text report of experiment id and, when
+// ro.path is set, writes it there too.
+func printAndWriteReport(env Env, storeFile string, id int64, ro reportOut) error {
 	d, err := loadData(storeFile, id)
 	if err != nil {
 		return err
 	}
 	r := report.Build(d)
 	fmt.Fprintln(env.Stdout)
-	if err := report.WriteText(env.Stdout, r, report.TextOptions{Color: isTerminal(env.Stdout)}); err != nil {
+	color, err := useColor(env.Stdout, ro.color)
+	if err != nil {
 		return err
 	}
-	if path == "" {
+	if err := report.WriteText(env.Stdout, r, report.TextOptions{Color: color}); err != nil {
+		return err
+	}
+	if ro.path == "" {
 		return nil
 	}
-	if err := writeReportFile(d, r, path, format); err != nil {
+	if err := writeReportFile(d, r, ro.path, ro.format); err != nil {
 		return err
 	}
-	abs, _ := filepath.Abs(path)
+	abs, _ := filepath.Abs(ro.path)
 	fmt.Fprintf(env.Stdout, "\nReport written to %s\n", abs)
-	for _, p := range more {
+	for _, p := range ro.more {
 		if err := writeReportFile(d, r, p, ""); err != nil {
 			return err
 		}
 		abs, _ := filepath.Abs(p)
 		fmt.Fprintf(env.Stdout, "Report written to %s\n", abs)
 	}
+	return nil
+}
+
+// checkWritable checks that a file can be created at path, without leaving
+// one behind: its directory exists, is a directory and is writable.
+func checkWritable(flagName, path string) error {
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return usagef("flag %s: directory %s of %s does not exist", flagName, dir, path)
+	}
+	if !fi.IsDir() {
+		return usagef("flag %s: %s is not a directory (in %s)", flagName, dir, path)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return usagef("flag %s: %s is a directory; want a file name", flagName, path)
+	}
+	f, err := os.CreateTemp(dir, ".benchlab-writable-*")
+	if err != nil {
+		return usagef("flag %s: directory %s is not writable: %v", flagName, dir, errors.Unwrap(err))
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(name)
 	return nil
 }
 
@@ -126,13 +199,20 @@ func formatFor(path, format string) (string, error) {
 			format = "json"
 		case ".csv":
 			format = "csv"
+		case ".parquet":
+			format = "parquet"
 		default:
 			format = "text"
 		}
 	}
+	format = strings.ToLower(format)
 	switch format {
 	case "text", "markdown", "html", "json", "csv":
 		return format, nil
+	case "md":
+		return "markdown", nil
+	case "parquet":
+		return "", usagef("flag --format: Parquet is not supported (benchlab has no Parquet writer); want text, markdown, html, json or csv")
 	}
 	return "", usagef("flag --format: %q is not supported; want text, markdown, html, json or csv", format)
 }
@@ -175,27 +255,30 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""
 }
 
-func runReport(env Env, args []string) error {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	storeFlag := fs.String("store", "", "results database: a SQLite file or a postgres:// URL (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
-	id := fs.Int64("experiment", 0, "experiment ID (default: the most recent)")
-	format := fs.String("format", "", "text, markdown, html (one self-contained page with charts), json or csv (every result, machine-readable); default from the -o file name, else text")
-	out := fs.String("o", "", "write to this file instead of standard output")
-	color := fs.String("color", "auto", "terminal colours: auto, always or never")
-	series := fs.Bool("series", false, "with csv: one line per 1-second interval instead of one per result")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, "Usage: benchlab report [--experiment N] [--format text|markdown|html|json|csv [--series]] [-o file]")
-			fs.SetOutput(env.Stdout)
-			fs.PrintDefaults()
-			return errHelp
-		}
-		return usagef("%v", err)
+func newReportCmd(env Env) *cobra.Command {
+	var storeFlag, format, out, color string
+	var id int64
+	var series bool
+	cmd := &cobra.Command{
+		Use:   "report [--experiment N] [--format text|markdown|html|json|csv [--series]] [-o file]",
+		Short: "print or write the report of a stored experiment",
+		Args:  noArgs,
+		RunE: body(func(*cobra.Command, []string) error {
+			return runReport(env, storeFlag, id, format, out, color, series)
+		}),
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
+	fs := cmd.Flags()
+	addStoreFlag(fs, &storeFlag)
+	fs.Int64Var(&id, "experiment", 0, "experiment ID (default: the most recent)")
+	fs.StringVar(&format, "format", "", "text, markdown, html (one self-contained page with charts), json or csv (every result, machine-readable); default from the -o file name, else text")
+	fs.StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
+	addColorFlag(fs, &color)
+	fs.BoolVar(&series, "series", false, "with csv: one line per 1-second interval instead of one per result")
+	return cmd
+}
+
+func runReport(env Env, storeFlag string, idFlag int64, formatFlag, outFlag, colorFlag string, seriesFlag bool) error {
+	id, format, out, color, series := &idFlag, &formatFlag, &outFlag, &colorFlag, &seriesFlag
 	if *id < 0 {
 		return usagef("flag --experiment: %d is not allowed; want an ID from `benchlab runs`", *id)
 	}
@@ -210,17 +293,16 @@ func runReport(env Env, args []string) error {
 		}
 		*format = "csv-series"
 	}
-	useColor := false
-	switch *color {
-	case "auto":
-		useColor = *out == "" && isTerminal(env.Stdout)
-	case "always":
-		useColor = true
-	case "never":
-	default:
-		return usagef("flag --color: %q is not allowed; want auto, always or never", *color)
+	colored, err := useColor(env.Stdout, *color)
+	if err != nil {
+		return err
 	}
-	d, err := loadData(storePath(env, *storeFlag), *id)
+	if *out != "" {
+		if err := checkWritable("-o", *out); err != nil {
+			return err
+		}
+	}
+	d, err := loadData(storePath(env, storeFlag), *id)
 	if err != nil {
 		return err
 	}
@@ -240,17 +322,23 @@ func runReport(env Env, args []string) error {
 	case "csv-series":
 		return report.WriteSeriesCSV(env.Stdout, d)
 	}
-	return report.WriteText(env.Stdout, r, report.TextOptions{Color: useColor})
+	return report.WriteText(env.Stdout, r, report.TextOptions{Color: colored})
 }
 
-func runRuns(env Env, args []string) error {
-	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	storeFlag := fs.String("store", "", "results database: a SQLite file or a postgres:// URL")
-	if err := fs.Parse(args); err != nil {
-		return usagef("%v", err)
+func newRunsCmd(env Env) *cobra.Command {
+	var storeFlag string
+	cmd := &cobra.Command{
+		Use:   "runs [--store DB]",
+		Short: "list stored experiments and runs",
+		Args:  noArgs,
+		RunE:  body(func(*cobra.Command, []string) error { return runRuns(env, storeFlag) }),
 	}
-	path := storePath(env, *storeFlag)
+	addStoreFlag(cmd.Flags(), &storeFlag)
+	return cmd
+}
+
+func runRuns(env Env, storeFlag string) error {
+	path := storePath(env, storeFlag)
 	if err := storeExists(path); err != nil {
 		return err
 	}
@@ -279,7 +367,16 @@ func runRuns(env Env, args []string) error {
 	return nil
 }
 
-func runList(env Env, args []string) error {
+func newListCmd(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "list engines, suites and tests",
+		Args:  noArgs,
+		RunE:  body(func(*cobra.Command, []string) error { return runList(env) }),
+	}
+}
+
+func runList(env Env) error {
 	w := env.Stdout
 	fmt.Fprintln(w, "Engines:")
 	for _, n := range engine.Names() {

@@ -3,9 +3,9 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
+
+	"github.com/spf13/cobra"
 
 	"benchlab/internal/runner"
 	"benchlab/internal/server"
@@ -16,21 +16,31 @@ import (
 // runRerun runs a stored experiment again from its manifest: the completed
 // spec as stored and the same seed, so the new experiment draws the same data
 // and the same random choices.
-func runRerun(env Env, args []string) error {
-	fs := flag.NewFlagSet("rerun", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	storeFlag := fs.String("store", "", "results database: a SQLite file or a postgres:// URL (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
-	id := fs.Int64("experiment", 0, "experiment to run again (default: the most recent)")
-	out := fs.String("o", "", "also write the report to this file")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, "Usage: benchlab rerun [--experiment N] [-o report]\n\n"+
-				"Runs a stored experiment again from its stored spec and seed.")
-			return errHelp
-		}
-		return usagef("%v", err)
+func newRerunCmd(env Env) *cobra.Command {
+	var storeFlag, out, format, color string
+	var id int64
+	cmd := &cobra.Command{
+		Use:   "rerun [--experiment N] [-o report]",
+		Short: "run a stored experiment again from its stored spec and seed",
+		Long:  "Runs a stored experiment again from its stored spec and seed.",
+		Args:  noArgs,
+		RunE: body(func(*cobra.Command, []string) error {
+			return runRerun(env, storeFlag, id, reportOut{path: out, format: format, color: color})
+		}),
 	}
-	path := storePath(env, *storeFlag)
+	fs := cmd.Flags()
+	addStoreFlag(fs, &storeFlag)
+	fs.Int64Var(&id, "experiment", 0, "experiment to run again (default: the most recent)")
+	addReportOutFlags(fs, &out, &format, &color)
+	return cmd
+}
+
+func runRerun(env Env, storeFlag string, idFlag int64, ro reportOut) error {
+	id := &idFlag
+	if err := ro.check(); err != nil {
+		return err
+	}
+	path := storePath(env, storeFlag)
 	st, err := store.Open(path)
 	if err != nil {
 		return err
@@ -65,7 +75,7 @@ func runRerun(env Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "benchlab: running experiment %d (%s) again with seed %d\n", exp.ID, exp.Name, s.Seed)
 	newID, err := execute(env, s, path, runner.ExperimentOptions{})
 	if newID != 0 {
-		if rerr := printAndWriteReport(env, path, newID, *out, ""); rerr != nil && err == nil {
+		if rerr := printAndWriteReport(env, path, newID, ro); rerr != nil && err == nil {
 			err = rerr
 		}
 	}

@@ -2,10 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -14,21 +11,25 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"benchlab/internal/runner"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
+	"benchlab/internal/workload"
 )
 
 // runFlags are the flags of `benchlab run`, named as sysbench users expect.
 type runFlags struct {
-	fs                                                *flag.FlagSet
+	fs                                                *pflag.FlagSet
 	spec, preset, name, base, engine, tests, threads  string
 	time, readTime, writeTime, warmup, reportInterval string
 	tables, repeats                                   int
 	tableSize                                         int64
 	seed                                              uint64
-	set                                               multiFlag
-	store, workdir, reportOut, format, psMode         string
+	set                                               []string
+	store, workdir, reportOut, format, psMode, color  string
 	keepData                                          bool
 	waitQuiet, cpuProfile                             string
 	// Suite and the Insert Benchmark's sizes.
@@ -37,22 +38,16 @@ type runFlags struct {
 	rows, inserts           int64
 }
 
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-func newRunFlags(name string) *runFlags {
-	f := &runFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
-	fs := f.fs
-	fs.SetOutput(io.Discard)
+// newRunFlags registers the flags of `benchlab run` on fs.
+func newRunFlags(fs *pflag.FlagSet) *runFlags {
+	f := &runFlags{fs: fs}
 	fs.StringVar(&f.spec, "spec", "", "experiment spec file (TOML); may also be the first argument")
 	fs.StringVar(&f.preset, "preset", "", "size preset: smoke, credible, or for the insert suite cached or io-bound (default: the faithful METHOD.md sizes)")
 	fs.StringVar(&f.name, "name", "", "experiment name")
 	fs.StringVar(&f.base, "base", "", "target every other is compared with (default: the first)")
 	fs.StringVar(&f.engine, "engine", "", "engine of a single target when no spec file is given (e.g. sqlite)")
-	fs.Var(&f.set, "set", "engine setting key=value for the flag-built target (repeatable)")
-	fs.StringVar(&f.suite, "suite", "", "workload suite: sysbench (default), insert (the Insert Benchmark) or kv")
+	fs.StringArrayVar(&f.set, "set", nil, "engine setting key=value for the flag-built target (repeatable)")
+	fs.StringVar(&f.suite, "suite", "", "workload suite: "+strings.Join(workload.Names(), ", ")+" (default sysbench; `benchlab list` describes them)")
 	fs.StringVar(&f.tests, "tests", "", "comma-separated tests or families (default: the whole suite)")
 	fs.IntVar(&f.clients, "clients", 0, "insert suite: clients, one table each")
 	fs.Int64Var(&f.rows, "rows", 0, "insert suite: rows loaded by l.i0 over all clients")
@@ -70,39 +65,26 @@ func newRunFlags(name string) *runFlags {
 	fs.IntVar(&f.repeats, "repeats", 0, "repeats of each target")
 	fs.StringVar(&f.psMode, "db-ps-mode", "", "auto (server-side prepared statements, the default) or disable, as sysbench")
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed (default: a new one, stored with the run)")
-	fs.StringVar(&f.store, "store", "", "results database: a SQLite file or a postgres:// URL (default $BENCHLAB_STORE or ./"+store.DefaultPath+")")
+	addStoreFlag(fs, &f.store)
 	fs.StringVar(&f.workdir, "workdir", "", "where data dirs are created (default: a temp dir)")
 	fs.BoolVar(&f.keepData, "keep-data", false, "keep each run's data dir")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of benchlab itself to this file (to study the client's cost)")
 	fs.StringVar(&f.waitQuiet, "wait-quiet", "", "before each run, wait up to this long for the machine's CPU use to drop below 10%")
-	fs.StringVar(&f.reportOut, "o", "", "also write the report to this file")
-	fs.StringVar(&f.format, "format", "", "format of the -o report: text, markdown or html (default from the file name)")
+	addReportOutFlags(fs, &f.reportOut, &f.format, &f.color)
 	return f
 }
 
-// parse parses args, allowing the spec file as the first argument.
-func (f *runFlags) parse(args []string) error {
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+// args takes the spec file as the one positional argument.
+func (f *runFlags) args(args []string) error {
+	switch {
+	case len(args) > 1:
+		return usagef("unexpected argument %q; give one spec file", args[1])
+	case len(args) == 1 && f.spec != "":
+		return usagef("spec file given twice: %q and --spec %q", args[0], f.spec)
+	case len(args) == 1:
 		f.spec = args[0]
-		args = args[1:]
-	}
-	if err := f.fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usagef("%v", err)
-	}
-	if f.fs.NArg() > 0 {
-		return usagef("unexpected argument %q; flags go after the spec file", f.fs.Arg(0))
 	}
 	return nil
-}
-
-func (f *runFlags) usage(w io.Writer, synopsis string) {
-	fmt.Fprintln(w, synopsis)
-	f.fs.SetOutput(w)
-	f.fs.PrintDefaults()
-	f.fs.SetOutput(io.Discard)
 }
 
 // parseSeconds accepts sysbench's plain seconds ("10") or a Go duration.
@@ -143,7 +125,7 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 		s.Targets = []spec.Target{{Name: f.engine, Engine: f.engine, Settings: map[string]any{}}}
 	}
 	set := map[string]bool{}
-	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	f.fs.Visit(func(fl *pflag.Flag) { set[fl.Name] = true })
 	if set["engine"] && f.spec != "" {
 		return s, usagef("flag --engine: only for runs without a spec file (the spec names its targets)")
 	}
@@ -272,17 +254,32 @@ func splitList(s string) []string {
 	return out
 }
 
-func runRun(env Env, args []string) error {
-	f := newRunFlags("run")
-	if err := f.parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			f.usage(env.Stdout, "Usage: benchlab run [spec.toml] [flags]\n\nWithout a spec file, --engine makes a single target. Flags override the file.")
-			return errHelp
-		}
-		return err
+func newRunCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run [spec.toml] [flags]",
+		Short: "run an experiment from a spec file and/or flags",
+		Long: "Runs an experiment from a spec file and/or flags. Without a spec file, --engine makes a single\n" +
+			"target. Flags override the file.",
+		Example: "  benchlab run --engine sqlite --tests point-query,scan --threads 1,2 --time 10s\n" +
+			"  benchlab run examples/sqlite-sync.toml --preset credible -o report.html",
 	}
+	f := newRunFlags(cmd.Flags())
+	cmd.RunE = body(func(_ *cobra.Command, args []string) error {
+		if err := f.args(args); err != nil {
+			return err
+		}
+		return runRun(env, f)
+	})
+	return cmd
+}
+
+func runRun(env Env, f *runFlags) error {
 	s, err := f.buildSpec()
 	if err != nil {
+		return err
+	}
+	ro := reportOut{path: f.reportOut, format: f.format, color: f.color}
+	if err := ro.check(); err != nil {
 		return err
 	}
 	if f.cpuProfile != "" {
@@ -306,7 +303,7 @@ func runRun(env Env, args []string) error {
 	}
 	id, err := execute(env, s, f.store, runner.ExperimentOptions{KeepData: f.keepData, WaitQuiet: quiet})
 	if id != 0 {
-		if rerr := printAndWriteReport(env, storePath(env, f.store), id, f.reportOut, f.format); rerr != nil && err == nil {
+		if rerr := printAndWriteReport(env, storePath(env, f.store), id, ro); rerr != nil && err == nil {
 			err = rerr
 		}
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -69,6 +70,29 @@ repeats = 6
 	if code != 0 || !strings.HasPrefix(out, "<!DOCTYPE html>") || !strings.Contains(out, "Verdicts cell by cell") ||
 		!strings.HasSuffix(strings.TrimSpace(out), "</html>") {
 		t.Errorf("compare --format html: exit %d, %.200s ... %s", code, out, stderr)
+	}
+	// The same verdicts as JSON (format names in any case), with the gate's
+	// regressions and its exit code.
+	code, out, stderr = run(t, Env{}, "compare", "--store", storeFile, "--format", "JSON", "--fail-on-regression")
+	var doc struct {
+		Counts   map[string]int
+		Verdicts []struct {
+			Target, Test, Outcome string
+			Ratio                 float64
+			P                     *float64
+		}
+		Regressions []struct{ Test string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitRegression {
+		t.Fatalf("compare --format json: exit %d, %v\n%s\n%s", code, err, out, stderr)
+	}
+	if len(doc.Verdicts) != 2 || doc.Counts["slower"] < 1 || len(doc.Regressions) != 1 || doc.Regressions[0].Test != "update-index" {
+		t.Errorf("compare json: %+v", doc)
+	}
+	for _, v := range doc.Verdicts {
+		if v.Test == "update-index" && (v.Outcome != "slower" || v.Ratio >= 1 || v.P == nil || *v.P > 0.05) {
+			t.Errorf("update-index verdict in JSON: %+v", v)
+		}
 	}
 }
 
