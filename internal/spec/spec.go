@@ -75,14 +75,19 @@ type Workload struct {
 	ReadTime  Duration `toml:"read_time"`
 	WriteTime Duration `toml:"write_time"`
 	Warmup    Duration `toml:"warmup"`
-	// WarmTime is the duration of the cache warm-up tests (scan.warm).
+	// WarmTime is the duration of the scan warm-ups (scan.warmpre, scan.warm:
+	// 60 s in all_small.sh); the other warm-ups run ReadTime.
 	WarmTime Duration `toml:"warm_time"`
 	// PostwriteWait is the cleanup target time: "auto" for METHOD.md 1.9's
 	// formula, or a duration.
 	PostwriteWait AutoDuration `toml:"postwrite_wait"`
 	// Prepared uses server-side prepared statements (default true); false is
 	// sysbench's --db-ps-mode=disable.
-	Prepared       bool     `toml:"prepared"`
+	Prepared bool `toml:"prepared"`
+	// KRandType is the distribution of k in the sysbench load: "uniform"
+	// (sysbench 1.1, as the articles ran it) or "special" (sysbench 1.0.20's
+	// default prepare, for comparisons with Debian's sysbench).
+	KRandType      string   `toml:"k_rand_type"`
 	Repeats        int      `toml:"repeats"`
 	ReportInterval Duration `toml:"report_interval"`
 	// NumKeys, KeySize, ValueSize, CompressionRatio, MBWritePerSec and
@@ -186,8 +191,8 @@ func Default() Spec {
 			ReadTime: Duration{600 * time.Second}, WriteTime: Duration{900 * time.Second},
 			Warmup: Duration{5 * time.Second}, WarmTime: Duration{60 * time.Second},
 			PostwriteWait: AutoDuration{Auto: true}, Repeats: 1, ReportInterval: Duration{time.Second},
-			Prepared: true,
-			KeySize:  20, ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 2,
+			Prepared: true, KRandType: "uniform",
+			KeySize: 20, ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 2,
 			Clients: 1, Rows: 1_000_000, Inserts: 500_000, QueryTime: Duration{60 * time.Second},
 			Rates: []int{100, 500, 1000}, Warehouses: 1,
 		},
@@ -238,10 +243,14 @@ func ApplyPreset(s *Spec, name string) error {
 // Unknown keys are errors.
 func Parse(src []byte, file, preset string) (Spec, error) {
 	var head struct {
-		Preset string `toml:"preset"`
+		Preset  string           `toml:"preset"`
+		Targets []map[string]any `toml:"target"`
 	}
 	if _, err := toml.Decode(string(src), &head); err != nil {
 		return Spec{}, tomlError(file, err)
+	}
+	if err := checkSettingsTables(head.Targets); err != nil {
+		return Spec{}, err
 	}
 	if preset == "" {
 		preset = head.Preset
@@ -263,6 +272,49 @@ func Parse(src []byte, file, preset string) (Spec, error) {
 	}
 	s.Preset = preset
 	return s, nil
+}
+
+// checkSettingsTables rejects a target's settings that are not a table of
+// plain values: the decoder would silently drop `settings = 5` and turn a
+// nested table into Go's map syntax.
+func checkSettingsTables(targets []map[string]any) error {
+	for i, t := range targets {
+		v, ok := t["settings"]
+		if !ok {
+			continue
+		}
+		field := fmt.Sprintf("target[%d].settings", i)
+		m, ok := v.(map[string]any)
+		if !ok {
+			return errf(field, "%s is not a table; want [target.settings] with key = value lines, e.g. journal_mode = \"wal\"",
+				tomlKind(v))
+		}
+		for k, x := range m {
+			switch x.(type) {
+			case string, int64, float64, bool:
+			default:
+				return errf(field+"."+k, "%s is not allowed; want a string, number or boolean", tomlKind(x))
+			}
+		}
+	}
+	return nil
+}
+
+// tomlKind names a decoded TOML value's type for error messages.
+func tomlKind(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("the string %q", x)
+	case int64, float64:
+		return fmt.Sprintf("the number %v", x)
+	case bool:
+		return fmt.Sprintf("the boolean %v", x)
+	case []any, []map[string]any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	}
+	return fmt.Sprintf("a %T", v)
 }
 
 var tomlLine = regexp.MustCompile(`line (\d+)`)
@@ -412,7 +464,7 @@ func (s Spec) Params() workload.Params {
 		Tests: w.Tests, Tables: w.Tables, TableSize: w.TableSize,
 		ReadTime: w.ReadTime.Duration, WriteTime: w.WriteTime.Duration,
 		Warmup: w.Warmup.Duration, WarmTime: w.WarmTime.Duration, PostwriteWait: wait,
-		Threads: slices.Clone(w.Threads), Seed: s.Seed, Unprepared: !w.Prepared,
+		Threads: slices.Clone(w.Threads), Seed: s.Seed, Unprepared: !w.Prepared, KRandType: w.KRandType,
 		NumKeys: w.NumKeys, KeySize: w.KeySize, ValueSize: w.ValueSize, CompressionRatio: w.CompressionRatio,
 		MBWritePerSec: w.MBWritePerSec, DrainTime: w.DrainTime.Duration,
 		Clients: w.Clients, Rows: w.Rows, Inserts: w.Inserts, QueryTime: w.QueryTime.Duration,

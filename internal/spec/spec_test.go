@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +95,29 @@ func TestPostwriteWait(t *testing.T) {
 		if err == nil && s.Workload.PostwriteWait.Auto != c.auto {
 			t.Errorf("%s: auto %v", c.v, s.Workload.PostwriteWait.Auto)
 		}
+	}
+}
+
+// TestSettingsMustBeATable checks that target settings given as something
+// other than a table of plain values are errors naming the field, not
+// silently dropped.
+func TestSettingsMustBeATable(t *testing.T) {
+	head := "name = \"x\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n"
+	for _, c := range []struct{ src, field, says string }{
+		{head + "settings = 5\n", "target[0].settings", "the number 5 is not a table"},
+		{head + "settings = \"wal\"\n", "target[0].settings", "is not a table"},
+		{head + "settings = [1, 2]\n", "target[0].settings", "an array is not a table"},
+		{head + "[[target]]\nname = \"b\"\nengine = \"sqlite\"\nsettings = true\n", "target[1].settings", "the boolean true"},
+		{head + "[target.settings]\njournal_mode = { a = 1 }\n", "target[0].settings.journal_mode", "a table is not allowed"},
+	} {
+		_, err := Parse([]byte(c.src), "x.toml", "")
+		var e *Error
+		if !errors.As(err, &e) || e.Field != c.field || !strings.Contains(e.Msg, c.says) {
+			t.Errorf("%q: error %v, want field %s saying %q", c.src, err, c.field, c.says)
+		}
+	}
+	s, err := Parse([]byte(head+"[target.settings]\njournal_mode = \"wal\"\ncache_size = -2000\n"), "x.toml", "")
+	if err != nil || s.Targets[0].TargetSettings()["cache_size"] != "-2000" {
+		t.Errorf("a table of settings: %v %v", err, s.Targets)
 	}
 }

@@ -25,8 +25,8 @@ type Params struct {
 	ReadTime, WriteTime time.Duration
 	// Warmup precedes every measured test and is excluded from its results.
 	Warmup time.Duration
-	// WarmTime is the duration of the cache warm-up tests (scan.warm,
-	// METHOD.md 2.5: 60 s).
+	// WarmTime is the duration of the scan warm-ups (scan.warmpre and
+	// scan.warm, METHOD.md 2.5: 60 s); the other warm-ups run ReadTime.
 	WarmTime time.Duration
 	// PostwriteWait is the target duration of the cleanup after writes; a
 	// negative value means the METHOD.md 1.9 formula (60 s + 1 s per million
@@ -39,6 +39,11 @@ type Params struct {
 	// Unprepared sends statements as text instead of preparing them
 	// (sysbench's --db-ps-mode=disable).
 	Unprepared bool
+	// KRandType is the distribution the sysbench load draws k from:
+	// "uniform" (sysbench 1.1, which the articles run; METHOD.md 2.2) or
+	// "special" (the default of Debian's sysbench 1.0.20, for comparisons
+	// with it). Empty means uniform.
+	KRandType string
 	// NumKeys is the key count of the kv suite (db_bench --num); 0 means
 	// TableSize. KeySize and ValueSize are bytes per key and value, and
 	// CompressionRatio is how compressible generated values are (db_bench

@@ -1,6 +1,7 @@
 package sysbench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -14,10 +15,35 @@ import (
 // loadBatch is the number of rows per multi-row INSERT of the load.
 const loadBatch = 1000
 
+// Distributions of k in the load (workload.Params.KRandType).
+const (
+	// KUniform is sysbench 1.1's prepare, which the articles run: k uniform
+	// in [1, table_size] (METHOD.md 2.2).
+	KUniform = "uniform"
+	// KSpecial is the prepare of sysbench 1.0.20 without --rand-type, for
+	// comparisons with Debian's sysbench: 3/4 of the rows share 1% of the k
+	// values.
+	KSpecial = "special"
+)
+
+// kDraw returns the function the load draws k with for the named
+// distribution ("" is uniform), or an error naming the field.
+func kDraw(name string) (func(r *Rand, lo, hi int64) int64, error) {
+	switch name {
+	case "", KUniform:
+		return (*Rand).Uniform, nil
+	case KSpecial:
+		return (*Rand).Special, nil
+	}
+	return nil, fmt.Errorf("workload.k_rand_type: %q is not allowed; want %q (sysbench 1.1, as the articles ran) or %q (sysbench 1.0.20's prepare)",
+		name, KUniform, KSpecial)
+}
+
 // loadStep creates and fills the tables (sysbench prepare, METHOD.md 2.2): k
-// drawn from the "special" distribution, c and pad random digit groups, then
-// the secondary index on k. It runs with one connection, as the articles'
-// prepare does.
+// uniform in [1, table_size] as sysbench 1.1 draws it (or sysbench 1.0.20's
+// "special" distribution when p.KRandType says so), c and pad random digit
+// groups, then the secondary index on k. It runs with one connection, as the
+// articles' prepare does.
 func loadStep(p workload.Params) workload.Step {
 	return workload.Step{
 		Name: "prepare", Warm: true, Write: true,
@@ -28,22 +54,28 @@ func loadStep(p workload.Params) workload.Step {
 				return t, err
 			}
 			defer conn.Close()
+			draw, err := kDraw(p.KRandType)
+			if err != nil {
+				return t, err
+			}
 			r := NewRand(p.Seed)
 			for n := 1; n <= p.Tables; n++ {
 				start := time.Now()
-				if err := loadTable(ctx, conn, sqldb.Dialect(), r, n, p.TableSize, &t); err != nil {
+				if err := loadTable(ctx, conn, sqldb.Dialect(), r, draw, n, p.TableSize, &t); err != nil {
 					return t, fmt.Errorf("prepare %s: %w", TableName(n), err)
 				}
 				el := time.Since(start)
-				fmt.Fprintf(log, "prepare: %s loaded with %d rows in %s (%.0f rows/s, index included)\n",
-					TableName(n), p.TableSize, el.Round(time.Millisecond), float64(p.TableSize)/el.Seconds())
+				fmt.Fprintf(log, "prepare: %s loaded with %d rows (k %s) in %s (%.0f rows/s, index included)\n",
+					TableName(n), p.TableSize, cmp.Or(p.KRandType, KUniform), el.Round(time.Millisecond),
+					float64(p.TableSize)/el.Seconds())
 			}
 			return t, nil
 		},
 	}
 }
 
-func loadTable(ctx context.Context, conn engine.Conn, d engine.Dialect, r *Rand, n int, rows int64, t *workload.Tally) error {
+func loadTable(ctx context.Context, conn engine.Conn, d engine.Dialect, r *Rand,
+	draw func(r *Rand, lo, hi int64) int64, n int, rows int64, t *workload.Tally) error {
 	if _, err := conn.Exec(ctx, DropTable(n)); err != nil {
 		return err
 	}
@@ -60,7 +92,7 @@ func loadTable(ctx context.Context, conn engine.Conn, d engine.Dialect, r *Rand,
 				buf = append(buf, ',')
 			}
 			buf = append(buf, '(')
-			buf = strconv.AppendInt(buf, r.Special(1, rows), 10)
+			buf = strconv.AppendInt(buf, draw(r, 1, rows), 10)
 			buf = append(buf, ", '"...)
 			buf = r.DigitString(buf, 10, 11)
 			buf = append(buf, "', '"...)

@@ -81,8 +81,25 @@ func (Suite) Check(p workload.Params) error {
 		// 10000-row ranges of read-only need a table to range over.
 		return fmt.Errorf("workload.table_size: %d is too small; want >= 1000", p.TableSize)
 	}
+	if _, err := kDraw(p.KRandType); err != nil {
+		return err
+	}
 	_, err := selectTests(p.Tests)
 	return err
+}
+
+// Describe says what a run of the suite did, for the report header: the
+// usual sizes and durations plus the distribution of k in the load.
+func (Suite) Describe(p workload.Params) string {
+	kd := p.KRandType
+	if kd == "" {
+		kd = KUniform
+	}
+	if kd == KSpecial {
+		kd += " (sysbench 1.0.20's default, not the articles')"
+	}
+	return fmt.Sprintf("suite sysbench (%s), %d table(s) of %d rows, threads %v, read %s, write %s, warm-up %s, k %s",
+		workload.TestsLabel(p), p.Tables, p.TableSize, p.Threads, p.ReadTime, p.WriteTime, p.Warmup, kd)
 }
 
 // selectTests resolves names (exact test names or families such as
@@ -130,7 +147,6 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 	for i := range ds {
 		byName[ds[i].name] = &ds[i]
 	}
-	maxThreads := slices.Max(p.Threads)
 	steps := []workload.Step{loadStep(p)}
 	dirty := false // a write ran since the last cleanup
 	for _, e := range runOrder() {
@@ -149,34 +165,32 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 			steps = append(steps, postwriteStep(p))
 			dirty = false
 		}
-		steps = append(steps, measured(d, p, e, maxThreads))
+		steps = append(steps, measured(d, p, e))
 		dirty = dirty || d.write
 	}
 	return steps, nil
 }
 
-func measured(d *def, p workload.Params, e entry, maxThreads int) workload.Step {
+func measured(d *def, p workload.Params, e entry) workload.Step {
 	st := workload.Step{
 		Name: d.name + e.suffix, Family: d.family, Group: d.group, Warm: e.warm, Write: d.write,
 		Warmup: p.Warmup, Metric: d.metric, RowsPerOp: p.TableSize,
 	}
+	// Durations and thread counts follow all_small.sh: only the scan
+	// warm-ups run 60 s (warm_time); the other warm-up and .pre tests run
+	// readsecs like any read test. Every test loops over the thread counts
+	// except point-query.warm, which runs right after the load with one
+	// thread per table.
 	switch {
-	case e.suffix == ".warm" || e.suffix == ".warmpre":
+	case d.name == "scan" && e.warm:
 		st.Duration = p.WarmTime
-		if d.name == "point-query" {
-			// point-query.warm runs right after the load with one thread per table.
-			st.Duration = p.ReadTime
-		}
 	case d.timing == writeTime:
 		st.Duration = p.WriteTime
 	default:
 		st.Duration = p.ReadTime
 	}
-	if e.warm {
-		st.Threads = []int{maxThreads}
-		if e.name == "point-query" && e.suffix == ".warm" {
-			st.Threads = []int{p.Tables}
-		}
+	if e.name == "point-query" && e.suffix == ".warm" {
+		st.Threads = []int{p.Tables}
 	}
 	st.NewWorker = func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
 		return newWorker(ctx, d, p, db, id, seed)

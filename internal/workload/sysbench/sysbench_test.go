@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,7 +66,7 @@ func TestSuiteShape(t *testing.T) {
 }
 
 func TestPlanSelection(t *testing.T) {
-	p := workload.Params{Tables: 1, TableSize: 10000, Threads: []int{1, 4}, ReadTime: time.Second,
+	p := workload.Params{Tables: 2, TableSize: 10000, Threads: []int{1, 4}, ReadTime: time.Second,
 		WriteTime: 2 * time.Second, WarmTime: 3 * time.Second, PostwriteWait: 0}
 	steps, err := Suite{}.Plan(p)
 	if err != nil {
@@ -93,11 +96,36 @@ func TestPlanSelection(t *testing.T) {
 			if s.Duration != time.Second {
 				t.Errorf("write-only uses the read time (METHOD.md 2.5), got %s", s.Duration)
 			}
-		case "scan.warm":
-			if s.Duration != 3*time.Second || !s.Warm || s.Threads[0] != 4 {
-				t.Errorf("scan.warm: %+v", s)
-			}
 		}
+	}
+	// Warm-ups as all_small.sh runs them: the scans for 60 s (warm_time),
+	// the others for readsecs; all at every thread count but
+	// point-query.warm, which runs one thread per table.
+	warm := map[string]struct {
+		dur     time.Duration
+		threads []int
+	}{
+		"point-query.warm": {time.Second, []int{2}}, "scan.warmpre": {3 * time.Second, nil},
+		"point-query.pre": {time.Second, nil}, "range-notcovered-si.pre": {time.Second, nil},
+		"scan.warm": {3 * time.Second, nil}, "points-covered-si.warm": {time.Second, nil},
+	}
+	seen := 0
+	for _, s := range steps {
+		if !s.Warm || s.Action != nil {
+			continue
+		}
+		w, ok := warm[s.Name]
+		if !ok {
+			t.Errorf("unexpected warm-up %s", s.Name)
+			continue
+		}
+		seen++
+		if s.Duration != w.dur || !slices.Equal(s.Threads, w.threads) {
+			t.Errorf("%s: %s at threads %v, want %s at %v (nil: every thread count)", s.Name, s.Duration, s.Threads, w.dur, w.threads)
+		}
+	}
+	if seen != len(warm) {
+		t.Errorf("%d warm-ups, want %d", seen, len(warm))
 	}
 	p.Tests = []string{"random-points", "update-one", "point-query"}
 	steps, err = Suite{}.Plan(p)
@@ -242,31 +270,78 @@ func TestEveryTestRuns(t *testing.T) {
 }
 
 // TestLoadDistribution checks the load fills every table with table_size
-// rows and that k follows the skewed "special" distribution.
+// rows of the right shape, and that k is uniform in [1, N] by default, as
+// sysbench 1.1 loads it (METHOD.md 2.2): N draws leave N(1-(1-1/N)^N), about
+// 0.632 N, distinct values. sysbench 1.0.20's "special" distribution, kept as
+// an option, leaves far fewer, with 1% of the values holding ~3/4 of the rows.
 func TestLoadDistribution(t *testing.T) {
-	ctx := context.Background()
-	db := enginetest.Open(t, engine.Target{Name: "t", Engine: "sqlite"})
-	p := workload.Params{Tables: 1, TableSize: 20000, Seed: 1}
-	tl, err := loadStep(p).Action(ctx, db, io.Discard)
-	if err != nil {
-		t.Fatal(err)
+	const n = 20000
+	want := n * (1 - math.Pow(1-1.0/n, n)) // 12642
+	for _, kd := range []string{"", KUniform, KSpecial} {
+		t.Run("k="+kd, func(t *testing.T) {
+			ctx := context.Background()
+			db := enginetest.Open(t, engine.Target{Name: "t", Engine: "sqlite"})
+			p := workload.Params{Tables: 1, TableSize: n, Seed: 1, KRandType: kd}
+			tl, err := loadStep(p).Action(ctx, db, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tl.Rows != n {
+				t.Fatalf("loaded %d rows, want %d", tl.Rows, n)
+			}
+			conn, _ := db.(engine.SQL).Connect(ctx)
+			defer conn.Close()
+			v, err := conn.Values(ctx, "SELECT count(DISTINCT k), min(k), max(k) FROM sbtest1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			distinct, _ := strconv.ParseFloat(v[0][0], 64)
+			lo, _ := strconv.Atoi(v[0][1])
+			hi, _ := strconv.Atoi(v[0][2])
+			if lo < 1 || hi > n {
+				t.Errorf("k spans [%d, %d], want within [1, %d]", lo, hi, n)
+			}
+			// 1% of the values (the 200 most frequent) hold the rows' share.
+			top, err := conn.Query(ctx, "SELECT k FROM sbtest1 WHERE k IN (SELECT k FROM sbtest1 GROUP BY k ORDER BY count(*) DESC LIMIT 200)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			share := float64(top) / n
+			t.Logf("k %q: %.0f distinct values of %d rows (uniform expectation %.0f), 1%% of values hold %.3f of rows",
+				kd, distinct, n, want, share)
+			if kd == KSpecial {
+				if distinct > 0.5*want {
+					t.Errorf("special: %.0f distinct k values, want far fewer than uniform's %.0f", distinct, want)
+				}
+				if share < 0.6 || share > 0.9 {
+					t.Errorf("special: 1%% of k values hold %.2f of the rows, want about 0.75", share)
+				}
+			} else {
+				// The count's standard deviation is about 0.24 sqrt(N) = 34.
+				if math.Abs(distinct-want) > 0.01*want {
+					t.Errorf("uniform: %.0f distinct k values, want %.0f within 1%%", distinct, want)
+				}
+				if share > 0.1 {
+					t.Errorf("uniform: 1%% of k values hold %.2f of the rows, want about 0.03", share)
+				}
+			}
+			n, err := conn.Query(ctx, "SELECT 1 FROM sbtest1 WHERE length(c) = 119 AND length(pad) = 59 AND typeof(c) = 'text'")
+			if err != nil || n != 20000 {
+				t.Errorf("rows with 119-char c and 59-char pad: %d (%v)", n, err)
+			}
+		})
 	}
-	if tl.Rows != 20000 {
-		t.Fatalf("loaded %d rows, want 20000", tl.Rows)
+}
+
+// TestKRandTypeChecked checks an unknown distribution of k is an error
+// naming the field.
+func TestKRandTypeChecked(t *testing.T) {
+	err := Suite{}.Check(workload.Params{Tables: 1, TableSize: 1000, KRandType: "gaussian"})
+	if err == nil || !strings.HasPrefix(err.Error(), "workload.k_rand_type: ") || !strings.Contains(err.Error(), "special") {
+		t.Errorf("k_rand_type gaussian: %v", err)
 	}
-	conn, _ := db.(engine.SQL).Connect(ctx)
-	defer conn.Close()
-	// The 200 most frequent k values (1% of 20000) hold most rows.
-	top, err := conn.Query(ctx, "SELECT k FROM sbtest1 WHERE k IN (SELECT k FROM sbtest1 GROUP BY k ORDER BY count(*) DESC LIMIT 200)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if share := float64(top) / 20000; share < 0.6 || share > 0.9 {
-		t.Errorf("1%% of k values hold %.2f of the rows, want about 0.75", share)
-	}
-	n, err := conn.Query(ctx, "SELECT 1 FROM sbtest1 WHERE length(c) = 119 AND length(pad) = 59 AND typeof(c) = 'text'")
-	if err != nil || n != 20000 {
-		t.Errorf("rows with 119-char c and 59-char pad: %d (%v)", n, err)
+	if d := (Suite{}).Describe(workload.Params{Tables: 1, TableSize: 1000, KRandType: KSpecial}); !strings.Contains(d, "k special") {
+		t.Errorf("header %q does not name k's distribution", d)
 	}
 }
 

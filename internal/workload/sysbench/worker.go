@@ -98,8 +98,10 @@ func (w *worker) Close() error {
 	return w.conn.Close()
 }
 
-// table draws a table number uniformly (METHOD.md 2.3) and returns its
-// statements.
+// table draws a table number uniformly (METHOD.md 2.3, oltp_common.lua
+// get_table_num) and returns its statements. Tests of one statement draw once
+// per event; transactions draw once per group of statements (readBody,
+// writeBody).
 func (w *worker) table() []engine.Stmt {
 	if len(w.stmts) == 1 {
 		return w.stmts[0]
@@ -228,17 +230,23 @@ func (w *worker) txn(ctx context.Context, body func(t *workload.Tally) error) (w
 }
 
 // readBody is oltp_read_only's transaction body: 10 point selects, then each
-// enabled range query over [lo, lo+range-1].
-func (w *worker) readBody(ctx context.Context, t *workload.Tally, stmts []engine.Stmt) error {
+// enabled range query over [lo, lo+range-1]. As in oltp_common.lua, each group
+// of statements (the point selects, then each range query) draws its own
+// table: with several tables one transaction reads several of them. The
+// statements of table n are w.stmts[n-1][off:], point select first, then
+// ranges range queries.
+func (w *worker) readBody(ctx context.Context, t *workload.Tally, off, ranges int) error {
+	point := w.table()[off]
 	for i := 0; i < pointSelects; i++ {
-		n, err := stmts[0].Query(ctx, w.rowID())
+		n, err := point.Query(ctx, w.rowID())
 		if err != nil {
 			return err
 		}
 		t.Statements++
 		t.Rows += n
 	}
-	for _, st := range stmts[1:] {
+	for r := 1; r <= ranges; r++ {
+		st := w.table()[off+r]
 		lo := w.rangeStart()
 		n, err := st.Query(ctx, lo, lo+w.def.rng-1)
 		if err != nil {
@@ -251,8 +259,11 @@ func (w *worker) readBody(ctx context.Context, t *workload.Tally, stmts []engine
 }
 
 // writeBody is oltp_write_only's body: an index update, a non-index update,
-// and a delete followed by the insert of the same id.
-func (w *worker) writeBody(ctx context.Context, t *workload.Tally, stmts []engine.Stmt) error {
+// and a delete followed by the insert of the same id. Each of the three draws
+// its own table, as oltp_common.lua's execute_index_updates,
+// execute_non_index_updates and execute_delete_inserts do; the delete and its
+// insert share one. The statements of table n are w.stmts[n-1][off:off+4].
+func (w *worker) writeBody(ctx context.Context, t *workload.Tally, off int) error {
 	run := func(st engine.Stmt, args ...any) error {
 		n, err := st.Exec(ctx, args...)
 		if err != nil {
@@ -262,37 +273,40 @@ func (w *worker) writeBody(ctx context.Context, t *workload.Tally, stmts []engin
 		t.Rows += n
 		return nil
 	}
-	if err := run(stmts[0], w.rowID()); err != nil {
+	if err := run(w.table()[off], w.rowID()); err != nil {
 		return err
 	}
-	if err := run(stmts[1], w.cString(), w.rowID()); err != nil {
+	if err := run(w.table()[off+1], w.cString(), w.rowID()); err != nil {
 		return err
 	}
+	tbl := w.table()
 	id := w.rowID()
-	if err := run(stmts[2], id); err != nil {
+	if err := run(tbl[off+2], id); err != nil {
 		return err
 	}
 	k := w.r.Uniform(1, w.p.TableSize)
-	return run(stmts[3], id, k, w.cString(), w.padString())
+	return run(tbl[off+3], id, k, w.cString(), w.padString())
 }
 
+// readStmts is the number of statements of oltp_read_only's body per table
+// in a read-write test: the point select and the four range queries.
+const readStmts = 5
+
 func (w *worker) readOnly(ctx context.Context) (workload.Tally, error) {
-	stmts := w.table()
-	return w.txn(ctx, func(t *workload.Tally) error { return w.readBody(ctx, t, stmts) })
+	ranges := len(w.stmts[0]) - 1
+	return w.txn(ctx, func(t *workload.Tally) error { return w.readBody(ctx, t, 0, ranges) })
 }
 
 func (w *worker) writeOnly(ctx context.Context) (workload.Tally, error) {
-	stmts := w.table()
-	return w.txn(ctx, func(t *workload.Tally) error { return w.writeBody(ctx, t, stmts) })
+	return w.txn(ctx, func(t *workload.Tally) error { return w.writeBody(ctx, t, 0) })
 }
 
 func (w *worker) readWrite(ctx context.Context) (workload.Tally, error) {
-	stmts := w.table()
 	return w.txn(ctx, func(t *workload.Tally) error {
-		if err := w.readBody(ctx, t, stmts[:5]); err != nil {
+		if err := w.readBody(ctx, t, 0, readStmts-1); err != nil {
 			return err
 		}
-		return w.writeBody(ctx, t, stmts[5:])
+		return w.writeBody(ctx, t, readStmts)
 	})
 }
 
