@@ -40,7 +40,10 @@ var commit string
 // commands in-process.
 type Env struct {
 	Stdout, Stderr io.Writer
-	Getenv         func(string) string
+	// Stdin is read to confirm a long run when it and Stdout are a
+	// terminal; nil never asks.
+	Stdin  io.Reader
+	Getenv func(string) string
 	// Signals delivers interrupt requests; nil means SIGINT and SIGTERM.
 	Signals <-chan os.Signal
 	// Exit ends the process at once (a second Ctrl-C); nil means os.Exit.
@@ -57,7 +60,7 @@ type Env struct {
 func OSEnv() Env {
 	lost := make(chan os.Signal, 1)
 	signal.Notify(lost, syscall.SIGPIPE, syscall.SIGHUP)
-	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Exit: os.Exit, OutputLost: lost}
+	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Getenv: os.Getenv, Exit: os.Exit, OutputLost: lost}
 }
 
 // usageError is a bad flag or argument; it exits with code 2.

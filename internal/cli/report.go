@@ -78,7 +78,7 @@ func runQuickstart(env Env, storeFlag string, ro reportOut) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	id, err := execute(env, s, storeFlag, runner.ExperimentOptions{})
+	id, err := execute(env, s, storeFlag, runner.ExperimentOptions{}, planCheck{yes: true})
 	if id != 0 {
 		if ro.path != "" {
 			if html := strings.TrimSuffix(ro.path, filepath.Ext(ro.path)) + ".html"; html != ro.path {

@@ -19,23 +19,26 @@ import (
 func newRerunCmd(env Env) *cobra.Command {
 	var storeFlag, out, format, color string
 	var id int64
+	var yes, dryRun bool
 	cmd := &cobra.Command{
 		Use:   "rerun [--experiment N] [-o report]",
 		Short: "run a stored experiment again from its stored spec and seed",
 		Long:  "Runs a stored experiment again from its stored spec and seed.",
 		Args:  noArgs,
 		RunE: body(func(*cobra.Command, []string) error {
-			return runRerun(env, storeFlag, id, reportOut{path: out, format: format, color: color})
+			return runRerun(env, storeFlag, id, reportOut{path: out, format: format, color: color}, yes, dryRun)
 		}),
 	}
 	fs := cmd.Flags()
 	addStoreFlag(fs, &storeFlag)
 	fs.Int64Var(&id, "experiment", 0, "experiment to run again (default: the most recent)")
 	addReportOutFlags(fs, &out, &format, &color)
+	fs.BoolVarP(&yes, "yes", "y", false, "run a plan of more than an hour without asking")
+	fs.BoolVar(&dryRun, "dry-run", false, "print the plan and exit without running")
 	return cmd
 }
 
-func runRerun(env Env, storeFlag string, idFlag int64, ro reportOut) error {
+func runRerun(env Env, storeFlag string, idFlag int64, ro reportOut, yes, dryRun bool) error {
 	id := &idFlag
 	if err := ro.check(); err != nil {
 		return err
@@ -73,7 +76,7 @@ func runRerun(env Env, storeFlag string, idFlag int64, ro reportOut) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "benchlab: running experiment %d (%s) again with seed %d\n", exp.ID, exp.Name, s.Seed)
-	newID, err := execute(env, s, path, runner.ExperimentOptions{})
+	newID, err := execute(env, s, path, runner.ExperimentOptions{}, planCheck{yes: yes, dryRun: dryRun})
 	if newID != 0 {
 		if rerr := printAndWriteReport(env, path, newID, ro); rerr != nil && err == nil {
 			err = rerr

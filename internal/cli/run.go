@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"benchlab/internal/runner"
+	"benchlab/internal/schedule"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
@@ -30,7 +32,7 @@ type runFlags struct {
 	seed                                              uint64
 	set                                               []string
 	store, workdir, reportOut, format, psMode, color  string
-	keepData                                          bool
+	keepData, yes, dryRun                             bool
 	waitQuiet, cpuProfile                             string
 	// Suite and the Insert Benchmark's sizes.
 	suite, queryTime, rates string
@@ -68,6 +70,8 @@ func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	addStoreFlag(fs, &f.store)
 	fs.StringVar(&f.workdir, "workdir", "", "where data dirs are created (default: a temp dir)")
 	fs.BoolVar(&f.keepData, "keep-data", false, "keep each run's data dir")
+	fs.BoolVarP(&f.yes, "yes", "y", false, "run a plan of more than an hour without asking")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (steps, times, estimated end) and exit without running")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of benchlab itself to this file (to study the client's cost)")
 	fs.StringVar(&f.waitQuiet, "wait-quiet", "", "before each run, wait up to this long for the machine's CPU use to drop below 10%")
 	addReportOutFlags(fs, &f.reportOut, &f.format, &f.color)
@@ -301,7 +305,12 @@ func runRun(env Env, f *runFlags) error {
 		}
 		quiet = d.Duration
 	}
-	id, err := execute(env, s, f.store, runner.ExperimentOptions{KeepData: f.keepData, WaitQuiet: quiet})
+	pc := planCheck{yes: f.yes, dryRun: f.dryRun, alt: func(preset string) (spec.Spec, error) {
+		g := *f
+		g.preset = preset
+		return g.buildSpec()
+	}}
+	id, err := execute(env, s, f.store, runner.ExperimentOptions{KeepData: f.keepData, WaitQuiet: quiet}, pc)
 	if id != 0 {
 		if rerr := printAndWriteReport(env, storePath(env, f.store), id, ro); rerr != nil && err == nil {
 			err = rerr
@@ -313,7 +322,14 @@ func runRun(env Env, f *runFlags) error {
 // execute runs the experiment with signal handling: the first SIGINT or
 // SIGTERM stops the workers and keeps what was measured; a second one exits
 // at once.
-func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOptions) (int64, error) {
+func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOptions, pc planCheck) (int64, error) {
+	sc, err := planAndConfirm(env, s, pc)
+	if err != nil || pc.dryRun {
+		return 0, err
+	}
+	tracker := schedule.NewTracker(sc, time.Now())
+	opt.OnRun = func(i, _ int) { tracker.StartRun(i, time.Now()) }
+	opt.Progress = func() string { return tracker.Line(time.Now()) }
 	st, err := store.Open(storePath(env, storeFlag))
 	if err != nil {
 		return 0, err
@@ -380,4 +396,65 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// longRun is the planned time above which a run needs --yes or a
+// confirmation on the terminal.
+const longRun = time.Hour
+
+// planCheck says how execute treats the plan: --yes, --dry-run, and how to
+// build the same run under another preset (nil when the command cannot).
+type planCheck struct {
+	yes, dryRun bool
+	alt         func(preset string) (spec.Spec, error)
+}
+
+// planAndConfirm prints the plan of s and, when it is longer than longRun
+// and neither --yes nor --dry-run was given, asks on a terminal or refuses
+// with a usage error that says how to shorten it.
+func planAndConfirm(env Env, s spec.Spec, pc planCheck) (schedule.Schedule, error) {
+	sc, err := schedule.Of(s)
+	if err != nil {
+		return sc, err
+	}
+	if err := sc.Write(env.Stdout, time.Now()); err != nil {
+		return sc, err
+	}
+	if pc.yes || pc.dryRun || sc.Total() <= longRun {
+		return sc, nil
+	}
+	advice := shortenAdvice(s, pc)
+	if in, ok := env.Stdin.(*os.File); ok && isTerminal(in) && isTerminal(env.Stdout) {
+		fmt.Fprintf(env.Stdout, "This run is planned for %s, more than an hour. %s\nRun it? [y/N] ",
+			schedule.Long(sc.Total()), advice)
+		line, _ := bufio.NewReader(in).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
+			return sc, nil
+		}
+		return sc, usagef("not confirmed; nothing was run")
+	}
+	return sc, usagef("planned for %s, more than an hour, and not confirmed: %s; --yes runs it as planned",
+		schedule.Long(sc.Total()), advice)
+}
+
+// shortenAdvice says how long the run would take under each preset that
+// shortens it, and which flags shorten it further.
+func shortenAdvice(s spec.Spec, pc planCheck) string {
+	var opts []string
+	if pc.alt != nil {
+		for _, p := range []string{"smoke", "credible"} {
+			if p == s.Preset {
+				continue
+			}
+			alt, err := pc.alt(p)
+			if err != nil {
+				continue
+			}
+			if sc, err := schedule.Of(alt); err == nil {
+				opts = append(opts, fmt.Sprintf("--preset %s takes %s", p, schedule.Long(sc.Total())))
+			}
+		}
+	}
+	opts = append(opts, "--time, --tests, --threads or --repeats shorten it too")
+	return strings.Join(opts, ", ")
 }

@@ -33,6 +33,10 @@ type ExperimentOptions struct {
 	// WaitQuiet, when positive, waits up to this long before each run for
 	// the machine's CPU use to drop below metrics.QuietBusyPct.
 	WaitQuiet time.Duration
+	// OnRun, when set, is called as run i (0-based) of n begins.
+	OnRun func(i, n int)
+	// Progress, when set, gives a suffix for every live line (the ETA).
+	Progress func() string
 }
 
 // ErrCellsFailed is wrapped by RunExperiment's error when some cells failed
@@ -98,8 +102,15 @@ func RunExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 			break
 		}
 		driver, _ := engine.Lookup(c.Target.Engine)
-		fmt.Fprintf(out, "== run %d/%d: target %s (%s), repeat %d of %d\n", i+1, len(cells), c.Target.Name,
-			c.Target.Engine, c.Repeat, s.Workload.Repeats)
+		if opt.OnRun != nil {
+			opt.OnRun(i, len(cells))
+		}
+		progress := ""
+		if opt.Progress != nil {
+			progress = opt.Progress()
+		}
+		fmt.Fprintf(out, "== run %d/%d: target %s (%s), repeat %d of %d%s\n", i+1, len(cells), c.Target.Name,
+			c.Target.Engine, c.Repeat, s.Workload.Repeats, progress)
 		if opt.WaitQuiet > 0 {
 			waited, quiet := metrics.WaitQuiet(ctx, metrics.QuietBusyPct, opt.WaitQuiet)
 			if !quiet {
@@ -122,7 +133,7 @@ func RunExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 			Target: c.Target.EngineTarget(),
 			Driver: driver, Steps: steps, Threads: s.Workload.Threads, DataDir: m.DataDir, Keep: opt.KeepData,
 			Seed: s.Seed, RunID: run.ID, Log: out,
-			Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration},
+			Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration, Progress: opt.Progress},
 		}, st)
 		m.MachineLoad = append(m.MachineLoad, probe.Snapshot("after"))
 		m.Ended, m.Status = time.Now().UTC(), o.Status

@@ -38,6 +38,9 @@ type Options struct {
 	// DataDir is where the engine keeps its files; the block device that
 	// holds it is the one whose IO counts per operation. Empty: none.
 	DataDir string
+	// Progress, when set, gives a suffix for every live line (the
+	// experiment's ETA).
+	Progress func() string
 }
 
 // workerState is what one worker goroutine measures; only it writes here
@@ -743,7 +746,11 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 		}
 		last = now
 		if opt.Out != nil && opt.ReportInterval > 0 && now.Sub(windowStart) >= opt.ReportInterval-50*time.Millisecond {
-			printLine(opt.Out, st.Name, threads, now.Sub(start), now.Before(measureFrom), now.Sub(windowStart), runs, windows)
+			suffix := ""
+			if opt.Progress != nil {
+				suffix = opt.Progress()
+			}
+			printLine(opt.Out, st.Name, threads, now.Sub(start), now.Before(measureFrom), now.Sub(windowStart), runs, windows, suffix)
 			for i := range windows {
 				windows[i] = metrics.Window{}
 			}
@@ -781,12 +788,13 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 }
 
 func printLine(out io.Writer, test string, threads int, at time.Duration, warm bool, span time.Duration,
-	runs []*roleRun, windows []metrics.Window) {
+	runs []*roleRun, windows []metrics.Window, suffix string) {
 	secs := span.Seconds()
 	phase := ""
 	if warm {
 		phase = " (warm-up)"
 	}
+	phase += suffix
 	if len(runs) == 1 && runs[0].role.Name == "" {
 		w := &windows[0]
 		fmt.Fprintf(out, "[ %3.0fs ] %s thds: %d tps: %.2f qps: %.2f lat (ms,95%%): %.3f max: %.3f err/s: %.2f%s\n",

@@ -173,7 +173,7 @@ func ConnectSQL(ctx context.Context, db engine.DB, who string) (engine.SQL, engi
 // checkpoint), then a wait until target has passed since it began.
 func CleanupStep(name string, tables []string, target time.Duration) Step {
 	return Step{
-		Name: name, Warm: true,
+		Name: name, Warm: true, Estimate: target,
 		Action: func(ctx context.Context, db engine.DB, log io.Writer) (Tally, error) {
 			start := time.Now()
 			sqldb, err := SQLOf(db, name)
@@ -324,6 +324,10 @@ type Step struct {
 	// MaxDuration bounds a step that ends by operation count (Role.Ops), so
 	// one that cannot sustain its rate still finishes; 0 means no bound.
 	MaxDuration time.Duration
+	// Estimate is how long an action is expected to take, when known in
+	// advance (a cleanup's target wait), for the plan printed before a
+	// run; 0 means not known (a load, whose time depends on the engine).
+	Estimate time.Duration
 }
 
 // Role is one kind of worker in a step.

@@ -1,0 +1,258 @@
+// Package schedule says, from a spec alone and before anything runs, what an
+// experiment will run and for how long: its runs (cells), the steps of each
+// run at each thread count, the time each takes, the total and the estimated
+// end. `benchlab run` prints it before it starts and uses it for the ETA of
+// its live lines; `benchlab plan` prints it with the verdicts' power.
+package schedule
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"benchlab/internal/spec"
+	"benchlab/internal/workload"
+)
+
+// Step is one step of a run as planned.
+type Step struct {
+	// Name is the step's test or action name.
+	Name string
+	// Action marks a load or cleanup step; Warm a warm-up test.
+	Action, Warm bool
+	// Threads are the thread counts a measured step runs at, in order.
+	Threads []int
+	// Warmup and Measured are the parts of one thread count's step.
+	Warmup, Measured time.Duration
+	// Bound is the longest a step that ends by operation count may last
+	// (Measured is 0 then); 0 means none.
+	Bound time.Duration
+	// Time is the planned time of the step over all its thread counts;
+	// Known says whether it is known in advance (loads and steps that end
+	// by operation count are not).
+	Time  time.Duration
+	Known bool
+}
+
+// Schedule is an experiment's plan of time.
+type Schedule struct {
+	// Name, Suite and Preset are the spec's.
+	Name, Suite, Preset string
+	// Targets and Repeats make Runs = Targets × Repeats cells.
+	Targets, Repeats, Runs int
+	// Steps are the steps of one run, in order.
+	Steps []Step
+	// PerRun is the known time of one run; Unknown counts its steps whose
+	// time is not known in advance.
+	PerRun  time.Duration
+	Unknown int
+}
+
+// Of plans a validated spec.
+func Of(s spec.Spec) (Schedule, error) {
+	suite, ok := workload.Lookup(s.Workload.Suite)
+	if !ok {
+		return Schedule{}, fmt.Errorf("unknown suite %q", s.Workload.Suite)
+	}
+	steps, err := suite.Plan(s.Params())
+	if err != nil {
+		return Schedule{}, fmt.Errorf("plan the %s suite: %w", s.Workload.Suite, err)
+	}
+	sc := Schedule{Name: s.Name, Suite: s.Workload.Suite, Preset: s.Preset, Targets: len(s.Targets),
+		Repeats: s.Workload.Repeats}
+	sc.Runs = sc.Targets * sc.Repeats
+	for _, st := range steps {
+		p := Step{Name: st.Name, Warm: st.Warm}
+		switch {
+		case st.Action != nil:
+			p.Action = true
+			p.Time, p.Known = st.Estimate, st.Estimate > 0
+		default:
+			p.Threads = st.Threads
+			if len(p.Threads) == 0 {
+				p.Threads = s.Workload.Threads
+			}
+			p.Warmup, p.Measured = st.Warmup, st.Duration
+			if st.Duration > 0 {
+				p.Time, p.Known = time.Duration(len(p.Threads))*(st.Warmup+st.Duration), true
+			} else {
+				p.Bound = st.MaxDuration
+			}
+		}
+		if p.Known {
+			sc.PerRun += p.Time
+		} else {
+			sc.Unknown++
+		}
+		sc.Steps = append(sc.Steps, p)
+	}
+	return sc, nil
+}
+
+// Total is the known time of all runs.
+func (sc Schedule) Total() time.Duration { return time.Duration(sc.Runs) * sc.PerRun }
+
+// Measured counts the measured steps of one run (each thread count once).
+func (sc Schedule) Measured() int {
+	n := 0
+	for _, st := range sc.Steps {
+		n += len(st.Threads)
+	}
+	return n
+}
+
+// Write prints the plan within 120 columns: one line per step, then one
+// run's time, all runs' time and the estimated end from now.
+func (sc Schedule) Write(w io.Writer, now time.Time) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "Plan: %d run(s) = %d target(s) x %d repeat(s), suite %s, preset %s; each run: %d step(s), %d measured\n",
+		sc.Runs, sc.Targets, sc.Repeats, sc.Suite, orNone(sc.Preset), len(sc.Steps), sc.Measured())
+	fmt.Fprintf(b, "  %-40s %-14s %-22s %10s\n", "step", "threads", "each: warm-up+measured", "time")
+	for _, st := range sc.Steps {
+		name := st.Name
+		if st.Warm && !st.Action {
+			name += " (warm-up)"
+		}
+		threads, each, tm := "", "", Short(st.Time)
+		switch {
+		case st.Action && st.Known:
+			each = "wait target"
+		case st.Action:
+			each, tm = "load/action", "?"
+		case st.Known:
+			threads = joinInts(st.Threads)
+			each = Short(st.Warmup) + "+" + Short(st.Measured)
+		default:
+			threads = joinInts(st.Threads)
+			each, tm = "by count", "?"
+			if st.Bound > 0 {
+				each = "by count, <= " + Short(st.Bound)
+			}
+		}
+		fmt.Fprintf(b, "  %-40s %-14s %-22s %10s\n", clip(name, 40), clip(threads, 14), each, tm)
+	}
+	unknown := ""
+	if sc.Unknown > 0 {
+		unknown = fmt.Sprintf(" + %d step(s) not estimated (loads, count-bound steps)", sc.Unknown)
+	}
+	fmt.Fprintf(b, "  one run: %s%s\n", Long(sc.PerRun), unknown)
+	fmt.Fprintf(b, "  all %d run(s): %s%s\n", sc.Runs, Long(sc.Total()), unknown)
+	end := now.Add(sc.Total())
+	fmt.Fprintf(b, "  estimated end: %s (in %s)", end.Format("2006-01-02 15:04:05 MST"), Long(sc.Total()))
+	if sc.Unknown > 0 {
+		fmt.Fprint(b, ", later by the steps not estimated")
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Short formats a step's duration compactly: 300ms, 10s, 15m, 1h30m.
+func Short(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return trimZero(d.Round(100 * time.Millisecond).String())
+	}
+	return trimZero(d.Round(time.Second).String())
+}
+
+// Long formats a total: 1h2m3s, 25h0m0s as "1d 1h0m".
+func Long(d time.Duration) string {
+	if d >= 24*time.Hour {
+		days := d / (24 * time.Hour)
+		return fmt.Sprintf("%dd %s", days, trimZero((d - days*24*time.Hour).Round(time.Minute).String()))
+	}
+	return Short(d)
+}
+
+// trimZero drops zero trailing units: 1h0m0s -> 1h, 2m0s -> 2m.
+func trimZero(s string) string {
+	for _, z := range []string{"0s", "0m"} {
+		if strings.HasSuffix(s, z) && len(s) > len(z) && !strings.HasSuffix(s, "ms") {
+			p := s[:len(s)-len(z)]
+			if last := p[len(p)-1]; last >= 'a' && last <= 'z' {
+				s = p
+			}
+		}
+	}
+	return s
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ",")
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "~"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// Tracker follows a running experiment against its schedule to say how far
+// it is and when it should end. Its methods may be called from any
+// goroutine.
+type Tracker struct {
+	mu        sync.Mutex
+	sc        Schedule
+	start     time.Time
+	runStart  time.Time
+	runsBegun int
+}
+
+// NewTracker starts tracking sc from start.
+func NewTracker(sc Schedule, start time.Time) *Tracker {
+	return &Tracker{sc: sc, start: start, runStart: start}
+}
+
+// StartRun records that run i (0-based) begins at now.
+func (t *Tracker) StartRun(i int, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.runsBegun, t.runStart = i+1, now
+}
+
+// Estimate returns the share done (0-1) and the estimated end at now. Runs
+// that took longer than planned (loads are not planned) stretch the
+// estimate of the runs left by the same factor.
+func (t *Tracker) Estimate(now time.Time) (done float64, end time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	per := float64(t.sc.PerRun)
+	finished := max(t.runsBegun-1, 0)
+	factor := 1.0
+	if finished > 0 && per > 0 {
+		factor = max(float64(t.runStart.Sub(t.start))/(float64(finished)*per), 1)
+	}
+	perRun := time.Duration(per * factor)
+	remaining := max(perRun-now.Sub(t.runStart), 0) + time.Duration(max(t.sc.Runs-finished-1, 0))*perRun
+	elapsed := now.Sub(t.start)
+	if elapsed+remaining > 0 {
+		done = float64(elapsed) / float64(elapsed+remaining)
+	}
+	return min(done, 1), now.Add(remaining)
+}
+
+// Line is the progress suffix of a live line: " | 12% done, eta 09:12:30
+// (in 1h2m)".
+func (t *Tracker) Line(now time.Time) string {
+	done, end := t.Estimate(now)
+	return fmt.Sprintf(" | %.0f%% done, eta %s (in %s)", done*100, end.Format("15:04:05"), Long(end.Sub(now).Round(time.Second)))
+}
