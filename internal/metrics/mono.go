@@ -28,3 +28,6 @@ func (Clock) Now() int64 { return nanotime() }
 
 // At is t on the clock's scale.
 func (c Clock) At(t time.Time) int64 { return c.baseNano + int64(t.Sub(c.base)) }
+
+// Time is the clock reading ns as a time.Time.
+func (c Clock) Time(ns int64) time.Time { return c.base.Add(time.Duration(ns - c.baseNano)) }

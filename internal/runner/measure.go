@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -351,75 +350,6 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	return results, nil
 }
 
-// pacer spaces a rate-limited worker's operations. Smooth pacing gives
-// operation k the intended start first + k/rate; bursty pacing releases each
-// second's quota back to back at the start of the second (METHOD.md 1.5).
-type pacer struct {
-	interval time.Duration // smooth: time between operations of this worker
-	perSec   int64         // bursty: operations per second of this worker
-	next     time.Time
-	k        int64
-	bursty   bool
-	first    time.Time
-	// origin is the step's start, where every worker's schedule begins
-	// (smooth schedules are offset from it so workers do not align).
-	origin time.Time
-}
-
-// newPacer returns nil for a closed-loop role. The role's rate is split
-// evenly over its workers, whose schedules are offset so they do not align.
-func newPacer(r workload.Role, i, n int, start time.Time) *pacer {
-	if r.Rate <= 0 {
-		return nil
-	}
-	perWorker := r.Rate / float64(n)
-	if r.Bursty {
-		return &pacer{bursty: true, perSec: max(1, int64(math.Ceil(perWorker))), first: start, next: start}
-	}
-	iv := time.Duration(float64(time.Second) / perWorker)
-	first := start.Add(iv * time.Duration(i) / time.Duration(n))
-	return &pacer{interval: iv, first: first, next: first, origin: start}
-}
-
-// end is when a schedule of n operations is over: n intervals after the
-// step's start (smooth; the worker's offset lies inside its first interval),
-// or the end of the second in which the last was released (bursty).
-func (p *pacer) end(n int64) time.Time {
-	if p.bursty {
-		return p.first.Add(time.Duration((n+p.perSec-1)/p.perSec) * time.Second)
-	}
-	return p.origin.Add(time.Duration(n) * p.interval)
-}
-
-// sleepUntil sleeps until t, or until the step stops.
-func (p *pacer) sleepUntil(ctx context.Context, stop *stopper, t time.Time) bool {
-	for {
-		d := time.Until(t)
-		if d <= 0 {
-			return true
-		}
-		if stop.Load() || ctx.Err() != nil {
-			return false
-		}
-		time.Sleep(min(d, 100*time.Millisecond))
-	}
-}
-
-// wait sleeps until the next operation's intended start and returns it. A
-// worker behind schedule does not sleep; its operations' latency then
-// includes the time they spent waiting to start.
-func (p *pacer) wait(ctx context.Context, stop *stopper) (time.Time, bool) {
-	intended := p.next
-	if p.bursty {
-		sec := p.k / p.perSec
-		intended = p.first.Add(time.Duration(sec) * time.Second)
-	} else {
-		intended = p.first.Add(time.Duration(p.k) * p.interval)
-	}
-	p.k++
-	return intended, p.sleepUntil(ctx, stop, intended)
-}
-
 // diedSoon waits up to a second for an engine's process to be seen gone,
 // after an error that a server's death would cause, and returns why it died
 // (nil when it lives on or has no process).
@@ -511,6 +441,9 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 			return
 		}
 		t0 := clock.Now()
+		if p != nil {
+			p.started(clock.Time(t0))
+		}
 		tally, err := w.Op(ctx)
 		t1 := clock.Now()
 		if err != nil && ctx.Err() != nil {

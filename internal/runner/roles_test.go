@@ -9,8 +9,8 @@ import (
 	"benchlab/internal/workload"
 )
 
-func sleeperRole(name string, threads int, rate float64, ops int64, d time.Duration, bursty bool) workload.Role {
-	return workload.Role{Name: name, Threads: threads, Rate: rate, Ops: ops, Bursty: bursty,
+func sleeperRole(name string, threads int, rate float64, ops int64, d time.Duration, pacing workload.Pacing) workload.Role {
+	return workload.Role{Name: name, Threads: threads, Rate: rate, Ops: ops, Pacing: pacing, Queue: 8,
 		NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
 			return &sleeper{d: d, msgs: 1}, nil
 		}}
@@ -19,10 +19,10 @@ func sleeperRole(name string, threads int, rate float64, ops int64, d time.Durat
 // TestRolesRateLimited runs a closed-loop reader beside a writer limited to
 // 200 operations per second: the writer must hold its rate within 5%.
 func TestRolesRateLimited(t *testing.T) {
-	for _, bursty := range []bool{false, true} {
+	for _, pacing := range []workload.Pacing{workload.PaceEven, workload.PaceBursty} {
 		st := workload.Step{Name: "rw", Duration: 2 * time.Second, Roles: []workload.Role{
-			sleeperRole("reader", 0, 0, 0, time.Millisecond, false),
-			sleeperRole("writer", 2, 200, 0, 200*time.Microsecond, bursty),
+			sleeperRole("reader", 0, 0, 0, time.Millisecond, workload.PaceEven),
+			sleeperRole("writer", 2, 200, 0, 200*time.Microsecond, pacing),
 		}}
 		rs, err := MeasureRoles(context.Background(), nil, st, 1, 1, Options{})
 		if err != nil {
@@ -33,7 +33,7 @@ func TestRolesRateLimited(t *testing.T) {
 		}
 		rate := float64(rs[1].Events) / rs[1].Seconds
 		if rate < 190 || rate > 210 {
-			t.Errorf("bursty=%v: writer rate %.1f/s, want 200 within 5%%", bursty, rate)
+			t.Errorf("pacing %d: writer rate %.1f/s, want 200 within 5%%", pacing, rate)
 		}
 		if rs[0].Events < 500 {
 			t.Errorf("closed-loop reader did only %d events in 2 s", rs[0].Events)
@@ -52,8 +52,8 @@ func TestRolesRateLimited(t *testing.T) {
 // counting its latency from the intended start (no coordinated omission).
 func TestRolesOpsBound(t *testing.T) {
 	st := workload.Step{Name: "bounded", Duration: time.Hour, Roles: []workload.Role{
-		sleeperRole("query", 1, 0, 0, time.Millisecond, false),
-		sleeperRole("insert", 1, 400, 200, 100*time.Microsecond, false),
+		sleeperRole("query", 1, 0, 0, time.Millisecond, workload.PaceEven),
+		sleeperRole("insert", 1, 400, 200, 100*time.Microsecond, workload.PaceEven),
 	}}
 	start := time.Now()
 	rs, err := MeasureRoles(context.Background(), nil, st, 1, 1, Options{})
@@ -68,7 +68,7 @@ func TestRolesOpsBound(t *testing.T) {
 	}
 	// Impossible: 1000/s of 5 ms operations on one worker (at most 200/s).
 	st = workload.Step{Name: "impossible", MaxDuration: time.Second, Roles: []workload.Role{
-		sleeperRole("insert", 1, 1000, 5000, 5*time.Millisecond, false),
+		sleeperRole("insert", 1, 1000, 5000, 5*time.Millisecond, workload.PaceEven),
 	}}
 	start = time.Now()
 	rs, err = MeasureRoles(context.Background(), nil, st, 1, 1, Options{})
@@ -93,11 +93,11 @@ func TestRolesOpsBound(t *testing.T) {
 // three workers: each does its share, and the step lasts until the schedule
 // ends, so a met rate measures as the rate itself (not faster because the
 // last operation starts one interval before the end, nor slower because of
-// the workers' offsets), smooth and bursty.
+// the workers' offsets), for each pacing.
 func TestRolesPacedShareMeasuresItsRate(t *testing.T) {
-	for _, bursty := range []bool{false, true} {
+	for _, pacing := range []workload.Pacing{workload.PaceEven, workload.PaceBursty, workload.PaceWindow} {
 		st := workload.Step{Name: "paced", MaxDuration: 10 * time.Second, Roles: []workload.Role{
-			sleeperRole("insert", 3, 30, 31, 100*time.Microsecond, bursty),
+			sleeperRole("insert", 3, 30, 31, 100*time.Microsecond, pacing),
 		}}
 		rs, err := MeasureRoles(context.Background(), nil, st, 3, 1, Options{})
 		if err != nil {
@@ -105,17 +105,83 @@ func TestRolesPacedShareMeasuresItsRate(t *testing.T) {
 		}
 		r := rs[0]
 		if r.Events != 31 {
-			t.Errorf("bursty=%v: %d events, want the 31 of the bound", bursty, r.Events)
+			t.Errorf("pacing %d: %d events, want the 31 of the bound", pacing, r.Events)
 		}
-		// 31 operations at 30/s: about 1.03 s smooth. Bursty releases 10
+		// 31 operations at 30/s: about 1.03 s even. Bursty releases 10
 		// per worker at the start of each second and the first worker's
-		// share is 11, so its schedule ends after 2 seconds.
+		// share is 11, so its schedule ends after 2 seconds. The window
+		// limiter releases one operation, sleeps out the first second,
+		// releases 10 and checks after the 10th (the first worker's 11th
+		// operation), which comes early, so it sleeps to 2 s too.
 		want := 31.0 / 30
-		if bursty {
+		if pacing != workload.PaceEven {
 			want = 2
 		}
 		if r.Seconds < want-0.05 || r.Seconds > want+0.15 {
-			t.Errorf("bursty=%v: step measured %.3f s, want about %.2f", bursty, r.Seconds, want)
+			t.Errorf("pacing %d: step measured %.3f s, want about %.2f", pacing, r.Seconds, want)
+		}
+	}
+}
+
+// staller takes d per operation, except that operation stallAt (counted
+// from 1) takes stall: an engine that stops for a while.
+type staller struct {
+	d, stall time.Duration
+	stallAt  int
+	n        int
+}
+
+func (s *staller) Op(ctx context.Context) (workload.Tally, error) {
+	s.n++
+	if s.n == s.stallAt {
+		time.Sleep(s.stall)
+	} else {
+		time.Sleep(s.d)
+	}
+	return workload.Tally{Statements: 1, Rows: 1}, nil
+}
+
+func (s *staller) Close() error { return nil }
+
+// TestRolesWindowPacingDoesNotCatchUp stalls an op-bounded inserter of 240
+// operations at 80/s (3 s) for 1.5 s in its 42nd operation, just after the
+// second window's quota is released. The original client's limiter
+// (PaceWindow) waits for the stall, whose first half second is the window's
+// idle rest, with its queue of 8 full, then starts its next window from its
+// late check and never makes up the rest: the step lasts about 3.6 s and
+// delivers about 0.83 of the rate, an SLA failure. The fixed schedules (even,
+// bursty) run the backlog back to back after the stall and end on time.
+func TestRolesWindowPacingDoesNotCatchUp(t *testing.T) {
+	for _, c := range []struct {
+		pacing   workload.Pacing
+		min, max float64 // delivered share of the target rate
+	}{
+		{workload.PaceWindow, 0.75, 0.90},
+		{workload.PaceEven, 0.95, 1.05},
+		{workload.PaceBursty, 0.95, 1.05},
+	} {
+		st := workload.Step{Name: "stall", MaxDuration: 10 * time.Second, Roles: []workload.Role{{
+			Name: "insert", Threads: 1, Rate: 80, Ops: 240, Pacing: c.pacing, Queue: 8,
+			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+				return &staller{d: time.Millisecond, stall: 1500 * time.Millisecond, stallAt: 42}, nil
+			},
+		}}}
+		rs, err := MeasureRoles(context.Background(), nil, st, 1, 1, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rs[0]
+		if r.Events != 240 {
+			t.Errorf("pacing %d: %d events, want 240", c.pacing, r.Events)
+		}
+		share := float64(r.Events) / r.Seconds / 80
+		t.Logf("pacing %d: 240 operations in %.2f s, %.2f of the rate", c.pacing, r.Seconds, share)
+		if share < c.min || share > c.max {
+			t.Errorf("pacing %d: delivered %.2f of the rate in %.2f s, want %.2f-%.2f", c.pacing, share, r.Seconds, c.min, c.max)
+		}
+		// The operations queued behind the stall count their wait.
+		if r.Latency.Max < 1400*time.Millisecond {
+			t.Errorf("pacing %d: latency max %s, want the 1.5 s stall", c.pacing, r.Latency.Max)
 		}
 	}
 }

@@ -101,17 +101,22 @@ type Workload struct {
 	CompressionRatio float64  `toml:"compression_ratio"`
 	MBWritePerSec    float64  `toml:"mb_write_per_sec"`
 	DrainTime        Duration `toml:"drain_time"`
-	// Clients, Rows, Inserts, QueryTime, Rates and Bursty are the insert
+	// Clients, Rows, Inserts, QueryTime, Rates and Pacing are the insert
 	// suite's (METHOD.md 1.8): clients (one table each), rows loaded by l.i0,
 	// inserts done by l.i1 + l.i2 (split 4:1), the duration of each qr/qp step
-	// when its rate is met, the background insert rates per client, and the
-	// original client's bursty per-second pacing instead of smooth pacing.
+	// when its rate is met, the background insert rates per client, and how
+	// those inserts are paced: "iibench" (the original client's per-second
+	// windows, which never make up time lost to a stall), "even" or
+	// "bursty" (fixed schedules that catch up after a stall).
 	Clients   int      `toml:"clients"`
 	Rows      int64    `toml:"rows"`
 	Inserts   int64    `toml:"inserts"`
 	QueryTime Duration `toml:"query_time"`
 	Rates     []int    `toml:"rates"`
-	Bursty    bool     `toml:"bursty"`
+	Pacing    string   `toml:"pacing"`
+	// Bursty is the older spelling of pacing = "bursty", read from specs
+	// stored before pacing existed.
+	Bursty bool `toml:"bursty,omitempty"`
 	// Warehouses is the tpcc suite's scale.
 	Warehouses int `toml:"warehouses"`
 	// Custom is the custom suite's schema, load and tests ([workload.custom]).
@@ -194,7 +199,7 @@ func Default() Spec {
 			Prepared: true, KRandType: "uniform",
 			KeySize: 20, ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 2,
 			Clients: 1, Rows: 1_000_000, Inserts: 500_000, QueryTime: Duration{60 * time.Second},
-			Rates: []int{100, 500, 1000}, Warehouses: 1,
+			Rates: []int{100, 500, 1000}, Pacing: "iibench", Warehouses: 1,
 		},
 	}
 }
@@ -439,6 +444,9 @@ func (s *Spec) Validate() error {
 	if w.Repeats < 1 || w.Repeats > 1000 {
 		return errf("workload.repeats", "%d is not allowed; want 1 to 1000", w.Repeats)
 	}
+	if w.Bursty && w.Pacing != "iibench" && w.Pacing != "bursty" {
+		return errf("workload.bursty", "true conflicts with pacing = %q; bursty = true is the older spelling of pacing = \"bursty\", drop one", w.Pacing)
+	}
 	if err := suite.Check(s.Params()); err != nil {
 		field, msg, ok := strings.Cut(err.Error(), ": ")
 		if ok && strings.HasPrefix(field, "workload.") {
@@ -460,6 +468,10 @@ func (s Spec) Params() workload.Params {
 	if w.PostwriteWait.Auto {
 		wait = -1
 	}
+	pacing := w.Pacing
+	if w.Bursty {
+		pacing = "bursty"
+	}
 	return workload.Params{
 		Tests: w.Tests, Tables: w.Tables, TableSize: w.TableSize,
 		ReadTime: w.ReadTime.Duration, WriteTime: w.WriteTime.Duration,
@@ -468,7 +480,7 @@ func (s Spec) Params() workload.Params {
 		NumKeys: w.NumKeys, KeySize: w.KeySize, ValueSize: w.ValueSize, CompressionRatio: w.CompressionRatio,
 		MBWritePerSec: w.MBWritePerSec, DrainTime: w.DrainTime.Duration,
 		Clients: w.Clients, Rows: w.Rows, Inserts: w.Inserts, QueryTime: w.QueryTime.Duration,
-		Rates: slices.Clone(w.Rates), Bursty: w.Bursty, Custom: w.Custom, Warehouses: w.Warehouses,
+		Rates: slices.Clone(w.Rates), Pacing: pacing, Custom: w.Custom, Warehouses: w.Warehouses,
 	}
 }
 

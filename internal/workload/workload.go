@@ -68,9 +68,11 @@ type Params struct {
 	// rate is met; Rates are those rates, in inserts per second per client.
 	QueryTime time.Duration
 	Rates     []int
-	// Bursty paces background inserts as the original client does, each
-	// second's quota back to back (METHOD.md 1.5), instead of evenly.
-	Bursty bool
+	// Pacing is how the Insert Benchmark paces background inserts:
+	// "iibench" (the original client's limiter, which never makes up time
+	// lost to a stall; the default when empty), "even" or "bursty" (fixed
+	// schedules that a stalled inserter catches up back to back).
+	Pacing string
 	// Custom is the custom suite's own schema, load and tests.
 	Custom Custom
 	// Warehouses is the TPC-C scale: 10 districts, 30,000 customers and
@@ -342,10 +344,13 @@ type Role struct {
 	// a stalled engine cannot hide its queueing (no coordinated omission);
 	// the plain service time is kept too.
 	Rate float64
-	// Bursty releases each second's operations back to back at the start of
-	// the second, as the original Insert Benchmark client does (METHOD.md
-	// 1.5), instead of spacing them evenly.
-	Bursty bool
+	// Pacing is how a rate-limited role spaces its operations; the zero
+	// value spaces them evenly on a fixed schedule.
+	Pacing Pacing
+	// Queue is, for PaceWindow, how many operations the simulated statement
+	// maker may make ahead of the worker (the original client's queue of 8);
+	// 0 means 1.
+	Queue int
 	// Ops ends the step once this role has done this many operations, split
 	// evenly over its workers (worker i of n does Ops/n, plus one for the
 	// first Ops%n), as each Insert Benchmark client does its own share; 0
@@ -363,6 +368,30 @@ type Role struct {
 	// the workers of all roles, role by role in order, before any starts.
 	NewWorker func(ctx context.Context, db engine.DB, id, n int, seed uint64) (Worker, error)
 }
+
+// Pacing is how a rate-limited role spaces its operations.
+type Pacing int
+
+const (
+	// PaceEven gives operation k the intended start k/rate after the step's
+	// start: a worker that falls behind runs back to back until it has
+	// caught up with the schedule.
+	PaceEven Pacing = iota
+	// PaceBursty releases each second's quota back to back at the start of
+	// the second, on a fixed schedule that is caught up as PaceEven's.
+	PaceBursty
+	// PaceWindow is the original Insert Benchmark client's limiter
+	// (METHOD.md 1.5): a statement maker, at most Queue operations ahead of
+	// the worker, checks its clock after every quota of a second's
+	// operations, sleeps out the rest of the second when the quota came
+	// early, and starts the next window from the check. Time lost to a
+	// stall longer than the queue is never made up, so an engine that
+	// stalls delivers less than the rate.
+	PaceWindow
+)
+
+// Pacings are the spec's names of the Insert Benchmark's pacings.
+var Pacings = map[string]Pacing{"iibench": PaceWindow, "even": PaceEven, "bursty": PaceBursty}
 
 // Test describes one test of a suite for `benchlab list`.
 type Test struct {

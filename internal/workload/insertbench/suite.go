@@ -78,12 +78,13 @@ func queryKind(k string) string {
 
 // Describe says what a run did, for the report's header.
 func (Suite) Describe(p workload.Params) string {
-	pacing := "smooth"
-	if p.Bursty {
-		pacing = "bursty (per second, as the original client)"
-	}
+	pacing := map[string]string{
+		"iibench": "iibench pacing (per-second windows; time lost to a stall is not made up)",
+		"even":    "even pacing (a fixed schedule, caught up after a stall)",
+		"bursty":  "bursty pacing (each second's quota at its start, caught up after a stall)",
+	}[pacingName(p)]
 	return fmt.Sprintf("Insert Benchmark (%s), %d client(s), %d rows loaded, %d inserts in l.i1+l.i2, "+
-		"query steps of %s at %v inserts/s per client, %s pacing",
+		"query steps of %s at %v inserts/s per client, %s",
 		workload.TestsLabel(p), p.Clients, p.Rows, p.Inserts, p.QueryTime, p.Rates, pacing)
 }
 
@@ -111,10 +112,22 @@ func (Suite) Check(p workload.Params) error {
 			return fmt.Errorf("workload.rates: %d is not allowed; want inserts per second per client from 1 to 1000000", r)
 		}
 	}
+	if _, ok := workload.Pacings[pacingName(p)]; !ok {
+		return fmt.Errorf("workload.pacing: %q is not allowed; want \"iibench\" (the original client's limiter, "+
+			"no catch-up), \"even\" or \"bursty\" (fixed schedules that catch up after a stall)", p.Pacing)
+	}
 	if _, err := selection(p); err != nil {
 		return err
 	}
 	return nil
+}
+
+// pacingName is p's pacing, "iibench" when unset.
+func pacingName(p workload.Params) string {
+	if p.Pacing == "" {
+		return "iibench"
+	}
+	return p.Pacing
 }
 
 // stepNames lists the measured steps for p's rates, in order.
@@ -277,7 +290,8 @@ func queryStep(p workload.Params, name string, point bool, rate int) workload.St
 	st := measuredStep(p, name, workload.QPS,
 		workload.Role{Name: "query", Threads: p.Clients, NewWorker: newQuerier(p, point, cs)},
 		workload.Role{Name: "insert", Threads: p.Clients, Ops: ops, Metric: workload.RowsPS,
-			Rate: float64(rate*p.Clients) / float64(rpc), TargetRate: float64(rate * p.Clients), Bursty: p.Bursty,
+			Rate: float64(rate*p.Clients) / float64(rpc), TargetRate: float64(rate * p.Clients),
+			Pacing: workload.Pacings[pacingName(p)], Queue: queueDepth,
 			NewWorker: newInserter(rpc, cs, false, nil, 0)},
 		workload.Role{Name: "delete", Threads: p.Clients, Ops: ops, Metric: workload.RowsPS,
 			NewWorker: newDeleter(p, rpc, cs)},
