@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"benchlab/internal/analysis"
+	"benchlab/internal/noise"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
@@ -27,9 +28,16 @@ type Data struct {
 	Runs       []store.Run
 	// Results maps run ID to its step results.
 	Results map[int64][]store.Result
+	// Noise is the host's noise history that applies to the experiment;
+	// nil means none (verdicts then rest on the repeats).
+	Noise *noise.Model
 }
 
-// Load reads an experiment (0 = the most recent) with all its runs and results.
+// Load reads an experiment (0 = the most recent) with all its runs and
+// results, and the host's noise history that applies to it. It first
+// teaches the noise model the experiment (noise.Learn, which replaces
+// what it taught before), so an experiment copied from another store or
+// run before the model existed counts too.
 func Load(ctx context.Context, st *store.Store, experimentID int64, withIntervals bool) (*Data, error) {
 	exp, err := st.Experiment(ctx, experimentID)
 	if err != nil {
@@ -44,6 +52,12 @@ func Load(ctx context.Context, st *store.Store, experimentID int64, withInterval
 		if d.Results[r.ID], err = st.Results(ctx, r.ID, withIntervals); err != nil {
 			return nil, err
 		}
+	}
+	if err := noise.Learn(ctx, st, exp, runs, d.Results); err != nil {
+		return nil, err
+	}
+	if d.Noise, err = noise.Load(ctx, st, exp, runs, d.Results); err != nil {
+		return nil, err
 	}
 	return d, nil
 }
@@ -250,10 +264,9 @@ func BuildWith(d *Data, opt Options) *Report {
 				"(coloured red and green), = same, ? unknown (grey); scan compares thousand rows scanned/s" + tpmcLegend(s, keys)
 		}
 		for _, k := range keys {
-			base := values(s[targets[0]][k], tput)
 			row := Row{Group: groups[k], Label: label(k)}
 			for _, t := range targets[1:] {
-				row.Cells = append(row.Cells, relativeCell(base, values(s[t][k], tput), analysis.HigherIsBetter, opt.Verdict))
+				row.Cells = append(row.Cells, d.throughputCell(s[targets[0]][k], s[t][k], targets[0], t, k, opt.Verdict))
 			}
 			rel.Rows = append(rel.Rows, row)
 		}
@@ -294,6 +307,10 @@ func BuildWith(d *Data, opt Options) *Report {
 	r.Notes = append(r.Notes, efficiencyNotes(d, keys, s)...)
 	minRep, maxRep := repeatRange(s, keys)
 	r.Notes = append(r.Notes, verdictNotes(minRep, maxRep, opt.Verdict)...)
+	if len(targets) > 1 {
+		r.Notes = append(r.Notes, evidenceNotes(Compare(d, opt.Verdict), d.Noise)...)
+	}
+	r.Notes = append(r.Notes, canaryNotes(d)...)
 	r.Notes = append(r.Notes, stabilityNotes(d)...)
 	return r
 }

@@ -31,25 +31,30 @@ type Comparison struct {
 	// Base and Other summarise each side's throughput over its repeats:
 	// median with a 95% confidence interval from order statistics.
 	Base, Other analysis.Summary
+	// Evidence says what the verdict rests on: repeats only, repeats and
+	// within-run variance, or the host's noise prior.
+	Evidence analysis.Evidence
 }
 
 // Compare judges every target against the base in every row, on the
-// headline throughput of each repeat.
+// headline throughput of each repeat, with all the evidence the data and
+// the host's noise model hold (analysis.CompareNoise).
 func Compare(d *Data, opt VerdictOptions) []Comparison {
 	s, keys, _ := d.samples()
 	targets := d.targets()
+	tput := func(r store.Result) float64 { return r.Throughput() }
 	var out []Comparison
 	for _, k := range keys {
-		base := values(s[targets[0]][k], func(r store.Result) float64 { return r.Throughput() })
+		baseRs := s[targets[0]][k]
 		for _, t := range targets[1:] {
-			other := values(s[t][k], func(r store.Result) float64 { return r.Throughput() })
-			if len(base) == 0 || len(other) == 0 {
+			otherRs := s[t][k]
+			if len(baseRs) == 0 || len(otherRs) == 0 {
 				continue
 			}
-			out = append(out, Comparison{Target: t, Test: k.test, Threads: k.threads,
-				Verdict: analysis.Compare(base, other, analysis.HigherIsBetter, opt),
-				Base:    analysis.Summarize(base, analysis.DefaultConfidence),
-				Other:   analysis.Summarize(other, analysis.DefaultConfidence)})
+			v, ev := d.judge(baseRs, otherRs, targets[0], t, k, opt)
+			out = append(out, Comparison{Target: t, Test: k.test, Threads: k.threads, Verdict: v, Evidence: ev,
+				Base:  analysis.Summarize(values(baseRs, tput), analysis.DefaultConfidence),
+				Other: analysis.Summarize(values(otherRs, tput), analysis.DefaultConfidence)})
 		}
 	}
 	return out
@@ -225,9 +230,11 @@ func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 func ComparisonTable(cs []Comparison, base string) Table {
 	t := Table{
 		Title: "Verdicts cell by cell (throughput)",
-		Legend: "median [95% CI from order statistics] over the repeats; ratio of medians with its 95% CI; " +
-			"two-sided Mann-Whitney p; n = repeats of base/target",
-		Columns: []string{"target", base + " median", "target median", "ratio [95% CI]", "p", "n", "verdict"},
+		Legend: "median [95% CI from order statistics] over the repeats; ratio with its 95% CI and two-sided p: " +
+			"of medians and Mann-Whitney for 'repeats only', of geometric means and a t-test on log throughput otherwise " +
+			"(run-to-run variance from the repeats, pooled with the host's noise history for 'noise prior', each run " +
+			"counted with at least its within-run variance from batch means); n = repeats of base/target",
+		Columns: []string{"target", base + " median", "target median", "ratio [95% CI]", "p", "n", "verdict", "evidence"},
 	}
 	for _, c := range cs {
 		label := c.Test
@@ -239,7 +246,7 @@ func ComparisonTable(cs []Comparison, base string) Table {
 			TextCell(c.Target), TextCell(summaryText(c.Base)), TextCell(summaryText(c.Other)),
 			TextCell(fmt.Sprintf("%.3f [%s]", v.Ratio, ciText(v.RatioLo, v.RatioHi))),
 			TextCell(fmt.Sprintf("%.2g", v.P)), TextCell(fmt.Sprintf("%d/%d", v.NBase, v.NOther)),
-			TextCell(v.Outcome.String()),
+			TextCell(v.Outcome.String()), TextCell(c.Evidence.String()),
 		}})
 	}
 	return t

@@ -13,6 +13,7 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/metrics"
+	"benchlab/internal/noise"
 	"benchlab/internal/server"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
@@ -47,7 +48,22 @@ var ErrCellsFailed = errors.New("some runs failed")
 // spec.Expand, storing each run and its results as they finish. It returns the
 // experiment's ID, which is valid even when an error is returned, so partial
 // results can be reported.
+//
+// Before each run it runs the canary probes (metrics.Canary) in the work
+// dir and stores their figures in the run's manifest; at the end, whatever
+// the outcome, it teaches the host's noise model what the experiment's
+// repeats showed (noise.Learn).
 func RunExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt ExperimentOptions) (int64, error) {
+	id, err := runExperiment(ctx, s, st, opt)
+	if id != 0 {
+		if lerr := noise.LearnStored(context.WithoutCancel(ctx), st, id); lerr != nil && err == nil {
+			err = lerr
+		}
+	}
+	return id, err
+}
+
+func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt ExperimentOptions) (int64, error) {
 	out := opt.Out
 	if out == nil {
 		out = io.Discard
@@ -118,9 +134,10 @@ func RunExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 					waited.Round(time.Second), metrics.QuietBusyPct)
 			}
 		}
+		canary := metrics.Canary(ctx, workDir, metrics.CanaryDuration)
 		var probe metrics.MachineProbe
 		m := store.Manifest{Benchlab: opt.Build, Experiment: s.Name, Spec: exp.Spec, Preset: s.Preset,
-			Repeat: c.Repeat, Seed: s.Seed, Host: host, Started: time.Now().UTC()}
+			Repeat: c.Repeat, Seed: s.Seed, Host: host, Canary: &canary, Started: time.Now().UTC()}
 		m.Target.Name, m.Target.Engine, m.Target.Settings = c.Target.Name, c.Target.Engine, c.Target.TargetSettings()
 		m.DataDir = filepath.Join(workDir, fmt.Sprintf("%s-r%d", c.Target.Name, c.Repeat))
 		m.MachineLoad = append(m.MachineLoad, probe.Snapshot("before"))

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -27,7 +28,10 @@ type Manifest struct {
 		Build    string            `json:"build"`
 		Settings map[string]string `json:"settings"`
 	} `json:"engine"`
-	Host        Host      `json:"host"`
+	Host Host `json:"host"`
+	// Canary holds the fixed probes run just before the run (nil for runs
+	// stored before canaries existed).
+	Canary      *Canary   `json:"canary,omitempty"`
 	MachineLoad []Machine `json:"machine"`
 	Started     time.Time `json:"started"`
 	Ended       time.Time `json:"ended"`
@@ -56,6 +60,26 @@ type Host struct {
 	// example "not supported: instructions, cycles" on a VM without a
 	// virtual PMU; a capability, never a measurement.
 	PerfCounters string `json:"perf_counters,omitempty"`
+}
+
+// ID names the host for the noise model: runs on one ID share their
+// history. It is the hostname, CPU model and core count, so a resized VM
+// or a new machine under an old name starts a new history.
+func (h Host) ID() string {
+	return fmt.Sprintf("%s/%s/%d cores", h.Hostname, h.CPUModel, h.Cores)
+}
+
+// Canary is what the fixed probes measured before a run: a CPU-bound loop
+// and small fsync-bound writes in the work dir, each for about 100 ms. Set
+// against the host's other runs they tell a slow machine from a slow
+// database.
+type Canary struct {
+	// CPULoopsPerSec is iterations of the fixed CPU loop per second.
+	CPULoopsPerSec float64 `json:"cpu_loops_per_s"`
+	// FsyncsPerSec is 4 KiB write+fsync pairs per second in the work dir.
+	FsyncsPerSec float64 `json:"fsyncs_per_s"`
+	// Error says why a probe could not run (its figure is then 0).
+	Error string `json:"error,omitempty"`
 }
 
 // Machine is a snapshot of the machine's load, taken before and after a run.

@@ -99,6 +99,13 @@ var schema = []string{
 	`ALTER TABLE results ADD COLUMN svc_mean_ns INTEGER NOT NULL DEFAULT 0`,
 	// Named facts of a step (roles.go).
 	`ALTER TABLE results ADD COLUMN facts TEXT NOT NULL DEFAULT ''`,
+	// The host's noise model (noise.go): run-to-run variance of each test.
+	`CREATE TABLE noise (
+		experiment_id INTEGER NOT NULL REFERENCES experiments(id), host TEXT NOT NULL, engine TEXT NOT NULL,
+		test TEXT NOT NULL, threads INTEGER NOT NULL, config TEXT NOT NULL,
+		runs INTEGER NOT NULL, df INTEGER NOT NULL, log_var REAL NOT NULL,
+		PRIMARY KEY (experiment_id, host, engine, test, threads, config))`,
+	`CREATE INDEX noise_key ON noise(host, engine, test, threads)`,
 }
 
 // Open opens or creates the results database at path (a SQLite file, or a

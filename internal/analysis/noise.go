@@ -1,0 +1,420 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+)
+
+// Batch-means settings. A run's 1-second series is autocorrelated (a
+// checkpoint or a compaction slows several seconds in a row), so the
+// variance of its mean is not the variance of a second divided by the
+// number of seconds. Grouping the seconds into batches and growing the
+// batches until their means are nearly uncorrelated gives an honest
+// variance of the mean (the method of batch means, Law and Kelton,
+// "Simulation Modeling and Analysis", ch. 9).
+const (
+	// MinBatches is the fewest batches a variance is computed from; with
+	// fewer the series is too short and no within-run variance is given.
+	MinBatches = 8
+	// MaxBatchLag1 is the largest lag-1 autocorrelation of the batch means
+	// accepted as "nearly uncorrelated". Its standard error under
+	// independence is about 1/sqrt(batches), 0.35 at 8 batches, so the check
+	// catches strong correlation only; the batch size doubles until it holds.
+	MaxBatchLag1 = 0.2
+)
+
+// BatchMeans is the within-run variation of one measured step, from its
+// per-second series.
+type BatchMeans struct {
+	// Mean is the mean of the seconds used (the trailing seconds that do not
+	// fill a batch are left out).
+	Mean float64
+	// Size is the batch size in seconds and Batches the number of batches.
+	Size, Batches int
+	// Lag1 is the lag-1 autocorrelation of the batch means at Size.
+	Lag1 float64
+	// VarMean is the variance of Mean: the sample variance of the batch
+	// means divided by Batches.
+	VarMean float64
+	// OK is true when at least MinBatches batches had |Lag1| <=
+	// MaxBatchLag1; otherwise Reason says why no variance is given.
+	OK     bool
+	Reason string
+}
+
+// RelVar is the variance of log(Mean), VarMean/Mean² by the delta method:
+// the within-run variance on the scale verdicts are taken on. It is NaN when
+// the batch means are not OK.
+func (b BatchMeans) RelVar() float64 {
+	if !b.OK || b.Mean == 0 {
+		return math.NaN()
+	}
+	return b.VarMean / (b.Mean * b.Mean)
+}
+
+// BatchMeansOf computes the batch means of a per-second series: batch size
+// 1, 2, 4, ... until the lag-1 autocorrelation of the batch means is at most
+// MaxBatchLag1, as long as at least MinBatches batches remain. Non-finite
+// values are dropped first.
+func BatchMeansOf(series []float64) BatchMeans {
+	xs, _ := finite(series)
+	var last BatchMeans
+	for size := 1; len(xs)/size >= MinBatches; size *= 2 {
+		k := len(xs) / size
+		means := make([]float64, k)
+		for i := range k {
+			var s float64
+			for _, x := range xs[i*size : (i+1)*size] {
+				s += x
+			}
+			means[i] = s / float64(size)
+		}
+		m := mean(means)
+		sd := stddev(means, m, 1)
+		last = BatchMeans{Mean: m, Size: size, Batches: k, Lag1: lag1(means, m), VarMean: sd * sd / float64(k)}
+		if math.Abs(last.Lag1) <= MaxBatchLag1 || sd == 0 {
+			last.OK = true
+			return last
+		}
+	}
+	if last.Batches == 0 {
+		last.Reason = fmt.Sprintf("%d seconds are fewer than the %d batches needed", len(xs), MinBatches)
+		return last
+	}
+	last.Reason = fmt.Sprintf("batch means of %d s still correlated (lag-1 %.2f > %.2f) with %d batches",
+		last.Size, last.Lag1, MaxBatchLag1, last.Batches)
+	return last
+}
+
+// lag1 is the lag-1 autocorrelation of xs around m: Σ(x_i−m)(x_{i+1}−m) /
+// Σ(x_i−m)²; 0 for a constant series.
+func lag1(xs []float64, m float64) float64 {
+	var num, den float64
+	for i, x := range xs {
+		d := x - m
+		den += d * d
+		if i+1 < len(xs) {
+			num += d * (xs[i+1] - m)
+		}
+	}
+	if den == 0 {
+		return 0
+	}
+	return num / den
+}
+
+// Run is one repeat's value of a cell with its within-run variance.
+type Run struct {
+	// Value is the run's headline throughput (> 0 to be used).
+	Value float64
+	// RelVar is the variance of log(Value) within the run (BatchMeans.RelVar);
+	// NaN when the run's series gave none.
+	RelVar float64
+}
+
+// NoisePrior is what the history of a host says about one test's run-to-run
+// variation: the pooled variance of log throughput between repeats of one
+// configuration, and its degrees of freedom (each group of k repeats of one
+// configuration adds k−1).
+type NoisePrior struct {
+	// Var is the pooled variance of log throughput (0 when DF is 0).
+	Var float64
+	// DF is the degrees of freedom behind Var.
+	DF int
+	// Points is the number of runs behind Var.
+	Points int
+}
+
+// Basis names the evidence a verdict rests on.
+type Basis int
+
+const (
+	// BasisRepeats is the Mann-Whitney test over the repeats alone: used
+	// when the host's history is too short and the runs' series give no
+	// within-run variance.
+	BasisRepeats Basis = iota
+	// BasisRepeatsWithin is a t-test on log throughput over the repeats,
+	// where each run's variance is at least its own within-run variance
+	// (batch means): no history, but the series guard small samples
+	// against a variance estimate that is small by chance.
+	BasisRepeatsWithin
+	// BasisPrior is a t-test whose run-to-run variance pools the host's
+	// noise history with the repeats (and within-run variance as a floor).
+	BasisPrior
+)
+
+// Evidence says what a verdict rests on, for the report and compare.
+type Evidence struct {
+	Basis Basis
+	// NBase and NOther are the repeats on each side.
+	NBase, NOther int
+	// Within is the number of runs with a usable within-run variance.
+	Within int
+	// Prior is the history used (Basis BasisPrior) or found too short.
+	Prior NoisePrior
+	// DF is the t-test's degrees of freedom (prior + repeats).
+	DF int
+	// Why explains a fallback to repeats only.
+	Why string
+}
+
+// SingleRun reports whether a side has a single run: a verdict that only
+// the noise prior makes possible.
+func (e Evidence) SingleRun() bool { return e.NBase == 1 || e.NOther == 1 }
+
+// String is the evidence in a few words, as the tables show it.
+func (e Evidence) String() string {
+	switch e.Basis {
+	case BasisPrior:
+		s := fmt.Sprintf("noise prior (%d history points) + repeats %d/%d", e.Prior.Points, e.NBase, e.NOther)
+		if e.Within > 0 {
+			s += fmt.Sprintf(" + within-run (%d runs)", e.Within)
+		}
+		if e.SingleRun() {
+			s += ", single run"
+		}
+		return s
+	case BasisRepeatsWithin:
+		return fmt.Sprintf("repeats %d/%d + within-run", e.NBase, e.NOther)
+	}
+	return fmt.Sprintf("repeats only %d/%d", e.NBase, e.NOther)
+}
+
+// Short is a one-word form of the basis for narrow columns.
+func (e Evidence) Short() string {
+	switch e.Basis {
+	case BasisPrior:
+		if e.SingleRun() {
+			return "prior,1run"
+		}
+		return "prior"
+	case BasisRepeatsWithin:
+		return "rep+within"
+	}
+	return "repeats"
+}
+
+// DefaultMinPriorDF is the history a noise prior needs before verdicts use
+// it: 10 degrees of freedom, for example three targets with 5 repeats or
+// five A/A pairs of 3 repeats.
+const DefaultMinPriorDF = 10
+
+// NoiseOptions tune CompareNoise.
+type NoiseOptions struct {
+	CompareOptions
+	// MinPriorDF is the history needed to use the prior (default
+	// DefaultMinPriorDF).
+	MinPriorDF int
+}
+
+// CompareNoise decides whether other differs from base using all the
+// evidence at hand, and says which (Evidence).
+//
+// Model: a run's log throughput is its configuration's level plus a
+// run-to-run error of variance σ² (fresh load, placement, the machine's
+// state), and a run's within-run variance w (BatchMeans.RelVar) is part of
+// that error. The estimate of σ² pools the host's history with the
+// repeats, as an empirical-Bayes moderated t-test does (Smyth 2004, limma):
+//
+//	s² = (ν₀·s₀² + SS) / (ν₀ + ν),  SS = Σ over sides Σ (y − ȳ_side)², ν = n_b + n_o − 2
+//
+// and each run counts with variance max(s², w), so a disturbed run weighs
+// less. With d = ȳ_o − ȳ_b and SE² = Σ_b max(s², w)/n_b² + Σ_o max(s², w)/n_o²,
+// t = d/SE has ν₀ + ν degrees of freedom; the ratio is exp(d) (geometric
+// means) with the interval exp(d ± t_q·SE). The outcome follows Compare's
+// rules (p < Alpha and beyond MinEffect: slower or faster; the whole
+// interval within ±MinEffect: same; otherwise unknown).
+//
+// The prior is used when it has at least MinPriorDF degrees of freedom;
+// with a single run per side only the prior can give a verdict. Without
+// one, and with at least 2 repeats per side whose series all gave a
+// within-run variance, the t-test runs on the repeats alone (ν₀ = 0).
+// Otherwise the verdict is Compare's Mann-Whitney test over the repeats, and
+// Evidence.Why says why.
+func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseOptions) (Verdict, Evidence) {
+	if opt.MinPriorDF <= 0 {
+		opt.MinPriorDF = DefaultMinPriorDF
+	}
+	copt, warns := opt.CompareOptions.withDefaults()
+	yb, wb := logRuns(base)
+	yo, wo := logRuns(other)
+	ev := Evidence{NBase: len(yb), NOther: len(yo), Prior: prior}
+	for _, w := range append(append([]float64(nil), wb...), wo...) {
+		if !math.IsNaN(w) {
+			ev.Within++
+		}
+	}
+	values := func(rs []Run) []float64 {
+		out := make([]float64, len(rs))
+		for i, r := range rs {
+			out[i] = r.Value
+		}
+		return out
+	}
+	usePrior := prior.DF >= opt.MinPriorDF && prior.Var > 0
+	allWithin := ev.Within == len(yb)+len(yo)
+	switch {
+	case len(yb) == 0 || len(yo) == 0:
+		ev.Why = "a side has no positive values"
+	case len(yb) != len(base) || len(yo) != len(other):
+		ev.Why = "some values are not positive, so there is no log scale"
+	case usePrior:
+		ev.Basis = BasisPrior
+	case len(yb) >= 2 && len(yo) >= 2 && allWithin:
+		ev.Basis = BasisRepeatsWithin
+		ev.Why = priorTooShort(prior, opt.MinPriorDF)
+	default:
+		ev.Why = priorTooShort(prior, opt.MinPriorDF)
+		if !allWithin {
+			ev.Why += fmt.Sprintf("; %d of %d runs have a series long enough for batch means", ev.Within, len(yb)+len(yo))
+		}
+	}
+	if ev.Basis == BasisRepeats {
+		v := Compare(values(base), values(other), dir, copt)
+		return v, ev
+	}
+
+	mb, mo := mean(yb), mean(yo)
+	ss := sumSq(yb, mb) + sumSq(yo, mo)
+	nu := len(yb) + len(yo) - 2
+	var s2 float64
+	df := nu
+	if ev.Basis == BasisPrior {
+		df += prior.DF
+		s2 = (float64(prior.DF)*prior.Var + ss) / float64(df)
+	} else {
+		s2 = ss / float64(nu)
+	}
+	ev.DF = df
+	se2 := sideVar(wb, s2) + sideVar(wo, s2)
+	d := mo - mb
+	se := math.Sqrt(se2)
+	v := Verdict{NBase: len(yb), NOther: len(yo), MedianBase: medianSorted(sortedCopy(values(base))),
+		MedianOther: medianSorted(sortedCopy(values(other))), Ratio: math.Exp(d)}
+	if se == 0 {
+		v.P = 1
+		if d != 0 {
+			v.P = 0
+		}
+		v.RatioLo, v.RatioHi = v.Ratio, v.Ratio
+	} else {
+		v.P = studentTwoSided(d/se, float64(df))
+		q := studentQuantile((1+copt.Confidence)/2, float64(df))
+		v.RatioLo, v.RatioHi = math.Exp(d-q*se), math.Exp(d+q*se)
+	}
+	v.Outcome = decide(v, dir, copt)
+	v.Warnings = warns
+	return v, ev
+}
+
+// priorTooShort says why the noise prior was not used.
+func priorTooShort(p NoisePrior, need int) string {
+	if p.Points == 0 {
+		return "no noise history for this test on this host"
+	}
+	return fmt.Sprintf("noise history too short: %d runs, %d degrees of freedom, %d needed", p.Points, p.DF, need)
+}
+
+// decide applies Compare's outcome rules to a verdict's ratio, interval
+// and p-value.
+func decide(v Verdict, dir Direction, opt CompareOptions) Outcome {
+	worse := v.Ratio < 1-opt.MinEffect
+	better := v.Ratio > 1+opt.MinEffect
+	if dir == LowerIsBetter {
+		worse, better = better, worse
+	}
+	significant := v.P < opt.Alpha
+	switch {
+	case significant && worse:
+		return Slower
+	case significant && better:
+		return Faster
+	case v.RatioLo >= 1-opt.MinEffect && v.RatioHi <= 1+opt.MinEffect:
+		return Same
+	}
+	return Unknown
+}
+
+// logRuns returns the logs of the positive, finite values and their
+// within-run variances.
+func logRuns(rs []Run) (ys, ws []float64) {
+	for _, r := range rs {
+		if r.Value > 0 && !math.IsInf(r.Value, 0) {
+			ys = append(ys, math.Log(r.Value))
+			ws = append(ws, r.RelVar)
+		}
+	}
+	return ys, ws
+}
+
+// sideVar is the variance of a side's mean log value when each run has
+// variance max(s2, w): Σ max(s2, w) / n².
+func sideVar(ws []float64, s2 float64) float64 {
+	var sum float64
+	for _, w := range ws {
+		if !math.IsNaN(w) && w > s2 {
+			sum += w
+		} else {
+			sum += s2
+		}
+	}
+	n := float64(len(ws))
+	return sum / (n * n)
+}
+
+// sumSq is Σ(x − m)².
+func sumSq(xs []float64, m float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += (x - m) * (x - m)
+	}
+	return s
+}
+
+// studentQuantile is the p-quantile (p > 0.5) of Student's t with df
+// degrees of freedom, found by bisection on studentTwoSided.
+func studentQuantile(p, df float64) float64 {
+	tail := 2 * (1 - p)
+	lo, hi := 0.0, 1.0
+	for studentTwoSided(hi, df) > tail && hi < 1e12 {
+		hi *= 2
+	}
+	for range 200 {
+		mid := (lo + hi) / 2
+		if studentTwoSided(mid, df) > tail {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// PoolPrior adds a group of repeats of one configuration to a prior: its log
+// values' sum of squares around their mean, with k−1 degrees of freedom.
+// Non-positive values are left out.
+func PoolPrior(p NoisePrior, values []float64) NoisePrior {
+	ys, _ := logRuns(func() []Run {
+		rs := make([]Run, len(values))
+		for i, v := range values {
+			rs[i] = Run{Value: v}
+		}
+		return rs
+	}())
+	if len(ys) < 2 {
+		p.Points += len(ys)
+		return p
+	}
+	return CombinePrior(p, NoisePrior{Var: sumSq(ys, mean(ys)) / float64(len(ys)-1), DF: len(ys) - 1, Points: len(ys)})
+}
+
+// CombinePrior pools two priors, weighting each variance by its degrees of
+// freedom.
+func CombinePrior(a, b NoisePrior) NoisePrior {
+	df := a.DF + b.DF
+	out := NoisePrior{DF: df, Points: a.Points + b.Points}
+	if df > 0 {
+		out.Var = (float64(a.DF)*a.Var + float64(b.DF)*b.Var) / float64(df)
+	}
+	return out
+}

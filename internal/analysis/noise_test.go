@@ -1,0 +1,230 @@
+package analysis
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol {
+		t.Errorf("%s = %.6g, want %.6g (±%g)", what, got, want, tol)
+	}
+}
+
+func TestBatchMeansHandWorked(t *testing.T) {
+	signs := []float64{1, -1, -1, 1, 1, -1, -1, 1}
+	var iid []float64
+	for _, s := range signs {
+		iid = append(iid, 10+s)
+	}
+	// Lag-1: Σ d_i d_{i+1} = -1 over Σ d² = 8, so -0.125, accepted at size 1.
+	// Batch variance 8/7, variance of the mean (8/7)/8 = 1/7.
+	b := BatchMeansOf(iid)
+	if !b.OK || b.Size != 1 || b.Batches != 8 {
+		t.Fatalf("iid series: %+v, want OK at size 1 with 8 batches", b)
+	}
+	near(t, "lag1", b.Lag1, -0.125, 1e-12)
+	near(t, "mean", b.Mean, 10, 1e-12)
+	near(t, "var of mean", b.VarMean, 1.0/7, 1e-12)
+	near(t, "relative var", b.RelVar(), 1.0/700, 1e-12)
+
+	// Blocks of 4 equal seconds: sizes 1 and 2 are correlated, size 4 gives
+	// the 8 means above.
+	var blocks []float64
+	for _, s := range signs {
+		for range 4 {
+			blocks = append(blocks, 10+s)
+		}
+	}
+	b = BatchMeansOf(blocks)
+	if !b.OK || b.Size != 4 || b.Batches != 8 {
+		t.Fatalf("blocked series: %+v, want OK at size 4 with 8 batches", b)
+	}
+	near(t, "blocked var of mean", b.VarMean, 1.0/7, 1e-12)
+	// Treating the 32 seconds as independent gives a variance of the mean
+	// about 4x smaller than the batch means do.
+	naive := stddev(blocks, 10, 1)
+	if naive*naive/32 > b.VarMean/3 {
+		t.Errorf("naive variance %.4g should be well below the batch-means one %.4g", naive*naive/32, b.VarMean)
+	}
+
+	// A trend stays correlated at every size that keeps 8 batches.
+	trend := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	b = BatchMeansOf(trend)
+	if b.OK || !strings.Contains(b.Reason, "correlated") || !math.IsNaN(b.RelVar()) {
+		t.Errorf("trend: %+v, want not OK because correlated", b)
+	}
+	// Too short.
+	b = BatchMeansOf([]float64{1, 2, 3})
+	if b.OK || !strings.Contains(b.Reason, "fewer than the 8 batches") {
+		t.Errorf("short series: %+v", b)
+	}
+	// Alternating seconds: lag-1 -0.94 at size 1, constant pairs at size 2.
+	alt := []float64{10, 12, 10, 12, 10, 12, 10, 12, 10, 12, 10, 12, 10, 12, 10, 12}
+	b = BatchMeansOf(alt)
+	if !b.OK || b.Size != 2 || b.VarMean != 0 || b.Mean != 11 {
+		t.Errorf("alternating: %+v, want OK at size 2 with variance 0", b)
+	}
+}
+
+func runs(vals ...float64) []Run {
+	out := make([]Run, len(vals))
+	for i, v := range vals {
+		out[i] = Run{Value: v, RelVar: math.NaN()}
+	}
+	return out
+}
+
+func TestCompareNoisePriorHandWorked(t *testing.T) {
+	e := math.Exp
+	base := runs(100, 100*e(0.02), 100*e(-0.02))
+	other := runs(90, 90*e(0.02), 90*e(-0.02))
+	// SS = 2·0.0008, ν = 4; prior 0.0004 on 20 df: s² = (0.008+0.0016)/24 =
+	// 0.0004; SE = sqrt(0.0004·2/3) = 0.016330; d = ln 0.9 = -0.105361;
+	// t = -6.452 on 24 df; t_0.975,24 = 2.0639.
+	v, ev := CompareNoise(base, other, HigherIsBetter, NoisePrior{Var: 0.0004, DF: 20, Points: 25}, NoiseOptions{})
+	if ev.Basis != BasisPrior || ev.DF != 24 || ev.NBase != 3 || ev.NOther != 3 {
+		t.Fatalf("evidence %+v, want prior with 24 df", ev)
+	}
+	near(t, "ratio", v.Ratio, 0.9, 1e-12)
+	se := math.Sqrt(0.0004 * 2 / 3)
+	near(t, "ratio lo", v.RatioLo, math.Exp(math.Log(0.9)-2.0639*se), 2e-4)
+	near(t, "ratio hi", v.RatioHi, math.Exp(math.Log(0.9)+2.0639*se), 2e-4)
+	if !(v.P > 1e-7 && v.P < 1e-5) || v.Outcome != Slower {
+		t.Errorf("p %.3g outcome %v, want about 1e-6 and slower", v.P, v.Outcome)
+	}
+	if s := ev.String(); s != "noise prior (25 history points) + repeats 3/3" {
+		t.Errorf("evidence text %q", s)
+	}
+
+	// A 30% drop from one run per target: d = ln 0.7 = -0.3567, SE =
+	// sqrt(2·0.0025) = 0.0707, t = -5.04 on 30 df.
+	v, ev = CompareNoise(runs(100), runs(70), HigherIsBetter, NoisePrior{Var: 0.0025, DF: 30, Points: 40}, NoiseOptions{})
+	if v.Outcome != Slower || !ev.SingleRun() || ev.DF != 30 || !strings.Contains(ev.String(), "single run") {
+		t.Errorf("single run: %v p=%.3g %+v", v.Outcome, v.P, ev)
+	}
+	if !(v.P > 5e-6 && v.P < 1e-4) {
+		t.Errorf("single run p %.3g, want about 2e-5", v.P)
+	}
+	// The same single runs with a 10% drop cannot be called: t = -1.49.
+	v, _ = CompareNoise(runs(100), runs(90), HigherIsBetter, NoisePrior{Var: 0.0025, DF: 30, Points: 40}, NoiseOptions{})
+	if v.Outcome != Unknown {
+		t.Errorf("10%% from single runs with 5%% noise: %v (p=%.3g), want unknown", v.Outcome, v.P)
+	}
+}
+
+func TestCompareNoiseWithinRunFloor(t *testing.T) {
+	prior := NoisePrior{Var: 0.0001, DF: 20, Points: 30}
+	// Identical values: SS = 0, s² = 20·0.0001/22 = 9.09e-5; SE² =
+	// s²·(1/2+1/2), SE = 0.009535, t_0.975,22 = 2.0739: the interval
+	// exp(±0.01977) is inside ±2%, so same.
+	v, _ := CompareNoise(runs(100, 100), runs(100, 100), HigherIsBetter, prior, NoiseOptions{})
+	s2 := 20 * 0.0001 / 22
+	near(t, "hi", v.RatioHi, math.Exp(2.0739*math.Sqrt(s2)), 1e-4)
+	if v.Outcome != Same {
+		t.Errorf("quiet runs: %v [%.4f, %.4f], want same", v.Outcome, v.RatioLo, v.RatioHi)
+	}
+	// One base run was disturbed (within-run variance 0.01): it counts with
+	// 0.01 instead of s², SE² = (0.01+s²)/4 + 2s²/4 = 0.0025682, SE = 0.050677.
+	base := runs(100, 100)
+	base[0].RelVar = 0.01
+	v, ev := CompareNoise(base, runs(100, 100), HigherIsBetter, prior, NoiseOptions{})
+	se := math.Sqrt((0.01+s2)/4 + 2*s2/4)
+	near(t, "hi with floor", v.RatioHi, math.Exp(2.0739*se), 1e-3)
+	if v.Outcome != Unknown || ev.Within != 1 {
+		t.Errorf("disturbed run: %v, within %d; want unknown and 1", v.Outcome, ev.Within)
+	}
+}
+
+func TestCompareNoiseFallback(t *testing.T) {
+	b := []float64{100, 101, 99, 100.5, 99.5}
+	o := []float64{90, 91, 89, 90.5, 89.5}
+	short := NoisePrior{Var: 0.001, DF: 4, Points: 6}
+	v, ev := CompareNoise(runs(b...), runs(o...), HigherIsBetter, short, NoiseOptions{})
+	mw := Compare(b, o, HigherIsBetter, CompareOptions{})
+	if ev.Basis != BasisRepeats || v.P != mw.P || v.Outcome != mw.Outcome {
+		t.Errorf("short history: basis %v p %.4g, want repeats only with Mann-Whitney p %.4g", ev.Basis, v.P, mw.P)
+	}
+	if !strings.Contains(ev.Why, "too short: 6 runs, 4 degrees of freedom, 10 needed") || ev.String() != "repeats only 5/5" {
+		t.Errorf("why %q, text %q", ev.Why, ev.String())
+	}
+	_, ev = CompareNoise(runs(b...), runs(o...), HigherIsBetter, NoisePrior{}, NoiseOptions{})
+	if !strings.Contains(ev.Why, "no noise history") {
+		t.Errorf("no history: %q", ev.Why)
+	}
+	// A single run each and no history: nothing can be said.
+	v, ev = CompareNoise(runs(100), runs(50), HigherIsBetter, NoisePrior{}, NoiseOptions{})
+	if ev.Basis != BasisRepeats || v.Outcome != Unknown {
+		t.Errorf("single runs without history: %v %v", ev.Basis, v.Outcome)
+	}
+	// Within-run variances for every run and no history: the t-test on the
+	// repeats, ν = 3+3−2.
+	rb, ro := runs(100, 102, 98), runs(80, 81, 79)
+	for i := range rb {
+		rb[i].RelVar, ro[i].RelVar = 1e-5, 1e-5
+	}
+	v, ev = CompareNoise(rb, ro, HigherIsBetter, NoisePrior{}, NoiseOptions{})
+	if ev.Basis != BasisRepeatsWithin || ev.DF != 4 || v.Outcome != Slower {
+		t.Errorf("repeats + within: %+v outcome %v p=%.3g", ev, v.Outcome, v.P)
+	}
+}
+
+// TestCompareNoiseFalseAlarms draws A/A pairs with log-normal run-to-run
+// noise of 3% and a prior of the same size: the share of slower or faster
+// calls must stay near alpha = 0.01 (both sides together), and a 10% drop
+// at 3 repeats must be found almost always.
+func TestCompareNoiseFalseAlarms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const sigma, trials = 0.03, 4000
+	prior := NoisePrior{Var: sigma * sigma, DF: 40, Points: 50}
+	draw := func(level float64, n int) []Run {
+		out := make([]Run, n)
+		for i := range out {
+			out[i] = Run{Value: level * math.Exp(sigma*rng.NormFloat64()), RelVar: math.NaN()}
+		}
+		return out
+	}
+	var alarms, found int
+	for range trials {
+		if v, _ := CompareNoise(draw(100, 3), draw(100, 3), HigherIsBetter, prior, NoiseOptions{}); v.Outcome == Slower || v.Outcome == Faster {
+			alarms++
+		}
+		if v, _ := CompareNoise(draw(100, 3), draw(90, 3), HigherIsBetter, prior, NoiseOptions{}); v.Outcome == Slower {
+			found++
+		}
+	}
+	if rate := float64(alarms) / trials; rate > 0.015 {
+		t.Errorf("false alarms %.4f of A/A cells, want <= 0.015 at alpha 0.01", rate)
+	}
+	if rate := float64(found) / trials; rate < 0.9 {
+		t.Errorf("10%% drops found in %.3f of cells at 3 repeats with 3%% noise, want >= 0.9", rate)
+	}
+}
+
+func TestPoolPrior(t *testing.T) {
+	// ln(110/100) = 0.09531; two values: variance d²/2 on 1 df.
+	p := PoolPrior(NoisePrior{}, []float64{100, 110})
+	d := math.Log(1.1)
+	near(t, "var", p.Var, d*d/2, 1e-12)
+	if p.DF != 1 || p.Points != 2 {
+		t.Errorf("df %d points %d, want 1 and 2", p.DF, p.Points)
+	}
+	// Pooling with 3 df of variance 0.001: (1·d²/2 + 3·0.001)/4.
+	q := CombinePrior(p, NoisePrior{Var: 0.001, DF: 3, Points: 4})
+	near(t, "pooled var", q.Var, (d*d/2+0.003)/4, 1e-12)
+	if q.DF != 4 || q.Points != 6 {
+		t.Errorf("pooled df %d points %d", q.DF, q.Points)
+	}
+	if r := PoolPrior(q, []float64{5}); r.DF != 4 || r.Points != 7 {
+		t.Errorf("a single run adds a point and no df: %+v", r)
+	}
+}
+
+func TestStudentQuantile(t *testing.T) {
+	for _, c := range []struct{ p, df, want float64 }{{0.975, 4, 2.7764}, {0.975, 24, 2.0639}, {0.995, 10, 3.1693}} {
+		near(t, "quantile", studentQuantile(c.p, c.df), c.want, 1e-3)
+	}
+}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"benchlab/internal/noise"
+	"benchlab/internal/store"
+)
+
+// noiseSpec is a two-target SQLite experiment for the noise-model tests.
+func noiseSpec(name, otherSync string, repeats int) string {
+	return `name = "` + name + `"
+base = "off"
+[[target]]
+name = "off"
+engine = "sqlite"
+[target.settings]
+journal_mode = "wal"
+synchronous = "off"
+[[target]]
+name = "other"
+engine = "sqlite"
+[target.settings]
+journal_mode = "wal"
+synchronous = "` + otherSync + `"
+[workload]
+tests = ["point-query", "update-index"]
+table_size = 2000
+threads = [1]
+read_time = "300ms"
+write_time = "300ms"
+warmup = "100ms"
+postwrite_wait = "0s"
+report_interval = "0s"
+repeats = ` + strconv.Itoa(repeats) + "\n"
+}
+
+// TestNoisePriorSingleRun: without history a single run per target gives
+// no verdict, and compare says it fell back to repeats; an A/A experiment
+// of 3 repeats (two identical targets pool into 5 degrees of freedom per
+// test) is learned into the store's noise model, and every run carries its
+// canary figures. With more history (written as a lab's earlier
+// experiments would have left it), the single run of synchronous=FULL
+// against OFF is called slower on update-index, marked as resting on the
+// noise prior with a single run.
+func TestNoisePriorSingleRun(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	storeFile := filepath.Join(dir, "n.db")
+	single := writeFile(t, dir, "single.toml", noiseSpec("single", "full", 1))
+	if code, out, stderr := run(t, Env{}, "run", single, "--store", storeFile); code != 0 {
+		t.Fatalf("run exit %d\n%s\n%s", code, out, stderr)
+	}
+	code, out, _ := run(t, Env{}, "compare", "--store", storeFile)
+	if code != 0 || !strings.Contains(out, "no noise history for this test on this host") ||
+		!strings.Contains(out, "repeats only 1/1") {
+		t.Fatalf("compare without history: exit %d, want the fallback said\n%s", code, out)
+	}
+
+	aa := writeFile(t, dir, "aa.toml", noiseSpec("aa", "off", 3))
+	if code, out, stderr := run(t, Env{}, "run", aa, "--store", storeFile); code != 0 {
+		t.Fatalf("run exit %d\n%s\n%s", code, out, stderr)
+	}
+	st, err := store.Open(storeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2+6 {
+		t.Fatalf("%d runs stored, want 8", len(runs))
+	}
+	host := store.ParseManifest(runs[0].Manifest).Host.ID()
+	for _, r := range runs {
+		c := store.ParseManifest(r.Manifest).Canary
+		if c == nil || c.CPULoopsPerSec <= 0 || c.FsyncsPerSec <= 0 {
+			t.Errorf("run %d has no canary figures: %+v", r.ID, c)
+		}
+	}
+	aaExp, err := st.Experiment(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := store.NoiseKey{Host: host, Engine: "sqlite", Test: noise.TestKey(aaExp, "update-index"), Threads: 1}
+	hist, err := st.NoiseHistory(ctx, key, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The single-run experiment teaches nothing (one run per configuration);
+	// the A/A one pools its identical targets: 6 runs, 5 df.
+	if len(hist) != 1 || hist[0].Runs != 6 || hist[0].DF != 5 || !(hist[0].LogVar > 0) {
+		t.Fatalf("noise history of update-index: %+v, want one entry of 6 runs and 5 df", hist)
+	}
+	// Five df are too few: still repeats only, and the reason names them.
+	code, out, _ = run(t, Env{}, "compare", "--store", storeFile, "--experiment", "1")
+	if code != 0 || !strings.Contains(out, "noise history too short: 6 runs, 5 degrees of freedom, 10 needed") {
+		t.Fatalf("compare with short history: exit %d\n%s", code, out)
+	}
+
+	// Earlier experiments of a lab: 41 runs of update-index with 10% noise.
+	earlier := store.Experiment{Name: "earlier", Base: "x", Spec: "", Targets: []string{"x"}}
+	if err := st.CreateExperiment(ctx, &earlier); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveNoise(ctx, earlier.ID, []store.NoiseEntry{{NoiseKey: key, ExperimentID: earlier.ID,
+		Config: "x", Runs: 41, DF: 40, LogVar: 0.01}}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = run(t, Env{}, "compare", "--store", storeFile, "--experiment", "1")
+	if code != 0 {
+		t.Fatalf("compare exit %d\n%s", code, out)
+	}
+	m := regexp.MustCompile(`(?m)^  update-index @1 +other .* (slower|faster|same|unknown) +noise prior \(47 history points\) \+ repeats 1/1, single run$`).FindStringSubmatch(out)
+	if m == nil || m[1] != "slower" {
+		t.Errorf("update-index, one run each with 47 history points: want slower on the noise prior, single run\n%s", out)
+	}
+	if !strings.Contains(out, "noise prior, single run per target") || !strings.Contains(out, "noise history too short") {
+		t.Errorf("the notes do not count the single-run verdicts and the point-query fallback:\n%s", out)
+	}
+}

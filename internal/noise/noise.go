@@ -1,0 +1,261 @@
+// Package noise keeps the host's noise model in the store: how much each
+// test's throughput varies from run to run on this machine, learned from
+// every experiment's repeats (and A/A pairs, whose identical targets pool
+// into one configuration), and the canary probes that tell a slow machine
+// from a slow database. Verdicts use the model as a prior
+// (analysis.CompareNoise).
+package noise
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"benchlab/internal/analysis"
+	"benchlab/internal/spec"
+	"benchlab/internal/store"
+)
+
+// cellKey is one test at one thread count of one engine.
+type cellKey struct {
+	engine, test string
+	threads      int
+}
+
+// usable says whether a result is a measured headline result of an OK run.
+func usable(run store.Run, r store.Result) bool {
+	return run.Status == store.StatusOK && !r.Warm && !r.Action && r.Status == store.StatusOK && !r.Role.Secondary
+}
+
+// suiteOf names an experiment's workload for the noise model: the suite
+// and a fingerprint of the workload's shape ("sysbench@1a2b3c4d"); "" when
+// the spec cannot be read. How much a test varies from run to run depends
+// on its duration and data size, so history pools only experiments whose
+// workload is the same apart from the tests chosen, the thread counts and
+// the repeats.
+func suiteOf(exp store.Experiment) string {
+	sp, err := spec.Parse([]byte(exp.Spec), "stored spec", "")
+	if err != nil {
+		return ""
+	}
+	w := sp.Workload
+	w.Tests, w.Threads, w.Repeats = nil, nil, 0
+	h := fnv.New32a()
+	if err := toml.NewEncoder(h).Encode(w); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s@%08x", sp.Workload.Suite, h.Sum32())
+}
+
+// TestName is the noise model's name of a test: suite@shape/test.
+func TestName(suite, test string) string { return suite + "/" + test }
+
+// TestKey is the noise model's name of a test of an experiment
+// (store.NoiseKey.Test): suite@shape/test; "" when the experiment's spec
+// cannot be read.
+func TestKey(exp store.Experiment, test string) string {
+	s := suiteOf(exp)
+	if s == "" {
+		return ""
+	}
+	return TestName(s, test)
+}
+
+// config names a run's configuration: engine, version, build and the
+// target's settings. Targets with the same config are the same thing
+// measured twice (an A/A pair), so their repeats pool into one group.
+func config(run store.Run) string {
+	m := store.ParseManifest(run.Manifest)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s", run.Engine, m.Engine.Version, m.Engine.Build)
+	for _, k := range slices.Sorted(maps.Keys(m.Target.Settings)) {
+		fmt.Fprintf(&b, " %s=%s", k, m.Target.Settings[k])
+	}
+	return b.String()
+}
+
+// HostOf is the host ID of an experiment's runs (the first run's manifest).
+func HostOf(runs []store.Run) string {
+	for _, r := range runs {
+		if m := store.ParseManifest(r.Manifest); m.Host.Hostname != "" || m.Host.CPUModel != "" {
+			return m.Host.ID()
+		}
+	}
+	return ""
+}
+
+// Entries is what an experiment teaches the noise model: for every test,
+// thread count and configuration with at least two OK repeats, the sample
+// variance of log throughput over the repeats.
+func Entries(exp store.Experiment, runs []store.Run, results map[int64][]store.Result) []store.NoiseEntry {
+	host := HostOf(runs)
+	suite := suiteOf(exp)
+	if host == "" || suite == "" {
+		return nil
+	}
+	type groupKey struct {
+		cellKey
+		config string
+	}
+	groups := map[groupKey][]float64{}
+	for _, run := range runs {
+		cfg := config(run)
+		for _, r := range results[run.ID] {
+			if !usable(run, r) {
+				continue
+			}
+			if v := r.Throughput(); v > 0 && !math.IsInf(v, 0) {
+				k := groupKey{cellKey{run.Engine, TestName(suite, r.Test), r.Threads}, cfg}
+				groups[k] = append(groups[k], v)
+			}
+		}
+	}
+	var out []store.NoiseEntry
+	for k, vs := range groups {
+		if len(vs) < 2 {
+			continue
+		}
+		p := analysis.PoolPrior(analysis.NoisePrior{}, vs)
+		out = append(out, store.NoiseEntry{
+			NoiseKey:     store.NoiseKey{Host: host, Engine: k.engine, Test: k.test, Threads: k.threads},
+			ExperimentID: exp.ID, Config: k.config, Runs: p.Points, DF: p.DF, LogVar: p.Var,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return fmt.Sprint(a.Test, a.Threads, a.Config) < fmt.Sprint(b.Test, b.Threads, b.Config)
+	})
+	return out
+}
+
+// Learn stores what an experiment teaches the noise model, replacing what
+// it taught before, so learning twice (after a run, then when a copy is
+// reported) counts once.
+func Learn(ctx context.Context, st *store.Store, exp store.Experiment, runs []store.Run, results map[int64][]store.Result) error {
+	if err := st.SaveNoise(ctx, exp.ID, Entries(exp, runs, results)); err != nil {
+		return fmt.Errorf("learn noise of experiment %d: %w", exp.ID, err)
+	}
+	return nil
+}
+
+// Model is the noise history that applies to one experiment: the priors
+// of its tests from the host's other experiments, and the host's canary
+// figures.
+type Model struct {
+	// Host is the host ID the history belongs to.
+	Host   string
+	suite  string
+	priors map[cellKey]analysis.NoisePrior
+	// Canaries are the host's canary figures over every stored run
+	// (including this experiment's).
+	Canaries CanaryBaseline
+}
+
+// Load reads the history that applies to an experiment: for every engine,
+// test and thread count in its results, the entries of the host's other
+// experiments, and the canary baseline of the host.
+func Load(ctx context.Context, st *store.Store, exp store.Experiment, runs []store.Run, results map[int64][]store.Result) (*Model, error) {
+	m := &Model{Host: HostOf(runs), suite: suiteOf(exp), priors: map[cellKey]analysis.NoisePrior{}}
+	if m.Host == "" || m.suite == "" {
+		return m, nil
+	}
+	for _, run := range runs {
+		for _, r := range results[run.ID] {
+			if !usable(run, r) {
+				continue
+			}
+			k := cellKey{run.Engine, TestName(m.suite, r.Test), r.Threads}
+			if _, done := m.priors[k]; done {
+				continue
+			}
+			es, err := st.NoiseHistory(ctx, store.NoiseKey{Host: m.Host, Engine: k.engine, Test: k.test, Threads: k.threads}, exp.ID)
+			if err != nil {
+				return nil, err
+			}
+			var p analysis.NoisePrior
+			for _, e := range es {
+				p = analysis.CombinePrior(p, analysis.NoisePrior{Var: e.LogVar, DF: e.DF, Points: e.Runs})
+			}
+			m.priors[k] = p
+		}
+	}
+	all, err := st.Runs(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	m.Canaries = Baseline(m.Host, all)
+	return m, nil
+}
+
+// Prior is the pooled history of a test at a thread count over the
+// engines of both sides of a comparison (one engine when they agree). A nil
+// model has no history.
+func (m *Model) Prior(engines []string, test string, threads int) analysis.NoisePrior {
+	var p analysis.NoisePrior
+	if m == nil {
+		return p
+	}
+	seen := map[string]bool{}
+	for _, e := range engines {
+		if seen[e] {
+			continue
+		}
+		seen[e] = true
+		p = analysis.CombinePrior(p, m.priors[cellKey{e, TestName(m.suite, test), threads}])
+	}
+	return p
+}
+
+// Series is a result's per-second series in the unit of its headline
+// throughput (statements/s for qps, rows/s for ips and tpmC), over the
+// measured seconds; nil for metrics without one (krps, from latency).
+func Series(r store.Result) []float64 {
+	if r.Metric == "krps" {
+		return nil
+	}
+	var out []float64
+	for _, iv := range r.Intervals {
+		if iv.Sec < 0 || iv.Seconds < 0.5 {
+			continue
+		}
+		n := iv.Statements
+		if r.Metric == "ips" || r.Metric == "tpmc" {
+			n = iv.Rows
+		}
+		out = append(out, float64(n)/iv.Seconds)
+	}
+	return out
+}
+
+// RunOf is a result as the verdict sees it: its throughput and the
+// within-run variance of its log from batch means over its series.
+func RunOf(r store.Result) analysis.Run {
+	return analysis.Run{Value: r.Throughput(), RelVar: analysis.BatchMeansOf(Series(r)).RelVar()}
+}
+
+// LearnStored loads experiment id's runs and results from st and learns
+// from them (Learn).
+func LearnStored(ctx context.Context, st *store.Store, id int64) error {
+	exp, err := st.Experiment(ctx, id)
+	if err != nil {
+		return err
+	}
+	runs, err := st.Runs(ctx, id)
+	if err != nil {
+		return err
+	}
+	results := map[int64][]store.Result{}
+	for _, r := range runs {
+		if results[r.ID], err = st.Results(ctx, r.ID, false); err != nil {
+			return err
+		}
+	}
+	return Learn(ctx, st, exp, runs, results)
+}

@@ -1,0 +1,145 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"benchlab/internal/analysis"
+	"benchlab/internal/noise"
+	"benchlab/internal/store"
+)
+
+// runValues turns the repeats of a cell into what analysis.CompareNoise
+// judges: throughput and within-run variance from batch means.
+func runValues(rs []store.Result) []analysis.Run {
+	out := make([]analysis.Run, len(rs))
+	for i, r := range rs {
+		out[i] = noise.RunOf(r)
+	}
+	return out
+}
+
+// engineOf maps each target to its engine.
+func (d *Data) engineOf() map[string]string {
+	m := map[string]string{}
+	for _, r := range d.Runs {
+		m[r.Target] = r.Engine
+	}
+	return m
+}
+
+// judge compares a target's repeats of a cell with the base's using every
+// evidence at hand: the host's noise prior when the store has enough
+// history, the runs' within-run variance, the repeats.
+func (d *Data) judge(base, other []store.Result, baseT, otherT string, k cellKey, opt VerdictOptions) (analysis.Verdict, analysis.Evidence) {
+	eng := d.engineOf()
+	prior := d.Noise.Prior([]string{eng[baseT], eng[otherT]}, k.test, k.threads)
+	return analysis.CompareNoise(runValues(base), runValues(other), analysis.HigherIsBetter, prior,
+		analysis.NoiseOptions{CompareOptions: opt})
+}
+
+// throughputCell is the relative table's cell for a target against the
+// base: the verdict of judge, marked with its evidence; with a single run
+// on a side and no usable prior, the plain 0.95/1.05 bands as before.
+func (d *Data) throughputCell(base, other []store.Result, baseT, otherT string, k cellKey, opt VerdictOptions) Cell {
+	if len(base) == 0 || len(other) == 0 {
+		return Cell{Missing: true}
+	}
+	v, ev := d.judge(base, other, baseT, otherT, k, opt)
+	if ev.Basis == analysis.BasisRepeats && (len(base) < 2 || len(other) < 2) {
+		tput := func(r store.Result) float64 { return r.Throughput() }
+		return relativeCell(values(base, tput), values(other, tput), analysis.HigherIsBetter, opt)
+	}
+	c := Cell{Kind: Ratio, Value: v.Ratio, Verdict: v.Outcome.String(), Mark: verdictMarks[v.Outcome]}
+	switch v.Outcome {
+	case analysis.Slower:
+		c.Band = analysis.Worse
+	case analysis.Faster:
+		c.Band = analysis.Better
+	}
+	c.Detail = fmt.Sprintf("%s: ratio %.3f, 95%% CI %s, p=%.2g, n=%d/%d; evidence: %s", v.Outcome, v.Ratio,
+		ciText(v.RatioLo, v.RatioHi), v.P, v.NBase, v.NOther, ev)
+	if ev.Why != "" {
+		c.Detail += " (" + ev.Why + ")"
+	}
+	return c
+}
+
+// evidenceNotes say which evidence the comparisons rest on, with the
+// reasons for every fallback to repeats only.
+func evidenceNotes(cs []Comparison, model *noise.Model) []string {
+	if len(cs) == 0 {
+		return nil
+	}
+	byText := map[string]int{}
+	why := map[string]int{}
+	for _, c := range cs {
+		byText[evidenceKind(c.Evidence)]++
+		if c.Evidence.Basis != analysis.BasisPrior && c.Evidence.Why != "" {
+			why[c.Evidence.Why]++
+		}
+	}
+	var parts []string
+	for _, k := range sortedByCount(byText) {
+		parts = append(parts, fmt.Sprintf("%d %s", byText[k], k))
+	}
+	host := "this host"
+	if model != nil && model.Host != "" {
+		host = model.Host
+	}
+	out := []string{fmt.Sprintf("evidence of the %d verdicts (noise model of %s): %s", len(cs), host, strings.Join(parts, ", "))}
+	for _, w := range sortedByCount(why) {
+		out = append(out, fmt.Sprintf("fallback to repeats in %d cells: %s", why[w], w))
+	}
+	if byText["noise prior, single run per target"] > 0 {
+		out = append(out, "single run per target: the verdict rests on the host's noise history alone, "+
+			"which assumes today's machine varies as it did before; the canary notes say if it did not")
+	}
+	return out
+}
+
+// evidenceKind groups evidence for the notes.
+func evidenceKind(e analysis.Evidence) string {
+	switch e.Basis {
+	case analysis.BasisPrior:
+		if e.SingleRun() {
+			return "noise prior, single run per target"
+		}
+		if e.Within > 0 {
+			return "noise prior + repeats + within-run"
+		}
+		return "noise prior + repeats"
+	case analysis.BasisRepeatsWithin:
+		return "repeats + within-run"
+	}
+	return "repeats only (Mann-Whitney)"
+}
+
+func sortedByCount(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+// canaryNotes flag the runs whose canary probes found the machine slow.
+func canaryNotes(d *Data) []string {
+	if d.Noise == nil {
+		return nil
+	}
+	var out []string
+	for _, r := range d.Runs {
+		if s, slow := d.Noise.Canaries.Check(r); slow {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// NoiseKey identifies one test of the noise model: the same test at the
+// same thread count on the same engine and host.
+type NoiseKey struct {
+	// Host is Host.ID() of the machine.
+	Host   string
+	Engine string
+	// Test is suite/test, e.g. "sysbench/point-query".
+	Test    string
+	Threads int
+}
+
+// NoiseEntry is what one experiment taught the noise model about one key:
+// the repeats of one configuration (Config: engine version and settings),
+// the variance of their log throughput and its degrees of freedom.
+type NoiseEntry struct {
+	NoiseKey
+	ExperimentID int64
+	Config       string
+	// Runs is the number of repeats, DF = Runs − 1.
+	Runs, DF int
+	// LogVar is the sample variance of log throughput over the repeats.
+	LogVar float64
+}
+
+// SaveNoise replaces what experiment expID taught the noise model with
+// entries, in one transaction, so learning an experiment twice changes
+// nothing.
+func (s *Store) SaveNoise(ctx context.Context, expID int64, entries []NoiseEntry) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store noise model: %w", err)
+	}
+	defer tx.Rollback()
+	b := s.tx(tx)
+	if _, err := b.ExecContext(ctx, `DELETE FROM noise WHERE experiment_id = ?`, expID); err != nil {
+		return fmt.Errorf("store noise model of experiment %d: %w", expID, err)
+	}
+	for _, e := range entries {
+		if _, err := b.ExecContext(ctx, `INSERT INTO noise (experiment_id, host, engine, test, threads, config, runs, df, log_var)
+			VALUES (?,?,?,?,?,?,?,?,?)`, expID, e.Host, e.Engine, e.Test, e.Threads, e.Config, e.Runs, e.DF, e.LogVar); err != nil {
+			return fmt.Errorf("store noise model of experiment %d, %s: %w", expID, e.Test, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// NoiseHistory returns every entry of key, except those of experiment
+// exclude (the experiment being judged must not be its own prior).
+func (s *Store) NoiseHistory(ctx context.Context, key NoiseKey, exclude int64) ([]NoiseEntry, error) {
+	rows, err := s.q().QueryContext(ctx, `SELECT experiment_id, config, runs, df, log_var FROM noise
+		WHERE host = ? AND engine = ? AND test = ? AND threads = ? AND experiment_id <> ? ORDER BY experiment_id`,
+		key.Host, key.Engine, key.Test, key.Threads, exclude)
+	if err != nil {
+		return nil, fmt.Errorf("read noise model of %s: %w", key.Test, err)
+	}
+	defer rows.Close()
+	var out []NoiseEntry
+	for rows.Next() {
+		e := NoiseEntry{NoiseKey: key}
+		if err := rows.Scan(&e.ExperimentID, &e.Config, &e.Runs, &e.DF, &e.LogVar); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
