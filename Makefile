@@ -4,7 +4,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X benchlab/internal/cli.commit=$(COMMIT)
 BIN     := bin/benchlab
 
-.PHONY: build quickstart deps test bench aa clean
+.PHONY: build quickstart deps test bench aa calibrate clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/benchlab
@@ -35,6 +35,12 @@ bench:
 aa: build
 	./$(BIN) run examples/aa-sqlite.toml --store aa.db > /dev/null
 	./$(BIN) compare --store aa.db | tail -1
+
+# Measured error rates of the verdicts on this machine (A/A false alarms,
+# planted 10% and 30% regressions, the gate): the quick size, a few
+# minutes. `./bin/benchlab calibrate` alone runs the full size (~20 min).
+calibrate: build
+	./$(BIN) calibrate --quick
 
 clean:
 	rm -rf bin

@@ -143,8 +143,9 @@ const (
 	BasisPrior
 )
 
-// Evidence says what a verdict rests on, for the report and compare.
-type Evidence struct {
+// NoiseEvidence says in detail what a verdict of CompareNoise rests on;
+// String is the Verdict's Evidence.
+type NoiseEvidence struct {
 	Basis Basis
 	// NBase and NOther are the repeats on each side.
 	NBase, NOther int
@@ -160,10 +161,10 @@ type Evidence struct {
 
 // SingleRun reports whether a side has a single run: a verdict that only
 // the noise prior makes possible.
-func (e Evidence) SingleRun() bool { return e.NBase == 1 || e.NOther == 1 }
+func (e NoiseEvidence) SingleRun() bool { return e.NBase == 1 || e.NOther == 1 }
 
 // String is the evidence in a few words, as the tables show it.
-func (e Evidence) String() string {
+func (e NoiseEvidence) String() string {
 	switch e.Basis {
 	case BasisPrior:
 		s := fmt.Sprintf("noise prior (%d history points) + repeats %d/%d", e.Prior.Points, e.NBase, e.NOther)
@@ -181,7 +182,7 @@ func (e Evidence) String() string {
 }
 
 // Short is a one-word form of the basis for narrow columns.
-func (e Evidence) Short() string {
+func (e NoiseEvidence) Short() string {
 	switch e.Basis {
 	case BasisPrior:
 		if e.SingleRun() {
@@ -230,15 +231,15 @@ type NoiseOptions struct {
 // one, and with at least 2 repeats per side whose series all gave a
 // within-run variance, the t-test runs on the repeats alone (ν₀ = 0).
 // Otherwise the verdict is Compare's Mann-Whitney test over the repeats, and
-// Evidence.Why says why.
-func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseOptions) (Verdict, Evidence) {
+// NoiseEvidence.Why says why.
+func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseOptions) (Verdict, NoiseEvidence) {
 	if opt.MinPriorDF <= 0 {
 		opt.MinPriorDF = DefaultMinPriorDF
 	}
 	copt, warns := opt.CompareOptions.withDefaults()
 	yb, wb := logRuns(base)
 	yo, wo := logRuns(other)
-	ev := Evidence{NBase: len(yb), NOther: len(yo), Prior: prior}
+	ev := NoiseEvidence{NBase: len(yb), NOther: len(yo), Prior: prior}
 	for _, w := range append(append([]float64(nil), wb...), wo...) {
 		if !math.IsNaN(w) {
 			ev.Within++
@@ -271,6 +272,7 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 	}
 	if ev.Basis == BasisRepeats {
 		v := Compare(values(base), values(other), dir, copt)
+		v.Evidence = Evidence(ev.String())
 		return v, ev
 	}
 
@@ -290,7 +292,8 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 	d := mo - mb
 	se := math.Sqrt(se2)
 	v := Verdict{NBase: len(yb), NOther: len(yo), MedianBase: medianSorted(sortedCopy(values(base))),
-		MedianOther: medianSorted(sortedCopy(values(other))), Ratio: math.Exp(d)}
+		MedianOther: medianSorted(sortedCopy(values(other))), Ratio: math.Exp(d), Direction: dir,
+		Evidence: Evidence(ev.String())}
 	if se == 0 {
 		v.P = 1
 		if d != 0 {
@@ -302,7 +305,8 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 		q := studentQuantile((1+copt.Confidence)/2, float64(df))
 		v.RatioLo, v.RatioHi = math.Exp(d-q*se), math.Exp(d+q*se)
 	}
-	v.Outcome = decide(v, dir, copt)
+	v.PAdjusted = v.P
+	v.Outcome = decide(v, copt)
 	v.Warnings = warns
 	return v, ev
 }
@@ -313,26 +317,6 @@ func priorTooShort(p NoisePrior, need int) string {
 		return "no noise history for this test on this host"
 	}
 	return fmt.Sprintf("noise history too short: %d runs, %d degrees of freedom, %d needed", p.Points, p.DF, need)
-}
-
-// decide applies Compare's outcome rules to a verdict's ratio, interval
-// and p-value.
-func decide(v Verdict, dir Direction, opt CompareOptions) Outcome {
-	worse := v.Ratio < 1-opt.MinEffect
-	better := v.Ratio > 1+opt.MinEffect
-	if dir == LowerIsBetter {
-		worse, better = better, worse
-	}
-	significant := v.P < opt.Alpha
-	switch {
-	case significant && worse:
-		return Slower
-	case significant && better:
-		return Faster
-	case v.RatioLo >= 1-opt.MinEffect && v.RatioHi <= 1+opt.MinEffect:
-		return Same
-	}
-	return Unknown
 }
 
 // logRuns returns the logs of the positive, finite values and their
@@ -417,4 +401,38 @@ func CombinePrior(a, b NoisePrior) NoisePrior {
 		out.Var = (float64(a.DF)*a.Var + float64(b.DF)*b.Var) / float64(df)
 	}
 	return out
+}
+
+// NoiseCell is what a NoiseJudge knows of one cell beyond its values: the
+// repeats with their within-run variances, and the host's noise prior.
+type NoiseCell struct {
+	Base, Other []Run
+	Prior       NoisePrior
+}
+
+// NoiseJudge is a Judge (CompareFamily) that decides cells with
+// CompareNoise. Cells maps a Pair's Key to what it knows of the cell; a
+// cell it does not know keeps the repeats' verdict. When CompareNoise falls
+// back to the repeats, the judge still answers, with the repeats' verdict
+// and an Evidence that says why it fell back.
+type NoiseJudge struct {
+	Cells      map[string]NoiseCell
+	MinPriorDF int
+}
+
+// Judge implements Judge.
+func (j NoiseJudge) Judge(c Pair, repeats Verdict, opt CompareOptions) (Verdict, bool) {
+	cell, ok := j.Cells[c.Key]
+	if !ok {
+		return repeats, false
+	}
+	v, ev := CompareNoise(cell.Base, cell.Other, c.Dir, cell.Prior, NoiseOptions{CompareOptions: opt, MinPriorDF: j.MinPriorDF})
+	if ev.Basis == BasisRepeats {
+		repeats.Evidence = Evidence(ev.String())
+		if ev.Why != "" {
+			repeats.Evidence += Evidence(" (" + ev.Why + ")")
+		}
+		return repeats, true
+	}
+	return v, true
 }

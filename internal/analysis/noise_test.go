@@ -228,3 +228,29 @@ func TestStudentQuantile(t *testing.T) {
 		near(t, "quantile", studentQuantile(c.p, c.df), c.want, 1e-3)
 	}
 }
+
+func TestNoiseJudge(t *testing.T) {
+	e := math.Exp
+	j := NoiseJudge{Cells: map[string]NoiseCell{
+		"b/t@1": {Base: runs(100, 100*e(0.02), 100*e(-0.02)), Other: runs(90, 90*e(0.02), 90*e(-0.02)),
+			Prior: NoisePrior{Var: 0.0004, DF: 20, Points: 25}},
+		"c/t@1": {Base: runs(100, 101, 99), Other: runs(90, 91, 89)},
+	}}
+	fam := CompareFamily([]Pair{
+		{Key: "b/t@1", Base: []float64{100, 100 * e(0.02), 100 * e(-0.02)}, Other: []float64{90, 90 * e(0.02), 90 * e(-0.02)}},
+		{Key: "c/t@1", Base: []float64{100, 101, 99}, Other: []float64{90, 91, 89}},
+		{Key: "unknown", Base: []float64{100, 101, 99}, Other: []float64{90, 91, 89}},
+	}, CompareOptions{Judges: []Judge{j}, Correction: NoCorrection})
+	v := fam.Verdicts
+	if v[0].Outcome != Slower || v[0].Evidence != "noise prior (25 history points) + repeats 3/3" || math.Abs(v[0].Ratio-0.9) > 1e-12 {
+		t.Errorf("cell with a prior: %v %q ratio %.4f", v[0].Outcome, v[0].Evidence, v[0].Ratio)
+	}
+	// Without history: the repeats' Mann-Whitney verdict (3 against 3 cannot
+	// reach p < 0.01), saying why.
+	if v[1].Outcome == Slower || !strings.HasPrefix(string(v[1].Evidence), "repeats only 3/3 (no noise history") {
+		t.Errorf("cell without history: %v %q", v[1].Outcome, v[1].Evidence)
+	}
+	if v[2].Evidence != EvidenceRepeats {
+		t.Errorf("cell the judge does not know: %q", v[2].Evidence)
+	}
+}

@@ -110,6 +110,7 @@ func newRoot(env Env) *cobra.Command {
 		newRerunCmd(env),
 		newReportCmd(env),
 		newCompareCmd(env),
+		newCalibrateCmd(env),
 		newRunsCmd(env),
 		newCopyCmd(env),
 		newListCmd(env),

@@ -32,11 +32,31 @@ func (d *Data) engineOf() map[string]string {
 // judge compares a target's repeats of a cell with the base's using every
 // evidence at hand: the host's noise prior when the store has enough
 // history, the runs' within-run variance, the repeats.
-func (d *Data) judge(base, other []store.Result, baseT, otherT string, k cellKey, opt VerdictOptions) (analysis.Verdict, analysis.Evidence) {
+func (d *Data) judge(base, other []store.Result, baseT, otherT string, k cellKey, opt VerdictOptions) (analysis.Verdict, analysis.NoiseEvidence) {
 	eng := d.engineOf()
 	prior := d.Noise.Prior([]string{eng[baseT], eng[otherT]}, k.test, k.threads)
 	return analysis.CompareNoise(runValues(base), runValues(other), analysis.HigherIsBetter, prior,
 		analysis.NoiseOptions{CompareOptions: opt})
+}
+
+// NoiseJudge is the analysis.Judge that decides the throughput cells of
+// d with the host's noise model and the runs' within-run variance
+// (analysis.CompareNoise), for analysis.CompareFamily; its cells are keyed
+// "target/test@threads".
+func (d *Data) NoiseJudge() analysis.NoiseJudge {
+	s, keys, _ := d.samples()
+	targets := d.targets()
+	eng := d.engineOf()
+	j := analysis.NoiseJudge{Cells: map[string]analysis.NoiseCell{}}
+	for _, k := range keys {
+		for _, t := range targets[1:] {
+			j.Cells[fmt.Sprintf("%s/%s@%d", t, k.test, k.threads)] = analysis.NoiseCell{
+				Base: runValues(s[targets[0]][k]), Other: runValues(s[t][k]),
+				Prior: d.Noise.Prior([]string{eng[targets[0]], eng[t]}, k.test, k.threads),
+			}
+		}
+	}
+	return j
 }
 
 // throughputCell is the relative table's cell for a target against the
@@ -75,9 +95,9 @@ func evidenceNotes(cs []Comparison, model *noise.Model) []string {
 	byText := map[string]int{}
 	why := map[string]int{}
 	for _, c := range cs {
-		byText[evidenceKind(c.Evidence)]++
-		if c.Evidence.Basis != analysis.BasisPrior && c.Evidence.Why != "" {
-			why[c.Evidence.Why]++
+		byText[evidenceKind(c.Noise)]++
+		if c.Noise.Basis != analysis.BasisPrior && c.Noise.Why != "" {
+			why[c.Noise.Why]++
 		}
 	}
 	var parts []string
@@ -100,7 +120,7 @@ func evidenceNotes(cs []Comparison, model *noise.Model) []string {
 }
 
 // evidenceKind groups evidence for the notes.
-func evidenceKind(e analysis.Evidence) string {
+func evidenceKind(e analysis.NoiseEvidence) string {
 	switch e.Basis {
 	case analysis.BasisPrior:
 		if e.SingleRun() {

@@ -31,9 +31,10 @@ type Comparison struct {
 	// Base and Other summarise each side's throughput over its repeats:
 	// median with a 95% confidence interval from order statistics.
 	Base, Other analysis.Summary
-	// Evidence says what the verdict rests on: repeats only, repeats and
-	// within-run variance, or the host's noise prior.
-	Evidence analysis.Evidence
+	// Noise says in detail what the verdict rests on (Verdict.Evidence is
+	// its text): repeats only, repeats and within-run variance, or the
+	// host's noise prior.
+	Noise analysis.NoiseEvidence
 }
 
 // Compare judges every target against the base in every row, on the
@@ -52,7 +53,7 @@ func Compare(d *Data, opt VerdictOptions) []Comparison {
 				continue
 			}
 			v, ev := d.judge(baseRs, otherRs, targets[0], t, k, opt)
-			out = append(out, Comparison{Target: t, Test: k.test, Threads: k.threads, Verdict: v, Evidence: ev,
+			out = append(out, Comparison{Target: t, Test: k.test, Threads: k.threads, Verdict: v, Noise: ev,
 				Base:  analysis.Summarize(values(baseRs, tput), analysis.DefaultConfidence),
 				Other: analysis.Summarize(values(otherRs, tput), analysis.DefaultConfidence)})
 		}
@@ -246,7 +247,7 @@ func ComparisonTable(cs []Comparison, base string) Table {
 			TextCell(c.Target), TextCell(summaryText(c.Base)), TextCell(summaryText(c.Other)),
 			TextCell(fmt.Sprintf("%.3f [%s]", v.Ratio, ciText(v.RatioLo, v.RatioHi))),
 			TextCell(fmt.Sprintf("%.2g", v.P)), TextCell(fmt.Sprintf("%d/%d", v.NBase, v.NOther)),
-			TextCell(v.Outcome.String()), TextCell(c.Evidence.String()),
+			TextCell(v.Outcome.String()), TextCell(string(v.Evidence)),
 		}})
 	}
 	return t

@@ -1,0 +1,527 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"benchlab/internal/analysis"
+	"benchlab/internal/metrics"
+	"benchlab/internal/report"
+	"benchlab/internal/runner"
+	"benchlab/internal/spec"
+	"benchlab/internal/store"
+)
+
+// calibration is the size of a `benchlab calibrate` run.
+type calibration struct {
+	store      string
+	rounds     int // planted experiments
+	copies     int // targets identical to the base in each, base included
+	effects    []float64
+	repeats    int     // repeats of every planted experiment
+	testTime   string  // read and write time of every test
+	gateTrials int     // synchronous off/full experiments at 5 repeats
+	cte        int     // iterations of the planted tests' loop on the base
+	alpha      float64 // verdicts' significance level
+	threshold  float64 // the gate's smallest slowdown
+}
+
+// quickCalibration is calibrate --quick: a few minutes on a quiet machine.
+var quickCalibration = calibration{rounds: 2, copies: 3, effects: []float64{0.10, 0.30}, repeats: 3,
+	testTime: "300ms", gateTrials: 2, cte: 2000}
+
+// fullCalibration is calibrate's default size: 6 rounds x 7 tests x 5
+// copies = 210 A/A cells, 18 planted cells per effect and repeat count.
+var fullCalibration = calibration{rounds: 6, copies: 6, effects: []float64{0.05, 0.10, 0.30}, repeats: 5,
+	testTime: "300ms", gateTrials: 3, cte: 2000}
+
+// calibrationStore is calibrate's default results file: its experiments
+// teach the noise model of calibrate's own workloads, kept apart from the
+// user's experiments.
+const calibrationStore = "calibrate.db"
+
+func newCalibrateCmd(env Env) *cobra.Command {
+	var quick bool
+	var effects string
+	c := fullCalibration
+	cmd := &cobra.Command{
+		Use:   "calibrate [--quick] [flags]",
+		Short: "measure the verdicts' false-alarm and detection rates on this machine (A/A and planted regressions on SQLite)",
+		Long: "Runs A/A experiments and planted regressions on the embedded SQLite engine and prints the measured\n" +
+			"false-alarm rate over the A/A cells, the detection rate per effect size and repeat count, and how often\n" +
+			"the gate (compare --fail-on-regression) fires on synchronous=off vs full and on A/A at 5 repeats.\n" +
+			"Planted experiment: targets identical to the base (A/A) and targets whose planted tests loop 1/(1-e)\n" +
+			"times longer (busy_timeout carries the loop count; it has no other effect with one thread).",
+		Args: noArgs,
+		RunE: body(func(cmd *cobra.Command, _ []string) error {
+			size := c
+			if quick {
+				size = quickCalibration
+				fs := cmd.Flags()
+				for _, name := range []string{"rounds", "copies", "repeats", "time", "gate-trials", "cte", "effects"} {
+					if fs.Changed(name) {
+						return usagef("flag --%s: not with --quick, which sets the size; drop --quick to choose sizes", name)
+					}
+				}
+			} else if effects != "" {
+				var err error
+				if size.effects, err = parseEffects(effects); err != nil {
+					return err
+				}
+			}
+			size.store, size.alpha, size.threshold = c.store, c.alpha, c.threshold
+			return runCalibrate(env, size)
+		}),
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&c.store, "store", calibrationStore, "results database for calibrate's experiments (their history teaches the noise model)")
+	fs.BoolVar(&quick, "quick", false, "the quick size: 2 rounds of 5 targets, 3 repeats, 10% and 30%, 2 gate trials (a few minutes)")
+	fs.IntVar(&c.rounds, "rounds", c.rounds, "planted experiments (each gives A/A cells and planted cells)")
+	fs.IntVar(&c.copies, "copies", c.copies, "targets identical to the base in each planted experiment, the base included (A/A cells per test = copies-1)")
+	fs.IntVar(&c.repeats, "repeats", c.repeats, "repeats of each planted experiment; verdicts are measured at 1, 3 and 5 repeats up to this")
+	fs.StringVar(&c.testTime, "time", c.testTime, "duration of every test (read and write time)")
+	fs.IntVar(&c.gateTrials, "gate-trials", c.gateTrials, "synchronous=off vs full (and off vs off) experiments at 5 repeats for the gate")
+	fs.IntVar(&c.cte, "cte", c.cte, "loop iterations of the planted tests on the base")
+	fs.StringVar(&effects, "effects", "", "planted slowdowns, comma-separated fractions (default 0.05,0.1,0.3)")
+	fs.Float64Var(&c.alpha, "alpha", analysis.DefaultAlpha, "significance level of the verdicts")
+	fs.Float64Var(&c.threshold, "threshold", 0.05, "the gate's smallest slowdown that fails (0.05 = 5%)")
+	return cmd
+}
+
+// parseEffects reads --effects: fractions in (0, 0.9].
+func parseEffects(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0 && v <= 0.9) {
+			return nil, usagef("flag --effects: %q is not allowed; want fractions between 0 and 0.9, like 0.05,0.1,0.3", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (c calibration) check() error {
+	switch {
+	case c.rounds < 1 || c.rounds > 1000:
+		return usagef("flag --rounds: %d is not allowed; want 1 to 1000", c.rounds)
+	case c.copies < 2 || c.copies > 20:
+		return usagef("flag --copies: %d is not allowed; want 2 to 20 (the base and at least one copy)", c.copies)
+	case c.repeats < 1 || c.repeats > 20:
+		return usagef("flag --repeats: %d is not allowed; want 1 to 20", c.repeats)
+	case c.gateTrials < 0 || c.gateTrials > 100:
+		return usagef("flag --gate-trials: %d is not allowed; want 0 to 100", c.gateTrials)
+	case c.cte < 100 || c.cte > 10_000_000:
+		return usagef("flag --cte: %d is not allowed; want 100 to 10000000", c.cte)
+	case !(c.alpha > 0 && c.alpha < 1):
+		return usagef("flag --alpha: %v is not allowed; want a number between 0 and 1", c.alpha)
+	case !(c.threshold > 0 && c.threshold < 1):
+		return usagef("flag --threshold: %v is not allowed; want a number between 0 and 1", c.threshold)
+	}
+	if _, err := parseSeconds("time", c.testTime); err != nil {
+		return err
+	}
+	return nil
+}
+
+// effectTarget names the target of a planted effect: e10 for 10%.
+func effectTarget(e float64) string { return fmt.Sprintf("e%g", math.Round(e*1000)/10) }
+
+// copyTarget names the i-th copy of the base (i >= 2).
+func copyTarget(i int) string { return fmt.Sprintf("aa%d", i) }
+
+// plantedTests are the planted experiment's tests whose cost grows with the
+// loop count; the others (point, range, update, insert) only give A/A cells.
+var plantedTests = []string{"loop-count", "loop-sum", "loop-even"}
+
+// plantedSpec is one planted experiment: the base, copies-1 identical
+// targets and one target per effect, on a custom workload of 7 tests.
+func (c calibration) plantedSpec() string {
+	var b strings.Builder
+	target := func(name string, loops int) {
+		fmt.Fprintf(&b, "[[target]]\nname = %q\nengine = \"sqlite\"\n[target.settings]\nbusy_timeout = \"%d\"\n\n", name, loops)
+	}
+	fmt.Fprintf(&b, "name = \"calibrate-planted\"\nbase = \"base\"\n\n")
+	target("base", c.cte)
+	for i := 2; i <= c.copies; i++ {
+		target(copyTarget(i), c.cte)
+	}
+	for _, e := range c.effects {
+		target(effectTarget(e), int(math.Round(float64(c.cte)/(1-e))))
+	}
+	loop := "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < (SELECT timeout FROM pragma_busy_timeout)) "
+	fmt.Fprintf(&b, `[workload]
+suite = "custom"
+threads = [1]
+read_time = %[1]q
+write_time = %[1]q
+warmup = "100ms"
+postwrite_wait = "0s"
+report_interval = "0s"
+repeats = %[2]d
+
+[workload.custom]
+setup = ["CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)", "CREATE TABLE log (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)"]
+tables = ["t", "log"]
+
+[workload.custom.load]
+sql = "INSERT INTO t (id, v) VALUES (?, ?)"
+rows = 10000
+args = ["seq(1)", "uniform(0, 1000)"]
+
+[[workload.custom.test]]
+name = "loop-count"
+statements = [%[3]q]
+
+[[workload.custom.test]]
+name = "loop-sum"
+statements = [%[4]q]
+
+[[workload.custom.test]]
+name = "loop-even"
+statements = [%[5]q]
+
+[[workload.custom.test]]
+name = "point"
+statements = ["SELECT v FROM t WHERE id = ?"]
+args = ["uniform(1, 10000)"]
+
+[[workload.custom.test]]
+name = "range"
+statements = ["SELECT sum(v) FROM (SELECT v FROM t WHERE id >= ? ORDER BY id LIMIT 100)"]
+args = ["uniform(1, 9900)"]
+
+[[workload.custom.test]]
+name = "update"
+write = true
+statements = ["UPDATE t SET v = v + 1 WHERE id = ?"]
+args = ["uniform(1, 10000)"]
+
+[[workload.custom.test]]
+name = "insert"
+write = true
+statements = ["INSERT INTO log (v) VALUES (?)"]
+args = ["uniform(0, 1000)"]
+`, c.testTime, c.repeats, loop+"SELECT count(*) FROM c", loop+"SELECT sum(x) FROM c", loop+"SELECT count(*) FROM c WHERE x % 2 = 0")
+	return b.String()
+}
+
+// syncSpec is the gate's experiment of issue 15: SQLite synchronous=off
+// (base) against full, plus a second off target for the A/A gate, on five
+// sysbench tests at 5 repeats.
+func (c calibration) syncSpec() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name = \"calibrate-sync\"\nbase = \"off\"\n\n")
+	for _, t := range [][2]string{{"off", "off"}, {"full", "full"}, {"off2", "off"}} {
+		fmt.Fprintf(&b, "[[target]]\nname = %q\nengine = \"sqlite\"\n[target.settings]\nsynchronous = %q\n\n", t[0], t[1])
+	}
+	fmt.Fprintf(&b, `[workload]
+suite = "sysbench"
+tests = ["point-query", "read-only-count", "update-index", "write-only", "insert"]
+table_size = 10000
+threads = [1]
+read_time = %[1]q
+write_time = %[1]q
+warmup = "100ms"
+postwrite_wait = "0s"
+report_interval = "0s"
+repeats = 5
+`, c.testTime)
+	return b.String()
+}
+
+// calibrateRun runs one experiment of calibrate quietly and returns its ID.
+func calibrateRun(env Env, c calibration, src, what string) (int64, error) {
+	s, err := spec.Parse([]byte(src), what, "")
+	if err != nil {
+		return 0, fmt.Errorf("calibrate: %s spec: %w", what, err)
+	}
+	quiet := env
+	quiet.Stdout = io.Discard
+	return execute(quiet, s, c.store, runner.ExperimentOptions{})
+}
+
+// tally counts cells and hits.
+type tally struct{ cells, hits int }
+
+func (t *tally) add(hit bool) {
+	t.cells++
+	if hit {
+		t.hits++
+	}
+}
+
+func (t tally) String() string {
+	if t.cells == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d (%.1f%%)", t.hits, t.cells, 100*float64(t.hits)/float64(t.cells))
+}
+
+// subset is d restricted to some targets (the first is the base) and to
+// the first maxRepeat repeats; without history (withNoise false) the
+// verdicts rest on the repeats alone.
+func subset(d *report.Data, targets []string, maxRepeat int, withNoise bool) *report.Data {
+	out := *d
+	out.Experiment.Base = targets[0]
+	out.Experiment.Targets = targets
+	out.Runs = nil
+	for _, r := range d.Runs {
+		if r.Repeat <= maxRepeat && slices.Contains(targets, r.Target) {
+			out.Runs = append(out.Runs, r)
+		}
+	}
+	if !withNoise {
+		out.Noise = nil
+	}
+	return &out
+}
+
+// repeatCounts are the repeat counts verdicts are measured at.
+func (c calibration) repeatCounts() []int {
+	var out []int
+	for _, n := range []int{1, 3, 5} {
+		if n <= c.repeats {
+			out = append(out, n)
+		}
+	}
+	if !slices.Contains(out, c.repeats) {
+		out = append(out, c.repeats)
+	}
+	return out
+}
+
+func runCalibrate(env Env, c calibration) error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	start := time.Now()
+	w := env.Stdout
+	host := metrics.HostFacts()
+	fmt.Fprintf(w, "calibrate: %d planted experiments (base + %d identical targets + effects %s, %d repeats, tests of %s), "+
+		"%d gate trials; store %s; host %s\n", c.rounds, c.copies-1, effectList(c.effects), c.repeats, c.testTime,
+		c.gateTrials, c.store, host.ID())
+	fmt.Fprintf(w, "conditions at start: %s\n", loadLine())
+	var planted, syncs []int64
+	for i := range c.rounds {
+		t0 := time.Now()
+		id, err := calibrateRun(env, c, c.plantedSpec(), "planted")
+		if err != nil {
+			return fmt.Errorf("calibrate: planted experiment %d: %w", i+1, err)
+		}
+		planted = append(planted, id)
+		fmt.Fprintf(w, "  planted experiment %d/%d: id %d, %s\n", i+1, c.rounds, id, time.Since(t0).Round(time.Second))
+	}
+	for i := range c.gateTrials {
+		t0 := time.Now()
+		id, err := calibrateRun(env, c, c.syncSpec(), "sync")
+		if err != nil {
+			return fmt.Errorf("calibrate: gate trial %d: %w", i+1, err)
+		}
+		syncs = append(syncs, id)
+		fmt.Fprintf(w, "  gate trial %d/%d: id %d, %s\n", i+1, c.gateTrials, id, time.Since(t0).Round(time.Second))
+	}
+	fmt.Fprintf(w, "conditions at end: %s; %s in all\n\n", loadLine(), time.Since(start).Round(time.Second))
+	return c.evaluate(w, planted, syncs)
+}
+
+// loadLine describes the machine's load now.
+func loadLine() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "load average unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "load average unknown"
+	}
+	return fmt.Sprintf("load average %s %s %s", f[0], f[1], f[2])
+}
+
+func effectList(es []float64) string {
+	var s []string
+	for _, e := range es {
+		s = append(s, fmt.Sprintf("%g%%", e*100))
+	}
+	return strings.Join(s, ", ")
+}
+
+// evaluate judges the stored experiments and prints the tables.
+func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
+	ctx := context.Background()
+	st, err := store.Open(c.store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	vopt := report.VerdictOptions{Alpha: c.alpha}
+	modes := []struct {
+		name      string
+		withNoise bool
+	}{{"no history", false}, {"noise prior", true}}
+	type rowKey struct {
+		mode    string
+		repeats int
+	}
+	aa := map[rowKey]*tally{}
+	basis := map[rowKey]map[string]int{}
+	detect := map[rowKey]map[float64]*tally{}
+	ratios := map[float64][]float64{}
+	gateAA := map[int]*tally{}
+	var slowCanaries, runs int
+	copies := []string{"base"}
+	for i := 2; i <= c.copies; i++ {
+		copies = append(copies, copyTarget(i))
+	}
+	for _, id := range planted {
+		d, err := report.Load(ctx, st, id, true)
+		if err != nil {
+			return err
+		}
+		for _, r := range d.Runs {
+			runs++
+			if _, slow := d.Noise.Canaries.Check(r); slow {
+				slowCanaries++
+			}
+		}
+		for _, m := range modes {
+			for _, n := range c.repeatCounts() {
+				k := rowKey{m.name, n}
+				if aa[k] == nil {
+					aa[k], basis[k], detect[k] = &tally{}, map[string]int{}, map[float64]*tally{}
+				}
+				for _, cmp := range report.Compare(subset(d, copies, n, m.withNoise), vopt) {
+					o := cmp.Verdict.Outcome
+					aa[k].add(o == analysis.Slower || o == analysis.Faster)
+					basis[k][cmp.Noise.Short()]++
+				}
+				for _, e := range c.effects {
+					if detect[k][e] == nil {
+						detect[k][e] = &tally{}
+					}
+					for _, cmp := range report.Compare(subset(d, []string{"base", effectTarget(e)}, n, m.withNoise), vopt) {
+						if !slices.Contains(plantedTests, cmp.Test) {
+							continue
+						}
+						detect[k][e].add(cmp.Verdict.Outcome == analysis.Slower)
+						if m.withNoise && n == c.repeats {
+							ratios[e] = append(ratios[e], cmp.Verdict.Ratio)
+						}
+					}
+				}
+			}
+		}
+		if c.repeats >= 5 {
+			for _, cp := range copies[1:] {
+				for _, m := range modes {
+					if gateAA[boolIndex(m.withNoise)] == nil {
+						gateAA[boolIndex(m.withNoise)] = &tally{}
+					}
+					found := regressions(report.Compare(subset(d, []string{"base", cp}, 5, m.withNoise), vopt), c.alpha, c.threshold)
+					gateAA[boolIndex(m.withNoise)].add(len(found) == 0)
+				}
+			}
+		}
+	}
+
+	fmt.Fprintf(w, "A/A false alarms: cells where a target identical to the base was called slower or faster "+
+		"(alpha %g, minimum effect %g%%)\n", c.alpha, analysis.DefaultMinEffect*100)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "evidence\trepeats\tfalse alarms\tverdicts rest on\t")
+	for _, m := range modes {
+		for _, n := range c.repeatCounts() {
+			k := rowKey{m.name, n}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t\n", m.name, n, aa[k], basisText(basis[k]))
+		}
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\nPlanted regressions: cells of the %d loop tests called slower (detection rate)\n", len(plantedTests))
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "evidence\trepeats\t")
+	for _, e := range c.effects {
+		fmt.Fprintf(tw, "%g%% (measured x%.3f)\t", e*100, medianFloat(ratios[e]))
+	}
+	fmt.Fprintln(tw)
+	for _, m := range modes {
+		for _, n := range c.repeatCounts() {
+			fmt.Fprintf(tw, "%s\t%d\t", m.name, n)
+			for _, e := range c.effects {
+				fmt.Fprintf(tw, "%s\t", detect[rowKey{m.name, n}][e])
+			}
+			fmt.Fprintln(tw)
+		}
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\nGate (compare --fail-on-regression: Holm over the cells at alpha %g, slowdown >= %g%%)\n", c.alpha, c.threshold*100)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "experiment\tevidence\texit as expected\t")
+	for _, m := range modes {
+		fires, quiet := &tally{}, &tally{}
+		for _, id := range syncs {
+			d, err := report.Load(ctx, st, id, true)
+			if err != nil {
+				return err
+			}
+			fires.add(len(regressions(report.Compare(subset(d, []string{"off", "full"}, 5, m.withNoise), vopt), c.alpha, c.threshold)) > 0)
+			quiet.add(len(regressions(report.Compare(subset(d, []string{"off", "off2"}, 5, m.withNoise), vopt), c.alpha, c.threshold)) == 0)
+		}
+		fmt.Fprintf(tw, "synchronous off vs full, 5 repeats (exit 3)\t%s\t%s\t\n", m.name, fires)
+		fmt.Fprintf(tw, "A/A off vs off, 5 repeats (exit 0)\t%s\t%s\t\n", m.name, quiet)
+		if g := gateAA[boolIndex(m.withNoise)]; g != nil {
+			fmt.Fprintf(tw, "A/A planted experiments, 5 repeats (exit 0)\t%s\t%s\t\n", m.name, g)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nnotes: 'no history' judges each experiment on its own repeats (what a fresh store gives); "+
+		"'noise prior' adds the host's history from the store's other experiments (%s). "+
+		"A/A cells of one experiment share its base runs, so their false alarms are not independent. "+
+		"%d of %d runs had a canary slower than the host's median by the flag thresholds.\n",
+		c.store, slowCanaries, runs)
+	if total := aa[rowKey{"noise prior", c.repeats}]; total != nil && total.cells < 200 {
+		fmt.Fprintf(w, "notes: %d A/A cells per row, fewer than 200: use more --rounds or --copies for a rate to rely on\n", total.cells)
+	}
+	return nil
+}
+
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func basisText(m map[string]int) string {
+	var parts []string
+	for _, k := range []string{"prior", "prior,1run", "rep+within", "repeats"} {
+		if m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// medianFloat is the median of xs (NaN when empty).
+func medianFloat(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

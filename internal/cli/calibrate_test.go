@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestCalibrateBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rounds", "0"}, "flag --rounds: 0 is not allowed"},
+		{[]string{"--copies", "1"}, "flag --copies: 1 is not allowed"},
+		{[]string{"--effects", "0.1,2"}, `flag --effects: "2" is not allowed`},
+		{[]string{"--alpha", "1.5"}, "flag --alpha: 1.5 is not allowed"},
+		{[]string{"--time", "soon"}, "time"},
+		{[]string{"--quick", "--rounds", "3"}, "flag --rounds: not with --quick"},
+	} {
+		dir := t.TempDir()
+		args := append([]string{"calibrate", "--store", filepath.Join(dir, "c.db")}, c.args...)
+		code, _, stderr := run(t, Env{}, args...)
+		if code != ExitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, ExitUsage, c.want)
+		}
+	}
+}
+
+// TestCalibrateTiny runs the smallest calibration: two planted experiments
+// of base, one copy and a 30% target, 2 repeats, no gate trials. It checks
+// the tables' shape and counts (2 rounds x 7 tests = 14 A/A cells, 2 x 3
+// loop tests = 6 planted cells), not the rates, which depend on the
+// machine.
+func TestCalibrateTiny(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := run(t, Env{}, "calibrate", "--store", filepath.Join(dir, "c.db"), "--rounds", "2", "--copies", "2",
+		"--effects", "0.3", "--repeats", "2", "--time", "100ms", "--gate-trials", "0")
+	if code != 0 {
+		t.Fatalf("calibrate exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, re := range []string{
+		`(?m)^ +no history +1 +0/14 \(0\.0%\) +repeats 14 *$`, // one run each, no history: no verdict at all
+		`(?m)^ +noise prior +2 +\d+/14 \(`,
+		`(?m)^ +evidence +repeats +30% \(measured x\d\.\d{3}\) *$`,
+		`(?m)^ +noise prior +2 +\d/6 \(`,
+		`notes: 14 A/A cells per row, fewer than 200`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("output does not match %s:\n%s", re, out)
+		}
+	}
+}
