@@ -248,7 +248,7 @@ func calibrateRun(env Env, c calibration, src, what string) (int64, error) {
 	}
 	quiet := env
 	quiet.Stdout = io.Discard
-	return execute(quiet, s, c.store, runner.ExperimentOptions{})
+	return execute(quiet, s, c.store, runner.ExperimentOptions{}, planCheck{yes: true})
 }
 
 // tally counts cells and hits.
