@@ -259,16 +259,20 @@ func BuildWith(d *Data, opt Options) *Report {
 				"scan compares thousand rows scanned/s" + tpmcLegend(s, keys),
 			Columns: targets[1:],
 		}
-		if _, hi := repeatRange(s, keys); hi >= 2 {
-			rel.Legend = "ratio of medians over the repeats, 2 decimals; - slower and + faster: significant verdicts " +
-				"(coloured red and green), = same, ? unknown (grey); scan compares thousand rows scanned/s" + tpmcLegend(s, keys)
-		}
+		verdicts := false
 		for _, k := range keys {
 			row := Row{Group: groups[k], Label: label(k)}
 			for _, t := range targets[1:] {
-				row.Cells = append(row.Cells, d.throughputCell(s[targets[0]][k], s[t][k], targets[0], t, k, opt.Verdict))
+				c := d.throughputCell(s[targets[0]][k], s[t][k], targets[0], t, k, opt.Verdict)
+				verdicts = verdicts || c.Verdict != ""
+				row.Cells = append(row.Cells, c)
 			}
 			rel.Rows = append(rel.Rows, row)
+		}
+		if _, hi := repeatRange(s, keys); hi >= 2 || verdicts {
+			rel.Legend = "ratio over the repeats, 2 decimals; - slower and + faster: significant verdicts " +
+				"(coloured red and green), = same, ? unknown (grey); the notes say which evidence each rests on; " +
+				"scan compares thousand rows scanned/s" + tpmcLegend(s, keys)
 		}
 		r.Tables = append(r.Tables, rel)
 		if seq := sequenceTable(d, keys, s, label, groups, opt); seq != nil {
