@@ -31,6 +31,14 @@ test: deps
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./internal/runner/
 
+# benchlab's client cost against sysbench's (point query) and sysbench-tpcc's
+# (TPC-C) on PostgreSQL and MariaDB servers it starts on 127.0.0.1: alternating
+# rounds, QPS and process CPU over the same steady-state window. Long (about
+# 40 min with the defaults); BENCH_CLIENT_ARGS="--rounds 3 --secs 5 --threads 4"
+# for a short look. A benchmark that prints a table, not a test.
+bench-client: build
+	python3 scripts/client-vs-sysbench.py $(BENCH_CLIENT_ARGS)
+
 # A/A false-alarm rate: two identical targets, 5 repeats; prints the verdict counts.
 aa: build
 	./$(BIN) run examples/aa-sqlite.toml --store aa.db > /dev/null

@@ -1,0 +1,422 @@
+#!/usr/bin/env python3
+"""Client cost of benchlab against sysbench, measured the same way for both.
+
+A benchmark that prints numbers, not a test (make bench-client). For each
+database (PostgreSQL 15, MariaDB 10.11: servers this script starts on
+127.0.0.1 in a temporary directory, PostgreSQL as the unprivileged postgres
+user when run by root) and each workload:
+
+  point   sysbench 1.0.20's oltp_point_select against benchlab's point-query on
+          the same table (sbtest1, loaded by benchlab; sysbench reads the rows
+          benchlab loaded last);
+  tpcc    Percona's sysbench-tpcc Lua scripts (kept in
+          ../shared/reference/sysbench-tpcc, or TPCC_LUA_DIR) against benchlab's
+          tpcc suite, 1 warehouse, both sending text-protocol SQL (benchlab
+          prepared = false) at READ COMMITTED on PostgreSQL and REPEATABLE READ
+          on MariaDB, as the issue measured them.
+
+the two tools run in alternating rounds (the order flips every round). Both
+print one line per second; for each thread count the script skips the first
+--skip lines and takes the next --secs lines as the steady-state window. When
+the line that opens the window arrives and when the line that closes it
+arrives, it reads the tool's process CPU (utime + stime of /proc/PID/stat) and,
+for TPC-C, the New-Orders the database has committed (sum of d_next_o_id).
+QPS is the mean of the window's per-second qps values (point) or New-Orders
+per second counted by the database (tpcc); client CPU per operation is the CPU
+of the window over its operations (queries, or New-Order transactions). The
+table shows medians over the rounds and the spread ((max-min)/median).
+
+Every process has a time limit, the whole run has one (--max-minutes), and the
+servers and the temporary directory are removed on exit, Ctrl-C or error.
+"""
+
+import argparse
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PGBIN = os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin")
+LINE = re.compile(rb"thds: (\d+) tps: ([\d.]+) qps: ([\d.]+)")
+CLK = os.sysconf("SC_CLK_TCK")
+DEADLINE = [float("inf")]
+
+
+class Failure(Exception):
+    """A step of the benchmark failed; the message says which."""
+
+
+def die(msg):
+    print("client-vs-sysbench: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def run(cmd, what, user=None, timeout=300, **kw):
+    """Runs cmd to completion, raising Failure with its output if it fails."""
+    if user is not None:
+        cmd = ["runuser", "-u", user, "--"] + cmd
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, **kw)
+    except subprocess.TimeoutExpired:
+        raise Failure(f"{what}: did not finish within {timeout} s")
+    if p.returncode != 0:
+        raise Failure(f"{what} failed (exit {p.returncode}):\n{p.stdout.decode(errors='replace')[-2000:]}")
+    return p.stdout.decode()
+
+
+def cpu_ticks(pid):
+    """utime + stime of a process, in clock ticks."""
+    with open(f"/proc/{pid}/stat") as f:
+        s = f.read()
+    fields = s[s.rindex(")") + 2:].split()
+    return int(fields[11]) + int(fields[12])
+
+
+class Postgres:
+    name = "PostgreSQL 15"
+
+    def __init__(self, work, port):
+        self.dir, self.port = os.path.join(work, "pg"), port
+        self.user = "postgres" if os.geteuid() == 0 else None
+        os.makedirs(self.dir)
+        if self.user:
+            shutil.chown(self.dir, self.user)
+            os.chmod(work, 0o755)
+        run([f"{PGBIN}/initdb", "-D", self.dir, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8",
+             "--locale=C"], "initdb", self.user)
+        opts = (f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={self.dir} "
+                "-c shared_buffers=512MB -c max_connections=200 -c fsync=off -c synchronous_commit=off")
+        run([f"{PGBIN}/pg_ctl", "-D", self.dir, "-l", os.path.join(self.dir, "log"), "-w", "-t", "60", "-o", opts,
+             "start"], "pg_ctl start", self.user)
+        self.started = True
+        for db in ("sbtest", "bltpcc"):
+            self.sql("postgres", f"CREATE DATABASE {db}")
+
+    def sql(self, db, q):
+        return run([f"{PGBIN}/psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", db, "-Atqc", q],
+                   "psql " + q, timeout=60).strip()
+
+    def stop(self):
+        if getattr(self, "started", False):
+            subprocess.run(["runuser", "-u", self.user, "--"] * bool(self.user) +
+                           [f"{PGBIN}/pg_ctl", "-D", self.dir, "-m", "immediate", "-w", "stop"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+            self.started = False
+
+    def benchlab_target(self, db):
+        return f'engine = "postgres"\ndsn = "postgres://postgres@127.0.0.1:{self.port}/{db}?sslmode=disable"'
+
+    def sysbench_args(self, db):
+        return ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", f"--pgsql-port={self.port}", "--pgsql-user=postgres",
+                f"--pgsql-db={db}"]
+
+    trx_level = "RC"
+
+
+class MariaDB:
+    name = "MariaDB 10.11"
+
+    def __init__(self, work, port):
+        self.dir, self.port = os.path.join(work, "my"), port
+        os.makedirs(self.dir)
+        self.sock = os.path.join(self.dir, "sock")
+        cnf = os.path.join(self.dir, "my.cnf")
+        with open(cnf, "w") as f:
+            f.write(f"""[mysqld]
+datadir={self.dir}/data
+socket={self.sock}
+port={port}
+bind-address=127.0.0.1
+pid-file={self.dir}/pid
+log-error={self.dir}/log
+skip-log-bin
+innodb_buffer_pool_size=512M
+innodb_log_file_size=256M
+innodb_flush_log_at_trx_commit=2
+max_connections=300
+""")
+        user = ["--user=root"] if os.geteuid() == 0 else []
+        run(["mariadb-install-db", f"--defaults-file={cnf}", "--auth-root-authentication-method=normal",
+             "--skip-test-db"] + user, "mariadb-install-db")
+        self.proc = subprocess.Popen(["mariadbd", f"--defaults-file={cnf}"] + user,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        for _ in range(300):
+            if self.proc.poll() is not None:
+                raise Failure("mariadbd exited at start:\n" + open(f"{self.dir}/log").read()[-2000:])
+            if subprocess.run(["mariadb", f"--socket={self.sock}", "-uroot", "-e", "SELECT 1"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+                break
+            time.sleep(0.2)
+        else:
+            raise Failure("mariadbd did not accept connections within 60 s")
+        self.root_sql("CREATE USER sb@'%'; GRANT ALL ON *.* TO sb@'%'; CREATE DATABASE sbtest; CREATE DATABASE bltpcc")
+
+    def root_sql(self, q):
+        return run(["mariadb", f"--socket={self.sock}", "-uroot", "-N", "-e", q], "mariadb " + q, timeout=60)
+
+    def sql(self, db, q):
+        return run(["mariadb", "-h127.0.0.1", f"-P{self.port}", "-usb", "-N", "-D", db, "-e", q], "mariadb " + q,
+                   timeout=60).strip()
+
+    def stop(self):
+        if getattr(self, "proc", None) and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def benchlab_target(self, db):
+        return f'engine = "mysql"\ndsn = "sb@tcp(127.0.0.1:{self.port})/{db}"'
+
+    def sysbench_args(self, db):
+        return ["--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={self.port}", "--mysql-user=sb",
+                f"--mysql-db={db}"]
+
+    trx_level = "RR"
+
+
+def watch(cmd, threads, skip, secs, limit, counter, cwd=None):
+    """Runs cmd on a pseudo-terminal (so both tools write each line as it is
+    made) and measures each thread count's window; returns
+    {threads: (qps_from_lines, cpu_seconds, counted_ops)}."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, cwd=cwd, start_new_session=True)
+    os.close(slave)
+    seen, opened, out = {}, {}, {}
+    buf, tail = b"", []
+    end = min(time.monotonic() + limit, DEADLINE[0])
+    try:
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise Failure(f"{os.path.basename(cmd[0])} took longer than its {limit:.0f} s limit")
+            r, _, _ = select.select([master], [], [], min(left, 1))
+            if not r:
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                break
+            buf += chunk
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                tail = (tail + [line])[-30:]
+                m = LINE.search(line)
+                if not m:
+                    continue
+                t = int(m.group(1))
+                if t not in threads or t in out:
+                    continue
+                n = seen.get(t, 0) + 1
+                seen[t] = n
+                if n == skip:
+                    opened[t] = (cpu_ticks(p.pid), counter(), [])
+                elif skip < n <= skip + secs and t in opened:
+                    opened[t][2].append(float(m.group(3)))
+                    if n == skip + secs:
+                        c0, k0, qps = opened[t]
+                        c1, k1 = cpu_ticks(p.pid), counter()
+                        out[t] = (statistics.fmean(qps), (c1 - c0) / CLK, None if k0 is None else k1 - k0)
+        rc = p.wait(max(1, end - time.monotonic()))
+    except BaseException:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        raise
+    finally:
+        os.close(master)
+    if rc != 0:
+        raise Failure(f"{' '.join(cmd[:3])} exited {rc}:\n" + b"\n".join(tail).decode(errors="replace"))
+    missing = [t for t in threads if t not in out]
+    if missing:
+        raise Failure(f"{' '.join(cmd[:3])}: no full window for threads {missing} (lines seen: {seen}):\n" +
+                      b"\n".join(tail).decode(errors="replace"))
+    return out
+
+
+def lua_dir():
+    """The first shared/reference/sysbench-tpcc found above the checkout."""
+    d = ROOT
+    for _ in range(3):
+        d = os.path.dirname(d)
+        cand = os.path.join(d, "shared", "reference", "sysbench-tpcc")
+        if os.path.isdir(cand):
+            return cand
+    return os.path.join(os.path.dirname(ROOT), "shared", "reference", "sysbench-tpcc")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--db", default="postgres,mariadb", help="postgres, mariadb or both (comma-separated)")
+    ap.add_argument("--workload", default="point,tpcc", help="point, tpcc or both (comma-separated)")
+    ap.add_argument("--threads", default="1,4,8,16,64")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds (at least 3 for a median)")
+    ap.add_argument("--skip", type=int, default=5, help="per-second lines skipped before the window")
+    ap.add_argument("--secs", type=int, default=20, help="seconds (per-second lines) in the window")
+    ap.add_argument("--rows", type=int, default=200_000, help="rows of sbtest1 (point)")
+    ap.add_argument("--benchlab-prepared", action="store_true",
+                    help="tpcc: benchlab prepares its statements (sysbench-tpcc cannot)")
+    ap.add_argument("--max-minutes", type=float, default=120, help="the whole run's time limit")
+    ap.add_argument("--lua-dir", default=os.environ.get("TPCC_LUA_DIR", lua_dir()),
+                    help="sysbench-tpcc's scripts (default: shared/reference/sysbench-tpcc next to the checkout)")
+    ap.add_argument("--benchlab", default=os.path.join(ROOT, "bin", "benchlab"))
+    a = ap.parse_args()
+    try:
+        threads = [int(t) for t in a.threads.split(",")]
+    except ValueError:
+        die(f"--threads: {a.threads!r} is not a comma-separated list of numbers")
+    dbs, loads = a.db.split(","), a.workload.split(",")
+    for d in dbs:
+        if d not in ("postgres", "mariadb"):
+            die(f"--db: unknown database {d!r}; want postgres or mariadb")
+    for w in loads:
+        if w not in ("point", "tpcc"):
+            die(f"--workload: unknown workload {w!r}; want point or tpcc")
+    if a.rounds < 1 or a.skip < 1 or a.secs < 1:
+        die("--rounds, --skip and --secs must be at least 1")
+    if shutil.which("sysbench") is None:
+        die("sysbench not found (apt-get install sysbench)")
+    if "tpcc" in loads and not os.path.exists(os.path.join(a.lua_dir, "tpcc.lua")):
+        die(f"--lua-dir: no tpcc.lua in {a.lua_dir}")
+    if not os.access(a.benchlab, os.X_OK):
+        die(f"--benchlab: {a.benchlab} is not an executable (make build)")
+    DEADLINE[0] = time.monotonic() + a.max_minutes * 60
+
+    work = tempfile.mkdtemp(prefix="benchlab-cvs.")
+    servers = []
+
+    def on_signal(sig, _):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_signal)
+    started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    load0 = os.getloadavg()
+    rows = []
+    try:
+        for di, d in enumerate(dbs):
+            srv = (Postgres if d == "postgres" else MariaDB)(work, 55432 + di)
+            servers.append(srv)
+            for w in loads:
+                rows += measure(a, srv, w, threads, work)
+            srv.stop()
+    except Failure as e:
+        print(f"client-vs-sysbench: {e}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        print("client-vs-sysbench: interrupted", file=sys.stderr)
+        sys.exit(130)
+    finally:
+        for s in servers:
+            try:
+                s.stop()
+            except Exception as e:  # keep cleaning up
+                print(f"client-vs-sysbench: stopping {s.name}: {e}", file=sys.stderr)
+        shutil.rmtree(work, ignore_errors=True)
+    print_table(a, rows, started, load0)
+
+
+def measure(a, srv, w, threads, work):
+    """Runs the alternating rounds of one workload on one server; returns
+    table rows."""
+    length = a.skip + a.secs + 2
+    spec = os.path.join(work, f"{w}.toml")
+    if w == "point":
+        body = (f'tests = ["point-query"]\ntable_size = {a.rows}\nread_time = "{length}s"\n'
+                'k_rand_type = "special"\n')
+        db = "sbtest"
+    else:
+        body = f'suite = "tpcc"\nwarehouses = 1\nwrite_time = "{length}s"\nprepared = {str(a.benchlab_prepared).lower()}\n'
+        db = "bltpcc"
+    with open(spec, "w") as f:
+        f.write(f'name = "client-vs-sysbench"\n[[target]]\nname = "t"\n{srv.benchlab_target(db)}\n[workload]\n'
+                f'{body}threads = [{", ".join(map(str, threads))}]\nwarmup = "0s"\npostwrite_wait = "0s"\n'
+                'report_interval = "1s"\n')
+    store = os.path.join(work, "b.db")
+    bl = [a.benchlab, "run", spec, "--store", store, "--yes"]
+    if w == "point":
+        sb = ["sysbench", "oltp_point_select"] + srv.sysbench_args("sbtest") + [
+            "--tables=1", f"--table-size={a.rows}", "--rand-type=uniform"]
+        sb_cwd, sb_count, bl_count = None, lambda: None, lambda: None
+        print(f"# {srv.name} point: loading sbtest1 ({a.rows} rows) with benchlab", file=sys.stderr)
+    else:
+        sb = ["sysbench", "./tpcc.lua"] + srv.sysbench_args("sbtest") + [
+            "--tables=1", "--scale=1", f"--trx_level={srv.trx_level}"]
+        sb_cwd = a.lua_dir
+        sb_count = lambda: int(srv.sql("sbtest", "SELECT sum(d_next_o_id) FROM district1"))
+        bl_count = lambda: int(srv.sql("bltpcc", "SELECT sum(d_next_o_id) FROM district"))
+        print(f"# {srv.name} tpcc: sysbench-tpcc prepare (1 warehouse)", file=sys.stderr)
+        run(sb + ["--threads=1", "prepare"], "sysbench-tpcc prepare", timeout=1800, cwd=sb_cwd)
+    if w == "point":
+        # A first, short benchlab run loads the table sysbench reads in round 1.
+        with open(spec) as f:
+            load_spec = f.read().replace(f'read_time = "{length}s"', 'read_time = "1s"').replace(
+                f"threads = [{', '.join(map(str, threads))}]", "threads = [1]")
+        with open(spec + ".load", "w") as f:
+            f.write(load_spec)
+        run([a.benchlab, "run", spec + ".load", "--store", store, "--yes"], "benchlab load", timeout=1800)
+    res = {"sysbench": {t: [] for t in threads}, "benchlab": {t: [] for t in threads}}
+    for r in range(a.rounds):
+        order = ["sysbench", "benchlab"] if r % 2 == 0 else ["benchlab", "sysbench"]
+        for tool in order:
+            print(f"# {srv.name} {w} round {r + 1}/{a.rounds}: {tool}", file=sys.stderr)
+            if tool == "sysbench":
+                for t in threads:
+                    got = watch(sb + [f"--threads={t}", f"--time={length}", "--report-interval=1", "run"], [t],
+                                a.skip, a.secs, length + 120, sb_count, cwd=sb_cwd)
+                    res[tool][t].append(got[t])
+            else:
+                got = watch(bl, threads, a.skip, a.secs, len(threads) * (length + 30) + 900, bl_count)
+                for t in threads:
+                    res[tool][t].append(got[t])
+    rows = []
+    for t in threads:
+        row = {"db": srv.name, "workload": w, "threads": t}
+        for tool in ("sysbench", "benchlab"):
+            qps, us = [], []
+            for lineqps, cpu, counted in res[tool][t]:
+                rate = lineqps if counted is None else counted / a.secs
+                ops = rate * a.secs
+                qps.append(rate)
+                us.append(cpu * 1e6 / ops if ops > 0 else float("nan"))
+            row[tool] = (qps, us)
+        rows.append(row)
+    return rows
+
+
+def med_spread(xs):
+    m = statistics.median(xs)
+    return m, (max(xs) - min(xs)) / m * 100 if m else float("nan")
+
+
+def print_table(a, rows, started, load0):
+    print(f"benchlab vs sysbench client cost: started {started}, load average at start "
+          f"{load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, at end " + " ".join(f"{x:.2f}" for x in os.getloadavg()) +
+          f", {os.cpu_count()} CPUs")
+    print(f"window: lines {a.skip + 1}-{a.skip + a.secs} of each thread count ({a.secs} s), median of {a.rounds} "
+          f"alternating rounds, spread = (max-min)/median; point: op = query, QPS from the tools' per-second lines; "
+          f"tpcc: op = New-Order, rate = New-Orders/s counted by the database, benchlab "
+          f"{'prepared' if a.benchlab_prepared else 'text protocol'}")
+    hdr = (f"{'database':<14} {'workload':<8} {'thr':>4} {'sysbench op/s':>14} {'±%':>5} {'benchlab op/s':>14} {'±%':>5} "
+           f"{'ratio':>6} {'sb us/op':>9} {'±%':>5} {'bl us/op':>9} {'±%':>5} {'cpu ratio':>9}")
+    print(hdr)
+    for r in rows:
+        (sq, ss), (bq, bs) = med_spread(r["sysbench"][0]), med_spread(r["benchlab"][0])
+        (sc, scs), (bc, bcs) = med_spread(r["sysbench"][1]), med_spread(r["benchlab"][1])
+        print(f"{r['db']:<14} {r['workload']:<8} {r['threads']:>4} {sq:>14.1f} {ss:>5.0f} {bq:>14.1f} {bs:>5.0f} "
+              f"{bq / sq if sq else float('nan'):>6.2f} {sc:>9.2f} {scs:>5.0f} {bc:>9.2f} {bcs:>5.0f} "
+              f"{bc / sc if sc else float('nan'):>9.2f}")
+
+
+if __name__ == "__main__":
+    main()
