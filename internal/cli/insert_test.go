@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"benchlab/internal/store"
 )
 
@@ -40,7 +42,40 @@ func TestInsertSuiteFromFlags(t *testing.T) {
 		}
 	}
 	code, _, stderr = run(t, Env{}, "run", "--engine", "sqlite", "--suite", "insert", "--clients", "0", "--store", filepath.Join(dir, "r.db"))
-	if code != 2 || !strings.Contains(stderr, "workload.clients") {
+	if code != 2 || !strings.Contains(stderr, "workload.insert.clients") {
 		t.Errorf("--clients 0: exit %d, %s", code, stderr)
+	}
+}
+
+// TestSuiteFlags checks the flags that suites declare (workload.Options.Flags):
+// they reach the chosen suite's options, bad values and another suite's
+// flags are usage errors naming the flag.
+func TestSuiteFlags(t *testing.T) {
+	f := newRunFlags(pflag.NewFlagSet("run", pflag.ContinueOnError))
+	if err := f.fs.Parse([]string{"--engine", "sqlite", "--suite", "insert", "--rates", "7,9", "--query-time", "3", "--pacing", "even"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.buildSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := s.TOML()
+	for _, want := range []string{"rates = [7, 9]", `query_time = "3s"`, `pacing = "even"`} {
+		if !strings.Contains(stored, want) {
+			t.Errorf("spec lacks %q:\n%s", want, stored)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--engine", "sqlite", "--warehouses", "2"}, "flag --warehouses: an option of the tpcc suite, but this run's suite is sysbench"},
+		{[]string{"--engine", "sqlite", "--suite", "insert", "--rates", "x"}, "rates"},
+		{[]string{"--engine", "sqlite", "--suite", "tpcc", "--warehouses", "0"}, "workload.tpcc.warehouses"},
+	} {
+		code, _, stderr := run(t, Env{}, append([]string{"run", "--store", filepath.Join(t.TempDir(), "r.db")}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
 	}
 }

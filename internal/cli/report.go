@@ -400,8 +400,9 @@ func runList(env Env) error {
 		}
 	}
 	fmt.Fprintln(w, "\nPresets:")
-	for _, p := range []string{"smoke", "credible", "cached", "io-bound"} {
-		fmt.Fprintf(w, "  %-10s %s\n", p, spec.Presets[p])
+	all := spec.AllPresets()
+	for _, p := range spec.PresetNames() {
+		fmt.Fprintf(w, "  %-10s %s\n", p, all[p])
 	}
 	fmt.Fprintf(w, "  %-10s %s\n", "(none)", "faithful defaults: METHOD.md durations (600 s reads, 900 s writes, 60 s scan warm-up)")
 	return nil

@@ -34,10 +34,9 @@ type runFlags struct {
 	store, workdir, reportOut, format, psMode, color  string
 	keepData, yes, dryRun                             bool
 	waitQuiet, cpuProfile                             string
-	// Suite and the Insert Benchmark's sizes.
-	suite, queryTime, rates string
-	clients                 int
-	rows, inserts           int64
+	suite                                             string
+	// opts are the flags of every suite's own options.
+	opts *suiteFlags
 }
 
 // newRunFlags registers the flags of `benchlab run` on fs.
@@ -51,11 +50,7 @@ func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	fs.StringArrayVar(&f.set, "set", nil, "engine setting key=value for the flag-built target (repeatable)")
 	fs.StringVar(&f.suite, "suite", "", "workload suite: "+strings.Join(workload.Names(), ", ")+" (default sysbench; `benchlab list` describes them)")
 	fs.StringVar(&f.tests, "tests", "", "comma-separated tests or families (default: the whole suite)")
-	fs.IntVar(&f.clients, "clients", 0, "insert suite: clients, one table each")
-	fs.Int64Var(&f.rows, "rows", 0, "insert suite: rows loaded by l.i0 over all clients")
-	fs.Int64Var(&f.inserts, "inserts", 0, "insert suite: inserts of l.i1 + l.i2 over all clients")
-	fs.StringVar(&f.queryTime, "query-time", "", "insert suite: duration of each qr/qp step when its rate is met")
-	fs.StringVar(&f.rates, "rates", "", "insert suite: comma-separated background insert rates per client, e.g. 100,500,1000")
+	f.opts = addSuiteFlags(fs)
 	fs.StringVar(&f.threads, "threads", "", "comma-separated thread counts, e.g. 1,2,4")
 	fs.StringVar(&f.time, "time", "", "duration of every test (sets read and write time); seconds or a duration like 30s")
 	fs.StringVar(&f.readTime, "read-time", "", "duration of read tests")
@@ -162,24 +157,8 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 	if set["tests"] {
 		w.Tests = splitList(f.tests)
 	}
-	if set["clients"] {
-		w.Clients = f.clients
-	}
-	if set["rows"] {
-		w.Rows = f.rows
-	}
-	if set["inserts"] {
-		w.Inserts = f.inserts
-	}
-	if set["rates"] {
-		w.Rates = nil
-		for _, r := range splitList(f.rates) {
-			n, err := strconv.Atoi(r)
-			if err != nil {
-				return s, usagef("flag --rates: %q is not allowed; want integers like 100,500,1000", r)
-			}
-			w.Rates = append(w.Rates, n)
-		}
+	if err := f.opts.apply(&s); err != nil {
+		return s, err
 	}
 	if set["threads"] {
 		w.Threads = nil
@@ -204,7 +183,6 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 		{"write-time", f.writeTime, []*spec.Duration{&w.WriteTime}},
 		{"warmup", f.warmup, []*spec.Duration{&w.Warmup}},
 		{"report-interval", f.reportInterval, []*spec.Duration{&w.ReportInterval}},
-		{"query-time", f.queryTime, []*spec.Duration{&w.QueryTime}},
 	} {
 		if !set[d.name] {
 			continue

@@ -178,12 +178,13 @@ func TestHTMLInBrowser(t *testing.T) {
 func TestInsertHTMLInBrowser(t *testing.T) {
 	d, err := runRealExperiment(`[workload]
 suite = "insert"
+tests = ["qp100"]
+report_interval = "0s"
+[workload.insert]
 rows = 4000
 inserts = 500
 query_time = "2s"
 rates = [100]
-tests = ["qp100"]
-report_interval = "0s"
 `)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"regexp"
@@ -65,7 +66,9 @@ func (t Target) EngineTarget() engine.Target {
 		Version: t.Version, DSN: t.DSN, ConfigFile: t.Config, CPUs: t.CPUs}
 }
 
-// Workload says what runs against every target.
+// Workload says what runs against every target: the fields every suite
+// shares. A suite's own options live in its table, [workload.<suite>]
+// (workload.Configurable); Options returns them.
 type Workload struct {
 	Suite     string   `toml:"suite"`
 	Tests     []string `toml:"tests"`
@@ -83,61 +86,17 @@ type Workload struct {
 	PostwriteWait AutoDuration `toml:"postwrite_wait"`
 	// Prepared uses server-side prepared statements (default true); false is
 	// sysbench's --db-ps-mode=disable.
-	Prepared bool `toml:"prepared"`
-	// KRandType is the distribution of k in the sysbench load: "uniform"
-	// (sysbench 1.1, as the articles ran it) or "special" (sysbench 1.0.20's
-	// default prepare, for comparisons with Debian's sysbench).
-	KRandType      string   `toml:"k_rand_type"`
+	Prepared       bool     `toml:"prepared"`
 	Repeats        int      `toml:"repeats"`
 	ReportInterval Duration `toml:"report_interval"`
-	// NumKeys, KeySize, ValueSize, CompressionRatio, MBWritePerSec and
-	// DrainTime are the kv suite's (db_bench's --num, --key_size,
-	// --value_size, --compression_ratio, MB_WRITE_PER_SEC, the revrange
-	// drain); num_keys 0 means table_size, drain_time 0 means read_time
-	// capped at 300 s.
-	NumKeys          int64    `toml:"num_keys"`
-	KeySize          int      `toml:"key_size"`
-	ValueSize        int      `toml:"value_size"`
-	CompressionRatio float64  `toml:"compression_ratio"`
-	MBWritePerSec    float64  `toml:"mb_write_per_sec"`
-	DrainTime        Duration `toml:"drain_time"`
-	// Clients, Rows, Inserts, QueryTime, Rates and Pacing are the insert
-	// suite's (METHOD.md 1.8): clients (one table each), rows loaded by l.i0,
-	// inserts done by l.i1 + l.i2 (split 4:1), the duration of each qr/qp step
-	// when its rate is met, the background insert rates per client, and how
-	// those inserts are paced: "iibench" (the original client's per-second
-	// windows, which never make up time lost to a stall), "even" or
-	// "bursty" (fixed schedules that catch up after a stall).
-	Clients   int      `toml:"clients"`
-	Rows      int64    `toml:"rows"`
-	Inserts   int64    `toml:"inserts"`
-	QueryTime Duration `toml:"query_time"`
-	Rates     []int    `toml:"rates"`
-	Pacing    string   `toml:"pacing"`
-	// Bursty is the older spelling of pacing = "bursty", read from specs
-	// stored before pacing existed.
-	Bursty bool `toml:"bursty,omitempty"`
-	// Warehouses is the tpcc suite's scale.
-	Warehouses int `toml:"warehouses"`
-	// Custom is the custom suite's schema, load and tests ([workload.custom]).
-	Custom workload.Custom `toml:"custom,omitempty"`
+	// options are every configurable suite's options by suite name, at
+	// defaults, preset and the file's values, so that --suite can switch
+	// suites after the file is read.
+	options map[string]workload.Options
 }
 
 // Duration is a time.Duration written as "30s", "5m" or "500ms".
-type Duration struct{ time.Duration }
-
-// UnmarshalText parses a Go duration string.
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		return fmt.Errorf("%q is not a duration; want a number with a unit, like \"30s\" or \"500ms\"", b)
-	}
-	d.Duration = v
-	return nil
-}
-
-// MarshalText writes the duration back in Go's notation.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+type Duration = workload.Duration
 
 // AutoDuration is a Duration or the word "auto".
 type AutoDuration struct {
@@ -187,57 +146,118 @@ func IsInvalid(err error) bool {
 
 // Default returns the faithful defaults: the durations and waits of METHOD.md
 // 2.3-2.5 (600 s reads, 900 s writes, 5 s warm-up, 60 s scan warm-up, the
-// postwrite formula) on one table of a million rows at one thread.
+// postwrite formula) on one table of a million rows at one thread, and every
+// suite's own defaults.
 func Default() Spec {
 	return Spec{
 		Name: "experiment",
 		Workload: Workload{
 			Suite: "sysbench", Tables: 1, TableSize: 1_000_000, Threads: []int{1},
-			ReadTime: Duration{600 * time.Second}, WriteTime: Duration{900 * time.Second},
-			Warmup: Duration{5 * time.Second}, WarmTime: Duration{60 * time.Second},
-			PostwriteWait: AutoDuration{Auto: true}, Repeats: 1, ReportInterval: Duration{time.Second},
-			Prepared: true, KRandType: "uniform",
-			KeySize: 20, ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 2,
-			Clients: 1, Rows: 1_000_000, Inserts: 500_000, QueryTime: Duration{60 * time.Second},
-			Rates: []int{100, 500, 1000}, Pacing: "iibench", Warehouses: 1,
+			ReadTime: Duration{Duration: 600 * time.Second}, WriteTime: Duration{Duration: 900 * time.Second},
+			Warmup: Duration{Duration: 5 * time.Second}, WarmTime: Duration{Duration: 60 * time.Second},
+			PostwriteWait: AutoDuration{Auto: true}, Repeats: 1, ReportInterval: Duration{Duration: time.Second},
+			Prepared: true, options: defaultOptions(),
 		},
 	}
 }
 
-// Presets are named sizes between a quick look and the faithful defaults.
+// defaultOptions returns every configurable suite's options at defaults.
+func defaultOptions() map[string]workload.Options {
+	out := map[string]workload.Options{}
+	for _, n := range workload.Names() {
+		if c, ok := lookupConfigurable(n); ok {
+			out[n] = c.NewOptions()
+		}
+	}
+	return out
+}
+
+func lookupConfigurable(name string) (workload.Configurable, bool) {
+	s, ok := workload.Lookup(name)
+	if !ok {
+		return nil, false
+	}
+	c, ok := s.(workload.Configurable)
+	return c, ok
+}
+
+// Options returns the options of the workload's suite (nil for a suite
+// without options). A Workload built without Default gets the suite's
+// defaults.
+func (w *Workload) Options() workload.Options {
+	if o, ok := w.options[w.Suite]; ok {
+		return o
+	}
+	c, ok := lookupConfigurable(w.Suite)
+	if !ok {
+		return nil
+	}
+	if w.options == nil {
+		w.options = map[string]workload.Options{}
+	}
+	o := c.NewOptions()
+	w.options[w.Suite] = o
+	return o
+}
+
+// Presets are the shared named sizes between a quick look and the faithful
+// defaults; suites add their own (workload.Presetter, see AllPresets).
 var Presets = map[string]string{
 	"smoke":    "a quick check that everything runs: 10k rows, 1 s tests; not for conclusions",
 	"credible": "a run worth reading: 1M rows, 60 s tests, 10 s warm-ups, 30 s postwrite wait",
-	"cached": "Insert Benchmark sized as the published cached runs: 30M rows loaded, 40M + 10M inserts, " +
-		"1800 s query steps (hours; the database must fit in memory)",
-	"io-bound": "Insert Benchmark sized as the published IO-bound runs: 800M rows loaded, 4M + 1M inserts, " +
-		"1800 s query steps (needs a server memory limit well below the database size)",
 }
 
-// ApplyPreset overwrites s's workload sizes with the named preset.
+// AllPresets returns the shared presets and every suite's own, by name.
+func AllPresets() map[string]string {
+	out := maps.Clone(Presets)
+	for _, n := range workload.Names() {
+		s, _ := workload.Lookup(n)
+		if p, ok := s.(workload.Presetter); ok {
+			maps.Copy(out, p.Presets())
+		}
+	}
+	return out
+}
+
+// PresetNames lists the presets: the shared ones, smallest first, then the
+// suites' own by name.
+func PresetNames() []string {
+	names := []string{"smoke", "credible"}
+	for _, n := range slices.Sorted(maps.Keys(AllPresets())) {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// ApplyPreset overwrites s's workload sizes, shared and every suite's, with
+// the named preset.
 func ApplyPreset(s *Spec, name string) error {
 	w := &s.Workload
 	switch name {
 	case "":
 	case "smoke":
 		w.TableSize = 10_000
-		w.ReadTime, w.WriteTime = Duration{time.Second}, Duration{time.Second}
-		w.Warmup, w.WarmTime = Duration{300 * time.Millisecond}, Duration{time.Second}
+		w.ReadTime, w.WriteTime = Duration{Duration: time.Second}, Duration{Duration: time.Second}
+		w.Warmup, w.WarmTime = Duration{Duration: 300 * time.Millisecond}, Duration{Duration: time.Second}
 		w.PostwriteWait = AutoDuration{}
-		w.Rows, w.Inserts, w.QueryTime = 20_000, 5_000, Duration{2 * time.Second}
 	case "credible":
 		w.TableSize = 1_000_000
-		w.ReadTime, w.WriteTime = Duration{60 * time.Second}, Duration{60 * time.Second}
-		w.Warmup, w.WarmTime = Duration{10 * time.Second}, Duration{10 * time.Second}
-		w.PostwriteWait = AutoDuration{Duration: Duration{30 * time.Second}}
-	case "cached":
-		w.Rows, w.Inserts, w.QueryTime = 30_000_000, 50_000_000, Duration{1800 * time.Second}
-		w.PostwriteWait = AutoDuration{Auto: true}
-	case "io-bound":
-		w.Rows, w.Inserts, w.QueryTime = 800_000_000, 5_000_000, Duration{1800 * time.Second}
-		w.PostwriteWait = AutoDuration{Auto: true}
+		w.ReadTime, w.WriteTime = Duration{Duration: 60 * time.Second}, Duration{Duration: 60 * time.Second}
+		w.Warmup, w.WarmTime = Duration{Duration: 10 * time.Second}, Duration{Duration: 10 * time.Second}
+		w.PostwriteWait = AutoDuration{Duration: Duration{Duration: 30 * time.Second}}
 	default:
-		return errf("preset", "unknown preset %q; want smoke, credible, cached or io-bound (or none for the faithful defaults)", name)
+		if _, ok := AllPresets()[name]; !ok {
+			return errf("preset", "unknown preset %q; want %s (or none for the faithful defaults)", name,
+				strings.Join(PresetNames(), ", "))
+		}
+	}
+	if name != "" {
+		w.Options() // the suite's options exist even when built without Default
+		for _, o := range w.options {
+			o.Preset(name)
+		}
 	}
 	s.Preset = name
 	return nil
@@ -268,12 +288,18 @@ func Parse(src []byte, file, preset string) (Spec, error) {
 	if err != nil {
 		return Spec{}, tomlError(file, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
+	var unknown []string
+	for _, k := range md.Undecoded() {
+		if len(k) == 0 || k[0] != "workload" {
+			unknown = append(unknown, k.String())
 		}
-		return Spec{}, errf(file, "unknown field %s; see `benchlab run --help` or README.md for the spec fields", strings.Join(keys, ", "))
+	}
+	more, err := decodeOptions(src, file, &s.Workload)
+	if err != nil {
+		return Spec{}, err
+	}
+	if unknown = append(unknown, more...); len(unknown) > 0 {
+		return Spec{}, errf(file, "unknown field %s; see `benchlab run --help` or README.md for the spec fields", strings.Join(unknown, ", "))
 	}
 	s.Preset = preset
 	return s, nil
@@ -444,13 +470,10 @@ func (s *Spec) Validate() error {
 	if w.Repeats < 1 || w.Repeats > 1000 {
 		return errf("workload.repeats", "%d is not allowed; want 1 to 1000", w.Repeats)
 	}
-	if w.Bursty && w.Pacing != "iibench" && w.Pacing != "bursty" {
-		return errf("workload.bursty", "true conflicts with pacing = %q; bursty = true is the older spelling of pacing = \"bursty\", drop one", w.Pacing)
-	}
 	if err := suite.Check(s.Params()); err != nil {
-		field, msg, ok := strings.Cut(err.Error(), ": ")
-		if ok && strings.HasPrefix(field, "workload.") {
-			return errf(field, "%s", msg)
+		var fe *workload.FieldError
+		if errors.As(err, &fe) {
+			return errf("workload."+fe.Field, "%s", fe.Msg)
 		}
 		return errf("workload", "%v", err)
 	}
@@ -468,19 +491,12 @@ func (s Spec) Params() workload.Params {
 	if w.PostwriteWait.Auto {
 		wait = -1
 	}
-	pacing := w.Pacing
-	if w.Bursty {
-		pacing = "bursty"
-	}
 	return workload.Params{
 		Tests: w.Tests, Tables: w.Tables, TableSize: w.TableSize,
 		ReadTime: w.ReadTime.Duration, WriteTime: w.WriteTime.Duration,
 		Warmup: w.Warmup.Duration, WarmTime: w.WarmTime.Duration, PostwriteWait: wait,
-		Threads: slices.Clone(w.Threads), Seed: s.Seed, Unprepared: !w.Prepared, KRandType: w.KRandType,
-		NumKeys: w.NumKeys, KeySize: w.KeySize, ValueSize: w.ValueSize, CompressionRatio: w.CompressionRatio,
-		MBWritePerSec: w.MBWritePerSec, DrainTime: w.DrainTime.Duration,
-		Clients: w.Clients, Rows: w.Rows, Inserts: w.Inserts, QueryTime: w.QueryTime.Duration,
-		Rates: slices.Clone(w.Rates), Pacing: pacing, Custom: w.Custom, Warehouses: w.Warehouses,
+		Threads: slices.Clone(w.Threads), Seed: s.Seed, Unprepared: !w.Prepared,
+		Options: w.Options(),
 	}
 }
 
@@ -504,11 +520,20 @@ func (s Spec) Expand() []Cell {
 	return cells
 }
 
-// TOML renders the completed spec, as stored with every experiment.
+// TOML renders the completed spec, as stored with every experiment: the
+// shared fields, then the suite's options as [workload.<suite>].
 func (s Spec) TOML() string {
 	var b bytes.Buffer
 	if err := toml.NewEncoder(&b).Encode(s); err != nil {
 		return fmt.Sprintf("# cannot encode spec: %v\n", err)
+	}
+	if o := s.Workload.Options(); o != nil {
+		t, err := encodeOptions(s.Workload.Suite, o)
+		if err != nil {
+			return fmt.Sprintf("# cannot encode the %s suite's options: %v\n", s.Workload.Suite, err)
+		}
+		b.WriteString("\n")
+		b.WriteString(t)
 	}
 	return b.String()
 }

@@ -122,39 +122,3 @@ func TestSettingsMustBeATable(t *testing.T) {
 		t.Errorf("a table of settings: %v %v", err, s.Targets)
 	}
 }
-
-// TestPacing defaults the insert suite to the original client's limiter,
-// takes the catch-up pacings by name, reads the older bursty = true, and
-// rejects an unknown pacing naming the field.
-func TestPacing(t *testing.T) {
-	insert := strings.Replace(two, "repeats = 3", "repeats = 1\nsuite = \"insert\"\nrows = 1000\ninserts = 1000", 1)
-	for _, c := range []struct {
-		extra, want, field string
-	}{
-		{"", "iibench", ""},
-		{"pacing = \"even\"\n", "even", ""},
-		{"bursty = true\n", "bursty", ""},
-		{"pacing = \"even\"\nbursty = true\n", "", "workload.bursty"},
-		{"pacing = \"sometimes\"\n", "", "workload.pacing"},
-	} {
-		s, err := Parse([]byte(insert+c.extra), "x", "")
-		if err == nil {
-			err = s.Validate()
-		}
-		if c.field != "" {
-			if err == nil || !strings.Contains(err.Error(), c.field) || !IsInvalid(err) {
-				t.Errorf("%q: err %v, want one naming %s", c.extra, err, c.field)
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatalf("%q: %v", c.extra, err)
-		}
-		if got := s.Params().Pacing; got != c.want {
-			t.Errorf("%q: pacing %q, want %q", c.extra, got, c.want)
-		}
-		if c.extra == "" && !strings.Contains(s.TOML(), `pacing = "iibench"`) {
-			t.Errorf("stored spec does not state the pacing:\n%s", s.TOML())
-		}
-	}
-}

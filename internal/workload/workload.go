@@ -15,7 +15,8 @@ import (
 	"benchlab/internal/engine"
 )
 
-// Params are the experiment settings a suite plans its steps from.
+// Params are the experiment settings a suite plans its steps from: the
+// fields every suite shares, and the suite's own Options.
 type Params struct {
 	// Tests selects tests by name or family; empty means the whole suite.
 	Tests     []string
@@ -39,103 +40,9 @@ type Params struct {
 	// Unprepared sends statements as text instead of preparing them
 	// (sysbench's --db-ps-mode=disable).
 	Unprepared bool
-	// KRandType is the distribution the sysbench load draws k from:
-	// "uniform" (sysbench 1.1, which the articles run; METHOD.md 2.2) or
-	// "special" (the default of Debian's sysbench 1.0.20, for comparisons
-	// with it). Empty means uniform.
-	KRandType string
-	// NumKeys is the key count of the kv suite (db_bench --num); 0 means
-	// TableSize. KeySize and ValueSize are bytes per key and value, and
-	// CompressionRatio is how compressible generated values are (db_bench
-	// --key_size, --value_size, --compression_ratio; METHOD.md 4.2).
-	NumKeys            int64
-	KeySize, ValueSize int
-	CompressionRatio   float64
-	// MBWritePerSec limits the writer of the kv suite's *whilewriting steps
-	// (MB_WRITE_PER_SEC, METHOD.md 4.1 step 6).
-	MBWritePerSec float64
-	// DrainTime is the kv suite's revrange step, run to let the compaction
-	// debt of the load drain; 0 means ReadTime capped at 300 s.
-	DrainTime time.Duration
-	// Clients is the Insert Benchmark's client count: each client has its
-	// own table and its own inserter, deleter and query connections.
-	Clients int
-	// Rows is the Insert Benchmark's l.i0 row count over all clients;
-	// Inserts the l.i1 + l.i2 inserts over all clients, split 4:1
-	// (METHOD.md 1.8).
-	Rows, Inserts int64
-	// QueryTime is how long each qr/qp step lasts when its background insert
-	// rate is met; Rates are those rates, in inserts per second per client.
-	QueryTime time.Duration
-	Rates     []int
-	// Pacing is how the Insert Benchmark paces background inserts:
-	// "iibench" (the original client's limiter, which never makes up time
-	// lost to a stall; the default when empty), "even" or "bursty" (fixed
-	// schedules that a stalled inserter catches up back to back).
-	Pacing string
-	// Custom is the custom suite's own schema, load and tests.
-	Custom Custom
-	// Warehouses is the TPC-C scale: 10 districts, 30,000 customers and
-	// 100,000 stock rows each.
-	Warehouses int
-}
-
-// Custom defines a workload of the user's own SQL (spec section
-// [workload.custom]): statements that set the schema up, an optional load of
-// generated rows, and measured tests. Statements use '?' placeholders,
-// rewritten for each engine; each placeholder takes its value from the
-// argument at the same position (uniform(lo, hi), zipf(n), seq(start),
-// string(n), worker, an integer, or a 'quoted' string).
-type Custom struct {
-	// Setup runs once on every fresh database, in order, before the load.
-	Setup []string `toml:"setup,omitempty"`
-	// SetupFor replaces Setup for the engines of one dialect ("sqlite",
-	// "postgres", "mysql"), whose DDL often differs.
-	SetupFor map[string][]string `toml:"setup_for,omitempty"`
-	// Tables are the tables the postwrite cleanup maintains (vacuum,
-	// analyze, flush) after write tests.
-	Tables []string `toml:"tables,omitempty"`
-	// Load inserts generated rows after the setup; none when Rows is 0.
-	Load CustomLoad `toml:"load,omitempty"`
-	// Tests are the measured tests, run in order.
-	Tests []CustomTest `toml:"test,omitempty"`
-}
-
-// CustomLoad is the custom suite's load: Rows executions of SQL with
-// generated Args, Batch rows per transaction.
-type CustomLoad struct {
-	SQL   string   `toml:"sql,omitempty"`
-	Rows  int64    `toml:"rows,omitempty"`
-	Args  []string `toml:"args,omitempty"`
-	Batch int      `toml:"batch,omitempty"`
-}
-
-// CustomTest is one measured custom test: one operation runs Statements in
-// order, inside one transaction when Transaction is set.
-type CustomTest struct {
-	Name       string   `toml:"name"`
-	Statements []string `toml:"statements"`
-	// StatementsFor replaces Statements for one dialect's engines; they
-	// take the same Args, so they must have as many placeholders.
-	StatementsFor map[string][]string `toml:"statements_for,omitempty"`
-	Args          []string            `toml:"args,omitempty"`
-	// Mix makes this test a mix of other tests instead of statements of its
-	// own: each operation runs one of the named tests, drawn with the given
-	// relative weights, on the worker's one connection.
-	Mix map[string]float64 `toml:"mix,omitempty"`
-	// Transaction wraps each operation in BEGIN ... COMMIT (counted as
-	// statements, as sysbench counts them).
-	Transaction bool `toml:"transaction,omitempty"`
-	// Write marks a test that changes data: it runs for write_time and is
-	// followed by the postwrite cleanup before the next read test.
-	Write bool `toml:"write,omitempty"`
-	// Long marks statements that may run for long (scans): they stop
-	// promptly at the end of the step, at some cost per call.
-	Long bool `toml:"long,omitempty"`
-	// Threads replaces the experiment's thread counts for this test, and
-	// Time its duration (read_time or write_time); empty: those.
-	Threads []int  `toml:"threads,omitempty"`
-	Time    string `toml:"time,omitempty"`
+	// Options are the suite's own options (Configurable), of the suite's
+	// type; nil for suites without options.
+	Options Options
 }
 
 // PostwriteTarget is the cleanup's target duration of METHOD.md 1.9 and 2.5:

@@ -32,8 +32,8 @@ func TestDebianDBBench(t *testing.T) {
 		t.Fatalf("version %q", info.Version)
 	}
 	sr := db.(engine.StepRunner)
-	p := workload.Params{NumKeys: 5000, KeySize: 20, ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 1,
-		ReadTime: time.Second, WriteTime: time.Second, DrainTime: time.Second}
+	p := workload.Params{ReadTime: time.Second, WriteTime: time.Second, Options: &kv.Options{NumKeys: 5000, KeySize: 20,
+		ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 1, DrainTime: workload.Duration{Duration: time.Second}}}
 	for _, name := range []string{"fillseq", "readrandom", "fwdrange", "multireadrandom", "overwritesome",
 		"waitforcompaction", "readwhilewriting", "overwriteandwait"} {
 		s, ok := kv.BenchStepOf(name, p, 2)
@@ -80,7 +80,7 @@ func TestBadBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := kv.BenchStepOf("readrandom", workload.Params{NumKeys: 1000, KeySize: 20, ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 1}, 1)
+	s, _ := kv.BenchStepOf("readrandom", workload.Params{Options: &kv.Options{NumKeys: 1000, KeySize: 20, ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 1}}, 1)
 	_, err = db.(engine.StepRunner).RunStep(ctx, s)
 	if err == nil || !strings.Contains(err.Error(), "Invalid argument: boom") || !strings.Contains(err.Error(), "exit status 1") {
 		t.Fatalf("got %v, want the exit status and the last lines of output", err)

@@ -14,12 +14,13 @@ name = "only"
 engine = %[1]q
 [workload]
 suite = "tpcc"
-warehouses = 1
 threads = [2]
 write_time = "3s"
 warmup = "500ms"
 postwrite_wait = "0s"
 report_interval = "0s"
+[workload.tpcc]
+warehouses = 1
 `
 
 // TPCC runs TPC-C at one warehouse with two terminals on a managed server

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"benchlab/internal/workload"
 	"benchlab/internal/workload/sysbench"
 )
 
@@ -135,13 +136,13 @@ func (a *arg) draw(r *sysbench.Rand, id int, buf []byte) (any, []byte) {
 // field in errors.
 func parseArgs(field string, specs []string, placeholders int) ([]*arg, error) {
 	if len(specs) != placeholders {
-		return nil, fmt.Errorf("%s: %d arguments for %d '?' placeholders; want one argument per placeholder", field, len(specs), placeholders)
+		return nil, workload.Bad(field, nil, "%d arguments for %d '?' placeholders; want one argument per placeholder", len(specs), placeholders)
 	}
 	out := make([]*arg, len(specs))
 	for i, s := range specs {
 		a, err := parseArg(s)
 		if err != nil {
-			return nil, fmt.Errorf("%s[%d]: %w", field, i, err)
+			return nil, workload.Bad(fmt.Sprintf("%s[%d]", field, i), nil, "%v", err)
 		}
 		out[i] = a
 	}

@@ -69,7 +69,7 @@ func TestParseArg(t *testing.T) {
 // accounts is a small custom workload: a load of n rows, a point read, a
 // transactional transfer and an insert, then a read again.
 func accounts(n int64) workload.Params {
-	return workload.Params{Seed: 3, Threads: []int{1}, PostwriteWait: 0, Custom: workload.Custom{
+	return workload.Params{Seed: 3, Threads: []int{1}, PostwriteWait: 0, Options: &Options{
 		Setup: []string{
 			"DROP TABLE IF EXISTS accounts",
 			"CREATE TABLE accounts (id BIGINT PRIMARY KEY, owner VARCHAR(32) NOT NULL, balance BIGINT NOT NULL)",
@@ -77,9 +77,9 @@ func accounts(n int64) workload.Params {
 		// Another dialect's setup, which SQLite must not run.
 		SetupFor: map[string][]string{"postgres": {"THIS IS NOT SQL"}},
 		Tables:   []string{"accounts"},
-		Load: workload.CustomLoad{SQL: "INSERT INTO accounts (id, owner, balance) VALUES (?, ?, ?)", Rows: n,
+		Load: Load{SQL: "INSERT INTO accounts (id, owner, balance) VALUES (?, ?, ?)", Rows: n,
 			Args: []string{"seq(1)", "string(8)", "100"}, Batch: 300},
-		Tests: []workload.CustomTest{
+		Tests: []Test{
 			{Name: "balance", Statements: []string{"SELECT balance FROM accounts WHERE id = ?"}, Args: []string{"uniform(1, " + itoa(n) + ")"}},
 			{Name: "transfer", Transaction: true, Write: true, Statements: []string{
 				"UPDATE accounts SET balance = balance - 1 WHERE id = ?",
@@ -114,7 +114,7 @@ func TestPlanShape(t *testing.T) {
 	}
 	p := accounts(1000)
 	p.ReadTime, p.WriteTime = time.Minute, 2*time.Minute
-	p.Custom.Tests[0].Threads, p.Custom.Tests[0].Time = []int{4, 8}, "5s"
+	opts(p).Tests[0].Threads, opts(p).Tests[0].Time = []int{4, 8}, "5s"
 	steps, err = Suite{}.Plan(p)
 	if err != nil {
 		t.Fatal(err)
@@ -140,24 +140,24 @@ func TestCheckNamesTheField(t *testing.T) {
 		edit  func(p *workload.Params)
 		field string
 	}{
-		{func(p *workload.Params) { p.Custom.Tests = nil }, "workload.custom.test:"},
-		{func(p *workload.Params) { p.Custom.Tests[0].Args = nil }, "workload.custom.test[0].args:"},
-		{func(p *workload.Params) { p.Custom.Tests[1].Args[1] = "pick(1)" }, "workload.custom.test[1].args[1]:"},
-		{func(p *workload.Params) { p.Custom.Tests[2].Name = "balance" }, "workload.custom.test[2].name:"},
-		{func(p *workload.Params) { p.Custom.Tests[2].Name = "a b" }, "workload.custom.test[2].name:"},
-		{func(p *workload.Params) { p.Custom.Tests[3].Statements = []string{" "} }, "workload.custom.test[3].statements[0]:"},
-		{func(p *workload.Params) { p.Custom.Load.SQL = "" }, "workload.custom.load.sql:"},
-		{func(p *workload.Params) { p.Custom.Load.Args = p.Custom.Load.Args[:2] }, "workload.custom.load.args:"},
-		{func(p *workload.Params) { p.Custom.Load.Batch = -1 }, "workload.custom.load.batch:"},
-		{func(p *workload.Params) { p.Custom.Setup = []string{""} }, "workload.custom.setup[0]:"},
-		{func(p *workload.Params) { p.Custom.Tables = []string{"a;b"} }, "workload.custom.tables[0]:"},
+		{func(p *workload.Params) { opts(*p).Tests = nil }, "workload.custom.test:"},
+		{func(p *workload.Params) { opts(*p).Tests[0].Args = nil }, "workload.custom.test[0].args:"},
+		{func(p *workload.Params) { opts(*p).Tests[1].Args[1] = "pick(1)" }, "workload.custom.test[1].args[1]:"},
+		{func(p *workload.Params) { opts(*p).Tests[2].Name = "balance" }, "workload.custom.test[2].name:"},
+		{func(p *workload.Params) { opts(*p).Tests[2].Name = "a b" }, "workload.custom.test[2].name:"},
+		{func(p *workload.Params) { opts(*p).Tests[3].Statements = []string{" "} }, "workload.custom.test[3].statements[0]:"},
+		{func(p *workload.Params) { opts(*p).Load.SQL = "" }, "workload.custom.load.sql:"},
+		{func(p *workload.Params) { opts(*p).Load.Args = opts(*p).Load.Args[:2] }, "workload.custom.load.args:"},
+		{func(p *workload.Params) { opts(*p).Load.Batch = -1 }, "workload.custom.load.batch:"},
+		{func(p *workload.Params) { opts(*p).Setup = []string{""} }, "workload.custom.setup[0]:"},
+		{func(p *workload.Params) { opts(*p).Tables = []string{"a;b"} }, "workload.custom.tables[0]:"},
 		{func(p *workload.Params) { p.Tests = []string{"nope"} }, "workload.tests:"},
-		{func(p *workload.Params) { p.Custom.Tests[1].Threads = []int{0} }, "workload.custom.test[1].threads:"},
-		{func(p *workload.Params) { p.Custom.Tests[1].Time = "soon" }, "workload.custom.test[1].time:"},
-		{func(p *workload.Params) { p.Custom.SetupFor = map[string][]string{"oracle": {"x"}} }, "workload.custom.setup_for:"},
-		{func(p *workload.Params) { p.Custom.SetupFor = map[string][]string{"mysql": {}} }, "workload.custom.setup_for.mysql:"},
+		{func(p *workload.Params) { opts(*p).Tests[1].Threads = []int{0} }, "workload.custom.test[1].threads:"},
+		{func(p *workload.Params) { opts(*p).Tests[1].Time = "soon" }, "workload.custom.test[1].time:"},
+		{func(p *workload.Params) { opts(*p).SetupFor = map[string][]string{"oracle": {"x"}} }, "workload.custom.setup_for:"},
+		{func(p *workload.Params) { opts(*p).SetupFor = map[string][]string{"mysql": {}} }, "workload.custom.setup_for.mysql:"},
 		{func(p *workload.Params) {
-			p.Custom.Tests[0].StatementsFor = map[string][]string{"postgres": {"SELECT 1"}}
+			opts(*p).Tests[0].StatementsFor = map[string][]string{"postgres": {"SELECT 1"}}
 		}, "workload.custom.test[0].statements_for.postgres:"},
 	} {
 		p := accounts(100)
@@ -263,7 +263,7 @@ func TestMix(t *testing.T) {
 	ctx := context.Background()
 	db := enginetest.Open(t, engine.Target{Name: "t", Engine: "sqlite"})
 	p := accounts(1000)
-	p.Custom.Tests = append(p.Custom.Tests, workload.CustomTest{Name: "oltp", Mix: map[string]float64{"balance": 3, "open": 1}})
+	opts(p).Tests = append(opts(p).Tests, Test{Name: "oltp", Mix: map[string]float64{"balance": 3, "open": 1}})
 	p.Tests = []string{"oltp"}
 	steps, err := Suite{}.Plan(p)
 	if err != nil {
@@ -302,23 +302,23 @@ func TestMix(t *testing.T) {
 
 func TestMixErrors(t *testing.T) {
 	for _, c := range []struct {
-		mix  workload.CustomTest
+		mix  Test
 		want string
 	}{
-		{workload.CustomTest{Name: "m", Mix: map[string]float64{"nope": 1}}, `no test named "nope"`},
-		{workload.CustomTest{Name: "m", Mix: map[string]float64{"balance": 0}}, "want a number > 0"},
-		{workload.CustomTest{Name: "m", Mix: map[string]float64{"balance": 1}, Statements: []string{"SELECT 1"}}, "takes no statements"},
+		{Test{Name: "m", Mix: map[string]float64{"nope": 1}}, `no test named "nope"`},
+		{Test{Name: "m", Mix: map[string]float64{"balance": 0}}, "want a number > 0"},
+		{Test{Name: "m", Mix: map[string]float64{"balance": 1}, Statements: []string{"SELECT 1"}}, "takes no statements"},
 	} {
 		p := accounts(100)
-		p.Custom.Tests = append(p.Custom.Tests, c.mix)
+		opts(p).Tests = append(opts(p).Tests, c.mix)
 		err := Suite{}.Check(p)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "workload.custom.test[4].mix") {
 			t.Errorf("%+v: error %v, want workload.custom.test[4].mix ... %s", c.mix, err, c.want)
 		}
 	}
 	p := accounts(100)
-	p.Custom.Tests = append(p.Custom.Tests, workload.CustomTest{Name: "m", Mix: map[string]float64{"balance": 1}},
-		workload.CustomTest{Name: "mm", Mix: map[string]float64{"m": 1}})
+	opts(p).Tests = append(opts(p).Tests, Test{Name: "m", Mix: map[string]float64{"balance": 1}},
+		Test{Name: "mm", Mix: map[string]float64{"m": 1}})
 	if err := (Suite{}).Check(p); err == nil || !strings.Contains(err.Error(), "is a mix itself") {
 		t.Errorf("nested mix: %v", err)
 	}

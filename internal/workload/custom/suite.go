@@ -45,7 +45,7 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9._=+-]+$`)
 
 // test is a checked CustomTest with its parsed arguments.
 type test struct {
-	workload.CustomTest
+	Test
 	args []*arg
 	// mix and weights are a mix test's tests, in name order, and their weights.
 	mix     []*test
@@ -73,12 +73,12 @@ var dialects = []string{engine.SQLite.Name, engine.Postgres.Name, engine.MySQL.N
 // their placeholders in all.
 func checkStatements(field string, stmts []string) (int, error) {
 	if len(stmts) == 0 {
-		return 0, fmt.Errorf("%s: empty; want the statements to run", field)
+		return 0, workload.Bad(field, nil, "empty; want the statements to run")
 	}
 	n := 0
 	for j, s := range stmts {
 		if strings.TrimSpace(s) == "" {
-			return 0, fmt.Errorf("%s[%d]: empty statement", field, j)
+			return 0, workload.Bad(fmt.Sprintf("%s[%d]", field, j), nil, "empty statement")
 		}
 		n += strings.Count(s, "?")
 	}
@@ -89,7 +89,7 @@ func checkStatements(field string, stmts []string) (int, error) {
 func checkDialects(field string, m map[string][]string) error {
 	for k := range m {
 		if !slices.Contains(dialects, k) {
-			return fmt.Errorf("%s: unknown dialect %q; want %s (mariadb uses mysql)", field, k, strings.Join(dialects, ", "))
+			return workload.Bad(field, nil, "unknown dialect %q; want %s (mariadb uses mysql)", k, strings.Join(dialects, ", "))
 		}
 	}
 	return nil
@@ -97,7 +97,7 @@ func checkDialects(field string, m map[string][]string) error {
 
 // plan is a checked custom definition.
 type plan struct {
-	c     workload.Custom
+	c     Options
 	load  []*arg
 	tests []*test
 	seqs  []*arg // every seq() argument, reset before each cell's load
@@ -105,12 +105,12 @@ type plan struct {
 
 // Describe says what a run did, for the report's header.
 func (Suite) Describe(p workload.Params) string {
-	names := make([]string, len(p.Custom.Tests))
-	for i, t := range p.Custom.Tests {
+	names := make([]string, len(opts(p).Tests))
+	for i, t := range opts(p).Tests {
 		names[i] = t.Name
 	}
 	return fmt.Sprintf("custom SQL (%s), %d setup statement(s), %d rows loaded, tests %s, threads %v, read %s, write %s, warm-up %s",
-		workload.TestsLabel(p), len(p.Custom.Setup), p.Custom.Load.Rows, strings.Join(names, ", "), p.Threads, p.ReadTime,
+		workload.TestsLabel(p), len(opts(p).Setup), opts(p).Load.Rows, strings.Join(names, ", "), p.Threads, p.ReadTime,
 		p.WriteTime, p.Warmup)
 }
 
@@ -121,74 +121,74 @@ func (Suite) Check(p workload.Params) error {
 }
 
 func check(p workload.Params) (*plan, error) {
-	c := p.Custom
+	c := *opts(p)
 	pl := &plan{c: c}
 	for i, s := range c.Setup {
 		if strings.TrimSpace(s) == "" {
-			return nil, fmt.Errorf("workload.custom.setup[%d]: empty statement", i)
+			return nil, workload.Bad(fmt.Sprintf("custom.setup[%d]", i), nil, "empty statement")
 		}
 	}
-	if err := checkDialects("workload.custom.setup_for", c.SetupFor); err != nil {
+	if err := checkDialects("custom.setup_for", c.SetupFor); err != nil {
 		return nil, err
 	}
 	for _, d := range dialects {
 		if stmts, ok := c.SetupFor[d]; ok {
-			if _, err := checkStatements("workload.custom.setup_for."+d, stmts); err != nil {
+			if _, err := checkStatements("custom.setup_for."+d, stmts); err != nil {
 				return nil, err
 			}
 		}
 	}
 	for i, t := range c.Tables {
 		if !nameRE.MatchString(t) {
-			return nil, fmt.Errorf("workload.custom.tables[%d]: %q is not a table name", i, t)
+			return nil, workload.Bad(fmt.Sprintf("custom.tables[%d]", i), nil, "%q is not a table name", t)
 		}
 	}
 	l := c.Load
 	switch {
 	case l.Rows < 0:
-		return nil, fmt.Errorf("workload.custom.load.rows: %d is not allowed; want >= 0", l.Rows)
+		return nil, workload.Bad("custom.load.rows", nil, "%d is not allowed; want >= 0", l.Rows)
 	case l.Batch < 0:
-		return nil, fmt.Errorf("workload.custom.load.batch: %d is not allowed; want >= 1 (default %d)", l.Batch, defaultBatch)
+		return nil, workload.Bad("custom.load.batch", nil, "%d is not allowed; want >= 1 (default %d)", l.Batch, defaultBatch)
 	case l.Rows > 0 && strings.TrimSpace(l.SQL) == "":
-		return nil, fmt.Errorf("workload.custom.load.sql: empty; want the statement that inserts one row, with '?' placeholders")
+		return nil, workload.Bad("custom.load.sql", nil, "empty; want the statement that inserts one row, with '?' placeholders")
 	case l.Rows == 0 && l.SQL != "":
-		return nil, fmt.Errorf("workload.custom.load.rows: 0; want the number of rows the load statement inserts")
+		return nil, workload.Bad("custom.load.rows", nil, "0; want the number of rows the load statement inserts")
 	}
 	if l.Rows > 0 {
-		args, err := parseArgs("workload.custom.load.args", l.Args, strings.Count(l.SQL, "?"))
+		args, err := parseArgs("custom.load.args", l.Args, strings.Count(l.SQL, "?"))
 		if err != nil {
 			return nil, err
 		}
 		pl.load = args
 	}
 	if len(c.Tests) == 0 {
-		return nil, fmt.Errorf("workload.custom.test: no tests; want at least one [[workload.custom.test]] with a name and statements")
+		return nil, workload.Bad("custom.test", nil, "no tests; want at least one [[workload.custom.test]] with a name and statements")
 	}
 	seen := map[string]bool{}
 	for i, t := range c.Tests {
-		f := fmt.Sprintf("workload.custom.test[%d]", i)
+		f := fmt.Sprintf("custom.test[%d]", i)
 		if !nameRE.MatchString(t.Name) {
-			return nil, fmt.Errorf("%s.name: %q; want letters, digits and . _ = + -", f, t.Name)
+			return nil, workload.Bad(f+".name", nil, "%q; want letters, digits and . _ = + -", t.Name)
 		}
 		if seen[t.Name] {
-			return nil, fmt.Errorf("%s.name: %q is used by two tests", f, t.Name)
+			return nil, workload.Bad(f+".name", nil, "%q is used by two tests", t.Name)
 		}
 		seen[t.Name] = true
 		for _, n := range t.Threads {
 			if n < 1 || n > 4096 {
-				return nil, fmt.Errorf("%s.threads: %d is not allowed; want integers from 1 to 4096", f, n)
+				return nil, workload.Bad(f+".threads", nil, "%d is not allowed; want integers from 1 to 4096", n)
 			}
 		}
 		if t.Time != "" {
 			if d, err := time.ParseDuration(t.Time); err != nil || d < time.Millisecond {
-				return nil, fmt.Errorf("%s.time: %q; want a duration of at least 1ms, like \"30s\"", f, t.Time)
+				return nil, workload.Bad(f+".time", nil, "%q; want a duration of at least 1ms, like \"30s\"", t.Time)
 			}
 		}
 		if len(t.Mix) > 0 {
 			if len(t.Statements) > 0 || len(t.StatementsFor) > 0 || len(t.Args) > 0 || t.Transaction {
-				return nil, fmt.Errorf("%s.mix: a mix runs other tests; it takes no statements, args or transaction of its own", f)
+				return nil, workload.Bad(f+".mix", nil, "a mix runs other tests; it takes no statements, args or transaction of its own")
 			}
-			pl.tests = append(pl.tests, &test{CustomTest: t})
+			pl.tests = append(pl.tests, &test{Test: t})
 			continue
 		}
 		total, err := checkStatements(f+".statements", t.Statements)
@@ -208,10 +208,10 @@ func check(p workload.Params) (*plan, error) {
 				return nil, err
 			}
 			if n != total {
-				return nil, fmt.Errorf("%s.statements_for.%s: %d '?' placeholders, but statements have %d; both take the same args", f, d, n, total)
+				return nil, workload.Bad(fmt.Sprintf("%s.statements_for.%s", f, d), nil, "%d '?' placeholders, but statements have %d; both take the same args", n, total)
 			}
 		}
-		ct := &test{CustomTest: t}
+		ct := &test{Test: t}
 		if ct.args, err = parseArgs(f+".args", t.Args, total); err != nil {
 			return nil, err
 		}
@@ -226,7 +226,7 @@ func check(p workload.Params) (*plan, error) {
 			for i, t := range c.Tests {
 				names[i] = t.Name
 			}
-			return nil, fmt.Errorf("workload.tests: unknown test %q; the custom tests are %s", n, strings.Join(names, ", "))
+			return nil, workload.Bad("tests", nil, "unknown test %q; the custom tests are %s", n, strings.Join(names, ", "))
 		}
 	}
 	for _, a := range pl.load {
@@ -256,7 +256,7 @@ func resolveMixes(tests []*test) error {
 		if len(t.Mix) == 0 {
 			continue
 		}
-		f := fmt.Sprintf("workload.custom.test[%d].mix", i)
+		f := fmt.Sprintf("custom.test[%d].mix", i)
 		names := make([]string, 0, len(t.Mix))
 		for n := range t.Mix {
 			names = append(names, n)
@@ -266,11 +266,11 @@ func resolveMixes(tests []*test) error {
 			m, ok := byName[n]
 			switch {
 			case !ok:
-				return fmt.Errorf("%s: no test named %q", f, n)
+				return workload.Bad(f, nil, "no test named %q", n)
 			case len(m.Mix) > 0:
-				return fmt.Errorf("%s: %q is a mix itself; a mix names tests with statements", f, n)
+				return workload.Bad(f, nil, "%q is a mix itself; a mix names tests with statements", n)
 			case !(t.Mix[n] > 0):
-				return fmt.Errorf("%s: weight %v of %q; want a number > 0", f, t.Mix[n], n)
+				return workload.Bad(f, nil, "weight %v of %q; want a number > 0", t.Mix[n], n)
 			}
 			t.mix = append(t.mix, m)
 			t.weights = append(t.weights, t.Mix[n])

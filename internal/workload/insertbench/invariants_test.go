@@ -2,6 +2,7 @@ package insertbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -21,30 +22,31 @@ import (
 )
 
 func params() workload.Params {
-	return workload.Params{Clients: 2, Rows: 4000, Inserts: 2000, QueryTime: 5 * time.Second, Rates: []int{100},
-		PostwriteWait: 0, Seed: 11}
+	return workload.Params{PostwriteWait: 0, Seed: 11, Options: &Options{Clients: 2, Rows: 4000, Inserts: 2000,
+		QueryTime: workload.Duration{Duration: 5 * time.Second}, Rates: []int{100}}}
 }
 
 // TestCheckNamesTheField rejects each kind of bad size with the spec field.
 func TestCheckNamesTheField(t *testing.T) {
 	for field, mod := range map[string]func(*workload.Params){
-		"workload.clients":    func(p *workload.Params) { p.Clients = 0 },
-		"workload.rows":       func(p *workload.Params) { p.Rows = 199 },
-		"workload.inserts":    func(p *workload.Params) { p.Inserts = 499 },
-		"workload.query_time": func(p *workload.Params) { p.QueryTime = 0 },
-		"workload.rates":      func(p *workload.Params) { p.Rates = []int{100, -5} },
-		"workload.tests":      func(p *workload.Params) { p.Tests = []string{"qp777"} },
+		"workload.insert.clients":    func(p *workload.Params) { opts(*p).Clients = 0 },
+		"workload.insert.rows":       func(p *workload.Params) { opts(*p).Rows = 199 },
+		"workload.insert.inserts":    func(p *workload.Params) { opts(*p).Inserts = 499 },
+		"workload.insert.query_time": func(p *workload.Params) { opts(*p).QueryTime = workload.Duration{} },
+		"workload.insert.rates":      func(p *workload.Params) { opts(*p).Rates = []int{100, -5} },
+		"workload.tests":             func(p *workload.Params) { p.Tests = []string{"qp777"} },
 	} {
 		p := params()
 		mod(&p)
 		err := Suite{}.Check(p)
-		if err == nil || !strings.HasPrefix(err.Error(), field+": ") {
-			t.Errorf("%s: got %v, want an error starting with the field", field, err)
+		var fe *workload.FieldError
+		if !errors.As(err, &fe) || "workload."+fe.Field != field || !strings.HasPrefix(err.Error(), field+": ") {
+			t.Errorf("%s: got %v, want a field error starting with the field", field, err)
 		}
 	}
 	p := params()
-	p.Rates = nil
-	if err := (Suite{}).Check(p); err == nil || !strings.HasPrefix(err.Error(), "workload.rates: ") {
+	opts(p).Rates = nil
+	if err := (Suite{}).Check(p); err == nil || !strings.HasPrefix(err.Error(), "workload.insert.rates: ") {
 		t.Errorf("empty rates: %v", err)
 	}
 	if err := (Suite{}).Check(params()); err != nil {
@@ -55,8 +57,8 @@ func TestCheckNamesTheField(t *testing.T) {
 // TestPlanOrder checks METHOD.md 1.8's order and sizes, and a selection.
 func TestPlanOrder(t *testing.T) {
 	p := params()
-	p.Rates = []int{100, 500, 1000}
-	p.Inserts = 2003 // rounding: l.i1 round(1602.4) = 1602, l.i2 round(400.6) = 401
+	opts(p).Rates = []int{100, 500, 1000}
+	opts(p).Inserts = 2003 // rounding: l.i1 round(1602.4) = 1602, l.i2 round(400.6) = 401
 	steps, err := Suite{}.Plan(p)
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +141,7 @@ func runStep(t *testing.T, ctx context.Context, db engine.DB, st workload.Step, 
 		}
 		return nil
 	}
-	rs, err := runner.MeasureRoles(ctx, db, st, p.Clients, p.Seed, runner.Options{})
+	rs, err := runner.MeasureRoles(ctx, db, st, opts(p).Clients, p.Seed, runner.Options{})
 	if err != nil {
 		t.Fatalf("%s: %v", st.Name, err)
 	}
@@ -235,7 +237,7 @@ func checkInvariants(t *testing.T, engineName string, settings map[string]string
 	if err != nil {
 		t.Fatal(err)
 	}
-	perTable := p.Rows/int64(p.Clients) + rpcLoad // l.i0 rows plus l.x's batch
+	perTable := opts(p).Rows/int64(opts(p).Clients) + rpcLoad // l.i0 rows plus l.x's batch
 	for _, st := range steps {
 		rs := runStep(t, ctx, db, st, p)
 		if st.Name == "l.i0" {
@@ -248,7 +250,7 @@ func checkInvariants(t *testing.T, engineName string, settings map[string]string
 		if st.Action != nil || st.Name == "l.i0" {
 			continue
 		}
-		for n := 1; n <= p.Clients; n++ {
+		for n := 1; n <= opts(p).Clients; n++ {
 			tbl := TableName(n)
 			if got := count(t, ctx, c, tbl); got != perTable {
 				t.Errorf("%s: %s has %d rows after %s, want %d (deletes must keep up with inserts)", engineName, tbl, got, st.Name, perTable)
@@ -263,8 +265,8 @@ func checkInvariants(t *testing.T, engineName string, settings map[string]string
 					t.Errorf("%s: index pi1_%s missing after l.x: %s", engineName, x.suffix, names)
 				}
 			}
-			if r := rs[0]; r.Rows != perTable*int64(p.Clients) {
-				t.Errorf("%s: l.x reports %d indexed rows, want %d", engineName, r.Rows, perTable*int64(p.Clients))
+			if r := rs[0]; r.Rows != perTable*int64(opts(p).Clients) {
+				t.Errorf("%s: l.x reports %d indexed rows, want %d", engineName, r.Rows, perTable*int64(opts(p).Clients))
 			}
 		case ins != nil:
 			rpc := map[string]int64{"l.i1": rpcBig, "l.i2": rpcSmall}[st.Name]
@@ -316,7 +318,7 @@ func checkInvariants(t *testing.T, engineName string, settings map[string]string
 		}
 	}
 	// An impossible rate: the step ends at its cap, short of its target.
-	p.QueryTime = time.Second
+	opts(p).QueryTime = workload.Duration{Duration: time.Second}
 	st := queryStep(p, "qp2000000", true, 2_000_000)
 	start := time.Now()
 	rs := runStep(t, ctx, db, st, p)

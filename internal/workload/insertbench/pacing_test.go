@@ -24,8 +24,9 @@ func TestPacingUnderStall(t *testing.T) {
 	}{{"", false}, {"even", true}} {
 		db := enginetest.Open(t, engine.Target{Name: "s", Engine: "sqlite"})
 		p := params()
-		p.Clients, p.Rows, p.Pacing = 1, 2000, c.pacing
-		p.QueryTime = 5 * time.Second
+		o := opts(p)
+		o.Clients, o.Rows, o.Pacing = 1, 2000, c.pacing
+		o.QueryTime = workload.Duration{Duration: 5 * time.Second}
 		steps, err := Suite{}.Plan(p)
 		if err != nil {
 			t.Fatal(err)

@@ -78,6 +78,7 @@ func queryKind(k string) string {
 
 // Describe says what a run did, for the report's header.
 func (Suite) Describe(p workload.Params) string {
+	o := opts(p)
 	pacing := map[string]string{
 		"iibench": "iibench pacing (per-second windows; time lost to a stall is not made up)",
 		"even":    "even pacing (a fixed schedule, caught up after a stall)",
@@ -85,36 +86,40 @@ func (Suite) Describe(p workload.Params) string {
 	}[pacingName(p)]
 	return fmt.Sprintf("Insert Benchmark (%s), %d client(s), %d rows loaded, %d inserts in l.i1+l.i2, "+
 		"query steps of %s at %v inserts/s per client, %s",
-		workload.TestsLabel(p), p.Clients, p.Rows, p.Inserts, p.QueryTime, p.Rates, pacing)
+		workload.TestsLabel(p), o.Clients, o.Rows, o.Inserts, o.QueryTime, o.Rates, pacing)
 }
 
 // Check validates the sizes, naming the spec field at fault.
 func (Suite) Check(p workload.Params) error {
-	if p.Clients < 1 || p.Clients > 1024 {
-		return fmt.Errorf("workload.clients: %d is not allowed; want 1 to 1024", p.Clients)
+	o := opts(p)
+	if o.Clients < 1 || o.Clients > 1024 {
+		return workload.Bad("insert.clients", o.Clients, "%d is not allowed; want 1 to 1024", o.Clients)
 	}
-	if p.Rows/int64(p.Clients) < rpcLoad {
-		return fmt.Errorf("workload.rows: %d is too few for %d clients; want at least %d per client (one l.i0 batch)",
-			p.Rows, p.Clients, rpcLoad)
+	if o.Rows/int64(o.Clients) < rpcLoad {
+		return workload.Bad("insert.rows", o.Rows, "%d is too few for %d clients; want at least %d per client (one l.i0 batch)",
+			o.Rows, o.Clients, rpcLoad)
 	}
-	if p.Inserts/int64(p.Clients) < 250 {
-		return fmt.Errorf("workload.inserts: %d is too few for %d clients; want at least 250 per client "+
-			"(l.i1 does 4/5 in batches of 50, l.i2 1/5 in batches of 5)", p.Inserts, p.Clients)
+	if o.Inserts/int64(o.Clients) < 250 {
+		return workload.Bad("insert.inserts", o.Inserts, "%d is too few for %d clients; want at least 250 per client "+
+			"(l.i1 does 4/5 in batches of 50, l.i2 1/5 in batches of 5)", o.Inserts, o.Clients)
 	}
-	if p.QueryTime <= 0 {
-		return fmt.Errorf("workload.query_time: %s is not allowed; want a duration > 0", p.QueryTime)
+	if o.QueryTime.Duration <= 0 {
+		return workload.Bad("insert.query_time", o.QueryTime, "%s is not allowed; want a duration > 0", o.QueryTime)
 	}
-	if len(p.Rates) == 0 {
-		return fmt.Errorf("workload.rates: empty; want background insert rates per client, e.g. [100, 500, 1000]")
+	if len(o.Rates) == 0 {
+		return workload.Bad("insert.rates", o.Rates, "empty; want background insert rates per client, e.g. [100, 500, 1000]")
 	}
-	for _, r := range p.Rates {
+	for _, r := range o.Rates {
 		if r < 1 || r > 1_000_000 {
-			return fmt.Errorf("workload.rates: %d is not allowed; want inserts per second per client from 1 to 1000000", r)
+			return workload.Bad("insert.rates", r, "%d is not allowed; want inserts per second per client from 1 to 1000000", r)
 		}
 	}
+	if o.Bursty && o.Pacing != "" && o.Pacing != "iibench" && o.Pacing != "bursty" {
+		return workload.Bad("insert.bursty", o.Bursty, "true conflicts with pacing = %q; bursty = true is the older spelling of pacing = \"bursty\", drop one", o.Pacing)
+	}
 	if _, ok := workload.Pacings[pacingName(p)]; !ok {
-		return fmt.Errorf("workload.pacing: %q is not allowed; want \"iibench\" (the original client's limiter, "+
-			"no catch-up), \"even\" or \"bursty\" (fixed schedules that catch up after a stall)", p.Pacing)
+		return workload.Bad("insert.pacing", o.Pacing, "%q is not allowed; want \"iibench\" (the original client's limiter, "+
+			"no catch-up), \"even\" or \"bursty\" (fixed schedules that catch up after a stall)", o.Pacing)
 	}
 	if _, err := selection(p); err != nil {
 		return err
@@ -123,17 +128,12 @@ func (Suite) Check(p workload.Params) error {
 }
 
 // pacingName is p's pacing, "iibench" when unset.
-func pacingName(p workload.Params) string {
-	if p.Pacing == "" {
-		return "iibench"
-	}
-	return p.Pacing
-}
+func pacingName(p workload.Params) string { return opts(p).EffectivePacing() }
 
 // stepNames lists the measured steps for p's rates, in order.
 func stepNames(p workload.Params) []string {
 	names := []string{"l.i0", "l.x", "l.i1", "l.i2"}
-	for _, r := range p.Rates {
+	for _, r := range opts(p).Rates {
 		names = append(names, "qr"+strconv.Itoa(r), "qp"+strconv.Itoa(r))
 	}
 	return names
@@ -149,7 +149,7 @@ func selection(p workload.Params) (map[string]bool, error) {
 	sel := map[string]bool{"l.i0": true, "l.x": true}
 	for _, t := range p.Tests {
 		if !slices.Contains(known, t) {
-			return nil, fmt.Errorf("workload.tests: unknown step %q; the insert suite's steps for these rates are %s",
+			return nil, workload.Bad("tests", t, "unknown step %q; the insert suite's steps for these rates are %s",
 				t, strings.Join(known, ", "))
 		}
 		sel[t] = true
@@ -165,12 +165,13 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 	}
 	sel, _ := selection(p)
 	want := func(n string) bool { return sel == nil || sel[n] }
-	n := p.Clients
+	o := opts(p)
+	n := o.Clients
 	var tables []string
 	for i := 1; i <= n; i++ {
 		tables = append(tables, TableName(i))
 	}
-	perClient := p.Rows / int64(n) / rpcLoad * rpcLoad
+	perClient := o.Rows / int64(n) / rpcLoad * rpcLoad
 	steps := []workload.Step{setupStep(tables), loadStep(p, perClient), indexStep(p, perClient)}
 	wrote := false
 	for _, c := range []struct {
@@ -181,16 +182,16 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 		if !want(c.name) {
 			continue
 		}
-		inserts := int64(math.Round(float64(p.Inserts)*c.share)) / int64(n)
+		inserts := int64(math.Round(float64(o.Inserts)*c.share)) / int64(n)
 		steps = append(steps, churnStep(p, c.name, c.rpc, inserts/int64(c.rpc)))
 		wrote = true
 	}
 	target := p.PostwriteWait
 	if target < 0 {
-		target = workload.PostwriteTarget(p.Rows)
+		target = workload.PostwriteTarget(o.Rows)
 	}
 	cleaned := false
-	for _, r := range p.Rates {
+	for _, r := range o.Rates {
 		for _, k := range []string{"qr", "qp"} {
 			name := k + strconv.Itoa(r)
 			if !want(name) {
@@ -246,14 +247,14 @@ func familyGroup(name string) (family, group string) {
 
 func measuredStep(p workload.Params, name string, metric workload.Metric, roles ...workload.Role) workload.Step {
 	family, group := familyGroup(name)
-	return workload.Step{Name: name, Family: family, Group: group, Write: true, Threads: []int{p.Clients},
+	return workload.Step{Name: name, Family: family, Group: group, Write: true, Threads: []int{opts(p).Clients},
 		Metric: metric, Roles: roles, SizeAfter: true}
 }
 
 // loadStep is l.i0: each client inserts its rows in batches of 100.
 func loadStep(p workload.Params, perClient int64) workload.Step {
 	return measuredStep(p, "l.i0", workload.RowsPS, workload.Role{
-		Name: "insert", Threads: p.Clients, Ops: perClient / rpcLoad * int64(p.Clients),
+		Name: "insert", Threads: opts(p).Clients, Ops: perClient / rpcLoad * int64(opts(p).Clients),
 		NewWorker: newInserter(rpcLoad, nil, false, nil, 0),
 	})
 }
@@ -262,7 +263,7 @@ func loadStep(p workload.Params, perClient int64) workload.Step {
 // indexes; its rate is indexed rows per second (METHOD.md 1.11).
 func indexStep(p workload.Params, perClient int64) workload.Step {
 	return measuredStep(p, "l.x", workload.RowsPS, workload.Role{
-		Name: "index", Threads: p.Clients, Ops: int64(p.Clients),
+		Name: "index", Threads: opts(p).Clients, Ops: int64(opts(p).Clients),
 		NewWorker: newInserter(rpcLoad, nil, false, CreateIndexes, perClient+rpcLoad),
 	})
 }
@@ -271,10 +272,11 @@ func indexStep(p workload.Params, perClient int64) workload.Step {
 // delete per insert, batches inserts per client.
 func churnStep(p workload.Params, name string, rpc int, batches int64) workload.Step {
 	cs := &clients{}
-	ops := max(1, batches) * int64(p.Clients)
+	n := opts(p).Clients
+	ops := max(1, batches) * int64(n)
 	return measuredStep(p, name, workload.RowsPS,
-		workload.Role{Name: "insert", Threads: p.Clients, Ops: ops, NewWorker: newInserter(rpc, cs, true, nil, 0)},
-		workload.Role{Name: "delete", Threads: p.Clients, Ops: ops, NewWorker: newDeleter(p, rpc, cs)},
+		workload.Role{Name: "insert", Threads: n, Ops: ops, NewWorker: newInserter(rpc, cs, true, nil, 0)},
+		workload.Role{Name: "delete", Threads: n, Ops: ops, NewWorker: newDeleter(p, rpc, cs)},
 	)
 }
 
@@ -284,20 +286,21 @@ func churnStep(p workload.Params, name string, rpc int, batches int64) workload.
 // are done, or at twice query_time.
 func queryStep(p workload.Params, name string, point bool, rate int) workload.Step {
 	cs := &clients{}
+	o := opts(p)
 	rpc := min(rpcBig, rate) // rows per commit are capped at the rate (METHOD.md 1.4)
-	perClient := max(1, int64(math.Round(p.QueryTime.Seconds()*float64(rate)/float64(rpc))))
-	ops := perClient * int64(p.Clients)
+	perClient := max(1, int64(math.Round(o.QueryTime.Seconds()*float64(rate)/float64(rpc))))
+	ops := perClient * int64(o.Clients)
 	st := measuredStep(p, name, workload.QPS,
-		workload.Role{Name: "query", Threads: p.Clients, NewWorker: newQuerier(p, point, cs)},
-		workload.Role{Name: "insert", Threads: p.Clients, Ops: ops, Metric: workload.RowsPS,
-			Rate: float64(rate*p.Clients) / float64(rpc), TargetRate: float64(rate * p.Clients),
+		workload.Role{Name: "query", Threads: o.Clients, NewWorker: newQuerier(p, point, cs)},
+		workload.Role{Name: "insert", Threads: o.Clients, Ops: ops, Metric: workload.RowsPS,
+			Rate: float64(rate*o.Clients) / float64(rpc), TargetRate: float64(rate * o.Clients),
 			Pacing: workload.Pacings[pacingName(p)], Queue: queueDepth,
 			NewWorker: newInserter(rpc, cs, false, nil, 0)},
-		workload.Role{Name: "delete", Threads: p.Clients, Ops: ops, Metric: workload.RowsPS,
+		workload.Role{Name: "delete", Threads: o.Clients, Ops: ops, Metric: workload.RowsPS,
 			NewWorker: newDeleter(p, rpc, cs)},
 	)
-	st.Duration = p.QueryTime
-	st.MaxDuration = maxDurationFactor * p.QueryTime
+	st.Duration = o.QueryTime.Duration
+	st.MaxDuration = maxDurationFactor * o.QueryTime.Duration
 	st.RowsPerOp = rowsPerQuery
 	return st
 }

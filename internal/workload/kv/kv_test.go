@@ -101,11 +101,11 @@ func TestCheckNamesField(t *testing.T) {
 		field string
 		edit  func(*workload.Params)
 	}{
-		{"workload.num_keys", func(p *workload.Params) { p.NumKeys, p.TableSize = 10, 10 }},
-		{"workload.key_size", func(p *workload.Params) { p.KeySize = 4 }},
-		{"workload.value_size", func(p *workload.Params) { p.ValueSize = 0 }},
-		{"workload.compression_ratio", func(p *workload.Params) { p.CompressionRatio = 2 }},
-		{"workload.mb_write_per_sec", func(p *workload.Params) { p.MBWritePerSec = 0 }},
+		{"workload.kv.num_keys", func(p *workload.Params) { opts(*p).NumKeys, p.TableSize = 10, 10 }},
+		{"workload.kv.key_size", func(p *workload.Params) { opts(*p).KeySize = 4 }},
+		{"workload.kv.value_size", func(p *workload.Params) { opts(*p).ValueSize = 0 }},
+		{"workload.kv.compression_ratio", func(p *workload.Params) { opts(*p).CompressionRatio = 2 }},
+		{"workload.kv.mb_write_per_sec", func(p *workload.Params) { opts(*p).MBWritePerSec = 0 }},
 		{"workload.tests", func(p *workload.Params) { p.Tests = []string{"fillrandom"} }},
 	} {
 		p := testParams(10_000)
@@ -119,7 +119,7 @@ func TestCheckNamesField(t *testing.T) {
 
 func testParams(n int64) workload.Params {
 	return workload.Params{
-		NumKeys: n, KeySize: 20, ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 0.5,
+		Options:  &Options{NumKeys: n, KeySize: 20, ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 0.5},
 		ReadTime: 300 * time.Millisecond, WriteTime: time.Second, Threads: []int{1, 2}, Seed: 7,
 	}
 }
@@ -160,13 +160,13 @@ func checkEngine(t *testing.T, d engine.Driver, settings map[string]string) {
 		t.Fatal(err)
 	}
 	var seen uint64
-	data := ValueData(p.CompressionRatio, p.ValueSize)
+	data := ValueData(opts(p).CompressionRatio, opts(p).ValueSize)
 	vals := values{data: data}
 	for ok := it.First(); ok; ok = it.Next() {
-		if got := DecodeKey(it.Key()); got != seen || len(it.Key()) != p.KeySize {
+		if got := DecodeKey(it.Key()); got != seen || len(it.Key()) != opts(p).KeySize {
 			t.Fatalf("scan: key %d (len %d) at position %d", got, len(it.Key()), seen)
 		}
-		if !bytes.Equal(it.Value(), vals.next(p.ValueSize)) {
+		if !bytes.Equal(it.Value(), vals.next(opts(p).ValueSize)) {
 			t.Fatalf("scan: value of key %d is not the generator's", seen)
 		}
 		seen++

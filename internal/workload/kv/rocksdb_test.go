@@ -47,15 +47,15 @@ func TestSameDataAsDBBench(t *testing.T) {
 	defer db.Close()
 	it, _ := db.(engine.KV).NewIterator()
 	defer it.Close()
-	vals := values{data: ValueData(p.CompressionRatio, p.ValueSize)}
-	key := make([]byte, p.KeySize)
+	vals := values{data: ValueData(opts(p).CompressionRatio, opts(p).ValueSize)}
+	key := make([]byte, opts(p).KeySize)
 	var n uint64
 	for ok := it.First(); ok; ok = it.Next() {
 		EncodeKey(key, n)
 		if !bytes.Equal(it.Key(), key) {
 			t.Fatalf("db_bench key %d is %q, the suite's is %q", n, it.Key(), key)
 		}
-		if want := vals.next(p.ValueSize); !bytes.Equal(it.Value(), want) {
+		if want := vals.next(opts(p).ValueSize); !bytes.Equal(it.Value(), want) {
 			t.Fatalf("db_bench value of key %d differs from the suite's:\n%q\n%q", n, it.Value()[:40], want[:40])
 		}
 		n++

@@ -129,27 +129,28 @@ func (Suite) Tests() []workload.Test {
 
 // Check validates the parameters this suite uses, naming the bad field.
 func (Suite) Check(p workload.Params) error {
+	o := opts(p)
 	switch {
 	case numKeys(p) < 1000:
-		return fmt.Errorf("workload.num_keys: %d is too small; want >= 1000 (0 takes workload.table_size)", numKeys(p))
-	case p.KeySize < 8 || p.KeySize > 1<<16:
-		return fmt.Errorf("workload.key_size: %d is not allowed; want 8 to 65536 bytes (db_bench encodes the key number in 8)", p.KeySize)
-	case p.ValueSize < 1 || p.ValueSize > 1<<26:
-		return fmt.Errorf("workload.value_size: %d is not allowed; want 1 to 67108864 bytes", p.ValueSize)
-	case p.CompressionRatio <= 0 || p.CompressionRatio > 1:
-		return fmt.Errorf("workload.compression_ratio: %g is not allowed; want > 0 and <= 1", p.CompressionRatio)
-	case p.MBWritePerSec <= 0:
-		return fmt.Errorf("workload.mb_write_per_sec: %g is not allowed; want > 0", p.MBWritePerSec)
-	case p.DrainTime < 0:
-		return fmt.Errorf("workload.drain_time: %s is not allowed; want >= 0 (0: read_time capped at 300s)", p.DrainTime)
+		return workload.Bad("kv.num_keys", numKeys(p), "%d is too small; want >= 1000 (0 takes workload.table_size)", numKeys(p))
+	case o.KeySize < 8 || o.KeySize > 1<<16:
+		return workload.Bad("kv.key_size", o.KeySize, "%d is not allowed; want 8 to 65536 bytes (db_bench encodes the key number in 8)", o.KeySize)
+	case o.ValueSize < 1 || o.ValueSize > 1<<26:
+		return workload.Bad("kv.value_size", o.ValueSize, "%d is not allowed; want 1 to 67108864 bytes", o.ValueSize)
+	case o.CompressionRatio <= 0 || o.CompressionRatio > 1:
+		return workload.Bad("kv.compression_ratio", o.CompressionRatio, "%g is not allowed; want > 0 and <= 1", o.CompressionRatio)
+	case o.MBWritePerSec <= 0:
+		return workload.Bad("kv.mb_write_per_sec", o.MBWritePerSec, "%g is not allowed; want > 0", o.MBWritePerSec)
+	case o.DrainTime.Duration < 0:
+		return workload.Bad("kv.drain_time", o.DrainTime, "%s is not allowed; want >= 0 (0: read_time capped at 300s)", o.DrainTime)
 	}
 	_, err := selectTests(p.Tests)
 	return err
 }
 
 func numKeys(p workload.Params) int64 {
-	if p.NumKeys > 0 {
-		return p.NumKeys
+	if n := opts(p).NumKeys; n > 0 {
+		return n
 	}
 	return p.TableSize
 }
@@ -165,7 +166,7 @@ func selectTests(names []string) (map[string]bool, error) {
 	}
 	for _, n := range names {
 		if !slices.Contains(known, n) {
-			return nil, fmt.Errorf("workload.tests: unknown test %q; known: %s", n, strings.Join(known, ", "))
+			return nil, workload.Bad("tests", n, "unknown test %q; known: %s", n, strings.Join(known, ", "))
 		}
 		sel[n] = true
 	}
@@ -176,12 +177,13 @@ func selectTests(names []string) (map[string]bool, error) {
 // MB/s limit (2^20 bytes, as --benchmark_write_rate_limit) over the bytes of
 // one key and value.
 func WriterRate(p workload.Params) float64 {
-	return p.MBWritePerSec * (1 << 20) / float64(p.KeySize+p.ValueSize)
+	o := opts(p)
+	return o.MBWritePerSec * (1 << 20) / float64(o.KeySize+o.ValueSize)
 }
 
 func drainTime(p workload.Params) time.Duration {
-	if p.DrainTime > 0 {
-		return p.DrainTime
+	if d := opts(p).DrainTime.Duration; d > 0 {
+		return d
 	}
 	return min(p.ReadTime, maxDrain)
 }
@@ -195,7 +197,7 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 		return nil, err
 	}
 	sel, _ := selectTests(p.Tests)
-	data := ValueData(p.CompressionRatio, p.ValueSize)
+	data := ValueData(opts(p).CompressionRatio, opts(p).ValueSize)
 	var steps []workload.Step
 	for _, d := range defs() {
 		if sel != nil && !sel[d.name] && d.kind != fillSeq {
@@ -371,6 +373,7 @@ func BenchStepOf(name string, p workload.Params, threads int) (engine.KVStep, bo
 		return engine.KVStep{}, false
 	}
 	n := numKeys(p)
+	o := opts(p)
 	s := engine.KVStep{Name: name, Benchmarks: d.benchmarks, Threads: threads}
 	if d.oneThread || d.action {
 		s.Threads = 1
@@ -390,10 +393,10 @@ func BenchStepOf(name string, p workload.Params, threads int) (engine.KVStep, bo
 	}
 	s.Flags = append(s.Flags,
 		[2]string{"num", strconv.FormatInt(num, 10)},
-		[2]string{"key_size", strconv.Itoa(p.KeySize)},
-		[2]string{"value_size", strconv.Itoa(p.ValueSize)},
-		[2]string{"compression_ratio", strconv.FormatFloat(p.CompressionRatio, 'g', -1, 64)},
-		[2]string{"benchmark_write_rate_limit", strconv.FormatInt(int64(p.MBWritePerSec*(1<<20)), 10)},
+		[2]string{"key_size", strconv.Itoa(o.KeySize)},
+		[2]string{"value_size", strconv.Itoa(o.ValueSize)},
+		[2]string{"compression_ratio", strconv.FormatFloat(o.CompressionRatio, 'g', -1, 64)},
+		[2]string{"benchmark_write_rate_limit", strconv.FormatInt(int64(o.MBWritePerSec*(1<<20)), 10)},
 	)
 	if !d.action && d.kind != fillSeq {
 		s.Flags = append(s.Flags, [2]string{"sync", "0"})

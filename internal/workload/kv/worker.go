@@ -28,8 +28,9 @@ type worker struct {
 }
 
 func newWorker(kv engine.KV, k kind, p workload.Params, data []byte, keyRange int64, seed uint64) *worker {
-	w := &worker{kv: kv, kind: k, keySize: p.KeySize, valSize: p.ValueSize,
-		keys: newKeys(seed, keyRange), vals: values{data: data}, key: make([]byte, p.KeySize)}
+	o := opts(p)
+	w := &worker{kv: kv, kind: k, keySize: o.KeySize, valSize: o.ValueSize,
+		keys: newKeys(seed, keyRange), vals: values{data: data}, key: make([]byte, o.KeySize)}
 	w.lookup, _ = kv.(engine.Lookuper)
 	if k == fillSeq {
 		w.wo.DisableWAL = true
@@ -37,7 +38,7 @@ func newWorker(kv engine.KV, k kind, p workload.Params, data []byte, keyRange in
 	if k == multiRead {
 		w.batch = make([][]byte, batchSize)
 		for i := range w.batch {
-			w.batch[i] = make([]byte, p.KeySize)
+			w.batch[i] = make([]byte, o.KeySize)
 		}
 	}
 	return w

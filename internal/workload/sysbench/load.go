@@ -15,7 +15,7 @@ import (
 // loadBatch is the number of rows per multi-row INSERT of the load.
 const loadBatch = 1000
 
-// Distributions of k in the load (workload.Params.KRandType).
+// Distributions of k in the load (Options.KRandType).
 const (
 	// KUniform is sysbench 1.1's prepare, which the articles run: k uniform
 	// in [1, table_size] (METHOD.md 2.2).
@@ -35,7 +35,7 @@ func kDraw(name string) (func(r *Rand, lo, hi int64) int64, error) {
 	case KSpecial:
 		return (*Rand).Special, nil
 	}
-	return nil, fmt.Errorf("workload.k_rand_type: %q is not allowed; want %q (sysbench 1.1, as the articles ran) or %q (sysbench 1.0.20's prepare)",
+	return nil, workload.Bad("sysbench.k_rand_type", name, "%q is not allowed; want %q (sysbench 1.1, as the articles ran) or %q (sysbench 1.0.20's prepare)",
 		name, KUniform, KSpecial)
 }
 
@@ -54,7 +54,7 @@ func loadStep(p workload.Params) workload.Step {
 				return t, err
 			}
 			defer conn.Close()
-			draw, err := kDraw(p.KRandType)
+			draw, err := kDraw(opts(p).KRandType)
 			if err != nil {
 				return t, err
 			}
@@ -66,7 +66,7 @@ func loadStep(p workload.Params) workload.Step {
 				}
 				el := time.Since(start)
 				fmt.Fprintf(log, "prepare: %s loaded with %d rows (k %s) in %s (%.0f rows/s, index included)\n",
-					TableName(n), p.TableSize, cmp.Or(p.KRandType, KUniform), el.Round(time.Millisecond),
+					TableName(n), p.TableSize, cmp.Or(opts(p).KRandType, KUniform), el.Round(time.Millisecond),
 					float64(p.TableSize)/el.Seconds())
 			}
 			return t, nil

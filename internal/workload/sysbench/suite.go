@@ -74,14 +74,14 @@ func runOrder() []entry {
 // Check validates the parameters this suite uses.
 func (Suite) Check(p workload.Params) error {
 	if p.Tables < 1 {
-		return fmt.Errorf("workload.tables: %d is not allowed; want >= 1", p.Tables)
+		return workload.Bad("tables", p.Tables, "%d is not allowed; want >= 1", p.Tables)
 	}
 	if p.TableSize < 1000 {
 		// hot-points reads ids table_size/2+1 .. table_size/2+100 and the
 		// 10000-row ranges of read-only need a table to range over.
-		return fmt.Errorf("workload.table_size: %d is too small; want >= 1000", p.TableSize)
+		return workload.Bad("table_size", p.TableSize, "%d is too small; want >= 1000", p.TableSize)
 	}
-	if _, err := kDraw(p.KRandType); err != nil {
+	if _, err := kDraw(opts(p).KRandType); err != nil {
 		return err
 	}
 	_, err := selectTests(p.Tests)
@@ -91,7 +91,7 @@ func (Suite) Check(p workload.Params) error {
 // Describe says what a run of the suite did, for the report header: the
 // usual sizes and durations plus the distribution of k in the load.
 func (Suite) Describe(p workload.Params) string {
-	kd := p.KRandType
+	kd := opts(p).KRandType
 	if kd == "" {
 		kd = KUniform
 	}
@@ -128,7 +128,7 @@ func selectTests(names []string) (map[string]bool, error) {
 					known = append(known, d.name)
 				}
 			}
-			return nil, fmt.Errorf("workload.tests: unknown test %q; known: %s", n, strings.Join(known, ", "))
+			return nil, workload.Bad("tests", n, "unknown test %q; known: %s", n, strings.Join(known, ", "))
 		}
 	}
 	return sel, nil

@@ -281,7 +281,7 @@ func TestLoadDistribution(t *testing.T) {
 		t.Run("k="+kd, func(t *testing.T) {
 			ctx := context.Background()
 			db := enginetest.Open(t, engine.Target{Name: "t", Engine: "sqlite"})
-			p := workload.Params{Tables: 1, TableSize: n, Seed: 1, KRandType: kd}
+			p := workload.Params{Tables: 1, TableSize: n, Seed: 1, Options: &Options{KRandType: kd}}
 			tl, err := loadStep(p).Action(ctx, db, io.Discard)
 			if err != nil {
 				t.Fatal(err)
@@ -336,11 +336,11 @@ func TestLoadDistribution(t *testing.T) {
 // TestKRandTypeChecked checks an unknown distribution of k is an error
 // naming the field.
 func TestKRandTypeChecked(t *testing.T) {
-	err := Suite{}.Check(workload.Params{Tables: 1, TableSize: 1000, KRandType: "gaussian"})
-	if err == nil || !strings.HasPrefix(err.Error(), "workload.k_rand_type: ") || !strings.Contains(err.Error(), "special") {
+	err := Suite{}.Check(workload.Params{Tables: 1, TableSize: 1000, Options: &Options{KRandType: "gaussian"}})
+	if err == nil || !strings.HasPrefix(err.Error(), "workload.sysbench.k_rand_type: ") || !strings.Contains(err.Error(), "special") {
 		t.Errorf("k_rand_type gaussian: %v", err)
 	}
-	if d := (Suite{}).Describe(workload.Params{Tables: 1, TableSize: 1000, KRandType: KSpecial}); !strings.Contains(d, "k special") {
+	if d := (Suite{}).Describe(workload.Params{Tables: 1, TableSize: 1000, Options: &Options{KRandType: KSpecial}}); !strings.Contains(d, "k special") {
 		t.Errorf("header %q does not name k's distribution", d)
 	}
 }

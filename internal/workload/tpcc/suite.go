@@ -43,17 +43,17 @@ func (Suite) Tests() []workload.Test {
 // Describe says what a run did, for the report's header.
 func (Suite) Describe(p workload.Params) string {
 	return fmt.Sprintf("TPC-C, %d warehouse(s), terminals %v, %s measured each after a %s warm-up, no think time",
-		p.Warehouses, p.Threads, p.WriteTime, p.Warmup)
+		opts(p).Warehouses, p.Threads, p.WriteTime, p.Warmup)
 }
 
 // Check validates the parameters this suite uses.
 func (Suite) Check(p workload.Params) error {
-	if p.Warehouses < 1 || p.Warehouses > 100000 {
-		return fmt.Errorf("workload.warehouses: %d is not allowed; want 1 to 100000", p.Warehouses)
+	if w := opts(p).Warehouses; w < 1 || w > 100000 {
+		return workload.Bad("tpcc.warehouses", w, "%d is not allowed; want 1 to 100000", w)
 	}
 	for _, t := range p.Tests {
 		if t != "tpcc" {
-			return fmt.Errorf("workload.tests: unknown test %q; the tpcc suite has one test, tpcc", t)
+			return workload.Bad("tests", t, "unknown test %q; the tpcc suite has one test, tpcc", t)
 		}
 	}
 	return nil
@@ -67,7 +67,7 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 	}
 	wait := p.PostwriteWait
 	if wait < 0 {
-		wait = workload.PostwriteTarget(int64(p.Warehouses) * 500_000)
+		wait = workload.PostwriteTarget(int64(opts(p).Warehouses) * 500_000)
 	}
 	return []workload.Step{
 		loadStep(p),
@@ -76,7 +76,7 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 			Name: "tpcc", Family: "tpcc", Group: Group, Write: true, Metric: workload.TpmC,
 			Duration: p.WriteTime, Warmup: p.Warmup,
 			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
-				return newTerminal(ctx, db, p.Warehouses, id, seed, p.Unprepared)
+				return newTerminal(ctx, db, opts(p).Warehouses, id, seed, p.Unprepared)
 			},
 		},
 		checkStep(),
@@ -156,11 +156,11 @@ func loadStep(p workload.Params) workload.Step {
 			}
 			start := time.Now()
 			l := &loader{conn: conn, r: newRand(p.Seed), now: start.UTC().Format(timeFormat), t: &t}
-			if err := l.all(ctx, p.Warehouses); err != nil {
+			if err := l.all(ctx, opts(p).Warehouses); err != nil {
 				return t, fmt.Errorf("prepare: %w", err)
 			}
 			el := time.Since(start)
-			fmt.Fprintf(log, "prepare: %d warehouse(s), %d rows loaded in %s (%.0f rows/s)\n", p.Warehouses, t.Rows,
+			fmt.Fprintf(log, "prepare: %d warehouse(s), %d rows loaded in %s (%.0f rows/s)\n", opts(p).Warehouses, t.Rows,
 				el.Round(time.Millisecond), float64(t.Rows)/el.Seconds())
 			return t, nil
 		},

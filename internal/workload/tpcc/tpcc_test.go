@@ -56,7 +56,7 @@ func TestRandomValues(t *testing.T) {
 func TestOnSQLite(t *testing.T) {
 	ctx := context.Background()
 	db := openSQLite(t)
-	p := workload.Params{Warehouses: 1, Seed: 5, Threads: []int{2}}
+	p := workload.Params{Options: &Options{Warehouses: 1}, Seed: 5, Threads: []int{2}}
 	steps, err := Suite{}.Plan(p)
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func TestOnSQLite(t *testing.T) {
 func TestTwoWarehouses(t *testing.T) {
 	ctx := context.Background()
 	db := openSQLite(t)
-	steps, err := Suite{}.Plan(workload.Params{Warehouses: 2, Seed: 8, Threads: []int{2}})
+	steps, err := Suite{}.Plan(workload.Params{Options: &Options{Warehouses: 2}, Seed: 8, Threads: []int{2}})
 	if err != nil {
 		t.Fatal(err)
 	}
