@@ -62,6 +62,31 @@ dsn = "`+dsn+`"
 	if !strings.Contains(runs[0].Manifest, "existing server (dsn)") {
 		t.Errorf("manifest does not say the server was an existing one")
 	}
+	// The same server through sysbench's connection flags, without a spec
+	// file: the engine follows from --pgsql-*.
+	db2 := filepath.Join(dir, "r2.db")
+	code, out2, stderr := run(t, Env{}, "run", "--pgsql-host", "127.0.0.1", "--pgsql-port", fmt.Sprint(in.Port),
+		"--pgsql-user", "postgres", "--pgsql-password", secret, "--pgsql-db", "postgres", "--tests", "point-query",
+		"--table-size", "2000", "--time", "1", "--warmup", "0.2", "--report-interval", "0", "--store", db2)
+	if code != ExitOK {
+		t.Fatalf("run --pgsql-*: exit %d\n%s\n%s", code, out2, stderr)
+	}
+	st2, err := store.Open(db2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	runs2, _ := st2.Runs(context.Background(), 0)
+	exp2, _ := st2.Experiment(context.Background(), 0)
+	if len(runs2) != 1 || runs2[0].Status != store.StatusOK || runs2[0].Engine != "postgres" ||
+		!strings.Contains(exp2.Spec, "127.0.0.1:"+fmt.Sprint(in.Port)+"/postgres") {
+		t.Fatalf("run --pgsql-*: runs %+v\nspec %s", runs2, exp2.Spec)
+	}
+	for what, text := range map[string]string{"output": out2 + stderr, "manifest": runs2[0].Manifest, "stored spec": exp2.Spec} {
+		if strings.Contains(text, secret) {
+			t.Errorf("--pgsql-password is in the %s", what)
+		}
+	}
 }
 
 // TestExistingMariaDBByDSN runs against a MariaDB server by a DSN with a

@@ -36,7 +36,9 @@ type runFlags struct {
 	waitQuiet, cpuProfile                             string
 	suite                                             string
 	// opts are the flags of every suite's own options.
-	opts *suiteFlags
+	opts       *suiteFlags
+	warmupTime string
+	k          knobs
 }
 
 // newRunFlags registers the flags of `benchlab run` on fs.
@@ -48,7 +50,7 @@ func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	fs.StringVar(&f.base, "base", "", "target every other is compared with (default: the first)")
 	fs.StringVar(&f.engine, "engine", "", "engine of a single target when no spec file is given (e.g. sqlite)")
 	fs.StringArrayVar(&f.set, "set", nil, "engine setting key=value for the flag-built target (repeatable)")
-	fs.StringVar(&f.suite, "suite", "", "workload suite: "+strings.Join(workload.Names(), ", ")+" (default sysbench; `benchlab list` describes them)")
+	fs.StringVar(&f.suite, "suite", "", "workload suite: "+strings.Join(workload.Names(), ", ")+" (default sysbench; benchlab list describes them)")
 	fs.StringVar(&f.tests, "tests", "", "comma-separated tests or families (default: the whole suite)")
 	f.opts = addSuiteFlags(fs)
 	fs.StringVar(&f.threads, "threads", "", "comma-separated thread counts, e.g. 1,2,4")
@@ -70,6 +72,13 @@ func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of benchlab itself to this file (to study the client's cost)")
 	fs.StringVar(&f.waitQuiet, "wait-quiet", "", "before each run, wait up to this long for the machine's CPU use to drop below 10%")
 	addReportOutFlags(fs, &f.reportOut, &f.format, &f.color)
+	fs.StringVar(&f.warmupTime, "warmup-time", "", "the same as --warmup (sysbench's name)")
+	addKnobs(fs, &f.k)
+	setGroup(fs, groupExperiment, "spec", "preset", "name", "base", "engine", "set", "suite", "repeats", "seed", "yes", "dry-run",
+		"workdir", "keep-data", "wait-quiet", "cpuprofile")
+	setGroup(fs, groupWorkload, "tests", "threads", "time", "read-time", "write-time", "warmup", "warmup-time",
+		"report-interval", "tables", "table-size", "db-ps-mode")
+	setGroup(fs, groupOutput, "store", "output", "format", "color")
 	return f
 }
 
@@ -108,6 +117,11 @@ func parseSeconds(flagName, v string) (spec.Duration, error) {
 func (f *runFlags) buildSpec() (spec.Spec, error) {
 	var s spec.Spec
 	var err error
+	set := map[string]bool{}
+	f.fs.Visit(func(fl *pflag.Flag) { set[fl.Name] = true })
+	if f.engine == "" && f.spec == "" {
+		f.engine = f.k.inferEngine(set)
+	}
 	if f.spec != "" {
 		if s, err = spec.Load(f.spec, f.preset); err != nil {
 			return s, err
@@ -123,8 +137,6 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 		s.Name = f.engine
 		s.Targets = []spec.Target{{Name: f.engine, Engine: f.engine, Settings: map[string]any{}}}
 	}
-	set := map[string]bool{}
-	f.fs.Visit(func(fl *pflag.Flag) { set[fl.Name] = true })
 	if set["engine"] && f.spec != "" {
 		return s, usagef("flag --engine: only for runs without a spec file (the spec names its targets)")
 	}
@@ -182,6 +194,7 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 		{"read-time", f.readTime, []*spec.Duration{&w.ReadTime}},
 		{"write-time", f.writeTime, []*spec.Duration{&w.WriteTime}},
 		{"warmup", f.warmup, []*spec.Duration{&w.Warmup}},
+		{"warmup-time", f.warmupTime, []*spec.Duration{&w.Warmup}},
 		{"report-interval", f.reportInterval, []*spec.Duration{&w.ReportInterval}},
 	} {
 		if !set[d.name] {
@@ -220,6 +233,9 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 		}
 		w.Repeats = f.repeats
 	}
+	if err := f.k.apply(&s, set); err != nil {
+		return s, err
+	}
 	if err := s.Validate(); err != nil {
 		return s, err
 	}
@@ -246,6 +262,7 @@ func newRunCmd(env Env) *cobra.Command {
 			"  benchlab run examples/sqlite-sync.toml --preset credible -o report.html",
 	}
 	f := newRunFlags(cmd.Flags())
+	cmd.SetUsageFunc(groupedUsage)
 	cmd.RunE = body(func(_ *cobra.Command, args []string) error {
 		if err := f.args(args); err != nil {
 			return err

@@ -150,7 +150,8 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 			Target: c.Target.EngineTarget(),
 			Driver: driver, Steps: steps, Threads: s.Workload.Threads, DataDir: m.DataDir, Keep: opt.KeepData,
 			Seed: s.Seed, RunID: run.ID, Log: out,
-			Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration, Progress: opt.Progress},
+			Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration, Progress: opt.Progress,
+				Rate: s.Workload.Rate, Events: s.Workload.Events, Percentile: s.Workload.Percentile},
 		}, st)
 		m.MachineLoad = append(m.MachineLoad, probe.Snapshot("after"))
 		m.Ended, m.Status = time.Now().UTC(), o.Status

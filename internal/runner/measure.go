@@ -40,6 +40,17 @@ type Options struct {
 	// Progress, when set, gives a suffix for every live line (the
 	// experiment's ETA).
 	Progress func() string
+	// Rate runs the workers of a step without roles of its own open-loop
+	// at this many operations per second in total (sysbench's --rate);
+	// latency then counts from each operation's intended start. 0: closed
+	// loop.
+	Rate float64
+	// Events ends such a step once its workers have done this many
+	// operations, warm-up included, or at its time, whichever comes first
+	// (sysbench's --events). 0: no limit.
+	Events int64
+	// Percentile is the latency percentile of the live lines (0: 95).
+	Percentile float64
 }
 
 // workerState is what one worker goroutine measures; only it writes here
@@ -108,8 +119,10 @@ type roleRun struct {
 // returned error is then ctx's.
 func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads int, seed uint64, opt Options) ([]*store.Result, error) {
 	roles := st.Roles
+	byEvents := false
 	if len(roles) == 0 {
-		roles = []workload.Role{{Threads: threads, NewWorker: st.NewWorker}}
+		roles = []workload.Role{{Threads: threads, NewWorker: st.NewWorker, Rate: opt.Rate, Ops: opt.Events}}
+		byEvents = opt.Events > 0
 	}
 	runs := make([]*roleRun, len(roles))
 	results := make([]*store.Result, len(roles))
@@ -219,7 +232,7 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		bounded = bounded || rr.role.Ops > 0
 	}
 	deadline := measureFrom.Add(st.Duration)
-	if bounded {
+	if bounded && !byEvents {
 		// The step ends when every op-bounded role has done its operations;
 		// MaxDuration keeps one that cannot sustain its rate from hanging.
 		deadline = start.Add(100 * 365 * 24 * time.Hour)
@@ -683,7 +696,8 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 			if opt.Progress != nil {
 				suffix = opt.Progress()
 			}
-			printLine(opt.Out, st.Name, threads, now.Sub(start), now.Before(measureFrom), now.Sub(windowStart), runs, windows, suffix)
+			printLine(opt.Out, st.Name, threads, now.Sub(start), now.Before(measureFrom), now.Sub(windowStart), runs, windows,
+				cmp.Or(opt.Percentile, 95), suffix)
 			for i := range windows {
 				windows[i] = metrics.Window{}
 			}
@@ -721,7 +735,7 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 }
 
 func printLine(out io.Writer, test string, threads int, at time.Duration, warm bool, span time.Duration,
-	runs []*roleRun, windows []metrics.Window, suffix string) {
+	runs []*roleRun, windows []metrics.Window, pct float64, suffix string) {
 	secs := span.Seconds()
 	phase := ""
 	if warm {
@@ -730,9 +744,9 @@ func printLine(out io.Writer, test string, threads int, at time.Duration, warm b
 	phase += suffix
 	if len(runs) == 1 && runs[0].role.Name == "" {
 		w := &windows[0]
-		fmt.Fprintf(out, "[ %3.0fs ] %s thds: %d tps: %.2f qps: %.2f lat (ms,95%%): %.3f max: %.3f err/s: %.2f%s\n",
-			at.Seconds(), test, threads, float64(w.Events)/secs, float64(w.Statements)/secs,
-			ms(w.Quantile(0.95)), ms(w.Max), float64(w.Errors)/secs, phase)
+		fmt.Fprintf(out, "[ %3.0fs ] %s thds: %d tps: %.2f qps: %.2f lat (ms,%g%%): %.3f max: %.3f err/s: %.2f%s\n",
+			at.Seconds(), test, threads, float64(w.Events)/secs, float64(w.Statements)/secs, pct,
+			ms(w.Quantile(pct/100)), ms(w.Max), float64(w.Errors)/secs, phase)
 		return
 	}
 	line := fmt.Sprintf("[ %3.0fs ] %s", at.Seconds(), test)

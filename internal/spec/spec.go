@@ -89,6 +89,14 @@ type Workload struct {
 	Prepared       bool     `toml:"prepared"`
 	Repeats        int      `toml:"repeats"`
 	ReportInterval Duration `toml:"report_interval"`
+	// Rate, Events and Percentile are sysbench's --rate, --events and
+	// --percentile: an open-loop rate in operations per second over all
+	// threads of a test (latency from each operation's intended start;
+	// 0: closed loop), a count of operations that ends a test before its
+	// time (0: none), and the latency percentile of the live lines.
+	Rate       float64 `toml:"rate,omitempty"`
+	Events     int64   `toml:"events,omitempty"`
+	Percentile float64 `toml:"percentile,omitempty"`
 	// options are every configurable suite's options by suite name, at
 	// defaults, preset and the file's values, so that --suite can switch
 	// suites after the file is read.
@@ -469,6 +477,15 @@ func (s *Spec) Validate() error {
 	}
 	if w.Repeats < 1 || w.Repeats > 1000 {
 		return errf("workload.repeats", "%d is not allowed; want 1 to 1000", w.Repeats)
+	}
+	if !(w.Rate >= 0 && w.Rate < 1e9) {
+		return errf("workload.rate", "%v is not allowed; want operations per second >= 0 (0: closed loop)", w.Rate)
+	}
+	if w.Events < 0 {
+		return errf("workload.events", "%d is not allowed; want a count >= 0 (0: no limit)", w.Events)
+	}
+	if !(w.Percentile >= 0 && w.Percentile < 100) {
+		return errf("workload.percentile", "%v is not allowed; want a percentile above 0 and below 100 (0: 95)", w.Percentile)
 	}
 	if err := suite.Check(s.Params()); err != nil {
 		var fe *workload.FieldError

@@ -1,0 +1,256 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"benchlab/internal/spec"
+)
+
+// knobs are sysbench's options that mean the same in benchlab: the
+// open-loop rate, the event limit, the live lines' percentile, the k
+// distribution, and the connection of a single target to a running server.
+type knobs struct {
+	rate, percentile float64
+	events           int64
+	randType, dsn    string
+	pg, my           conn
+}
+
+// conn is sysbench's --pgsql-* or --mysql-* connection options.
+type conn struct {
+	host, user, password, db string
+	port                     int
+}
+
+// Flag groups of `benchlab run --help`, in order.
+const (
+	groupExperiment = "Experiment"
+	groupWorkload   = "Workload (sysbench's names)"
+	groupConnection = "Connection to a running server (one target; sysbench's names)"
+	groupOutput     = "Results and output"
+)
+
+// groupAnnotation is the pflag annotation naming a flag's help group.
+const groupAnnotation = "benchlab_group"
+
+func setGroup(fs *pflag.FlagSet, group string, names ...string) {
+	for _, n := range names {
+		if err := fs.SetAnnotation(n, groupAnnotation, []string{group}); err != nil {
+			panic(fmt.Sprintf("flag group of --%s: %v", n, err))
+		}
+	}
+}
+
+// addKnobs registers sysbench's knobs on fs.
+func addKnobs(fs *pflag.FlagSet, k *knobs) {
+	fs.Float64Var(&k.rate, "rate", 0, "open loop: operations per second over all threads of each test (0: as fast as possible); latency counts from each operation's intended start")
+	fs.Int64Var(&k.events, "events", 0, "end each test after this many operations (warm-up included) or at its time, whichever comes first (0: no limit)")
+	fs.Float64Var(&k.percentile, "percentile", 0, "latency percentile of the live lines (default 95)")
+	fs.StringVar(&k.randType, "rand-type", "", "the same as --k-rand-type (sysbench's name): k in the load uniform (sysbench 1.1) or special (1.0.20)")
+	setGroup(fs, groupWorkload, "rate", "events", "percentile", "rand-type")
+	fs.StringVar(&k.dsn, "dsn", "", "connection string of a running server (postgres://user@host:port/db or user:pw@tcp(host:port)/db); the password is never stored")
+	for _, c := range []struct {
+		prefix, engine string
+		c              *conn
+		port           int
+	}{{"pgsql", "PostgreSQL", &k.pg, 5432}, {"mysql", "MySQL/MariaDB", &k.my, 3306}} {
+		fs.StringVar(&c.c.host, c.prefix+"-host", "localhost", c.engine+" server host")
+		fs.IntVar(&c.c.port, c.prefix+"-port", c.port, c.engine+" server port")
+		fs.StringVar(&c.c.user, c.prefix+"-user", "sbtest", c.engine+" user")
+		fs.StringVar(&c.c.password, c.prefix+"-password", "", c.engine+" password (never stored; a rerun takes it from the environment)")
+		fs.StringVar(&c.c.db, c.prefix+"-db", "sbtest", c.engine+" database")
+		setGroup(fs, groupConnection, c.prefix+"-host", c.prefix+"-port", c.prefix+"-user", c.prefix+"-password", c.prefix+"-db")
+	}
+	setGroup(fs, groupConnection, "dsn")
+}
+
+// anySet says whether a flag with one of the prefixes was given.
+func anySet(set map[string]bool, prefix string) bool {
+	for n := range set {
+		if strings.HasPrefix(n, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// apply sets the knobs that were given on s. engineSet says --engine was
+// given; without it, --pgsql-* makes a postgres target and --mysql-* a
+// mysql one.
+func (k *knobs) apply(s *spec.Spec, set map[string]bool) error {
+	w := &s.Workload
+	if set["rate"] {
+		w.Rate = k.rate
+	}
+	if set["events"] {
+		w.Events = k.events
+	}
+	if set["percentile"] {
+		w.Percentile = k.percentile
+	}
+	if set["rand-type"] {
+		v := strings.ToLower(k.randType)
+		if v != "uniform" && v != "special" {
+			return usagef("flag --rand-type: %q is not allowed; benchlab draws k uniform (sysbench 1.1) or special (1.0.20)", k.randType)
+		}
+		// The sysbench suite's own option (--k-rand-type) holds it.
+		pf := pflag.NewFlagSet(w.Suite, pflag.ContinueOnError)
+		if o := w.Options(); o != nil {
+			o.Flags(pf)
+		}
+		if pf.Lookup("k-rand-type") == nil {
+			return usagef("flag --rand-type: the distribution of k in the sysbench suite's load; this run's suite is %s", w.Suite)
+		}
+		if err := pf.Set("k-rand-type", v); err != nil {
+			return usagef("flag --rand-type: %v", err)
+		}
+	}
+	pg, my := anySet(set, "pgsql-"), anySet(set, "mysql-")
+	if !pg && !my && !set["dsn"] {
+		return nil
+	}
+	if pg && my {
+		return usagef("flags --pgsql-* and --mysql-*: give one server's connection, not both")
+	}
+	if set["dsn"] && (pg || my) {
+		return usagef("flag --dsn: give either --dsn or the --pgsql-*/--mysql-* flags, not both")
+	}
+	if len(s.Targets) != 1 {
+		return usagef("flag --dsn/--pgsql-*/--mysql-*: for a single target; this spec has %d (put dsn = \"...\" in each [[target]])", len(s.Targets))
+	}
+	t := &s.Targets[0]
+	dsn := k.dsn
+	switch {
+	case pg:
+		dsn = k.pg.postgresDSN()
+	case my:
+		dsn = k.my.mysqlDSN()
+	}
+	if _, err := parseDSN(dsn); err != nil {
+		return usagef("flag --dsn: %v", err)
+	}
+	t.DSN = dsn
+	return nil
+}
+
+// inferEngine picks the engine of a flag-built target from the connection
+// flags when --engine is not given: --pgsql-* or a postgres:// DSN make
+// postgres, --mysql-* or a tcp(...) DSN mysql.
+func (k *knobs) inferEngine(set map[string]bool) string {
+	switch {
+	case anySet(set, "pgsql-"):
+		return "postgres"
+	case anySet(set, "mysql-"):
+		return "mysql"
+	case set["dsn"]:
+		if d, err := parseDSN(k.dsn); err == nil {
+			return d.family
+		}
+	}
+	return ""
+}
+
+func (c conn) postgresDSN() string {
+	u := url.URL{Scheme: "postgres", Host: net.JoinHostPort(c.host, strconv.Itoa(c.port)), Path: "/" + c.db,
+		RawQuery: "sslmode=disable"} // sysbench's --pgsql-sslmode default
+	if c.password != "" {
+		u.User = url.UserPassword(c.user, c.password)
+	} else {
+		u.User = url.User(c.user)
+	}
+	return u.String()
+}
+
+func (c conn) mysqlDSN() string {
+	cred := c.user
+	if c.password != "" {
+		cred += ":" + c.password
+	}
+	return fmt.Sprintf("%s@tcp(%s)/%s", cred, net.JoinHostPort(c.host, strconv.Itoa(c.port)), c.db)
+}
+
+// dsnInfo is what parseDSN reads from a connection string.
+type dsnInfo struct {
+	family, host, port, user, db string
+}
+
+// parseDSN checks a connection string's form before anything runs: a
+// postgres:// (or postgresql://) URL with a host, or a MySQL driver DSN
+// user[:password]@tcp(host:port)/db. It returns the engine family.
+func parseDSN(dsn string) (dsnInfo, error) {
+	if strings.TrimSpace(dsn) == "" {
+		return dsnInfo{}, fmt.Errorf("empty; want postgres://user@host:port/db or user:pw@tcp(host:port)/db")
+	}
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return dsnInfo{}, fmt.Errorf("%q is not a URL: %v", redactForError(dsn), errorsUnwrapAll(err))
+		}
+		if u.Hostname() == "" {
+			return dsnInfo{}, fmt.Errorf("%q names no host; want postgres://user@host:port/db", redactForError(dsn))
+		}
+		if p := u.Port(); p != "" {
+			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+				return dsnInfo{}, fmt.Errorf("port %q is not allowed; want 1 to 65535", p)
+			}
+		}
+		return dsnInfo{family: "postgres", host: u.Hostname(), port: u.Port(), user: u.User.Username(),
+			db: strings.TrimPrefix(u.Path, "/")}, nil
+	}
+	at := strings.LastIndex(dsn, "@")
+	rest := dsn[at+1:]
+	if at < 0 || !strings.HasPrefix(rest, "tcp(") && !strings.HasPrefix(rest, "unix(") {
+		return dsnInfo{}, fmt.Errorf("%q is neither a postgres:// URL nor a MySQL DSN user:pw@tcp(host:port)/db", redactForError(dsn))
+	}
+	proto, after, _ := strings.Cut(rest, "(")
+	addr, tail, ok := strings.Cut(after, ")")
+	if !ok || !strings.HasPrefix(tail, "/") {
+		return dsnInfo{}, fmt.Errorf("%q: want user:pw@%s(address)/db", redactForError(dsn), proto)
+	}
+	info := dsnInfo{family: "mysql", user: strings.SplitN(dsn[:at], ":", 2)[0], db: strings.SplitN(tail[1:], "?", 2)[0]}
+	if proto == "tcp" {
+		h, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			return dsnInfo{}, fmt.Errorf("address %q: want host:port", addr)
+		}
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return dsnInfo{}, fmt.Errorf("port %q is not allowed; want 1 to 65535", p)
+		}
+		info.host, info.port = h, p
+	}
+	return info, nil
+}
+
+// redactForError hides a password in a DSN quoted in an error.
+func redactForError(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+		return dsn
+	}
+	if at := strings.LastIndex(dsn, "@"); at >= 0 {
+		if user, _, has := strings.Cut(dsn[:at], ":"); has {
+			return user + ":xxxxx" + dsn[at:]
+		}
+	}
+	return dsn
+}
+
+// errorsUnwrapAll returns the innermost error.
+func errorsUnwrapAll(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok || u.Unwrap() == nil {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}
