@@ -318,6 +318,9 @@ func runRun(env Env, f *runFlags) error {
 // SIGTERM stops the workers and keeps what was measured; a second one exits
 // at once.
 func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOptions, pc planCheck) (int64, error) {
+	if err := preflight(s, storePath(env, storeFlag)); err != nil {
+		return 0, err
+	}
 	sc, err := planAndConfirm(env, s, pc)
 	if err != nil || pc.dryRun {
 		return 0, err

@@ -64,6 +64,33 @@ type Driver interface {
 	Open(ctx context.Context, t Target, dir string) (DB, error)
 }
 
+// Kind is the interface an engine's databases offer to workloads.
+type Kind string
+
+// Kinds of engine.
+const (
+	// KindSQL engines speak SQL (engine.SQL).
+	KindSQL Kind = "sql"
+	// KindKV engines are key-value stores (engine.KV, or whole steps run by
+	// engine.StepRunner).
+	KindKV Kind = "kv"
+)
+
+// Kinded is implemented by drivers that say, without opening anything,
+// which Kind their databases are, so that a spec pairing an engine with a
+// suite it cannot run is refused before anything runs.
+type Kinded interface {
+	Kind() Kind
+}
+
+// KindOf returns d's kind, or "" when d does not say.
+func KindOf(d Driver) Kind {
+	if k, ok := d.(Kinded); ok {
+		return k.Kind()
+	}
+	return ""
+}
+
 // TargetChecker is implemented by drivers that validate a target's engine
 // specific fields (basedir, version, dsn, ...) before anything runs.
 type TargetChecker interface {

@@ -446,6 +446,9 @@ func (s *Spec) Validate() error {
 	if !ok {
 		return errf("workload.suite", "unknown suite %q; known: %s", w.Suite, strings.Join(workload.Names(), ", "))
 	}
+	if err := checkKinds(s.Targets, suite); err != nil {
+		return err
+	}
 	if len(w.Threads) == 0 {
 		return errf("workload.threads", "empty; want a list of thread counts, e.g. [1, 2]")
 	}
@@ -493,6 +496,31 @@ func (s *Spec) Validate() error {
 			return errf("workload."+fe.Field, "%s", fe.Msg)
 		}
 		return errf("workload", "%v", err)
+	}
+	return nil
+}
+
+// checkKinds refuses a target whose engine cannot run the suite (a
+// key-value store under an SQL suite, or the reverse), naming the engines
+// that can.
+func checkKinds(targets []Target, suite workload.Suite) error {
+	n, ok := suite.(workload.Needer)
+	if !ok {
+		return nil
+	}
+	need := n.Needs()
+	for i, t := range targets {
+		d, _ := engine.Lookup(t.Engine)
+		if k := engine.KindOf(d); k != "" && k != need {
+			var fit []string
+			for _, name := range engine.Names() {
+				if o, _ := engine.Lookup(name); engine.KindOf(o) == need {
+					fit = append(fit, name)
+				}
+			}
+			return errf(fmt.Sprintf("target[%d].engine", i), "%s is a %s engine; the %s suite runs on %s engines: %s",
+				t.Engine, k, suite.Name(), need, strings.Join(fit, ", "))
+		}
 	}
 	return nil
 }

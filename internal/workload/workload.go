@@ -317,6 +317,12 @@ type Suite interface {
 	Plan(p Params) ([]Step, error)
 }
 
+// Needer is implemented by suites that run only on engines of one kind
+// (engine.KindSQL or engine.KindKV).
+type Needer interface {
+	Needs() engine.Kind
+}
+
 var (
 	mu     sync.RWMutex
 	suites = map[string]Suite{}

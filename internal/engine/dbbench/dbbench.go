@@ -28,6 +28,9 @@ type Driver struct{}
 func (Driver) Name() string { return "db_bench" }
 
 // Summary describes the engine for `benchlab list`.
+// Kind says the engine is a key-value store.
+func (Driver) Kind() engine.Kind { return engine.KindKV }
+
 func (Driver) Summary() string {
 	return "RocksDB's db_bench binary (setting path; default db_bench on PATH), run once per kv step; other settings are db_bench flags"
 }

@@ -52,6 +52,9 @@ type Driver struct{ name string }
 func (d Driver) Name() string { return d.name }
 
 // Summary describes the engine for `benchlab list`.
+// Kind says the engine is an SQL engine.
+func (Driver) Kind() engine.Kind { return engine.KindSQL }
+
 func (d Driver) Summary() string {
 	if d.name == "mariadb" {
 		return "MariaDB server started per run from basedir/version (default: Debian's mariadb-server) or an existing server by dsn; settings are my.cnf variables"

@@ -35,6 +35,9 @@ type Driver struct{}
 func (Driver) Name() string { return "pebble" }
 
 // Summary describes the engine for `benchlab list`.
+// Kind says the engine is a key-value store.
+func (Driver) Kind() engine.Kind { return engine.KindKV }
+
 func (Driver) Summary() string {
 	return "embedded Pebble " + version() + " (pure Go LSM, RocksDB's peer); settings follow db_bench's option names"
 }

@@ -37,6 +37,9 @@ type Driver struct{}
 func (Driver) Name() string { return "postgres" }
 
 // Summary describes the engine for `benchlab list`.
+// Kind says the engine is an SQL engine.
+func (Driver) Kind() engine.Kind { return engine.KindSQL }
+
 func (Driver) Summary() string {
 	return "PostgreSQL server started per run from basedir/version (default: Debian's package) or an existing server by dsn; settings are postgresql.conf variables"
 }

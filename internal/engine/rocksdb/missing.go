@@ -23,6 +23,9 @@ type Driver struct{}
 func (Driver) Name() string { return "rocksdb" }
 
 // Summary says the engine is not in this binary.
+// Kind says the engine is a key-value store.
+func (Driver) Kind() engine.Kind { return engine.KindKV }
+
 func (Driver) Summary() string {
 	return "NOT IN THIS BINARY: build with -tags rocksdb (librocksdb-dev) for in-process RocksDB; db_bench works without it"
 }

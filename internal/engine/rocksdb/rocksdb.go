@@ -29,6 +29,9 @@ type Driver struct{}
 func (Driver) Name() string { return "rocksdb" }
 
 // Summary describes the engine for `benchlab list`.
+// Kind says the engine is a key-value store.
+func (Driver) Kind() engine.Kind { return engine.KindKV }
+
 func (Driver) Summary() string {
 	return "RocksDB in-process (grocksdb v1.7.14, system librocksdb); settings are db_bench option names; LRU block cache only"
 }

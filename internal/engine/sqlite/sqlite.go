@@ -32,6 +32,9 @@ type Driver struct{}
 func (Driver) Name() string { return "sqlite" }
 
 // Summary describes the engine for `benchlab list`.
+// Kind says the engine is an SQL engine.
+func (Driver) Kind() engine.Kind { return engine.KindSQL }
+
 func (Driver) Summary() string {
 	return "embedded SQLite " + libVersion() + " (compiled in); settings are PRAGMAs applied on every connection"
 }

@@ -28,6 +28,9 @@ type Suite struct{}
 func (Suite) Name() string { return "custom" }
 
 // Summary describes the suite for `benchlab list`.
+// Needs says the suite runs on SQL engines.
+func (Suite) Needs() engine.Kind { return engine.KindSQL }
+
 func (Suite) Summary() string {
 	return "your own SQL from the spec's [workload.custom]: setup, a generated load, measured tests"
 }

@@ -29,6 +29,9 @@ type Suite struct{}
 func (Suite) Name() string { return "insert" }
 
 // Summary describes the suite for `benchlab list`.
+// Needs says the suite runs on SQL engines.
+func (Suite) Needs() engine.Kind { return engine.KindSQL }
+
 func (Suite) Summary() string {
 	return "Insert Benchmark: load, create index, insert+delete, queries with rate-limited background writes and an SLA"
 }

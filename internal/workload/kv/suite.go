@@ -29,6 +29,9 @@ type Suite struct{}
 func (Suite) Name() string { return "kv" }
 
 // Summary describes the suite for `benchlab list`.
+// Needs says the suite runs on key-value engines.
+func (Suite) Needs() engine.Kind { return engine.KindKV }
+
 func (Suite) Summary() string {
 	return "RocksDB db_bench step sequence (benchmark_compare.sh): fillseq, ranges, point reads, overwrite, reads while writing"
 }

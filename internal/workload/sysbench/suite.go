@@ -23,6 +23,9 @@ type Suite struct{}
 func (Suite) Name() string { return "sysbench" }
 
 // Summary describes the suite for `benchlab list`.
+// Needs says the suite runs on SQL engines.
+func (Suite) Needs() engine.Kind { return engine.KindSQL }
+
 func (Suite) Summary() string {
 	return "sysbench-style microbenchmarks (oltp_* scripts as run by the Small Datum articles), 32 reported tests"
 }

@@ -27,6 +27,9 @@ type Suite struct{}
 func (Suite) Name() string { return "tpcc" }
 
 // Summary describes the suite for `benchlab list`.
+// Needs says the suite runs on SQL engines.
+func (Suite) Needs() engine.Kind { return engine.KindSQL }
+
 func (Suite) Summary() string {
 	return "TPC-C: the five transactions in the standard mix, no think time; tpmC (workload.warehouses sets the scale)"
 }
