@@ -19,7 +19,6 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"benchlab/internal/analysis"
-	"benchlab/internal/spec"
 	"benchlab/internal/store"
 )
 
@@ -41,17 +40,25 @@ func usable(run store.Run, r store.Result) bool {
 // workload is the same apart from the tests chosen, the thread counts and
 // the repeats.
 func suiteOf(exp store.Experiment) string {
-	sp, err := spec.Parse([]byte(exp.Spec), "stored spec", "")
-	if err != nil {
+	// The stored spec's [workload] table, with the suite's own table in it,
+	// read generically so that every option of every suite counts.
+	var doc map[string]any
+	if _, err := toml.Decode(exp.Spec, &doc); err != nil {
 		return ""
 	}
-	w := sp.Workload
-	w.Tests, w.Threads, w.Repeats = nil, nil, 0
+	w, _ := doc["workload"].(map[string]any)
+	suite, _ := w["suite"].(string)
+	if suite == "" {
+		return ""
+	}
+	for _, k := range []string{"tests", "threads", "repeats"} {
+		delete(w, k)
+	}
 	h := fnv.New32a()
 	if err := toml.NewEncoder(h).Encode(w); err != nil {
 		return ""
 	}
-	return fmt.Sprintf("%s@%08x", sp.Workload.Suite, h.Sum32())
+	return fmt.Sprintf("%s@%08x", suite, h.Sum32())
 }
 
 // TestName is the noise model's name of a test: suite@shape/test.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	_ "benchlab/internal/all" // the custom suite's options
+	"benchlab/internal/spec"
 	"benchlab/internal/store"
 )
 
@@ -98,5 +100,32 @@ func TestLearnPoolsIdenticalTargets(t *testing.T) {
 	}
 	if Baseline("other host", runs).Runs != 0 {
 		t.Error("another host's canaries counted")
+	}
+}
+
+// TestWorkloadShape: the test key changes with a suite option or a
+// duration, not with the tests chosen, the threads or the repeats.
+func TestWorkloadShape(t *testing.T) {
+	mk := func(extra, custom string) store.Experiment {
+		src := "name = \"x\"\nbase = \"a\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n[workload]\nsuite = \"custom\"\n" + extra +
+			"[workload.custom]\nsetup = [\"CREATE TABLE t (id INTEGER)\"]\n[[workload.custom.test]]\nname = \"q\"\nstatements = [\"" + custom + "\"]\n"
+		sp, err := spec.Parse([]byte(src), "t.toml", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store.Experiment{Spec: sp.TOML()}
+	}
+	base := TestKey(mk("", "SELECT 1"), "q")
+	if base == "" || !strings.HasPrefix(base, "custom@") {
+		t.Fatalf("key %q", base)
+	}
+	if k := TestKey(mk("repeats = 7\nthreads = [1, 2]\n", "SELECT 1"), "q"); k != base {
+		t.Errorf("repeats and threads changed the key: %q vs %q", k, base)
+	}
+	if k := TestKey(mk("read_time = \"7s\"\n", "SELECT 1"), "q"); k == base {
+		t.Error("a different read time kept the key")
+	}
+	if k := TestKey(mk("", "SELECT 2"), "q"); k == base {
+		t.Error("a different custom statement kept the key")
 	}
 }
