@@ -35,6 +35,26 @@ type KV interface {
 	Stats(ctx context.Context) (LSMStats, error)
 }
 
+// MemtableChooser is implemented by KV engines whose memtable representation
+// can be chosen, as db_bench's --memtablerep: the kv suite's fillseq loads
+// into a vector memtable and the steps after it use the skip list (METHOD.md
+// 4.1 step 1).
+type MemtableChooser interface {
+	// UseMemtable flushes the memtables and reopens the database with the
+	// representation rep ("vector" or "skip_list"). Nothing else may use
+	// the database meanwhile.
+	UseMemtable(ctx context.Context, rep string) error
+}
+
+// L0Compactor is implemented by KV engines that can compact the files of
+// level 0 alone into the next level with data, as db_bench's compact0 does
+// in the flush-and-wait step (METHOD.md 4.1 step 5).
+type L0Compactor interface {
+	// CompactL0 returns how many files it compacted and into which level
+	// (0 and -1 when L0 was empty or no level below it holds data).
+	CompactL0(ctx context.Context) (files, level int, err error)
+}
+
 // Lookuper is implemented by KV engines that can find a key without copying
 // its value out, as db_bench's readrandom does (it pins the value and counts
 // its size); the kv suite's readrandom then uses it instead of Get.
@@ -71,10 +91,10 @@ type WriteOptions struct {
 
 // Iterator walks keys in order. Key and Value are valid until the next move.
 type Iterator interface {
-	// SeekGE positions at the first key >= key; SeekLE at the last key <=
-	// key (RocksDB's SeekForPrev). Both report whether the iterator is valid.
+	// SeekGE positions at the first key >= key (RocksDB's Seek, which
+	// db_bench's seekrandom uses in both directions) and reports whether
+	// the iterator is valid.
 	SeekGE(key []byte) bool
-	SeekLE(key []byte) bool
 	// First and Last position at the ends of the key space.
 	First() bool
 	Last() bool

@@ -171,10 +171,26 @@ func (db *DB) Args(s engine.KVStep, useExisting bool) []string {
 			args = append(args, "--"+st.Name+"="+db.settings[st.Name])
 		}
 	}
+	args = append(args, derivedFlags(db.settings)...)
 	for _, f := range s.Flags {
 		args = append(args, "--"+f[0]+"="+f[1])
 	}
 	return args
+}
+
+// derivedFlags are the flags benchmark.sh adds from other settings (METHOD.md
+// 4.2): leveled compaction pins L0's index and filter blocks in the block
+// cache, and caching index and filter blocks reserves half of the cache for
+// them (high priority) and none for low priority blocks.
+func derivedFlags(settings map[string]string) []string {
+	var out []string
+	if settings["compaction_style"] == "0" {
+		out = append(out, "--pin_l0_filter_and_index_blocks_in_cache=1")
+	}
+	if settings["cache_index_and_filter_blocks"] == "true" {
+		out = append(out, "--cache_high_pri_pool_ratio=0.5", "--cache_low_pri_pool_ratio=0")
+	}
+	return out
 }
 
 func b01(b bool) string {

@@ -23,7 +23,8 @@ func TestDebianDBBench(t *testing.T) {
 	}
 	ctx := context.Background()
 	db, err := dbbench.Driver{}.Open(ctx, engine.Target{Settings: map[string]string{
-		"cache_type": "hyper_clock_cache", "write_buffer_size": "1048576", "max_bytes_for_level_multiplier": "32"}}, t.TempDir())
+		"cache_type": "hyper_clock_cache", "write_buffer_size": "1048576", "max_bytes_for_level_multiplier": "32",
+		"cache_index_and_filter_blocks": "true"}}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,5 +95,46 @@ func TestBadBinary(t *testing.T) {
 func TestParseUnparseable(t *testing.T) {
 	if _, _, err := dbbench.Parse("RocksDB: version 7.8.3\nsomething else\n"); err == nil {
 		t.Fatal("output without a result line parsed")
+	}
+}
+
+// TestArgsCachedIndexAndFilters checks benchmark.sh's flags that follow
+// from others: leveled compaction pins L0's index and filter blocks, and
+// caching index and filter blocks gives them half of the cache at high
+// priority (cache_high_pri_pool_ratio=0.5, cache_low_pri_pool_ratio=0).
+func TestArgsCachedIndexAndFilters(t *testing.T) {
+	if _, err := exec.LookPath("db_bench"); err != nil {
+		t.Skip("db_bench not on PATH (apt-get install rocksdb-tools)")
+	}
+	ctx := context.Background()
+	s, _ := kv.BenchStepOf("readrandom", workload.Params{Options: &kv.Options{NumKeys: 1000, KeySize: 20, ValueSize: 400, CompressionRatio: 0.5, MBWritePerSec: 1}}, 1)
+	for _, c := range []struct {
+		settings map[string]string
+		want     []string
+		not      []string
+	}{
+		{map[string]string{"cache_index_and_filter_blocks": "true"},
+			[]string{"--cache_index_and_filter_blocks=true", "--pin_l0_filter_and_index_blocks_in_cache=1",
+				"--cache_high_pri_pool_ratio=0.5", "--cache_low_pri_pool_ratio=0"}, nil},
+		{map[string]string{}, []string{"--pin_l0_filter_and_index_blocks_in_cache=1"},
+			[]string{"--cache_high_pri_pool_ratio=0.5"}},
+		{map[string]string{"compaction_style": "1"}, nil,
+			[]string{"--pin_l0_filter_and_index_blocks_in_cache=1", "--cache_high_pri_pool_ratio=0.5"}},
+	} {
+		db, err := dbbench.Driver{}.Open(ctx, engine.Target{Settings: c.settings}, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := strings.Join(db.(*dbbench.DB).Args(s, false), " ")
+		for _, w := range c.want {
+			if !strings.Contains(args, w) {
+				t.Errorf("%v: args lack %s:\n%s", c.settings, w, args)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(args, w) {
+				t.Errorf("%v: args have %s:\n%s", c.settings, w, args)
+			}
+		}
 	}
 }

@@ -293,17 +293,11 @@ func (db *DB) NewIterator() (engine.Iterator, error) {
 }
 
 type iterator struct {
-	it  *pebble.Iterator
-	buf []byte
+	it *pebble.Iterator
 }
 
 func (i *iterator) SeekGE(key []byte) bool { return i.it.SeekGE(key) }
 
-// SeekLE is SeekLT of the key's immediate successor (key + 0x00).
-func (i *iterator) SeekLE(key []byte) bool {
-	i.buf = append(append(i.buf[:0], key...), 0)
-	return i.it.SeekLT(i.buf)
-}
 func (i *iterator) First() bool   { return i.it.First() }
 func (i *iterator) Last() bool    { return i.it.Last() }
 func (i *iterator) Next() bool    { return i.it.Next() }

@@ -45,11 +45,8 @@ func TestOpenPutGetInfo(t *testing.T) {
 		t.Fatalf("Get c = %q %v %v", v, ok, err)
 	}
 	it, _ := kv.NewIterator()
-	if !it.SeekLE([]byte("b")) || string(it.Key()) != "a" {
-		t.Fatalf("SeekLE(b) should land on a")
-	}
-	if !it.SeekLE([]byte("c")) || string(it.Key()) != "c" {
-		t.Fatalf("SeekLE(c) should land on c")
+	if !it.SeekGE([]byte("b")) || string(it.Key()) != "c" || !it.Prev() || string(it.Key()) != "a" {
+		t.Fatalf("SeekGE(b) then Prev should land on c, then a")
 	}
 	it.Close()
 	if n, err := kv.MultiGet([][]byte{[]byte("a"), []byte("b"), []byte("c")}); n != 2 || err != nil {

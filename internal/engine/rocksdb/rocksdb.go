@@ -62,6 +62,48 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 		}
 	}
 	n := func(k string) int { v, _ := strconv.Atoi(eff[k]); return v }
+	bb := grocksdb.NewDefaultBlockBasedTableOptions()
+	cache := grocksdb.NewLRUCache(uint64(n("cache_size")))
+	bb.SetBlockCache(cache)
+	bb.SetBlockSize(n("block_size"))
+	if bits := n("bloom_bits"); bits > 0 {
+		bb.SetFilterPolicy(grocksdb.NewBloomFilterFull(float64(bits)))
+	}
+	o := options(eff, bb, skipList)
+	free := func() { o.Destroy(); bb.Destroy(); cache.Destroy() }
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		free()
+		return nil, fmt.Errorf("rocksdb: data dir: %w", err)
+	}
+	rdb, err := grocksdb.OpenDb(o, dir)
+	if err != nil {
+		free()
+		return nil, fmt.Errorf("rocksdb: open %s: %w", dir, err)
+	}
+	db := &DB{db: rdb, dir: dir, opts: o, bb: bb, cache: cache, settings: eff, memtable: skipList,
+		ro: grocksdb.NewDefaultReadOptions()}
+	db.wo = grocksdb.NewDefaultWriteOptions()
+	db.woNoWAL = grocksdb.NewDefaultWriteOptions()
+	db.woNoWAL.DisableWAL(true)
+	db.woSync = grocksdb.NewDefaultWriteOptions()
+	db.woSync.SetSync(true)
+	db.perfLevel = n("perf_level")
+	db.handles()
+	return db, nil
+}
+
+// Memtable representations (db_bench --memtablerep).
+const (
+	skipList = "skip_list"
+	vector   = "vector"
+)
+
+// options builds the database options of the effective settings eff, with
+// table options bb and memtable representation rep. The vector memtable
+// takes no concurrent writers (allow_concurrent_memtable_write=false, as
+// db_bench's fillseq passes).
+func options(eff map[string]string, bb *grocksdb.BlockBasedTableOptions, rep string) *grocksdb.Options {
+	n := func(k string) int { v, _ := strconv.Atoi(eff[k]); return v }
 	o := grocksdb.NewDefaultOptions()
 	o.SetCreateIfMissing(true)
 	o.SetWriteBufferSize(uint64(n("write_buffer_size")))
@@ -86,38 +128,48 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 	}
 	o.SetCompression(map[string]grocksdb.CompressionType{"none": grocksdb.NoCompression, "snappy": grocksdb.SnappyCompression,
 		"lz4": grocksdb.LZ4Compression, "zstd": grocksdb.ZSTDCompression, "zlib": grocksdb.ZLibCompression}[eff["compression_type"]])
-	bb := grocksdb.NewDefaultBlockBasedTableOptions()
-	cache := grocksdb.NewLRUCache(uint64(n("cache_size")))
-	bb.SetBlockCache(cache)
-	bb.SetBlockSize(n("block_size"))
-	if bits := n("bloom_bits"); bits > 0 {
-		bb.SetFilterPolicy(grocksdb.NewBloomFilterFull(float64(bits)))
-	}
 	o.SetBlockBasedTableFactory(bb)
-	free := func() { o.Destroy(); bb.Destroy(); cache.Destroy() }
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		free()
-		return nil, fmt.Errorf("rocksdb: data dir: %w", err)
+	if rep == vector {
+		o.SetMemtableVectorRep()
+		o.SetAllowConcurrentMemtableWrites(false)
 	}
-	rdb, err := grocksdb.OpenDb(o, dir)
+	return o
+}
+
+// UseMemtable flushes the memtables and reopens the database with the
+// memtable representation rep, "vector" or "skip_list" (db_bench's
+// --memtablerep, which each db_bench step sets when it opens the database:
+// fillseq loads into a vector). The block cache is kept. Nothing may use
+// the database meanwhile; if the reopen fails the database is closed.
+func (db *DB) UseMemtable(ctx context.Context, rep string) error {
+	if rep != vector && rep != skipList {
+		return fmt.Errorf("rocksdb: memtable %q; want %s or %s", rep, vector, skipList)
+	}
+	if rep == db.memtable {
+		return nil
+	}
+	if err := db.Flush(ctx); err != nil {
+		return fmt.Errorf("rocksdb: flush before reopening with the %s memtable: %w", rep, err)
+	}
+	db.db.Close()
+	db.opts.Destroy()
+	db.opts = options(db.settings, db.bb, rep)
+	rdb, err := grocksdb.OpenDb(db.opts, db.dir)
 	if err != nil {
-		free()
-		return nil, fmt.Errorf("rocksdb: open %s: %w", dir, err)
+		db.closed.Store(true)
+		db.free()
+		return fmt.Errorf("rocksdb: reopen %s with the %s memtable: %w", db.dir, rep, err)
 	}
-	db := &DB{db: rdb, opts: o, bb: bb, cache: cache, settings: eff, ro: grocksdb.NewDefaultReadOptions()}
-	db.wo = grocksdb.NewDefaultWriteOptions()
-	db.woNoWAL = grocksdb.NewDefaultWriteOptions()
-	db.woNoWAL.DisableWAL(true)
-	db.woSync = grocksdb.NewDefaultWriteOptions()
-	db.woSync.SetSync(true)
-	db.perfLevel = n("perf_level")
+	db.db, db.memtable = rdb, rep
 	db.handles()
-	return db, nil
+	return nil
 }
 
 // DB is an open RocksDB database.
 type DB struct {
 	db                  *grocksdb.DB
+	dir                 string
+	memtable            string // skipList or vector
 	opts                *grocksdb.Options
 	bb                  *grocksdb.BlockBasedTableOptions
 	cache               *grocksdb.Cache
@@ -132,8 +184,9 @@ type DB struct {
 }
 
 var (
-	_ engine.KV            = (*DB)(nil)
-	_ engine.BatchLookuper = (*DB)(nil)
+	_ engine.KV              = (*DB)(nil)
+	_ engine.BatchLookuper   = (*DB)(nil)
+	_ engine.MemtableChooser = (*DB)(nil)
 )
 
 // CallsC returns true: operations are cgo calls.
@@ -145,6 +198,7 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	for k, v := range db.settings {
 		s[k] = v
 	}
+	s["memtablerep"] = "skip_list; vector during the kv suite's fillseq, as db_bench's"
 	return engine.Info{Engine: "rocksdb", Version: libVersion, Build: "grocksdb v1.7.14 (cgo) against the system librocksdb", Settings: s}, nil
 }
 
@@ -159,6 +213,12 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.db.Close()
+	db.free()
+	return nil
+}
+
+// free releases the options, block cache and read/write options.
+func (db *DB) free() {
 	db.opts.Destroy()
 	db.bb.Destroy()
 	db.cache.Destroy()
@@ -166,7 +226,6 @@ func (db *DB) Close() error {
 	db.wo.Destroy()
 	db.woNoWAL.Destroy()
 	db.woSync.Destroy()
-	return nil
 }
 
 func (db *DB) writeOpts(wo engine.WriteOptions) *grocksdb.WriteOptions {
@@ -220,7 +279,6 @@ func (db *DB) NewIterator() (engine.Iterator, error) {
 type iterator struct{ it *grocksdb.Iterator }
 
 func (i *iterator) SeekGE(k []byte) bool { i.it.Seek(k); return i.it.Valid() }
-func (i *iterator) SeekLE(k []byte) bool { i.it.SeekForPrev(k); return i.it.Valid() }
 func (i *iterator) First() bool          { i.it.SeekToFirst(); return i.it.Valid() }
 func (i *iterator) Last() bool           { i.it.SeekToLast(); return i.it.Valid() }
 func (i *iterator) Next() bool           { i.it.Next(); return i.it.Valid() }

@@ -50,8 +50,8 @@ func TestOpenPutGetStats(t *testing.T) {
 		t.Fatal("Get b found a missing key")
 	}
 	it, _ := kv.NewIterator()
-	if !it.SeekLE([]byte("b")) || string(it.Key()) != "a" {
-		t.Fatal("SeekLE(b) should land on a")
+	if !it.SeekGE([]byte("b")) || string(it.Key()) != "c" || !it.Prev() || string(it.Key()) != "a" {
+		t.Fatal("SeekGE(b) then Prev should land on c, then a")
 	}
 	it.Close()
 	if n, err := kv.MultiGet([][]byte{[]byte("a"), []byte("b"), []byte("c")}); n != 2 || err != nil {

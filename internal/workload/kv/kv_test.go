@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"compress/flate"
 	"context"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -225,4 +227,82 @@ func checkEngine(t *testing.T, d engine.Driver, settings map[string]string) {
 
 func TestPebble(t *testing.T) {
 	checkEngine(t, pebble.Driver{}, map[string]string{"cache_size": "4194304", "compression_type": "snappy"})
+}
+
+// spyKV records the iterator calls a worker makes on a real engine.
+type spyKV struct {
+	engine.KV
+	calls []string
+}
+
+func (s *spyKV) NewIterator() (engine.Iterator, error) {
+	it, err := s.KV.NewIterator()
+	return &spyIter{Iterator: it, kv: s}, err
+}
+
+type spyIter struct {
+	engine.Iterator
+	kv *spyKV
+}
+
+func (i *spyIter) SeekGE(k []byte) bool {
+	i.kv.calls = append(i.kv.calls, fmt.Sprintf("Seek(%d)", DecodeKey(k)))
+	return i.Iterator.SeekGE(k)
+}
+
+func (i *spyIter) Value() []byte {
+	i.kv.calls = append(i.kv.calls, fmt.Sprintf("value(%d)", DecodeKey(i.Key())))
+	return i.Iterator.Value()
+}
+
+func (i *spyIter) Next() bool { i.kv.calls = append(i.kv.calls, "Next"); return i.Iterator.Next() }
+func (i *spyIter) Prev() bool { i.kv.calls = append(i.kv.calls, "Prev"); return i.Iterator.Prev() }
+
+// TestSeekAsDBBench checks the range steps against db_bench's seekrandom on
+// Pebble holding the even keys 0..198: both directions Seek (never
+// SeekForPrev), then read a value and move 10 times, so a reverse range at
+// the missing key 51 reads 52, 50, ..., 34 and a forward one 52 ... 70; at
+// the end of the keys the reads stop early.
+func TestSeekAsDBBench(t *testing.T) {
+	ctx := context.Background()
+	db, err := pebble.Driver{}.Open(ctx, engine.Target{Name: "p", Engine: "pebble"}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p := testParams(1000)
+	key := make([]byte, opts(p).KeySize)
+	for k := uint64(0); k < 200; k += 2 {
+		EncodeKey(key, k)
+		if err := db.(engine.KV).Put(key, []byte("v"), engine.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	walk := func(from, step int, n int, move string) string {
+		out := []string{fmt.Sprintf("Seek(%d)", 51)}
+		for i := 0; i < n; i++ {
+			out = append(out, fmt.Sprintf("value(%d)", from+i*step), move)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		kind kind
+		at   uint64
+		rows int64
+		want string
+	}{
+		{seekRev, 51, 10, walk(52, -2, 10, "Prev")},
+		{seekFwd, 51, 10, walk(52, 2, 10, "Next")},
+		{seekFwd, 191, 4, "Seek(191) value(192) Next value(194) Next value(196) Next value(198) Next"},
+	} {
+		spy := &spyKV{KV: db.(engine.KV)}
+		w := newWorker(spy, c.kind, p, ValueData(0.5, opts(p).ValueSize), 1000, 1)
+		tally, err := w.seekAt(c.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(spy.calls, " "); got != c.want || tally.Rows != c.rows {
+			t.Errorf("kind %d at %d: %d rows, calls\n%s\nwant %d rows,\n%s", c.kind, c.at, tally.Rows, got, c.rows, c.want)
+		}
+	}
 }

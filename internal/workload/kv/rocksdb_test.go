@@ -7,8 +7,10 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,5 +135,170 @@ func TestHarnessOverhead(t *testing.T) {
 		slices.Sort(theirs)
 		t.Logf("readrandom %d thread(s), median of 7: benchlab %.0f ops/s %v, db_bench %.0f ops/s %v, ratio %s", threads,
 			ours[3], ours, theirs[3], theirs, strconv.FormatFloat(ours[3]/theirs[3], 'f', 2, 64))
+	}
+}
+
+// latestOptions returns the newest OPTIONS file RocksDB wrote in dir (one
+// per open).
+func latestOptions(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, bestN := "", -1
+	for _, e := range ents {
+		if s, ok := strings.CutPrefix(e.Name(), "OPTIONS-"); ok && !strings.HasSuffix(s, ".dbtmp") {
+			if n, err := strconv.Atoi(s); err == nil && n > bestN {
+				best, bestN = e.Name(), n
+			}
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, best))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestFillseqVectorMemtable checks that in-process RocksDB loads fillseq
+// into a vector memtable without concurrent memtable writes, as db_bench's
+// fillseq (--memtablerep=vector --allow_concurrent_memtable_write=false),
+// and that the steps after it find the skip list again with every key of
+// the load (written without the WAL) readable.
+func TestFillseqVectorMemtable(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := rocksdb.Driver{}.Open(ctx, engine.Target{Name: "r", Engine: "rocksdb"}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if o := latestOptions(t, dir); !strings.Contains(o, "SkipListFactory") {
+		t.Fatalf("a fresh database should use the skip list:\n%s", grepLines(o, "memtable"))
+	}
+	p := testParams(2000)
+	steps, err := Suite{}.Plan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := steps[0].Roles[0]
+	w, err := role.NewWorker(ctx, db, 0, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := latestOptions(t, dir)
+	if !strings.Contains(o, "VectorRepFactory") || !strings.Contains(o, "allow_concurrent_memtable_write=false") {
+		t.Errorf("fillseq's database options:\n%s\nwant the vector memtable without concurrent writes",
+			grepLines(o, "memtable"))
+	}
+	for i := 0; i < 2000; i++ {
+		if _, err := w.Op(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if o := latestOptions(t, dir); !strings.Contains(o, "SkipListFactory") {
+		t.Errorf("after fillseq the database should use the skip list again:\n%s", grepLines(o, "memtable"))
+	}
+	key := make([]byte, opts(p).KeySize)
+	for i := uint64(0); i < 2000; i++ {
+		EncodeKey(key, i)
+		if _, ok, err := db.(engine.KV).Get(key, nil); err != nil || !ok {
+			t.Fatalf("key %d after the reopen: found %v, %v", i, ok, err)
+		}
+	}
+}
+
+func grepLines(s, word string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, word) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestWaitStepCompactsL0 checks that the in-process flush-and-wait step
+// (flush_mt_l0) includes db_bench's compact0: with data below L0 and one L0
+// file, too few to trigger a compaction, waiting alone leaves it in L0 and
+// the step moves it down.
+func TestWaitStepCompactsL0(t *testing.T) {
+	ctx := context.Background()
+	db, err := rocksdb.Driver{}.Open(ctx, engine.Target{Name: "r", Engine: "rocksdb",
+		Settings: map[string]string{"level0_file_num_compaction_trigger": "2"}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	kv := db.(engine.KV)
+	p := testParams(3000)
+	key := make([]byte, opts(p).KeySize)
+	vals := values{data: ValueData(opts(p).CompressionRatio, opts(p).ValueSize)}
+	fill := func(from, to uint64) {
+		for i := from; i < to; i++ {
+			EncodeKey(key, i)
+			if err := kv.Put(key, vals.next(opts(p).ValueSize), engine.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := kv.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l0 := func() int64 {
+		st, err := kv.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.L0Files
+	}
+	// Flushes until a compaction (triggered at 2 L0 files) has moved
+	// everything below L0.
+	next := uint64(0)
+	for l0() != 0 || next == 0 {
+		if next == 10000 {
+			t.Fatalf("set-up: %d L0 files after 10 flushes", l0())
+		}
+		fill(next, next+1000)
+		next += 1000
+		if err := kv.WaitForCompactions(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	fill(next, next+1000)
+	next += 1000
+	if err := kv.WaitForCompactions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := l0(); n != 1 {
+		t.Fatalf("set-up: %d L0 files, want 1 (below the trigger of 2)", n)
+	}
+	steps, err := Suite{}.Plan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	for _, s := range steps {
+		if s.Name == "waitforcompaction" {
+			if _, err := s.Action(ctx, db, &log); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	st, _ := kv.Stats(ctx)
+	if st.L0Files != 0 || !strings.Contains(log.String(), "compact0: 1 L0 files into L") {
+		t.Errorf("after the wait step: %d L0 files, log:\n%s\nwant compact0 to move the L0 file", st.L0Files, log.String())
+	}
+	t.Logf("%s", log.String())
+	for i := uint64(0); i < next; i += 299 {
+		EncodeKey(key, i)
+		if _, ok, err := kv.Get(key, nil); err != nil || !ok {
+			t.Fatalf("key %d after compact0: found %v, %v", i, ok, err)
+		}
 	}
 }

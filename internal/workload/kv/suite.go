@@ -42,7 +42,7 @@ const (
 	GroupRead   = "reads"
 	GroupWrite  = "writes"
 	GroupMixed  = "reads while writing"
-	seekNexts   = 10 // fwdrange and revrange: seek + 10 nexts (--seek_nexts=10)
+	seekNexts   = 10 // fwdrange and revrange: seek, then 10 values each followed by a move (--seek_nexts=10)
 	batchSize   = 10 // multireadrandom --batch_size
 	drainKeys   = 100
 	maxDrain    = 300 * time.Second
@@ -103,7 +103,7 @@ func defs() []def {
 			summary:    "overwrite 10% of the keys at random, to randomize keys before Lmax",
 			benchmarks: []string{"overwrite"}},
 		{name: "waitforcompaction", action: true, summary: "flush the memtables and wait for compaction (flush_mt_l0)",
-			benchmarks: []string{"levelstats", "flush", "waitforcompaction", "compact0", "waitforcompaction", "levelstats"}},
+			benchmarks: []string{"levelstats", "flush", "waitforcompaction", "compact0", "waitforcompaction", "memstats", "levelstats"}},
 		{name: "revrangewhilewriting", group: GroupMixed, kind: seekRev, whileWriting: true, rw: true,
 			summary:    "reverse range reads while one writer writes mb_write_per_sec",
 			benchmarks: []string{"seekrandomwhilewriting"},
@@ -249,6 +249,14 @@ func measured(d def, p workload.Params, data []byte) workload.Step {
 			if bl, ok := kv.(engine.BatchLookuper); ok && k == readRandom {
 				return &batchReader{worker: w, batch: bl}, nil
 			}
+			if mc, ok := kv.(engine.MemtableChooser); ok && k == fillSeq {
+				// db_bench's fillseq opens the database with
+				// --memtablerep=vector; the steps after it with the skip list.
+				if err := mc.UseMemtable(ctx, "vector"); err != nil {
+					return nil, fmt.Errorf("kv %s: %w", d.name, err)
+				}
+				return &vectorLoader{worker: w, mc: mc}, nil
+			}
 			return w, nil
 		}
 	}
@@ -330,7 +338,10 @@ func FormatFacts(s engine.LSMStats) string {
 }
 
 // waitStep is an unmeasured flush + wait for compaction. For a StepRunner it
-// runs d's db_bench benchmarks instead.
+// runs d's db_bench benchmarks; an in-process engine does the same
+// benchmarks in order: flush, waitforcompaction, compact0 (L0 into the next
+// level, where the engine can do it alone; otherwise the log says it was
+// skipped), and the stats ones as a line of LSM facts.
 func waitStep(d def, p workload.Params) workload.Step {
 	return workload.Step{
 		Name: d.name, Warm: true,
@@ -345,16 +356,51 @@ func waitStep(d def, p workload.Params) workload.Step {
 				return workload.Tally{}, err
 			}
 			start := time.Now()
-			if err := kv.Flush(ctx); err != nil {
-				return workload.Tally{}, fmt.Errorf("flush: %w", err)
+			for _, b := range d.benchmarks {
+				if err := runMeta(ctx, kv, b, log); err != nil {
+					return workload.Tally{}, fmt.Errorf("%s: %s: %w", d.name, b, err)
+				}
 			}
-			if err := kv.WaitForCompactions(ctx); err != nil {
-				return workload.Tally{}, fmt.Errorf("wait for compaction: %w", err)
-			}
-			fmt.Fprintf(log, "%s: flushed and compacted in %s\n", d.name, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(log, "%s: %s in %s\n", d.name, strings.Join(d.benchmarks, ","), time.Since(start).Round(time.Millisecond))
 			return workload.Tally{}, nil
 		},
 	}
+}
+
+// runMeta does one of db_bench's meta benchmarks on an in-process engine.
+func runMeta(ctx context.Context, kv engine.KV, b string, log io.Writer) error {
+	switch b {
+	case "flush":
+		return kv.Flush(ctx)
+	case "waitforcompaction":
+		return kv.WaitForCompactions(ctx)
+	case "compact0":
+		c, ok := kv.(engine.L0Compactor)
+		if !ok {
+			fmt.Fprintf(log, "compact0: skipped, the engine cannot compact L0 alone into the next level\n")
+			return nil
+		}
+		files, level, err := c.CompactL0(ctx)
+		if err != nil {
+			return err
+		}
+		if files == 0 {
+			fmt.Fprintf(log, "compact0: nothing to do (no L0 files, or no data below L0)\n")
+		} else {
+			fmt.Fprintf(log, "compact0: %d L0 files into L%d\n", files, level)
+		}
+		return nil
+	case "memstats":
+		return nil // the engines keep no memtable stats to print
+	case "levelstats":
+		st, err := kv.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "%s: %s\n", b, FormatFacts(st))
+		return nil
+	}
+	return fmt.Errorf("no in-process form of db_bench's %s", b)
 }
 
 // BenchStepOf returns step name at the given thread count in db_bench's

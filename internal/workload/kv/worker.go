@@ -113,31 +113,27 @@ func (r *batchReader) OpBatch(ctx context.Context, lat []int64) (int, workload.T
 	return n, workload.Tally{Statements: n, Rows: int64(found)}, err
 }
 
-// seek is db_bench's seekrandom: open an iterator (db_bench opens one per
-// seek unless --use_tailing_iterator, so each sees recent writes), position
-// at a random key (SeekForPrev when reverse) and read it and up to 10
-// following (or preceding) entries.
-func (w *worker) seek() (workload.Tally, error) {
+// seek is db_bench's seekrandom at a random key.
+func (w *worker) seek() (workload.Tally, error) { return w.seekAt(w.keys.next()) }
+
+// seekAt is db_bench's seekrandom at key number k: open an iterator
+// (db_bench opens one per seek unless --use_tailing_iterator, so each sees
+// recent writes), Seek to the key (the first key >= it, in both directions,
+// so a reverse range pays RocksDB's switch of direction as db_bench's does),
+// then read a value and move, Next or Prev, seek_nexts times: 10 values.
+func (w *worker) seekAt(k uint64) (workload.Tally, error) {
 	it, err := w.kv.NewIterator()
 	if err != nil {
 		return workload.Tally{Statements: 1}, err
 	}
 	defer it.Close()
-	EncodeKey(w.key, w.keys.next())
-	var valid bool
-	if w.kind == seekRev {
-		valid = it.SeekLE(w.key)
-	} else {
-		valid = it.SeekGE(w.key)
-	}
+	EncodeKey(w.key, k)
+	valid := it.SeekGE(w.key)
 	var rows int64
-	for j := 0; valid && j <= seekNexts; j++ {
+	for j := 0; valid && j < seekNexts; j++ {
 		// Touch the value as db_bench does (it copies key and value sizes).
 		rows++
 		_ = it.Value()
-		if j == seekNexts {
-			break
-		}
 		if w.kind == seekRev {
 			valid = it.Prev()
 		} else {
@@ -149,3 +145,20 @@ func (w *worker) seek() (workload.Tally, error) {
 
 // Close has nothing to release: iterators live for one operation.
 func (w *worker) Close() error { return nil }
+
+// vectorLoader is fillseq's worker on an engine that loads into a vector
+// memtable, as db_bench's fillseq does; when the step is over it flushes and
+// goes back to the skip list that the later steps use.
+type vectorLoader struct {
+	*worker
+	mc engine.MemtableChooser
+}
+
+// Close reopens the engine with the skip list memtable, outside the
+// measured time.
+func (v *vectorLoader) Close() error {
+	if err := v.mc.UseMemtable(context.Background(), "skip_list"); err != nil {
+		return fmt.Errorf("kv fillseq: %w", err)
+	}
+	return nil
+}
