@@ -28,8 +28,13 @@ test: deps
 	else echo "RocksDB library missing: in-process RocksDB tests not run (make deps as root installs it)"; fi
 
 # Harness overhead and other benchmarks (numbers, not pass/fail).
+# Per-operation cost and allocations of each suite's hot path (sysbench point
+# query and insert, kv get, TPC-C New-Order, custom read, insert batch) on
+# SQLite/Pebble; the runner's own loop allocates nothing per operation
+# (TestRunnerAllocatesNothingPerOp, BenchmarkRunnerLoop).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./internal/runner/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5000x ./internal/workload/...
 
 # benchlab's client cost against sysbench's (point query) and sysbench-tpcc's
 # (TPC-C) on PostgreSQL and MariaDB servers it starts on 127.0.0.1: alternating
