@@ -17,7 +17,7 @@ func BenchmarkInsertBatch(b *testing.B) {
 	ctx := context.Background()
 	db := enginetest.Open(b, engine.Target{Name: "bench", Engine: "sqlite"})
 	p := params()
-	p.Clients = 1
+	opts(p).Clients = 1
 	steps, err := Suite{}.Plan(p)
 	if err != nil {
 		b.Fatal(err)

@@ -18,7 +18,7 @@ func benchWorker(b *testing.B, test string) workload.Worker {
 	ctx := context.Background()
 	db := enginetest.Open(b, engine.Target{Name: "bench", Engine: "sqlite"})
 	p := workload.Params{Tables: 1, TableSize: 10_000, Threads: []int{1}, ReadTime: time.Second,
-		WriteTime: time.Second, Tests: []string{test}, Seed: 1, Unprepared: false, KRandType: "uniform"}
+		WriteTime: time.Second, Tests: []string{test}, Seed: 1, Unprepared: false, Options: &Options{KRandType: KUniform}}
 	steps, err := Suite{}.Plan(p)
 	if err != nil {
 		b.Fatal(err)

@@ -15,7 +15,7 @@ import (
 func BenchmarkNewOrder(b *testing.B) {
 	ctx := context.Background()
 	db := enginetest.Open(b, engine.Target{Name: "bench", Engine: "sqlite", Settings: map[string]string{"journal_mode": "wal"}})
-	steps, err := Suite{}.Plan(workload.Params{Warehouses: 1, Seed: 5, Threads: []int{1}})
+	steps, err := Suite{}.Plan(workload.Params{Options: &Options{Warehouses: 1}, Seed: 5, Threads: []int{1}})
 	if err != nil {
 		b.Fatal(err)
 	}
