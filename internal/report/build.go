@@ -289,6 +289,9 @@ func BuildWith(d *Data, opt Options) *Report {
 		abs.Rows = append(abs.Rows, row)
 	}
 	r.Tables = append(r.Tables, abs)
+	if sp := spreadTable(keys, s, targets, groups, label); sp != nil {
+		r.Tables = append(r.Tables, *sp)
+	}
 	lat := Table{Title: "Latency per event", Legend: "milliseconds, from HDR histograms of the measured part (median over repeats)"}
 	for _, t := range targets {
 		lat.Columns = append(lat.Columns, t+" p50", t+" p99")
@@ -316,6 +319,9 @@ func BuildWith(d *Data, opt Options) *Report {
 	}
 	r.Notes = append(r.Notes, canaryNotes(d)...)
 	r.Notes = append(r.Notes, stabilityNotes(d)...)
+	if n := spreadNote(keys, s, targets, label); n != "" {
+		r.Notes = append(r.Notes, n)
+	}
 	return r
 }
 
@@ -836,7 +842,45 @@ func efficiencyNotes(d *Data, keys []cellKey, s samples) []string {
 	if sz := dbSizeLine(d); sz != "" {
 		n = append(n, sz)
 	}
+	if ld := loadLine(d); ld != "" {
+		n = append(n, ld)
+	}
 	return n
+}
+
+// loadLine gives, for every run, the load's rate and its cost per inserted
+// row (METHOD.md 2.2, sysbench's sb.prepare.met): CPU microseconds of the
+// server and of benchlab, and KB the engine read and wrote.
+func loadLine(d *Data) string {
+	var parts []string
+	for _, run := range d.Runs {
+		for _, r := range d.Results[run.ID] {
+			if !r.Action || r.Test != "prepare" || r.Rows <= 0 || r.Seconds <= 0 {
+				continue
+			}
+			p := fmt.Sprintf("%s repeat %d: %s rows/s", run.Target, run.Repeat, FormatValue(float64(r.Rows)/r.Seconds))
+			if e := r.Eff; e != nil {
+				per := func(v, scale float64) string {
+					switch {
+					case v == store.NotMeasured:
+						return "n/a"
+					case v < 0:
+						return "not readable"
+					}
+					return FormatValue(v * scale / float64(r.Rows))
+				}
+				p += fmt.Sprintf(", per row: cpu us server %s client %s, KB read %s, KB written %s",
+					per(e.ServerCPU, 1e6), per(e.ClientCPU, 1e6),
+					per(engineIO(e, e.ServerReadBytes, e.ClientReadBytes), 1.0/1024),
+					per(engineIO(e, e.ServerWriteBytes, e.ClientWriteBytes), 1.0/1024))
+			}
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "load (prepare, index included): " + strings.Join(parts, "; ")
 }
 
 // disturbedSeconds counts the measured seconds of r whose steal or foreign

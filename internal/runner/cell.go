@@ -81,7 +81,7 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 	for _, st := range c.Steps {
 		if st.Action != nil {
 			seq++
-			res, err := runAction(ctx, db, st, log)
+			res, err := runAction(ctx, db, st, c.DataDir, log)
 			res.RunID, res.Seq = c.RunID, seq
 			if st.Name == "prepare" && err == nil {
 				res.DBBytes = dbSize(c.DataDir)
@@ -165,14 +165,41 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 	return out
 }
 
-func runAction(ctx context.Context, db engine.DB, st workload.Step, log io.Writer) (*store.Result, error) {
+// runAction runs a non-measured step (load, cleanup) and records what it did
+// and what it cost: its resource use is sampled from /proc once a second, as
+// a measured step's is, so the load's CPU and IO per inserted row can be
+// reported (METHOD.md 2.2, sysbench's sb.prepare.met).
+func runAction(ctx context.Context, db engine.DB, st workload.Step, dataDir string, log io.Writer) (*store.Result, error) {
 	start := time.Now()
 	fmt.Fprintf(log, "%s ...\n", st.Name)
+	var roots []int
+	if srv, ok := db.(engine.Server); ok {
+		roots = srv.PIDs()
+	}
+	sampler := metrics.NewStepSampler(roots, dataDir)
+	sampler.Mark()
+	done, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				sampler.Sample()
+			case <-done:
+				sampler.Sample()
+				return
+			}
+		}
+	}()
 	tally, err := st.Action(ctx, db, log)
+	close(done)
+	<-sampled
 	res := &store.Result{
 		Test: st.Name, Family: st.Name, Warm: true, Action: true, Metric: "qps", Status: store.StatusOK,
 		Started: start, Seconds: time.Since(start).Seconds(), Events: 1,
-		Statements: int64(tally.Statements), Rows: tally.Rows, Facts: tally.Facts,
+		Statements: int64(tally.Statements), Rows: tally.Rows, Facts: tally.Facts, Eff: sampler.Efficiency(),
 	}
 	if err != nil {
 		res.Status = store.StatusFailed

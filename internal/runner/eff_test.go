@@ -35,10 +35,11 @@ func TestCellEfficiencySQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(steps) < 2 || steps[0].Name != "prepare" || steps[1].Family != "point-query" {
-		t.Fatalf("plan: want prepare then point-query, got %d steps", len(steps))
+	// prepare, the postload cleanup, point-query: keep the load and the test.
+	if len(steps) != 3 || steps[0].Name != "prepare" || steps[2].Family != "point-query" {
+		t.Fatalf("plan: want prepare, postload, point-query, got %d steps", len(steps))
 	}
-	steps = steps[:2]
+	steps = []workload.Step{steps[0], steps[2]}
 	steps[1].Warmup = 300 * time.Millisecond
 	var sink memSink
 	out := RunCell(context.Background(), Cell{Target: engine.Target{Name: "t", Engine: "sqlite"}, Driver: drv,
@@ -50,6 +51,19 @@ func TestCellEfficiencySQLite(t *testing.T) {
 	// 10,000 rows of sysbench's 120+60 character columns: well over 1 MB.
 	if prep.DBBytes < 1<<20 || prep.DBBytes > 100<<20 {
 		t.Errorf("database size after load %d bytes, want a few MB", prep.DBBytes)
+	}
+	// The load's cost per inserted row (METHOD.md 2.2 sb.prepare.met): CPU
+	// and bytes written, each > 0 and plausible.
+	le := prep.Eff
+	if le == nil {
+		t.Fatal("prepare has no efficiency")
+	}
+	cpuRow := le.ClientCPU / float64(prep.Rows) * 1e6
+	kbRow := float64(le.ClientWriteBytes) / float64(prep.Rows) / 1024
+	t.Logf("load: %d rows, client %.1f us and %.3f KB written per row", prep.Rows, cpuRow, kbRow)
+	if prep.Rows != 10_000 || cpuRow <= 0 || cpuRow > 10_000 || kbRow <= 0.05 || kbRow > 100 {
+		t.Errorf("load: %d rows, %.3f us cpu and %.3f KB written per row; want 10000, 0-10000 us, 0.05-100 KB",
+			prep.Rows, cpuRow, kbRow)
 	}
 	e := res.Eff
 	if e == nil {

@@ -51,7 +51,8 @@ type Result struct {
 	// Warm is true for warm-up, .pre, load and cleanup steps, which summaries leave out.
 	Warm bool
 	// Action is true for non-measured steps (load, cleanup); only Seconds,
-	// Statements and Rows are meaningful for them.
+	// Statements, Rows and Eff (the resource use while it ran) are
+	// meaningful for them.
 	Action bool
 	// Metric is "qps", "krps" (thousands of rows scanned per second) or
 	// "ips" (rows inserted or deleted per second, the Insert Benchmark's ips

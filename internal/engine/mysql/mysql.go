@@ -20,6 +20,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -238,14 +239,18 @@ var flushVars = []struct{ name, value string }{
 }
 
 // Maintain is the postwrite cleanup of METHOD.md 1.9: analyze every table,
-// then lower InnoDB's dirty page limits so that the page cleaner flushes,
-// wait until the dirty pages are down (or stop falling), and restore the old
-// values. The target time beyond that is the caller's.
+// wait for purge to work off the undo history (or stop shrinking), then lower
+// InnoDB's dirty page limits so that the page cleaner flushes, wait until the
+// dirty pages are down (or stop falling), and restore the old values. The
+// target time beyond that is the caller's.
 func (db *DB) Maintain(ctx context.Context, tables []string) error {
 	for _, t := range tables {
 		if _, err := db.admin.Query(ctx, "ANALYZE TABLE "+quoteIdent(t)); err != nil {
 			return db.Wrap(fmt.Errorf("%s: analyze table %s: %w", db.engine, t, err))
 		}
+	}
+	if err := db.waitPurged(ctx); err != nil {
+		return err
 	}
 	old := map[string]string{}
 	for _, v := range flushVars {
@@ -274,6 +279,55 @@ func (db *DB) Maintain(ctx context.Context, tables []string) error {
 		}
 	}
 	return errors.Join(append([]error{werr}, errs...)...)
+}
+
+// HistoryLength reads InnoDB's history list length (undo logs of committed
+// changes that purge has yet to remove) from SHOW ENGINE INNODB STATUS.
+func (db *DB) HistoryLength(ctx context.Context) (int64, error) {
+	st, ok, err := db.admin.firstRow(ctx, "SHOW ENGINE INNODB STATUS")
+	if err != nil {
+		return 0, db.Wrap(fmt.Errorf("%s: innodb status: %w", db.engine, err))
+	}
+	m := historyRE.FindStringSubmatch(st)
+	if !ok || m == nil {
+		return 0, fmt.Errorf("%s: innodb status has no history list length", db.engine)
+	}
+	return strconv.ParseInt(m[1], 10, 64)
+}
+
+var historyRE = regexp.MustCompile(`History list length (\d+)`)
+
+// purgedHistory is the history list length waitPurged accepts as worked off:
+// purge keeps a few hundred entries of recent transactions at all times.
+const purgedHistory = 1000
+
+// waitPurged polls the history list length each second until it is at most
+// purgedHistory or has not fallen for three polls, within maxFlushWait.
+func (db *DB) waitPurged(ctx context.Context) error {
+	deadline := time.Now().Add(maxFlushWait)
+	best, still := int64(-1), 0
+	for time.Now().Before(deadline) {
+		n, err := db.HistoryLength(ctx)
+		if err != nil {
+			return err
+		}
+		if n <= purgedHistory {
+			return nil
+		}
+		if best >= 0 && n >= best {
+			if still++; still >= 3 {
+				return nil
+			}
+		} else {
+			best, still = n, 0
+		}
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // maxFlushWait bounds waitFlushed on a server that keeps dirtying pages.

@@ -1,8 +1,12 @@
 package mysql_test
 
 import (
+	"context"
+	"regexp"
+	"strconv"
 	"testing"
 
+	"benchlab/internal/engine"
 	_ "benchlab/internal/engine/mysql"
 	"benchlab/internal/server/servertest"
 )
@@ -30,3 +34,40 @@ func TestCancel(t *testing.T) { servertest.Cancel(t, "mysql") }
 func TestCustomSQL(t *testing.T) { servertest.Custom(t, "mariadb") }
 
 func TestTPCC(t *testing.T) { servertest.TPCC(t, "mariadb") }
+
+// TestSettledAfterLoad checks that a test selection settles the fresh load
+// before its first read: after the postload cleanup InnoDB's dirty pages are
+// flushed down to 1% of the buffer pool and purge has worked off the undo
+// history, so neither competes with the measured reads.
+func TestSettledAfterLoad(t *testing.T) {
+	ctx := context.Background()
+	state := func(t *testing.T, c engine.Conn) (dirty, total, history int64) {
+		t.Helper()
+		get := func(sql string) [][]string {
+			v, err := c.Values(ctx, sql)
+			if err != nil || len(v) == 0 {
+				t.Fatalf("%s: %v %v", sql, v, err)
+			}
+			return v
+		}
+		dirty, _ = strconv.ParseInt(get("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")[0][1], 10, 64)
+		total, _ = strconv.ParseInt(get("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_total'")[0][1], 10, 64)
+		st := get("SHOW ENGINE INNODB STATUS")[0]
+		m := regexp.MustCompile(`History list length (\d+)`).FindStringSubmatch(st[len(st)-1])
+		if m == nil || total == 0 {
+			t.Fatalf("no history list length or buffer pool size in the status")
+		}
+		history, _ = strconv.ParseInt(m[1], 10, 64)
+		return dirty, total, history
+	}
+	servertest.Settled(t, "mariadb", func(t *testing.T, c engine.Conn) {
+		dirty, total, history := state(t, c)
+		t.Logf("after the load: %d of %d pages dirty, history list length %d", dirty, total, history)
+	}, func(t *testing.T, c engine.Conn) {
+		dirty, total, history := state(t, c)
+		t.Logf("after postload: %d of %d pages dirty, history list length %d", dirty, total, history)
+		if dirty*100 > total || history > 1000 {
+			t.Errorf("after postload: %d of %d pages dirty, history %d; want at most 1%% and 1000", dirty, total, history)
+		}
+	})
+}

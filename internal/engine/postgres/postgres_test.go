@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -77,3 +78,45 @@ func TestServerPinned(t *testing.T) {
 func TestCustomSQL(t *testing.T) { servertest.Custom(t, "postgres") }
 
 func TestTPCC(t *testing.T) { servertest.TPCC(t, "postgres") }
+
+// TestSettledAfterLoad checks that a test selection settles the fresh load
+// before its first read: right after the load no page of the tables is
+// all-visible (the first reads would set hint bits and dirty pages) and
+// nothing was vacuumed or analyzed (autovacuum would come during the
+// measured read); after the postload cleanup every page is all-visible,
+// both tables are vacuumed and analyzed, and a checkpoint has run.
+func TestSettledAfterLoad(t *testing.T) {
+	ctx := context.Background()
+	state := func(t *testing.T, c engine.Conn) (visible, pages, vacuumed, analyzed, checkpoints int) {
+		t.Helper()
+		v, err := c.Values(ctx, `SELECT sum(c.relallvisible), sum(c.relpages),
+			count(s.last_vacuum), count(s.last_analyze), (SELECT checkpoints_req FROM pg_stat_bgwriter)
+			FROM pg_class c JOIN pg_stat_user_tables s ON s.relid = c.oid WHERE c.relname LIKE 'sbtest%'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := make([]int, 5)
+		for i := range n {
+			if n[i], err = strconv.Atoi(v[0][i]); err != nil {
+				t.Fatalf("%v: %v", v, err)
+			}
+		}
+		return n[0], n[1], n[2], n[3], n[4]
+	}
+	var before int
+	servertest.Settled(t, "postgres", func(t *testing.T, c engine.Conn) {
+		var visible, vacuumed int
+		visible, _, vacuumed, _, before = state(t, c)
+		if visible != 0 || vacuumed != 0 {
+			t.Errorf("after the load: %d all-visible pages, %d tables vacuumed; want a fresh state (0, 0)", visible, vacuumed)
+		}
+	}, func(t *testing.T, c engine.Conn) {
+		visible, pages, vacuumed, analyzed, after := state(t, c)
+		t.Logf("after postload: %d of %d pages all-visible, %d tables vacuumed, %d analyzed, %d checkpoints requested",
+			visible, pages, vacuumed, analyzed, after-before)
+		if pages == 0 || visible < pages || vacuumed != 2 || analyzed != 2 || after <= before {
+			t.Errorf("after postload: %d of %d pages all-visible, %d vacuumed, %d analyzed, %d checkpoints; want all, 2, 2, >= 1",
+				visible, pages, vacuumed, analyzed, after-before)
+		}
+	})
+}

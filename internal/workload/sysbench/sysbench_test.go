@@ -137,7 +137,7 @@ func TestPlanSelection(t *testing.T) {
 		names = append(names, s.Name)
 	}
 	got := strings.Join(names, " ")
-	want := "prepare update-one postwrite point-query random-points_range=10 random-points_range=100 random-points_range=1000"
+	want := "prepare postload update-one postwrite point-query random-points_range=10 random-points_range=100 random-points_range=1000"
 	if got != want {
 		t.Errorf("selected plan\n got %s\nwant %s", got, want)
 	}
