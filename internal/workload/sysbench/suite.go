@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"benchlab/internal/engine"
 	"benchlab/internal/workload"
@@ -214,18 +215,21 @@ func measured(d *def, p workload.Params, e entry) workload.Step {
 	return st
 }
 
-func postwriteStep(p workload.Params) workload.Step { return cleanupStep(p, "postwrite") }
-
 // postloadStep is the cleanup between the load and the first test of a
-// selection: the postwrite routine (vacuum, analyze and checkpoint, or
-// analyze and a flush of dirty pages) and its wait.
-func postloadStep(p workload.Params) workload.Step { return cleanupStep(p, "postload") }
+// selection: the postwrite routine (vacuum, analyze and checkpoint; or
+// analyze, purge and a flush of dirty pages), which waits for the work it
+// starts, without the postwrite step's extra wait.
+func postloadStep(p workload.Params) workload.Step { return cleanupStep(p, "postload", 0) }
 
-func cleanupStep(p workload.Params, name string) workload.Step {
+func postwriteStep(p workload.Params) workload.Step {
 	target := p.PostwriteWait
 	if target < 0 {
 		target = workload.PostwriteTarget(int64(p.Tables) * p.TableSize)
 	}
+	return cleanupStep(p, "postwrite", target)
+}
+
+func cleanupStep(p workload.Params, name string, target time.Duration) workload.Step {
 	var tables []string
 	for n := 1; n <= p.Tables; n++ {
 		tables = append(tables, TableName(n))
