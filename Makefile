@@ -44,6 +44,12 @@ bench:
 bench-client: build
 	python3 scripts/client-vs-sysbench.py $(BENCH_CLIENT_ARGS)
 
+# benchlab's resident memory over a long 64-thread SQLite point-query step,
+# printed every minute with the growth per hour (compressed time: 30 minutes
+# by default; BENCH_MEMORY_ARGS="--minutes 3 --sample 15" for a short form).
+bench-memory: build
+	python3 scripts/rss-long-run.py $(BENCH_MEMORY_ARGS)
+
 # A/A false-alarm rate: two identical targets, 5 repeats; prints the verdict counts.
 aa: build
 	./$(BIN) run examples/aa-sqlite.toml --store aa.db > /dev/null

@@ -33,7 +33,7 @@ type runFlags struct {
 	set                                               []string
 	store, workdir, reportOut, format, psMode, color  string
 	keepData, yes, dryRun                             bool
-	waitQuiet, cpuProfile                             string
+	waitQuiet, cpuProfile, flushEvery                 string
 	suite                                             string
 	// opts are the flags of every suite's own options.
 	opts       *suiteFlags
@@ -70,12 +70,13 @@ func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	fs.BoolVarP(&f.yes, "yes", "y", false, "run a plan of more than an hour without asking")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (steps, times, estimated end) and exit without running")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of benchlab itself to this file (to study the client's cost)")
+	fs.StringVar(&f.flushEvery, "flush-every", "", "how often a running step's 1-second series is written to the store, so a killed run keeps it (default 60s)")
 	fs.StringVar(&f.waitQuiet, "wait-quiet", "", "before each run, wait up to this long for the machine's CPU use to drop below 10%")
 	addReportOutFlags(fs, &f.reportOut, &f.format, &f.color)
 	fs.StringVar(&f.warmupTime, "warmup-time", "", "the same as --warmup (sysbench's name)")
 	addKnobs(fs, &f.k)
 	setGroup(fs, groupExperiment, "spec", "preset", "name", "base", "engine", "set", "suite", "repeats", "seed", "yes", "dry-run",
-		"workdir", "keep-data", "wait-quiet", "cpuprofile")
+		"workdir", "keep-data", "wait-quiet", "cpuprofile", "flush-every")
 	setGroup(fs, groupWorkload, "tests", "threads", "time", "read-time", "write-time", "warmup", "warmup-time",
 		"report-interval", "tables", "table-size", "db-ps-mode")
 	setGroup(fs, groupOutput, "store", "output", "format", "color")
@@ -300,12 +301,23 @@ func runRun(env Env, f *runFlags) error {
 		}
 		quiet = d.Duration
 	}
+	var flush time.Duration
+	if f.flushEvery != "" {
+		d, err := parseSeconds("flush-every", f.flushEvery)
+		if err != nil {
+			return err
+		}
+		if d.Duration < time.Second {
+			return usagef("flag --flush-every: %s is too often; want at least 1s", d.Duration)
+		}
+		flush = d.Duration
+	}
 	pc := planCheck{yes: f.yes, dryRun: f.dryRun, alt: func(preset string) (spec.Spec, error) {
 		g := *f
 		g.preset = preset
 		return g.buildSpec()
 	}}
-	id, err := execute(env, s, f.store, runner.ExperimentOptions{KeepData: f.keepData, WaitQuiet: quiet}, pc)
+	id, err := execute(env, s, f.store, runner.ExperimentOptions{KeepData: f.keepData, WaitQuiet: quiet, FlushEvery: flush}, pc)
 	if id != 0 {
 		if rerr := printAndWriteReport(env, storePath(env, f.store), id, ro); rerr != nil && err == nil {
 			err = rerr

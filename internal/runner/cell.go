@@ -21,6 +21,48 @@ type Sink interface {
 	SaveResult(ctx context.Context, r *store.Result) error
 }
 
+// StreamSink is a Sink that also keeps a step's results while it runs
+// (store.Store): a result row begun before the step, and its 1-second series
+// appended as it goes.
+type StreamSink interface {
+	Sink
+	BeginResult(ctx context.Context, r *store.Result) error
+	AppendIntervals(ctx context.Context, resultID int64, test string, ivs []store.Interval) error
+}
+
+// cellStream streams one step's results to a StreamSink (runner.Stream).
+type cellStream struct {
+	ctx     context.Context
+	sink    StreamSink
+	runID   int64
+	seq     int
+	log     io.Writer
+	results []*store.Result
+	failed  bool
+}
+
+func (c *cellStream) Begin(rs []*store.Result) error {
+	c.results = rs
+	for _, r := range rs {
+		r.RunID, r.Seq = c.runID, c.seq
+		if err := c.sink.BeginResult(c.ctx, r); err != nil {
+			fmt.Fprintf(c.log, "warning: %s: the series will be stored at the step's end only: %v\n", r.Test, err)
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *cellStream) Flush(ri int, ivs []store.Interval) {
+	if c.failed || ri >= len(c.results) || c.results[ri].ID == 0 {
+		return
+	}
+	if err := c.sink.AppendIntervals(c.ctx, c.results[ri].ID, c.results[ri].Test, ivs); err != nil {
+		c.failed = true
+		fmt.Fprintf(c.log, "warning: %s: the series will be stored at the step's end only: %v\n", c.results[ri].Test, err)
+	}
+}
+
 // Cell is one run of the matrix: a target and a full pass of its steps on a
 // fresh data dir.
 type Cell struct {
@@ -111,6 +153,9 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 			opt := c.Options
 			if opt.DataDir == "" {
 				opt.DataDir = c.DataDir
+			}
+			if ss, ok := sink.(StreamSink); ok {
+				opt.Stream = &cellStream{ctx: saveCtx, sink: ss, runID: c.RunID, seq: seq, log: log}
 			}
 			var rs []*store.Result
 			var err error

@@ -38,6 +38,9 @@ type ExperimentOptions struct {
 	OnRun func(i, n int)
 	// Progress, when set, gives a suffix for every live line (the ETA).
 	Progress func() string
+	// FlushEvery is how often a running step's 1-second series is written
+	// to the store (0: a minute).
+	FlushEvery time.Duration
 }
 
 // ErrCellsFailed is wrapped by RunExperiment's error when some cells failed
@@ -151,7 +154,8 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 			Driver: driver, Steps: steps, Threads: s.Workload.Threads, DataDir: m.DataDir, Keep: opt.KeepData,
 			Seed: s.Seed, RunID: run.ID, Log: out,
 			Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration, Progress: opt.Progress,
-				Rate: s.Workload.Rate, Events: s.Workload.Events, Percentile: s.Workload.Percentile},
+				Rate: s.Workload.Rate, Events: s.Workload.Events, Percentile: s.Workload.Percentile,
+				FlushEvery: opt.FlushEvery},
 		}, st)
 		m.MachineLoad = append(m.MachineLoad, probe.Snapshot("after"))
 		m.Ended, m.Status = time.Now().UTC(), o.Status

@@ -49,8 +49,24 @@ type Options struct {
 	// operations, warm-up included, or at its time, whichever comes first
 	// (sysbench's --events). 0: no limit.
 	Events int64
+	// Stream, when set, receives the step's results before the workers
+	// start and each role's new 1-second intervals every FlushEvery while
+	// the step runs, so a long step killed midway keeps what it measured.
+	Stream Stream
+	// FlushEvery is how often Stream gets the new intervals; 0 means a
+	// minute.
+	FlushEvery time.Duration
 	// Percentile is the latency percentile of the live lines (0: 95).
 	Percentile float64
+}
+
+// Stream keeps a step's results as the step goes. Begin is called once,
+// before the workers start, with one result per role (headline first);
+// Flush is called from one goroutine with role ri's intervals since the
+// last call. A failed Begin turns the stream off for the step.
+type Stream interface {
+	Begin(results []*store.Result) error
+	Flush(ri int, ivs []store.Interval)
 }
 
 // workerState is what one worker goroutine measures; only it writes here
@@ -214,6 +230,9 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	// keeps it.
 	for ri, rr := range runs {
 		results[ri].Facts = clientFacts(rr, remote != nil && remote.Remote(), polled)
+	}
+	if opt.Stream != nil && opt.Stream.Begin(results) != nil {
+		opt.Stream = nil
 	}
 
 	// stepCtx ends with the step: workers blocked in Wait or in a long
@@ -704,6 +723,21 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 			windowStart = now
 		}
 	}
+	// flush hands the intervals not yet streamed to opt.Stream, every
+	// FlushEvery (and never at the end: the final result carries them all).
+	flushed := make([]int, len(runs))
+	flushEvery := cmp.Or(opt.FlushEvery, time.Minute)
+	lastFlush := start
+	flush := func(now time.Time) {
+		if opt.Stream == nil || now.Sub(lastFlush) < flushEvery-50*time.Millisecond {
+			return
+		}
+		lastFlush = now
+		for ri := range runs {
+			opt.Stream.Flush(ri, series[ri][flushed[ri]:])
+			flushed[ri] = len(series[ri])
+		}
+	}
 	// final drains the partial interval after the last boundary.
 	final := func() {
 		now := time.Now()
@@ -715,6 +749,7 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 		select {
 		case now := <-t.C:
 			drain(now, next, false)
+			flush(now)
 			if !alive() {
 				// The engine's process is gone: stop the workers now
 				// rather than count failures until the step's time is up.

@@ -57,6 +57,16 @@ func sample(t *testing.T, s *store.Store) (store.Run, []store.Result) {
 				Service: store.Latency{Mean: 1e6, P50: 2e6, P95: 3e6, P99: 4e6, Max: 5e6}}},
 	}
 	for i := range results {
+		if i == 1 {
+			// Streamed as a running step is: begun, its first second
+			// appended, then completed (the second is not stored twice).
+			if err := s.BeginResult(ctx, &results[i]); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.AppendIntervals(ctx, results[i].ID, results[i].Test, results[i].Intervals[:1]); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if err := s.SaveResult(ctx, &results[i]); err != nil {
 			t.Fatal(err)
 		}

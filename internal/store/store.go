@@ -210,6 +210,8 @@ func (s *Store) FinishRun(ctx context.Context, r *Run) error {
 }
 
 // SaveResult stores one step result with its intervals, in one transaction.
+// A result begun with BeginResult (r.ID set) is updated in place, and only
+// the intervals not already appended are added.
 func (s *Store) SaveResult(ctx context.Context, r *Result) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -218,13 +220,16 @@ func (s *Store) SaveResult(ctx context.Context, r *Result) error {
 	defer tx.Rollback()
 	samples, _ := json.Marshal(r.ErrorSamples)
 	l := r.Latency
-	err = s.tx(tx).QueryRowContext(ctx, `INSERT INTO results (run_id, seq, test, family, grp, threads, warm, action, metric, rows_per_op,
-		status, started, seconds, events, statements, errors, rows,
-		lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns, histogram, error_samples)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`,
-		r.RunID, r.Seq, r.Test, r.Family, r.Group, r.Threads, r.Warm, r.Action, r.Metric, r.RowsPerOp,
+	vals := []any{r.RunID, r.Seq, r.Test, r.Family, r.Group, r.Threads, r.Warm, r.Action, r.Metric, r.RowsPerOp,
 		r.Status, fmtTime(r.Started), r.Seconds, r.Events, r.Statements, r.Errors, r.Rows,
-		int64(l.Mean), int64(l.P50), int64(l.P95), int64(l.P99), int64(l.P999), int64(l.Max), r.Histogram, string(samples)).Scan(&r.ID)
+		int64(l.Mean), int64(l.P50), int64(l.P95), int64(l.P99), int64(l.P999), int64(l.Max), r.Histogram, string(samples)}
+	if r.ID == 0 {
+		err = s.tx(tx).QueryRowContext(ctx, `INSERT INTO results (`+resultColumns+`)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`, vals...).Scan(&r.ID)
+	} else {
+		_, err = s.tx(tx).ExecContext(ctx, `UPDATE results SET (`+resultColumns+`)
+		= (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) WHERE id = ?`, append(vals, r.ID)...)
+	}
 	if err != nil {
 		return fmt.Errorf("store result %s: %w", r.Test, err)
 	}
@@ -234,24 +239,75 @@ func (s *Store) SaveResult(ctx context.Context, r *Result) error {
 	if err := saveRole(ctx, s.tx(tx), r); err != nil {
 		return err
 	}
-	ins, err := s.tx(tx).PrepareContext(ctx, `INSERT INTO intervals (result_id, sec, seconds, events, statements, errors, rows, p95_ns, max_ns,
-		server_cpu_s, client_cpu_s, steal_pct, foreign_pct)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`)
-	if err != nil {
+	if err := insertIntervals(ctx, s.tx(tx), r.ID, r.Test, r.Intervals); err != nil {
 		return err
 	}
+	return tx.Commit()
+}
+
+// resultColumns are the results columns SaveResult and BeginResult write.
+const resultColumns = `run_id, seq, test, family, grp, threads, warm, action, metric, rows_per_op,
+		status, started, seconds, events, statements, errors, rows,
+		lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns, histogram, error_samples`
+
+// BeginResult stores a step's result before the step has run, with status
+// running, and sets r.ID, so that its 1-second series can be appended while
+// the step goes on (AppendIntervals): a run killed in its third hour keeps
+// the first two. SaveResult later completes the same row.
+func (s *Store) BeginResult(ctx context.Context, r *Result) error {
+	if r.ID != 0 {
+		return fmt.Errorf("store result %s: already begun (id %d)", r.Test, r.ID)
+	}
+	begun := *r
+	begun.Status, begun.Intervals = StatusRunning, nil
+	begun.Eff, begun.Histogram = nil, nil
+	if err := s.SaveResult(ctx, &begun); err != nil {
+		return err
+	}
+	r.ID = begun.ID
+	return nil
+}
+
+// AppendIntervals adds 1-second intervals to a begun result, in one
+// transaction; intervals already stored (by second) are left as they are.
+func (s *Store) AppendIntervals(ctx context.Context, resultID int64, test string, ivs []Interval) error {
+	if len(ivs) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store intervals of %s: %w", test, err)
+	}
+	defer tx.Rollback()
+	if err := insertIntervals(ctx, s.tx(tx), resultID, test, ivs); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// insertIntervals stores intervals of result id, skipping seconds it has.
+func insertIntervals(ctx context.Context, b bound, id int64, test string, ivs []Interval) error {
+	if len(ivs) == 0 {
+		return nil
+	}
+	ins, err := b.PrepareContext(ctx, `INSERT INTO intervals (result_id, sec, seconds, events, statements, errors, rows, p95_ns, max_ns,
+		server_cpu_s, client_cpu_s, steal_pct, foreign_pct)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (result_id, sec) DO NOTHING`)
+	if err != nil {
+		return fmt.Errorf("store intervals of %s: %w", test, err)
+	}
 	defer ins.Close()
-	for _, iv := range r.Intervals {
+	for _, iv := range ivs {
 		load := []any{nil, nil, nil, nil}
 		if l := iv.Load; l != nil {
 			load = []any{nullF(l.ServerCPU), nullF(l.ClientCPU), nullF(l.StealPct), nullF(l.ForeignPct)}
 		}
-		if _, err := ins.ExecContext(ctx, append([]any{r.ID, iv.Sec, iv.Seconds, iv.Events, iv.Statements, iv.Errors, iv.Rows,
+		if _, err := ins.ExecContext(ctx, append([]any{id, iv.Sec, iv.Seconds, iv.Events, iv.Statements, iv.Errors, iv.Rows,
 			int64(iv.P95), int64(iv.Max)}, load...)...); err != nil {
-			return fmt.Errorf("store interval %d of %s: %w", iv.Sec, r.Test, err)
+			return fmt.Errorf("store interval %d of %s: %w", iv.Sec, test, err)
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // ErrNotFound is returned when an experiment or run does not exist.

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"benchlab/internal/store"
+)
+
+// TestKilledRunKeepsFlushedSeconds kills (SIGKILL, no clean-up possible) a
+// child process 7 s into a 60 s point-query step that flushes its series
+// every 2 s: the store keeps the step's result, status running, with its
+// first seconds, each with operations counted.
+func TestKilledRunKeepsFlushedSeconds(t *testing.T) {
+	dir := t.TempDir()
+	storeFile := filepath.Join(dir, "r.db")
+	cmd := childCmd([]string{"TMPDIR=" + dir}, "run", "--engine", "sqlite", "--tests", "point-query", "--table-size", "2000",
+		"--time", "60", "--warmup", "0s", "--report-interval", "1s", "--flush-every", "2s", "--store", storeFile)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	// Wait for the step's 7th live line.
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "[   7s ] point-query") {
+			break
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	st, err := store.Open(storeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	runs, err := st.Runs(ctx, 0)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %+v %v; want one", runs, err)
+	}
+	results, err := st.Results(ctx, runs[0].ID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var point *store.Result
+	for i := range results {
+		if results[i].Test == "point-query" {
+			point = &results[i]
+		}
+	}
+	if point == nil {
+		t.Fatalf("no point-query result stored: %+v", results)
+	}
+	if point.Status != store.StatusRunning {
+		t.Errorf("status %q, want %q (the step never ended)", point.Status, store.StatusRunning)
+	}
+	// Flushes at about 2, 4 and 6 s: at least seconds 0-3 are there.
+	secs := map[int]bool{}
+	for _, iv := range point.Intervals {
+		if iv.Events <= 0 {
+			t.Errorf("second %d stored with %d events", iv.Sec, iv.Events)
+		}
+		secs[iv.Sec] = true
+	}
+	for s := 0; s < 4; s++ {
+		if !secs[s] {
+			t.Errorf("second %d of the killed step is not in the store (stored: %v)", s, secs)
+		}
+	}
+	if len(point.Intervals) > 8 {
+		t.Errorf("%d seconds stored after 7 s", len(point.Intervals))
+	}
+}
+
+// TestFlushedSeriesIsStoredOnce runs a 4 s step flushing every second to
+// its end: the stored series has each second once, as many as a run that
+// does not flush.
+func TestFlushedSeriesIsStoredOnce(t *testing.T) {
+	storeFile := filepath.Join(t.TempDir(), "r.db")
+	code, _, stderr := run(t, Env{}, "run", "--engine", "sqlite", "--tests", "point-query", "--table-size", "2000",
+		"--time", "4", "--warmup", "1s", "--report-interval", "0", "--flush-every", "1s", "--store", storeFile)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	st, err := store.Open(storeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, _ := st.Runs(context.Background(), 0)
+	results, err := st.Results(context.Background(), runs[0].ID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if r.Test != "point-query" {
+			continue
+		}
+		if r.Status != store.StatusOK || r.Events == 0 {
+			t.Errorf("status %q, %d events; want ok and the step's events", r.Status, r.Events)
+		}
+		var measured int64
+		seen := map[int]int{}
+		for _, iv := range r.Intervals {
+			seen[iv.Sec]++
+			if iv.Sec >= 0 {
+				measured += iv.Events
+			}
+		}
+		for s, n := range seen {
+			if n != 1 {
+				t.Errorf("second %d stored %d times", s, n)
+			}
+		}
+		// 1 s warm-up (-1) and 4 measured seconds, the last maybe split.
+		if len(seen) < 5 || len(seen) > 6 || !(seen[-1] == 1 && seen[0] == 1 && seen[3] == 1) {
+			t.Errorf("seconds stored %v; want -1 to 3 (4)", seen)
+		}
+		if measured < r.Events*9/10 || measured > r.Events*11/10 {
+			t.Errorf("series counts %d events in the measured part, the result %d", measured, r.Events)
+		}
+		return
+	}
+	t.Fatal("no point-query result")
+}
