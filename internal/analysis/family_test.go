@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"math"
 	"testing"
 )
@@ -92,5 +93,70 @@ func TestCompareFamilyJudge(t *testing.T) {
 	}
 	if v := f.Verdicts[1]; v.Evidence != "test judge" || v.Outcome != Slower || v.PAdjusted != 2e-6 {
 		t.Errorf("cell b: %+v, want slower from the judge with Holm p 2e-6", v)
+	}
+}
+
+// TestGate: the five-cell family above at 5 repeats cannot fail a Holm gate
+// (smallest p 2/252 against 0.01/5), fails it at 7 repeats (2/3432 <
+// 0.002), and fails a BH gate at 5 repeats because all five cells move.
+// A 3% slowdown is significant but below the 5% threshold.
+func TestGate(t *testing.T) {
+	family := func(n int, ratio float64) []Verdict {
+		var vs []Verdict
+		for range 5 {
+			vs = append(vs, Compare(separated(n, 100), separated(n, 100*ratio), HigherIsBetter, CompareOptions{}))
+		}
+		return vs
+	}
+	for _, tc := range []struct {
+		name    string
+		vs      []Verdict
+		opt     GateOptions
+		canFire bool
+		failed  int
+	}{
+		{"holm 5 repeats", family(5, 0.9), GateOptions{}, false, 0},
+		{"holm 7 repeats", family(7, 0.9), GateOptions{}, true, 5},
+		{"bh 5 repeats", family(5, 0.9), GateOptions{Correction: BH}, true, 5},
+		{"below threshold", family(7, 0.97), GateOptions{}, true, 0},
+		{"faster never fails", family(7, 1.2), GateOptions{}, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := Gate(tc.vs, tc.opt)
+			if CanFire(g.Power) != tc.canFire || len(g.Failed) != tc.failed {
+				t.Errorf("can fire %v, failed %v; want %v, %d (power %v)", CanFire(g.Power), g.Failed, tc.canFire, tc.failed, g.Power)
+			}
+		})
+	}
+	// Latency: a 10% higher cost is a slowdown.
+	var lat []Verdict
+	for range 2 {
+		lat = append(lat, Compare(separated(7, 100), separated(7, 110), LowerIsBetter, CompareOptions{}))
+	}
+	if g := Gate(lat, GateOptions{}); len(g.Failed) != 2 {
+		t.Errorf("latency +10%%: failed %v, want both cells", g.Failed)
+	}
+}
+
+func TestGateOptionsCheck(t *testing.T) {
+	for _, tc := range []struct {
+		opt   GateOptions
+		field string
+	}{
+		{GateOptions{}.WithDefaults(), ""},
+		{GateOptions{}, "alpha"},
+		{GateOptions{Alpha: 1.5}.WithDefaults(), "alpha"},
+		{GateOptions{Threshold: -0.1}.WithDefaults(), "threshold"},
+		{GateOptions{MinEffect: 1}.WithDefaults(), "min_effect"},
+		{GateOptions{Correction: "fdr"}.WithDefaults(), "correction"},
+	} {
+		err := tc.opt.Check()
+		var fe *GateFieldError
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("%+v: %v, want no error", tc.opt, err)
+		case tc.field != "" && (!errors.As(err, &fe) || fe.Field != tc.field):
+			t.Errorf("%+v: %v, want an error naming %s", tc.opt, err, tc.field)
+		}
 	}
 }

@@ -103,11 +103,11 @@ func PowerOf(cells, nBase, nOther int, alpha float64, c Correction) Power {
 }
 
 // String is the one-line statement shown by plan, run, compare and the
-// report, for example "power: 32 cells, 5 vs 5 repeats, alpha 0.01, holm:
+// report, for example "power with repeats alone: 32 cells, 5 vs 5 repeats, alpha 0.01, holm:
 // smallest p 0.0079, a lone change needs p < 0.00031: cannot be called;
 // 8 repeats per side needed".
 func (p Power) String() string {
-	s := fmt.Sprintf("power: %d cells, %d vs %d repeats, alpha %g, %s: smallest p %.2g, a lone change needs p < %.2g: ",
+	s := fmt.Sprintf("power with repeats alone: %d cells, %d vs %d repeats, alpha %g, %s: smallest p %.2g, a lone change needs p < %.2g: ",
 		p.Cells, p.NBase, p.NOther, p.Alpha, p.Correction, p.Floor, p.Threshold)
 	if p.Callable {
 		return s + "can be called"

@@ -427,7 +427,7 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 					if gateAA[boolIndex(m.withNoise)] == nil {
 						gateAA[boolIndex(m.withNoise)] = &tally{}
 					}
-					found := regressions(report.Compare(subset(d, []string{"base", cp}, 5, m.withNoise), vopt), c.alpha, c.threshold)
+					found := gateFailures(report.Compare(subset(d, []string{"base", cp}, 5, m.withNoise), vopt), c.alpha, c.threshold)
 					gateAA[boolIndex(m.withNoise)].add(len(found) == 0)
 				}
 			}
@@ -474,8 +474,8 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 			if err != nil {
 				return err
 			}
-			fires.add(len(regressions(report.Compare(subset(d, []string{"off", "full"}, 5, m.withNoise), vopt), c.alpha, c.threshold)) > 0)
-			quiet.add(len(regressions(report.Compare(subset(d, []string{"off", "off2"}, 5, m.withNoise), vopt), c.alpha, c.threshold)) == 0)
+			fires.add(len(gateFailures(report.Compare(subset(d, []string{"off", "full"}, 5, m.withNoise), vopt), c.alpha, c.threshold)) > 0)
+			quiet.add(len(gateFailures(report.Compare(subset(d, []string{"off", "off2"}, 5, m.withNoise), vopt), c.alpha, c.threshold)) == 0)
 		}
 		fmt.Fprintf(tw, "synchronous off vs full, 5 repeats (exit 3)\t%s\t%s\t\n", m.name, fires)
 		fmt.Fprintf(tw, "A/A off vs off, 5 repeats (exit 0)\t%s\t%s\t\n", m.name, quiet)

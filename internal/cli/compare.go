@@ -20,6 +20,7 @@ var errRegression = errors.New("significant regression found")
 // compareFlags are the flags of `benchlab compare`.
 type compareFlags struct {
 	store, format, color        string
+	correction, gateCorrection  string
 	id                          int64
 	alpha, minEffect, threshold float64
 	sequence, gate              bool
@@ -43,7 +44,9 @@ func newCompareCmd(env Env) *cobra.Command {
 	fs.Float64Var(&f.minEffect, "min-effect", analysis.DefaultMinEffect, "smallest relative change that counts (0.02 = 2%)")
 	fs.BoolVar(&f.sequence, "sequence", false, "treat the targets as a release sequence and locate where each metric changed")
 	fs.BoolVar(&f.gate, "fail-on-regression", false, "exit with code 3 when a significant regression beyond --threshold is found")
-	fs.Float64Var(&f.threshold, "threshold", 0.05, "with --fail-on-regression: the smallest slowdown that fails (0.05 = 5%)")
+	fs.Float64Var(&f.threshold, "threshold", analysis.DefaultGateThreshold, "with --fail-on-regression: the smallest slowdown that fails (0.05 = 5%)")
+	fs.StringVar(&f.correction, "correction", string(analysis.BH), "correction of the verdicts over all cells: bh (Benjamini-Hochberg, false discovery rate), holm (family-wise) or none")
+	fs.StringVar(&f.gateCorrection, "gate-correction", string(analysis.Holm), "with --fail-on-regression: the gate's correction, holm (family-wise, default), bh or none")
 	fs.StringVar(&f.format, "format", "text", "text, markdown, html (one self-contained page with the charts) or json (every verdict)")
 	addColorFlag(fs, &f.color)
 	return cmd
@@ -64,6 +67,15 @@ func runCompare(env Env, f *compareFlags) error {
 			return usagef("flag --%s: %v is not allowed; want a number between 0 and 1", c.name, c.v)
 		}
 	}
+	corr, err := analysis.ParseCorrection(strings.ToLower(f.correction), analysis.BH)
+	if err != nil {
+		return usagef("flag --correction: %v", err)
+	}
+	gcorr, err := analysis.ParseCorrection(strings.ToLower(f.gateCorrection), analysis.Holm)
+	if err != nil {
+		return usagef("flag --gate-correction: %v", err)
+	}
+	gopt := analysis.GateOptions{Alpha: *alpha, MinEffect: *minEffect, Threshold: *threshold, Correction: gcorr}
 	if *format != "text" && *format != "markdown" && *format != "html" && *format != "json" {
 		return usagef("flag --format: %q is not allowed; want text, markdown, html or json", *format)
 	}
@@ -74,7 +86,13 @@ func runCompare(env Env, f *compareFlags) error {
 	if err != nil {
 		return err
 	}
-	vopt := report.VerdictOptions{Alpha: *alpha, MinEffect: *minEffect}
+	vopt := report.VerdictOptions{Alpha: *alpha, MinEffect: *minEffect, Correction: corr}
+	cmps := report.Compare(d, vopt)
+	if *gate {
+		if err := gateCheck("flag --fail-on-regression", cmps, gopt); err != nil {
+			return err
+		}
+	}
 	r := report.BuildWith(d, report.Options{Verdict: vopt, Sequence: f.sequence})
 	var keep []report.Table // the relative and sequence tables; `report` shows the rest
 	for _, t := range r.Tables {
@@ -83,10 +101,9 @@ func runCompare(env Env, f *compareFlags) error {
 			keep = append(keep, t)
 		}
 	}
-	cmps := report.Compare(d, vopt)
 	r.Tables = append(keep, report.ComparisonTable(cmps, d.Experiment.Base))
 	if *format == "json" {
-		return writeCompareJSON(env.Stdout, d, cmps, f)
+		return writeCompareJSON(env.Stdout, d, cmps, f, vopt, gopt)
 	}
 	switch *format {
 	case "markdown":
@@ -107,38 +124,11 @@ func runCompare(env Env, f *compareFlags) error {
 	}
 	fmt.Fprintf(env.Stdout, "\nverdicts over %d cells: %d slower, %d faster, %d same, %d unknown\n", len(cmps),
 		counts[analysis.Slower], counts[analysis.Faster], counts[analysis.Same], counts[analysis.Unknown])
+	powerLines(env.Stdout, cmps, vopt)
 	if !*gate {
 		return nil
 	}
-	found := regressions(cmps, *alpha, *threshold)
-	fmt.Fprintf(env.Stdout, "gate: family-wise error controlled with Holm-Bonferroni over %d cells at alpha %g; "+
-		"a regression is a significant slowdown of at least %g%%\n", len(cmps), *alpha, *threshold*100)
-	for _, c := range found {
-		fmt.Fprintf(env.Stdout, "REGRESSION %s: %s @%d threads: x%.3f (p=%.2g, n=%d/%d)\n", c.Target, c.Test, c.Threads,
-			c.Verdict.Ratio, c.Verdict.P, c.Verdict.NBase, c.Verdict.NOther)
-	}
-	if len(found) > 0 {
-		return errRegression
-	}
-	fmt.Fprintln(env.Stdout, "gate: no regression")
-	return nil
-}
-
-// regressions are the cells the gate fails on: significant slowdowns of at
-// least threshold after Holm-Bonferroni over all cells.
-func regressions(cmps []report.Comparison, alpha, threshold float64) []report.Comparison {
-	ps := make([]float64, len(cmps))
-	for i, c := range cmps {
-		ps[i] = c.Verdict.P
-	}
-	reject := analysis.HolmBonferroni(ps, alpha)
-	var found []report.Comparison
-	for i, c := range cmps {
-		if reject[i] && c.Verdict.Outcome == analysis.Slower && c.Verdict.Ratio <= 1-threshold {
-			found = append(found, c)
-		}
-	}
-	return found
+	return gateReport(env.Stdout, cmps, gopt)
 }
 
 // jsonNum is a float that encodes NaN and infinities as null.
@@ -154,7 +144,8 @@ func (n jsonNum) MarshalJSON() ([]byte, error) {
 // writeCompareJSON writes compare's verdicts as one JSON document; with the
 // gate it holds the regressions too and the exit code still says the
 // outcome.
-func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *compareFlags) error {
+func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *compareFlags, vopt report.VerdictOptions,
+	gopt analysis.GateOptions) error {
 	type verdict struct {
 		Target   string   `json:"target"`
 		Test     string   `json:"test"`
@@ -164,6 +155,8 @@ func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *
 		RatioLo  jsonNum  `json:"ratio_lo"`
 		RatioHi  jsonNum  `json:"ratio_hi"`
 		P        jsonNum  `json:"p"`
+		PAdj     jsonNum  `json:"p_adjusted"`
+		Evidence string   `json:"evidence"`
 		NBase    int      `json:"n_base"`
 		NOther   int      `json:"n_other"`
 		Base     jsonNum  `json:"median_base"`
@@ -176,17 +169,21 @@ func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *
 		Base        string         `json:"base"`
 		Alpha       float64        `json:"alpha"`
 		MinEffect   float64        `json:"min_effect"`
+		Correction  string         `json:"correction"`
+		Power       powerJSON      `json:"power"`
 		Counts      map[string]int `json:"counts"`
 		Verdicts    []verdict      `json:"verdicts"`
 		Gate        bool           `json:"gate"`
 		Threshold   float64        `json:"threshold,omitempty"`
+		GatePower   *powerJSON     `json:"gate_power,omitempty"`
 		Regressions []verdict      `json:"regressions,omitempty"`
 	}{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Base: d.Experiment.Base, Alpha: f.alpha,
-		MinEffect: f.minEffect, Counts: map[string]int{}, Verdicts: []verdict{}, Gate: f.gate}
+		MinEffect: f.minEffect, Correction: string(vopt.Correction), Power: toPowerJSON(report.PowerOf(cmps, vopt)),
+		Counts: map[string]int{}, Verdicts: []verdict{}, Gate: f.gate}
 	conv := func(c report.Comparison) verdict {
 		v := c.Verdict
 		return verdict{c.Target, c.Test, c.Threads, v.Outcome.String(), jsonNum(v.Ratio), jsonNum(v.RatioLo),
-			jsonNum(v.RatioHi), jsonNum(v.P), v.NBase, v.NOther, jsonNum(v.MedianBase), jsonNum(v.MedianOther), v.Warnings}
+			jsonNum(v.RatioHi), jsonNum(v.P), jsonNum(v.PAdjusted), string(v.Evidence), v.NBase, v.NOther, jsonNum(v.MedianBase), jsonNum(v.MedianOther), v.Warnings}
 	}
 	for _, o := range []analysis.Outcome{analysis.Slower, analysis.Faster, analysis.Same, analysis.Unknown} {
 		doc.Counts[o.String()] = 0
@@ -198,7 +195,10 @@ func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *
 	var found []report.Comparison
 	if f.gate {
 		doc.Threshold = f.threshold
-		found = regressions(cmps, f.alpha, f.threshold)
+		var g analysis.GateResult
+		g, found = regressions(cmps, gopt)
+		gp := toPowerJSON(g.Power)
+		doc.GatePower = &gp
 		for _, c := range found {
 			doc.Regressions = append(doc.Regressions, conv(c))
 		}

@@ -106,6 +106,7 @@ func newRoot(env Env) *cobra.Command {
 	root.CompletionOptions.HiddenDefaultCmd = false
 	root.AddCommand(
 		newQuickstartCmd(env),
+		newPlanCmd(env),
 		newRunCmd(env),
 		newRerunCmd(env),
 		newReportCmd(env),

@@ -282,6 +282,9 @@ func runRun(env Env, f *runFlags) error {
 	if err := ro.check(); err != nil {
 		return err
 	}
+	if err := planBeforeRun(env, s); err != nil {
+		return err
+	}
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)
 		if err != nil {
@@ -322,6 +325,9 @@ func runRun(env Env, f *runFlags) error {
 		if rerr := printAndWriteReport(env, storePath(env, f.store), id, ro); rerr != nil && err == nil {
 			err = rerr
 		}
+	}
+	if err == nil && id != 0 {
+		err = specGate(env, storePath(env, f.store), id, s)
 	}
 	return err
 }

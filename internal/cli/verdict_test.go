@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -11,7 +12,9 @@ import (
 // TestPlantedRegression runs SQLite with synchronous=OFF (base) against FULL
 // in WAL mode, 6 repeats interleaved: update-index must come out slower and
 // significant, point-query (no writes, no fsync) must not, and the gate must
-// fail with exit code 3 even after Holm-Bonferroni over the cells.
+// fail with exit code 3 even after Holm-Bonferroni over the cells. The
+// spec's [gate] makes run itself exit 3, after saying the gate's power; a
+// compare gate that its repeats cannot fire is refused with exit code 2.
 func TestPlantedRegression(t *testing.T) {
 	dir := t.TempDir()
 	storeFile := filepath.Join(dir, "r.db")
@@ -39,11 +42,21 @@ warmup = "100ms"
 postwrite_wait = "0s"
 report_interval = "0s"
 repeats = 6
+[gate]
+fail_on_regression = true
 `)
-	if code, out, stderr := run(t, Env{}, "run", sp, "--store", storeFile); code != 0 {
-		t.Fatalf("run exit %d\n%s\n%s", code, out, stderr)
+	code, out, stderr := run(t, Env{}, "run", sp, "--store", storeFile)
+	if code != ExitRegression {
+		t.Fatalf("run exit %d, want %d from the spec's gate\n%s\n%s", code, ExitRegression, out, stderr)
 	}
-	code, out, stderr := run(t, Env{}, "compare", "--store", storeFile, "--fail-on-regression")
+	// 2 cells under Holm at 0.01 need p < 0.005; 6 vs 6 reach 2/924 = 0.0022.
+	for _, want := range []string{"gate power with repeats alone: 2 cells, 6 vs 6 repeats, alpha 0.01, holm: smallest p 0.0022, a lone change needs p < 0.005: can be called",
+		"REGRESSION full: update-index"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, stderr = run(t, Env{}, "compare", "--store", storeFile, "--fail-on-regression")
 	if code != ExitRegression {
 		t.Fatalf("compare exit %d, want %d\n%s\n%s", code, ExitRegression, out, stderr)
 	}
@@ -65,6 +78,15 @@ repeats = 6
 	}
 	if !strings.Contains(out, "Holm-Bonferroni over 2 cells") {
 		t.Errorf("gate does not say how it controls the family-wise error:\n%s", out)
+	}
+	if !strings.Contains(out, "verdicts power with repeats alone: 2 cells, 6 vs 6 repeats, alpha 0.01, bh") {
+		t.Errorf("compare does not state the verdicts' power:\n%s", out)
+	}
+	// At alpha 0.001 the gate needs p < 0.0005, which 6 repeats cannot
+	// reach (2/924 = 0.0022; 7 give 0.00058, 8 give 0.00016): refused.
+	code, out, stderr = run(t, Env{}, "compare", "--store", storeFile, "--fail-on-regression", "--alpha", "0.001")
+	if code != ExitUsage || !strings.Contains(stderr, "--fail-on-regression") || !strings.Contains(stderr, "run 8 repeats per target") {
+		t.Errorf("compare gate that cannot fire: exit %d, want %d naming 8 repeats\n%s\n%s", code, ExitUsage, out, stderr)
 	}
 	code, out, stderr = run(t, Env{}, "compare", "--store", storeFile, "--format", "html")
 	if code != 0 || !strings.HasPrefix(out, "<!DOCTYPE html>") || !strings.Contains(out, "Verdicts cell by cell") ||
@@ -103,5 +125,65 @@ func TestCompareBadFlags(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(stderr, strings.TrimPrefix(args[0], "--")) {
 			t.Errorf("%v: exit %d stderr %q", args, code, stderr)
 		}
+	}
+}
+
+// TestPlanCommand: plan prints the power of a spec's comparisons; a [gate]
+// its repeats cannot fire is refused (exit 2, naming the repeats needed)
+// by plan and by run before anything runs, and a gate setting out of range
+// is refused naming its field.
+func TestPlanCommand(t *testing.T) {
+	dir := t.TempDir()
+	spec := func(repeats, gate string) string {
+		return writeFile(t, dir, "p"+repeats+".toml", `name = "p"
+preset = "smoke"
+[[target]]
+name = "off"
+engine = "sqlite"
+[[target]]
+name = "full"
+engine = "sqlite"
+[workload]
+tests = ["point-query", "update-index", "update-nonindex", "write-only", "read-only_range=10"]
+threads = [1]
+repeats = `+repeats+"\n"+gate)
+	}
+	gated := spec("5", "[gate]\nfail_on_regression = true\n")
+	code, out, stderr := run(t, Env{}, "plan", gated)
+	if code != ExitUsage || !strings.Contains(stderr, "workload.repeats") || !strings.Contains(stderr, "want repeats = 7 or more") {
+		t.Errorf("plan of a gate that cannot fire: exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, want := range []string{"cells            5", "smallest p       0.0079", "callable         no", "repeats needed   7 per target"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, out)
+		}
+	}
+	if code, out, stderr := run(t, Env{}, "plan", gated, "--repeats", "7"); code != 0 || !strings.Contains(out, "callable         yes") {
+		t.Errorf("plan --repeats 7: exit %d\n%s\n%s", code, out, stderr)
+	}
+	storeFile := filepath.Join(dir, "never.db")
+	code, out, stderr = run(t, Env{}, "run", gated, "--store", storeFile, "--preset", "smoke")
+	if code != ExitUsage || !strings.Contains(stderr, "want repeats = 7 or more") || strings.Contains(out, "== run") {
+		t.Errorf("run of a gate that cannot fire: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if _, err := os.Stat(storeFile); !os.IsNotExist(err) {
+		t.Errorf("refused run left a store: %v", err)
+	}
+	for _, c := range []struct{ gate, field string }{
+		{"alpha = 2", "gate.alpha"}, {"threshold = 0", "gate.threshold"}, {`correction = "sidak"`, "gate.correction"},
+	} {
+		sp := writeFile(t, dir, "bad.toml", `name = "p"
+[[target]]
+name = "off"
+engine = "sqlite"
+[gate]
+fail_on_regression = true
+`+c.gate+"\n")
+		if code, _, stderr := run(t, Env{}, "plan", sp); code != ExitUsage || !strings.Contains(stderr, c.field) {
+			t.Errorf("%s: exit %d stderr %q, want 2 naming %s", c.gate, code, stderr, c.field)
+		}
+	}
+	if code, _, stderr := run(t, Env{}, "plan", gated, "--repeats", "0"); code != ExitUsage || !strings.Contains(stderr, "repeats") {
+		t.Errorf("--repeats 0: exit %d stderr %q", code, stderr)
 	}
 }

@@ -245,6 +245,7 @@ func BuildWith(d *Data, opt Options) *Report {
 		r.Notes = append(r.Notes, efficiencyNotes(d, keys, s)...)
 		minRep, maxRep := repeatRange(s, keys)
 		r.Notes = append(r.Notes, verdictNotes(minRep, maxRep, opt.Verdict)...)
+		correctTables(r, opt.Verdict)
 		r.Notes = append(r.Notes, stabilityNotes(d)...)
 		return r
 	}
@@ -314,6 +315,7 @@ func BuildWith(d *Data, opt Options) *Report {
 	r.Notes = append(r.Notes, efficiencyNotes(d, keys, s)...)
 	minRep, maxRep := repeatRange(s, keys)
 	r.Notes = append(r.Notes, verdictNotes(minRep, maxRep, opt.Verdict)...)
+	correctTables(r, opt.Verdict)
 	if len(targets) > 1 {
 		r.Notes = append(r.Notes, evidenceNotes(Compare(d, opt.Verdict), d.Noise)...)
 	}

@@ -71,7 +71,7 @@ func (d *Data) throughputCell(base, other []store.Result, baseT, otherT string, 
 		tput := func(r store.Result) float64 { return r.Throughput() }
 		return relativeCell(values(base, tput), values(other, tput), analysis.HigherIsBetter, opt)
 	}
-	c := Cell{Kind: Ratio, Value: v.Ratio, Verdict: v.Outcome.String(), Mark: verdictMarks[v.Outcome]}
+	c := Cell{Kind: Ratio, Value: v.Ratio, Verdict: v.Outcome.String(), Mark: verdictMarks[v.Outcome], verdict: &v}
 	switch v.Outcome {
 	case analysis.Slower:
 		c.Band = analysis.Worse

@@ -64,6 +64,9 @@ type Cell struct {
 	// "faster", "same", "unknown"), empty when no test was made; Mark is its
 	// sign and Detail the figures behind it (ratio CI, p, repeats).
 	Verdict, Mark, Detail string
+	// verdict is the comparison behind Verdict, kept until the table's
+	// correction decides it again (correctTable).
+	verdict *analysis.Verdict
 }
 
 // NumberCell returns an absolute value cell.

@@ -39,7 +39,9 @@ type Comparison struct {
 
 // Compare judges every target against the base in every row, on the
 // headline throughput of each repeat, with all the evidence the data and
-// the host's noise model hold (analysis.CompareNoise).
+// the host's noise model hold (analysis.CompareNoise), then decides every
+// cell again after opt's correction (default Benjamini-Hochberg) over all
+// the cells, the family a reader of compare scans at once.
 func Compare(d *Data, opt VerdictOptions) []Comparison {
 	s, keys, _ := d.samples()
 	targets := d.targets()
@@ -58,7 +60,43 @@ func Compare(d *Data, opt VerdictOptions) []Comparison {
 				Other: analysis.Summarize(values(otherRs, tput), analysis.DefaultConfidence)})
 		}
 	}
+	vs := analysis.CorrectVerdicts(Verdicts(out), opt)
+	for i := range out {
+		out[i].Verdict = vs[i]
+	}
 	return out
+}
+
+// Verdicts returns the verdicts of cs, in order.
+func Verdicts(cs []Comparison) []analysis.Verdict {
+	vs := make([]analysis.Verdict, len(cs))
+	for i, c := range cs {
+		vs[i] = c.Verdict
+	}
+	return vs
+}
+
+// PowerOf is the power of the comparisons cs under opt's alpha and
+// correction (default Benjamini-Hochberg at 0.01), with the smallest repeat
+// counts of any cell.
+func PowerOf(cs []Comparison, opt VerdictOptions) analysis.Power {
+	alpha, corr := opt.Alpha, opt.Correction
+	if alpha == 0 {
+		alpha = analysis.DefaultAlpha
+	}
+	if corr == "" {
+		corr = analysis.BH
+	}
+	nb, no := 0, 0
+	for i, c := range cs {
+		if i == 0 || c.Verdict.NBase < nb {
+			nb = c.Verdict.NBase
+		}
+		if i == 0 || c.Verdict.NOther < no {
+			no = c.Verdict.NOther
+		}
+	}
+	return analysis.PowerOf(len(cs), nb, no, alpha, corr)
 }
 
 // verdictMarks are the signs shown with a ratio that carries a verdict, so
@@ -70,7 +108,8 @@ var verdictMarks = map[analysis.Outcome]string{
 // relativeCell compares the repeats of a target with those of the base. With
 // at least two repeats on each side it carries the Mann-Whitney verdict and is
 // coloured only when the verdict is slower or faster; with fewer it falls back
-// to the plain 0.95/1.05 thresholds.
+// to the plain 0.95/1.05 thresholds. The verdict is the cell's alone until
+// correctTable decides it again over the whole table.
 func relativeCell(base, other []float64, dir analysis.Direction, opt VerdictOptions) Cell {
 	if len(base) == 0 || len(other) == 0 {
 		return Cell{Missing: true}
@@ -78,17 +117,87 @@ func relativeCell(base, other []float64, dir analysis.Direction, opt VerdictOpti
 	if len(base) < 2 || len(other) < 2 {
 		return RatioCell(analysis.Ratio(medianOf(other), medianOf(base)), dir)
 	}
-	v := analysis.Compare(base, other, dir, opt)
-	c := Cell{Kind: Ratio, Value: v.Ratio, Verdict: v.Outcome.String(), Mark: verdictMarks[v.Outcome]}
+	return verdictCell(analysis.Compare(base, other, dir, opt))
+}
+
+// verdictCell shows a verdict as a ratio cell with its mark and figures.
+func verdictCell(v analysis.Verdict) Cell {
+	c := Cell{Kind: Ratio, Value: v.Ratio, Verdict: v.Outcome.String(), Mark: verdictMarks[v.Outcome], verdict: &v}
 	switch v.Outcome {
 	case analysis.Slower:
 		c.Band = analysis.Worse
 	case analysis.Faster:
 		c.Band = analysis.Better
 	}
-	c.Detail = fmt.Sprintf("%s: ratio %.3f, 95%% CI %s, p=%.2g, n=%d/%d", v.Outcome, v.Ratio,
-		ciText(v.RatioLo, v.RatioHi), v.P, v.NBase, v.NOther)
+	c.Detail = fmt.Sprintf("%s: ratio %.3f, 95%% CI %s, p=%.2g, n=%d/%d, evidence: %s", v.Outcome, v.Ratio,
+		ciText(v.RatioLo, v.RatioHi), v.P, v.NBase, v.NOther, v.Evidence)
 	return c
+}
+
+// correctTable applies opt's correction (default Benjamini-Hochberg) over
+// the verdict cells of one table, the family a reader scans at once, and
+// redraws them. It returns the family's power, or false when the table has
+// no verdicts.
+func correctTable(t *Table, opt VerdictOptions) (analysis.Power, bool) {
+	var vs []analysis.Verdict
+	var at []*Cell
+	for i := range t.Rows {
+		for j := range t.Rows[i].Cells {
+			if c := &t.Rows[i].Cells[j]; c.verdict != nil {
+				vs = append(vs, *c.verdict)
+				at = append(at, c)
+			}
+		}
+	}
+	if len(vs) == 0 {
+		return analysis.Power{}, false
+	}
+	vs = analysis.CorrectVerdicts(vs, opt)
+	nb, no := vs[0].NBase, vs[0].NOther
+	for i, v := range vs {
+		redraw(at[i], v)
+		nb, no = min(nb, v.NBase), min(no, v.NOther)
+	}
+	alpha := opt.Alpha
+	if alpha == 0 {
+		alpha = analysis.DefaultAlpha
+	}
+	return analysis.PowerOf(len(vs), nb, no, alpha, vs[0].Correction), true
+}
+
+// redraw updates a verdict cell for its verdict after correction: mark,
+// colour and outcome, and the detail says the adjusted p.
+func redraw(c *Cell, v analysis.Verdict) {
+	old := c.Verdict
+	c.verdict = &v
+	c.Verdict, c.Mark, c.Band = v.Outcome.String(), verdictMarks[v.Outcome], analysis.Neutral
+	switch v.Outcome {
+	case analysis.Slower:
+		c.Band = analysis.Worse
+	case analysis.Faster:
+		c.Band = analysis.Better
+	}
+	if rest, ok := strings.CutPrefix(c.Detail, old+": "); ok {
+		c.Detail = c.Verdict + ": " + rest
+	}
+	if v.Correction != "" && v.Correction != analysis.NoCorrection {
+		c.Detail += fmt.Sprintf("; %s-adjusted p=%.2g over the table", v.Correction, v.PAdjusted)
+	}
+}
+
+// correctTables runs correctTable over every table of r and says in a note,
+// per table with verdicts, which correction its marks went through and
+// whether its repeats could call a change at all.
+func correctTables(r *Report, opt VerdictOptions) {
+	for i := range r.Tables {
+		pw, ok := correctTable(&r.Tables[i], opt)
+		if !ok {
+			continue
+		}
+		title, _, _ := strings.Cut(r.Tables[i].Title, ":")
+		r.Notes = append(r.Notes, fmt.Sprintf("%s: verdict marks after %s over the table's %d cells; %s",
+			title, pw.Correction.Long(), pw.Cells, pw))
+	}
 }
 
 func ciText(lo, hi float64) string {
@@ -138,14 +247,9 @@ func verdictNotes(minRepeats, maxRepeats int, opt VerdictOptions) []string {
 	if eff == 0 {
 		eff = analysis.DefaultMinEffect
 	}
-	n := []string{fmt.Sprintf("verdicts: two-sided Mann-Whitney U over %d-%d repeats per cell, alpha %g, minimum effect %g%%; "+
-		"- slower and + faster (significant and beyond the minimum effect, coloured), = same (ratio CI within +-%g%%), "+
-		"? unknown: run more repeats", minRepeats, maxRepeats, alpha, eff*100, eff*100)}
-	if minRepeats < 5 {
-		n = append(n, fmt.Sprintf("only %d repeats in some cells: a Mann-Whitney test needs 5 against 5 to reach p < 0.01, "+
-			"so those cells cannot be called slower or faster; use repeats = 5 or more", minRepeats))
-	}
-	return n
+	return []string{fmt.Sprintf("verdicts: two-sided Mann-Whitney U over %d-%d repeats per cell, alpha %g, minimum effect %g%%; "+
+		"- slower and + faster (significant after the table's correction and beyond the minimum effect, coloured), "+
+		"= same (ratio CI within +-%g%%), ? unknown: run more repeats", minRepeats, maxRepeats, alpha, eff*100, eff*100)}
 }
 
 // stabilityNotes flag measured steps whose per-second throughput was unstable
@@ -227,15 +331,21 @@ func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 
 // ComparisonTable lists every comparison with the figures behind its verdict:
 // each side's median and its 95% interval, the ratio and its interval, the
-// p-value and the repeats on each side.
+// p-value before and after the family's correction, the repeats on each
+// side and the evidence the verdict rests on.
 func ComparisonTable(cs []Comparison, base string) Table {
+	corr := analysis.BH
+	if len(cs) > 0 && cs[0].Verdict.Correction != "" {
+		corr = cs[0].Verdict.Correction
+	}
 	t := Table{
 		Title: "Verdicts cell by cell (throughput)",
 		Legend: "median [95% CI from order statistics] over the repeats; ratio with its 95% CI and two-sided p: " +
 			"of medians and Mann-Whitney for 'repeats only', of geometric means and a t-test on log throughput otherwise " +
 			"(run-to-run variance from the repeats, pooled with the host's noise history for 'noise prior', each run " +
-			"counted with at least its within-run variance from batch means); n = repeats of base/target",
-		Columns: []string{"target", base + " median", "target median", "ratio [95% CI]", "p", "n", "verdict", "evidence"},
+			"counted with at least its within-run variance from batch means); p adj.: p adjusted by " + corr.Long() +
+			" over all cells, which decides; n = repeats of base/target",
+		Columns: []string{"target", base + " median", "target median", "ratio [95% CI]", "p", "p adj.", "n", "verdict", "evidence"},
 	}
 	for _, c := range cs {
 		label := c.Test
@@ -246,7 +356,8 @@ func ComparisonTable(cs []Comparison, base string) Table {
 		t.Rows = append(t.Rows, Row{Label: label, Cells: []Cell{
 			TextCell(c.Target), TextCell(summaryText(c.Base)), TextCell(summaryText(c.Other)),
 			TextCell(fmt.Sprintf("%.3f [%s]", v.Ratio, ciText(v.RatioLo, v.RatioHi))),
-			TextCell(fmt.Sprintf("%.2g", v.P)), TextCell(fmt.Sprintf("%d/%d", v.NBase, v.NOther)),
+			TextCell(fmt.Sprintf("%.2g", v.P)), TextCell(fmt.Sprintf("%.2g", v.PAdjusted)),
+			TextCell(fmt.Sprintf("%d/%d", v.NBase, v.NOther)),
 			TextCell(v.Outcome.String()), TextCell(string(v.Evidence)),
 		}})
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"benchlab/internal/analysis"
 	"benchlab/internal/engine"
 	"benchlab/internal/metrics"
 	"benchlab/internal/workload"
@@ -42,6 +43,36 @@ type Spec struct {
 	Sequence bool     `toml:"sequence"`
 	Targets  []Target `toml:"target"`
 	Workload Workload `toml:"workload"`
+	// Gate asks for a regression gate on this experiment ([gate]).
+	Gate Gate `toml:"gate"`
+}
+
+// Gate is the [gate] section: with FailOnRegression, `run` exits 3 when a
+// target is significantly slower than the base by at least Threshold, and
+// `plan` and `run` refuse (exit 2) a spec whose repeats cannot reach the
+// p-value the gate needs. Unset fields take analysis.GateOptions' defaults
+// (alpha 0.01, Holm, min_effect 0.02, threshold 0.05); a value that is set,
+// 0 included, must be in range.
+type Gate struct {
+	FailOnRegression bool     `toml:"fail_on_regression"`
+	Alpha            *float64 `toml:"alpha,omitempty"`
+	Correction       string   `toml:"correction,omitempty"`
+	MinEffect        *float64 `toml:"min_effect,omitempty"`
+	Threshold        *float64 `toml:"threshold,omitempty"`
+}
+
+// Options converts the section to the gate's settings, defaults filled.
+func (g Gate) Options() analysis.GateOptions {
+	o := analysis.GateOptions{Correction: analysis.Correction(g.Correction)}.WithDefaults()
+	for _, f := range []struct {
+		src *float64
+		dst *float64
+	}{{g.Alpha, &o.Alpha}, {g.MinEffect, &o.MinEffect}, {g.Threshold, &o.Threshold}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+	return o
 }
 
 // Target is one system under test.
@@ -489,6 +520,13 @@ func (s *Spec) Validate() error {
 	}
 	if !(w.Percentile >= 0 && w.Percentile < 100) {
 		return errf("workload.percentile", "%v is not allowed; want a percentile above 0 and below 100 (0: 95)", w.Percentile)
+	}
+	if err := s.Gate.Options().Check(); err != nil {
+		var fe *analysis.GateFieldError
+		if errors.As(err, &fe) {
+			return errf("gate."+fe.Field, "%s", fe.Msg)
+		}
+		return errf("gate", "%v", err)
 	}
 	if err := suite.Check(s.Params()); err != nil {
 		var fe *workload.FieldError

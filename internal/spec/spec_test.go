@@ -122,3 +122,48 @@ func TestSettingsMustBeATable(t *testing.T) {
 		t.Errorf("a table of settings: %v %v", err, s.Targets)
 	}
 }
+
+// TestGateSection: [gate] values out of range are errors naming the field;
+// good ones round-trip through the stored TOML.
+func TestGateSection(t *testing.T) {
+	for _, c := range []struct {
+		gate, field string
+	}{
+		{"alpha = 1.5", "gate.alpha"},
+		{"alpha = -0.01", "gate.alpha"},
+		{"threshold = 1", "gate.threshold"},
+		{"threshold = 0", "gate.threshold"},
+		{"min_effect = -0.2", "gate.min_effect"},
+		{`correction = "bonferroni"`, "gate.correction"},
+	} {
+		s, err := Parse([]byte(two+"[gate]\nfail_on_regression = true\n"+c.gate+"\n"), "x", "")
+		if err != nil {
+			t.Fatalf("%s: %v", c.gate, err)
+		}
+		err = s.Validate()
+		if err == nil || !IsInvalid(err) || !strings.HasPrefix(err.Error(), c.field+": ") {
+			t.Errorf("%s: err %v, want a validation error naming %s", c.gate, err, c.field)
+		}
+	}
+	if err := func() error {
+		s, err := Parse([]byte(two+"[gate]\nfail_on_regression = true\nalpha = 0.05\ncorrection = \"bh\"\n"), "x", "")
+		if err != nil {
+			return err
+		}
+		return s.Validate()
+	}(); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := Parse([]byte(two+"[gate]\nfail_on_regression = true\nalpha = 0.05\ncorrection = \"bh\"\n"), "x", "")
+	back, err := Parse([]byte(s.TOML()), "round", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := back.Gate.Options()
+	if !back.Gate.FailOnRegression || o.Alpha != 0.05 || o.Correction != "bh" || o.Threshold != 0.05 || o.MinEffect != 0.02 {
+		t.Errorf("gate after round trip: %+v, options %+v", back.Gate, o)
+	}
+	if s, _ := Parse([]byte(two), "x", ""); s.Gate.FailOnRegression || s.Gate.Options().Correction != "holm" {
+		t.Errorf("no [gate]: %+v, want the gate off with Holm as its default", s.Gate)
+	}
+}

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"benchlab/internal/analysis"
+	"benchlab/internal/report"
+)
+
+// gateCheck refuses a gate that cannot fire on these comparisons (issue 15):
+// every verdict rests on the repeats alone and with their repeats no
+// Mann-Whitney p-value can pass the gate's correction, so a pass would say
+// nothing. flag names what asked for the gate.
+func gateCheck(flag string, cmps []report.Comparison, opt analysis.GateOptions) error {
+	g := analysis.Gate(report.Verdicts(cmps), opt)
+	if len(cmps) == 0 {
+		return usagef("%s: the experiment has no compared cells (one target, or no measured results); the gate cannot fire", flag)
+	}
+	if analysis.CanFire(g.Power) || beyondRepeats(cmps) > 0 {
+		return nil
+	}
+	p := g.Power
+	return usagef("%s: the gate cannot fire on this experiment: %d cells under %s at alpha %g need p < %.2g for a lone "+
+		"regression, and %d against %d repeats reach %.2g at best (exact Mann-Whitney floor); run %d repeats per target",
+		flag, p.Cells, p.Correction, p.Alpha, p.Threshold, p.NBase, p.NOther, p.Floor, p.RepeatsNeeded)
+}
+
+// regressions applies the gate to cmps and returns its result and the
+// cells it fails on, each with the verdict decided under the gate's
+// correction.
+func regressions(cmps []report.Comparison, opt analysis.GateOptions) (analysis.GateResult, []report.Comparison) {
+	g := analysis.Gate(report.Verdicts(cmps), opt)
+	var found []report.Comparison
+	for _, i := range g.Failed {
+		c := cmps[i]
+		c.Verdict = g.Verdicts[i]
+		found = append(found, c)
+	}
+	return g, found
+}
+
+// gateReport prints the gate's decision over cmps and returns errRegression
+// when it fails.
+func gateReport(w io.Writer, cmps []report.Comparison, opt analysis.GateOptions) error {
+	g, found := regressions(cmps, opt)
+	o := g.Options
+	control := "family-wise error controlled with Holm-Bonferroni"
+	switch o.Correction {
+	case analysis.BH:
+		control = "false discovery rate controlled with Benjamini-Hochberg"
+	case analysis.NoCorrection:
+		control = "no multiple-comparison correction"
+	}
+	fmt.Fprintf(w, "gate: %s over %d cells at alpha %g; a regression is a significant slowdown of at least %g%%\n",
+		control, len(cmps), o.Alpha, o.Threshold*100)
+	fmt.Fprintf(w, "gate %s\n", g.Power)
+	for _, c := range found {
+		v := c.Verdict
+		fmt.Fprintf(w, "REGRESSION %s: %s @%d threads: x%.3f (p=%.2g, %s %.2g, n=%d/%d, evidence: %s)\n", c.Target, c.Test,
+			c.Threads, v.Ratio, v.P, o.Correction, v.PAdjusted, v.NBase, v.NOther, v.Evidence)
+	}
+	if len(found) > 0 {
+		return errRegression
+	}
+	fmt.Fprintln(w, "gate: no regression")
+	return nil
+}
+
+// powerJSON is analysis.Power in compare's JSON.
+type powerJSON struct {
+	Cells         int     `json:"cells"`
+	NBase         int     `json:"n_base"`
+	NOther        int     `json:"n_other"`
+	Alpha         float64 `json:"alpha"`
+	Correction    string  `json:"correction"`
+	Floor         float64 `json:"smallest_p"`
+	Threshold     float64 `json:"needed_p"`
+	Callable      bool    `json:"callable"`
+	RepeatsNeeded int     `json:"repeats_needed"`
+	MinChanged    int     `json:"min_changed_cells"`
+}
+
+func toPowerJSON(p analysis.Power) powerJSON {
+	return powerJSON{p.Cells, p.NBase, p.NOther, p.Alpha, string(p.Correction), p.Floor, p.Threshold, p.Callable,
+		p.RepeatsNeeded, p.MinChanged}
+}
+
+// gateFailures are the cells the default gate (Holm at alpha) fails on for
+// slowdowns of at least threshold.
+func gateFailures(cmps []report.Comparison, alpha, threshold float64) []report.Comparison {
+	_, found := regressions(cmps, analysis.GateOptions{Alpha: alpha, Threshold: threshold})
+	return found
+}
+
+// beyondRepeats counts the comparisons whose verdict rests on more than the
+// Mann-Whitney test over the repeats (within-run variation, the host's
+// noise prior), where the exact test's floor does not bind.
+func beyondRepeats(cmps []report.Comparison) int {
+	n := 0
+	for _, c := range cmps {
+		if c.Noise.Basis != analysis.BasisRepeats {
+			n++
+		}
+	}
+	return n
+}
+
+// powerLines are the statements compare prints under its verdict counts.
+func powerLines(w io.Writer, cmps []report.Comparison, vopt report.VerdictOptions) {
+	fmt.Fprintf(w, "verdicts %s\n", report.PowerOf(cmps, vopt))
+	if n := beyondRepeats(cmps); n > 0 {
+		fmt.Fprintf(w, "verdicts: %d of %d rest on more than the repeats (within-run variation or the host's noise prior), "+
+			"where that floor does not apply\n", n, len(cmps))
+	}
+}

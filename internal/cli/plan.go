@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"benchlab/internal/plan"
+	"benchlab/internal/report"
+	"benchlab/internal/schedule"
+	"benchlab/internal/spec"
+)
+
+func newPlanCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plan [spec.toml] [flags]",
+		Short: "say before running whether a spec's repeats can call a regression (cells, p floor, repeats needed)",
+		Long: "Says before anything runs whether the spec's repeats can call a regression: the compared cells, alpha,\n" +
+			"the correction, the smallest p-value the repeats can reach, whether a lone regression can be called and\n" +
+			"the repeats needed. Takes run's flags. A [gate] with fail_on_regression that cannot fire exits with code 2.",
+		Example: "  benchlab plan examples/sqlite-sync.toml\n  benchlab plan examples/sqlite-sync.toml --repeats 8",
+	}
+	f := newRunFlags(cmd.Flags())
+	cmd.RunE = body(func(_ *cobra.Command, args []string) error {
+		if err := f.args(args); err != nil {
+			return err
+		}
+		return runPlan(env, f)
+	})
+	return cmd
+}
+
+// runPlan prints, for a spec and the same flags as run, how many cells are
+// compared and whether the repeats can call a regression; a spec whose
+// [gate] cannot fire is refused with exit code 2.
+func runPlan(env Env, f *runFlags) error {
+	s, err := f.buildSpec()
+	if err != nil {
+		return err
+	}
+	p, err := plan.Of(s)
+	if err != nil {
+		return err
+	}
+	if err := p.Write(env.Stdout); err != nil {
+		return err
+	}
+	if sc, err := schedule.Of(s); err == nil {
+		fmt.Fprintln(env.Stdout)
+		if err := sc.Write(env.Stdout, time.Now()); err != nil {
+			return err
+		}
+	}
+	return p.Check()
+}
+
+// planBeforeRun prints the power lines run shows before measuring and
+// refuses a spec whose gate cannot fire.
+func planBeforeRun(env Env, s spec.Spec) error {
+	p, err := plan.Of(s)
+	if err != nil {
+		return err
+	}
+	if err := p.Check(); err != nil {
+		return err
+	}
+	for _, l := range p.Lines() {
+		fmt.Fprintf(env.Stdout, "benchlab: %s\n", l)
+	}
+	return nil
+}
+
+// specGate applies a spec's [gate] to the experiment just run: it prints
+// the gate's decision and returns errRegression when it fails.
+func specGate(env Env, storeFile string, id int64, s spec.Spec) error {
+	if !s.Gate.FailOnRegression {
+		return nil
+	}
+	d, err := loadData(storeFile, id)
+	if err != nil {
+		return err
+	}
+	o := s.Gate.Options()
+	cmps := report.Compare(d, report.VerdictOptions{Alpha: o.Alpha, MinEffect: o.MinEffect})
+	fmt.Fprintln(env.Stdout)
+	return gateReport(env.Stdout, cmps, o)
+}

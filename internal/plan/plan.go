@@ -1,0 +1,168 @@
+// Package plan says, from a spec alone and before anything runs, how many
+// cells an experiment compares and whether its repeats can reach a
+// significant verdict at all (issue 15: power before the run). With n
+// repeats per side the exact Mann-Whitney p-value cannot go below
+// 2/C(2n, n), and a correction over many cells lowers the p a cell needs;
+// a plan states both so that nobody runs hours of repeats for a gate that
+// cannot fire.
+package plan
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"benchlab/internal/analysis"
+	"benchlab/internal/spec"
+	"benchlab/internal/workload"
+)
+
+// Plan is the power of an experiment's comparisons.
+type Plan struct {
+	// Name and Base are the spec's.
+	Name, Base string
+	// Targets counts the targets, the base included.
+	Targets int
+	// Tests counts the measured steps × their thread counts of one target
+	// (warm-ups and load or cleanup actions are not compared).
+	Tests int
+	// Cells is Tests × (Targets − 1): the cells compared with the base.
+	Cells int
+	// Repeats is the spec's repeats per target.
+	Repeats int
+	// Marks is the power of the report's verdict marks (Benjamini-Hochberg
+	// at analysis.DefaultAlpha over all cells).
+	Marks analysis.Power
+	// GateOn says the spec asks for the gate ([gate] fail_on_regression).
+	GateOn bool
+	// Gate holds the gate's settings and Power its power under them.
+	Gate      analysis.GateOptions
+	GatePower analysis.Power
+	// ShortestStep is the shortest measured part of a time-bound step (0
+	// when every step ends by count).
+	ShortestStep time.Duration
+	// WithinRun says every verdict can use within-run variation
+	// (analysis.CompareNoise's t-test over batch means), which has no
+	// Mann-Whitney floor: at least 2 repeats and time-bound steps of at least
+	// analysis.MinBatches seconds. Batch means may still fail on a series
+	// too autocorrelated, so this is an expectation, not a promise.
+	WithinRun bool
+}
+
+// Of plans a validated spec.
+func Of(s spec.Spec) (Plan, error) {
+	suite, ok := workload.Lookup(s.Workload.Suite)
+	if !ok {
+		return Plan{}, fmt.Errorf("unknown suite %q", s.Workload.Suite)
+	}
+	steps, err := suite.Plan(s.Params())
+	if err != nil {
+		return Plan{}, fmt.Errorf("plan the %s suite: %w", s.Workload.Suite, err)
+	}
+	p := Plan{Name: s.Name, Base: s.Base, Targets: len(s.Targets), Repeats: s.Workload.Repeats,
+		GateOn: s.Gate.FailOnRegression, Gate: s.Gate.Options()}
+	for _, st := range steps {
+		if st.Action != nil || st.Warm {
+			continue
+		}
+		if len(st.Threads) > 0 {
+			p.Tests += len(st.Threads)
+		} else {
+			p.Tests += len(s.Workload.Threads)
+		}
+		if st.Duration > 0 && (p.ShortestStep == 0 || st.Duration < p.ShortestStep) {
+			p.ShortestStep = st.Duration
+		}
+	}
+	p.WithinRun = p.Repeats >= 2 && p.ShortestStep >= analysis.MinBatches*time.Second
+	p.Cells = p.Tests * max(p.Targets-1, 0)
+	p.Marks = analysis.PowerOf(p.Cells, p.Repeats, p.Repeats, analysis.DefaultAlpha, analysis.BH)
+	p.GatePower = analysis.PowerOf(p.Cells, p.Repeats, p.Repeats, p.Gate.Alpha, p.Gate.Correction)
+	return p, nil
+}
+
+// Check refuses a spec whose gate cannot fire: the gate needs at least two
+// targets, and either repeats whose smallest Mann-Whitney p-value can pass
+// its correction or within-run evidence (WithinRun). A host noise prior in
+// the store is not counted here: it is known only when the runs are judged.
+// The error is a *spec.Error naming the field to change, so the command
+// line exits 2.
+func (p Plan) Check() error {
+	if !p.GateOn {
+		return nil
+	}
+	if p.Targets < 2 {
+		return &spec.Error{Field: "gate.fail_on_regression", Msg: "the gate compares targets with the base; add a second [[target]]"}
+	}
+	if analysis.CanFire(p.GatePower) || p.WithinRun {
+		return nil
+	}
+	g := p.GatePower
+	return &spec.Error{Field: "workload.repeats", Msg: fmt.Sprintf("%d repeats cannot fail the gate ([gate] fail_on_regression = true): "+
+		"%d cells under %s at alpha %g need p < %.2g for a lone regression, and %d against %d repeats reach %.2g at best "+
+		"(exact Mann-Whitney floor 2/C(2n,n)), and within-run evidence needs 2 repeats and measured steps of %d s or more; "+
+		"want repeats = %d or more", p.Repeats, g.Cells, g.Correction, g.Alpha,
+		g.Threshold, p.Repeats, p.Repeats, g.Floor, analysis.MinBatches, g.RepeatsNeeded)}
+}
+
+// Write prints the plan: what is compared, then for the gate (or, without
+// one, the report's verdict marks) cells, repeats, alpha, correction, the
+// smallest p, whether a regression can be called and the repeats needed.
+func (p Plan) Write(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "plan: experiment %q: %d target(s), base %s; %d measured tests per target\n", p.Name, p.Targets, p.Base, p.Tests)
+	if p.Targets < 2 {
+		b.WriteString("nothing is compared: one target (add a second [[target]] to compare)\n")
+	} else {
+		if p.GateOn {
+			p.writePower(&b, fmt.Sprintf("gate ([gate] fail_on_regression; fails on a slowdown of %g%% or more):", p.Gate.Threshold*100), p.GatePower)
+		}
+		p.writePower(&b, "verdict marks of the report and compare:", p.Marks)
+		if p.WithinRun {
+			fmt.Fprintf(&b, "\nwithin-run evidence: expected (%d repeats, measured steps of %s or more): verdicts then use a t-test "+
+				"on log throughput with batch-means variance, which has no Mann-Whitney floor; the figures above are for "+
+				"repeats alone\n", p.Repeats, p.ShortestStep)
+		} else {
+			fmt.Fprintf(&b, "\nwithin-run evidence: not expected (needs 2 repeats and measured steps of %d s or more); "+
+				"a host noise prior in the store can still add evidence when the runs are judged\n", analysis.MinBatches)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (p Plan) writePower(b *strings.Builder, title string, pw analysis.Power) {
+	yes := "no"
+	if pw.Callable {
+		yes = "yes"
+	}
+	fmt.Fprintf(b, "\n%s\n", title)
+	fmt.Fprintf(b, "  cells            %d\n", pw.Cells)
+	fmt.Fprintf(b, "  repeats          %d per target\n", p.Repeats)
+	fmt.Fprintf(b, "  alpha            %g\n", pw.Alpha)
+	fmt.Fprintf(b, "  correction       %s\n", pw.Correction.Long())
+	fmt.Fprintf(b, "  smallest p       %.2g (exact Mann-Whitney, %d vs %d repeats)\n", pw.Floor, pw.NBase, pw.NOther)
+	fmt.Fprintf(b, "  needed p         %.2g (a lone regression)\n", pw.Threshold)
+	fmt.Fprintf(b, "  callable         %s\n", yes)
+	fmt.Fprintf(b, "  repeats needed   %d per target\n", pw.RepeatsNeeded)
+	if !pw.Callable && pw.MinChanged > 1 {
+		fmt.Fprintf(b, "  note             with %d repeats only a change moving at least %d of the %d cells together can be called\n",
+			p.Repeats, pw.MinChanged, pw.Cells)
+	}
+}
+
+// Lines are the one-line power statements `run` prints before measuring.
+func (p Plan) Lines() []string {
+	if p.Targets < 2 {
+		return nil
+	}
+	out := []string{"verdict marks " + p.Marks.String()}
+	if p.GateOn {
+		out = append(out, "gate "+p.GatePower.String())
+	}
+	if p.WithinRun {
+		out = append(out, fmt.Sprintf("within-run evidence expected (steps of %s or more): verdicts can go beyond the repeats' floor", p.ShortestStep))
+	}
+	return out
+}

@@ -1,0 +1,130 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	_ "benchlab/internal/engine/sqlite"
+	_ "benchlab/internal/workload/sysbench"
+
+	"benchlab/internal/spec"
+)
+
+// specWith is two SQLite targets running five sysbench tests at one thread
+// count with the given repeats and [gate] lines.
+func specWith(t *testing.T, repeats int, gate string) spec.Spec {
+	t.Helper()
+	src := fmt.Sprintf(`name = "sync"
+[[target]]
+name = "off"
+engine = "sqlite"
+[[target]]
+name = "full"
+engine = "sqlite"
+[workload]
+tests = ["point-query", "read-only_range=10", "update-index", "update-nonindex", "write-only"]
+threads = [1]
+repeats = %d
+%s`, repeats, gate)
+	s, err := spec.Parse([]byte(src), "sync.toml", "smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestPlanRefusesGateThatCannotFire is issue 15's case: five cells under
+// Holm at alpha 0.01 need p < 0.002; 5 repeats reach 2/252 = 0.0079 at
+// best, 6 reach 0.0022, 7 reach 0.00058. So 5 and 6 are refused naming
+// repeats = 7, and 7 passes.
+func TestPlanRefusesGateThatCannotFire(t *testing.T) {
+	for _, tc := range []struct {
+		repeats int
+		ok      bool
+	}{{5, false}, {6, false}, {7, true}} {
+		p, err := Of(specWith(t, tc.repeats, "[gate]\nfail_on_regression = true\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Cells != 5 || p.Tests != 5 {
+			t.Fatalf("cells %d tests %d, want 5 and 5", p.Cells, p.Tests)
+		}
+		err = p.Check()
+		if tc.ok {
+			if err != nil {
+				t.Errorf("%d repeats: %v, want the gate accepted", tc.repeats, err)
+			}
+			continue
+		}
+		if err == nil || !spec.IsInvalid(err) || !strings.Contains(err.Error(), "workload.repeats") ||
+			!strings.Contains(err.Error(), "want repeats = 7 or more") {
+			t.Errorf("%d repeats: %v, want a validation error naming workload.repeats and 7 repeats", tc.repeats, err)
+		}
+	}
+	// Without the gate nothing is refused, and BH's gate at 5 repeats can
+	// fire when four or five of the cells move together.
+	if err := mustPlan(t, specWith(t, 5, "")).Check(); err != nil {
+		t.Errorf("no gate: %v", err)
+	}
+	if err := mustPlan(t, specWith(t, 5, "[gate]\nfail_on_regression = true\ncorrection = \"bh\"\n")).Check(); err != nil {
+		t.Errorf("bh gate at 5 repeats: %v, want accepted", err)
+	}
+	if err := mustPlan(t, specWith(t, 2, "[gate]\nfail_on_regression = true\ncorrection = \"bh\"\n")).Check(); err == nil {
+		t.Error("bh gate at 2 repeats (smallest p 1/3): no error")
+	}
+	// Steps of 8 s or more give every run a within-run variance (8 batch
+	// means), so 3 repeats can fire through the t-test; 1 repeat cannot.
+	long := "read_time = \"8s\"\nwrite_time = \"10s\"\n[gate]\nfail_on_regression = true\n"
+	p := mustPlan(t, specWith(t, 3, long))
+	if !p.WithinRun || p.ShortestStep != 8*time.Second || p.Check() != nil {
+		t.Errorf("3 repeats of 8-10 s steps: within-run %v, shortest %s, check %v; want accepted on within-run evidence",
+			p.WithinRun, p.ShortestStep, p.Check())
+	}
+	if p := mustPlan(t, specWith(t, 1, long)); p.WithinRun || p.Check() == nil {
+		t.Errorf("1 repeat: within-run %v, check %v; want refused", p.WithinRun, p.Check())
+	}
+	if p := mustPlan(t, specWith(t, 3, strings.Replace(long, "\"8s\"", "\"7s\"", 1))); p.WithinRun || p.Check() == nil {
+		t.Errorf("3 repeats with a 7 s step: within-run %v, check %v; want refused", p.WithinRun, p.Check())
+	}
+}
+
+func mustPlan(t *testing.T, s spec.Spec) Plan {
+	t.Helper()
+	p, err := Of(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPlanOneTargetGate(t *testing.T) {
+	s := specWith(t, 7, "[gate]\nfail_on_regression = true\n")
+	s.Targets = s.Targets[:1]
+	p := mustPlan(t, s)
+	if p.Cells != 0 {
+		t.Errorf("one target: %d cells, want 0", p.Cells)
+	}
+	if err := p.Check(); err == nil || !strings.Contains(err.Error(), "gate.fail_on_regression") {
+		t.Errorf("one target with a gate: %v, want an error naming gate.fail_on_regression", err)
+	}
+}
+
+func TestPlanWrite(t *testing.T) {
+	var b strings.Builder
+	if err := mustPlan(t, specWith(t, 5, "[gate]\nfail_on_regression = true\n")).Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"cells            5", "repeats          5 per target", "alpha            0.01",
+		"Holm (family-wise error)", "smallest p       0.0079", "needed p         0.002", "callable         no",
+		"repeats needed   7 per target", "Benjamini-Hochberg"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, out)
+		}
+	}
+}
