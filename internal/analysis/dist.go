@@ -29,6 +29,11 @@ func sortedCopy(xs []float64) []float64 {
 	return s
 }
 
+// Median returns the median of xs (the mean of the middle two for an even
+// count), NaN if empty; xs is not modified. It is the one median of
+// benchlab: the report's medians over repeats use it too.
+func Median(xs []float64) float64 { return medianSorted(sortedCopy(xs)) }
+
 // medianSorted returns the median of an already sorted slice, NaN if empty.
 func medianSorted(s []float64) float64 {
 	n := len(s)

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	_ "benchlab/internal/all" // the custom suite's options
+	_ "benchlab/internal/engine/sqlite" // the targets' engine
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
+	_ "benchlab/internal/workload/custom"   // the custom suite's options
+	_ "benchlab/internal/workload/sysbench" // the stored specs' suite
 )
 
 // saveRun stores a run of target with the given settings and one

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"benchlab/internal/analysis"
+	"benchlab/internal/metric"
 	"benchlab/internal/noise"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
@@ -132,48 +133,94 @@ func (d *Data) targets() []string {
 	return out
 }
 
+// median is the median of f over the repeats rs, NaN when there are none.
 func median(rs []store.Result, f func(store.Result) float64) float64 {
-	if len(rs) == 0 {
-		return math.NaN()
-	}
-	xs := make([]float64, len(rs))
-	for i, r := range rs {
-		xs[i] = f(r)
-	}
-	sort.Float64s(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
+	return analysis.Median(values(rs, f))
 }
 
-// tpmcLegend adds to a relative table's legend that tpcc rows compare tpmC,
-// when there are any.
-func tpmcLegend(s samples, keys []cellKey) string {
-	for _, rsByKey := range s {
-		for _, k := range keys {
-			for _, r := range rsByKey[k] {
-				if r.Metric == "tpmc" {
-					return "; tpcc compares tpmC"
+// metricOf is the metric a row reports (its first result's).
+func (s samples) metricOf(k cellKey) metric.Metric {
+	for _, byKey := range s {
+		for _, r := range byKey[k] {
+			return metric.Of(r.Metric)
+		}
+	}
+	return metric.QPS
+}
+
+// directionOf is the direction of the metric the repeats rs report.
+func directionOf(rs []store.Result) analysis.Direction {
+	if len(rs) == 0 {
+		return metric.QPS.Direction
+	}
+	return metric.Of(rs[0].Metric).Direction
+}
+
+// otherMetrics lists the metrics other than QPS that rows report, each
+// with the tests that report it, in row order: what the legends must name.
+func otherMetrics(s samples, keys []cellKey) []metricRows {
+	var out []metricRows
+	for _, k := range keys {
+		for _, byKey := range s {
+			for _, r := range byKey[k] {
+				m := metric.Of(r.Metric)
+				if m.Name == metric.QPS.Name {
+					continue
+				}
+				i := slices.IndexFunc(out, func(x metricRows) bool { return x.m.Name == m.Name })
+				if i < 0 {
+					out = append(out, metricRows{m: m})
+					i = len(out) - 1
+				}
+				if !slices.Contains(out[i].tests, k.test) {
+					out[i].tests = append(out[i].tests, k.test)
 				}
 			}
 		}
 	}
-	return ""
+	return out
 }
 
-// kindsOf lists the kinds of operation whose counts a result's facts hold
-// (<kind>_ops, from runner.addKindFacts), sorted.
-func kindsOf(r store.Result) []string {
-	var out []string
-	for f := range r.Facts {
-		if k, ok := strings.CutSuffix(f, "_ops"); ok && !strings.HasPrefix(f, "client_") {
-			out = append(out, k)
+// metricRows is a metric and the tests that report it.
+type metricRows struct {
+	m     metric.Metric
+	tests []string
+}
+
+// compareLegend adds to a relative table's legend what rows of other
+// metrics compare: "; scan compares thousand rows scanned per second".
+func compareLegend(s samples, keys []cellKey) string {
+	out := ""
+	for _, o := range otherMetrics(s, keys) {
+		out += "; " + strings.Join(o.tests, ", ") + " compares " + o.m.Legend
+	}
+	return out
+}
+
+// absoluteLegend says what the absolute table's numbers are: queries per
+// second, and what rows of other metrics report.
+func absoluteLegend(s samples, keys []cellKey) string {
+	var parts []string
+	for _, o := range otherMetrics(s, keys) {
+		parts = append(parts, strings.Join(o.tests, ", ")+": "+o.m.Legend)
+	}
+	switch {
+	case len(parts) == 0:
+		return metric.QPS.Legend
+	case !hasQPS(s, keys):
+		return strings.Join(parts, "; ")
+	}
+	return metric.QPS.Legend + " (" + strings.Join(parts, "; ") + ")"
+}
+
+// hasQPS reports whether any row reports queries per second.
+func hasQPS(s samples, keys []cellKey) bool {
+	for _, k := range keys {
+		if s.metricOf(k).Name == metric.QPS.Name {
+			return true
 		}
 	}
-	slices.Sort(out)
-	return out
+	return false
 }
 
 // kindTable shows, for tests whose operations come in kinds (TPC-C's
@@ -188,11 +235,11 @@ func kindTable(keys []cellKey, s samples, targets []string, groups map[cellKey]s
 	for _, k := range keys {
 		for _, tg := range targets {
 			for _, r := range s[tg][k] {
-				for _, kind := range kindsOf(r) {
-					if !slices.Contains(kinds, kind) {
-						kinds = append(kinds, kind)
+				for _, ks := range r.Kinds() {
+					if !slices.Contains(kinds, ks.Kind) {
+						kinds = append(kinds, ks.Kind)
 					}
-					total[kind] += r.Facts[kind+"_ops"]
+					total[ks.Kind] += float64(ks.Ops)
 				}
 			}
 		}
@@ -209,7 +256,7 @@ func kindTable(keys []cellKey, s samples, targets []string, groups map[cellKey]s
 	for _, k := range keys {
 		for _, tg := range targets {
 			rs := s[tg][k]
-			if len(rs) == 0 || len(kindsOf(rs[0])) == 0 {
+			if len(rs) == 0 || len(rs[0].Kinds()) == 0 {
 				continue
 			}
 			row := Row{Group: groups[k], Label: label(k), Cells: []Cell{{Kind: Text, Text: tg}}}
@@ -218,9 +265,13 @@ func kindTable(keys []cellKey, s samples, targets []string, groups map[cellKey]s
 					if r.Events == 0 {
 						return math.NaN()
 					}
-					return 100 * r.Facts[kind+"_ops"] / float64(r.Events)
+					ks, _ := r.Kind(kind)
+					return 100 * float64(ks.Ops) / float64(r.Events)
 				})
-				p99 := median(rs, func(r store.Result) float64 { return r.Facts[kind+"_p99_ms"] })
+				p99 := median(rs, func(r store.Result) float64 {
+					ks, _ := r.Kind(kind)
+					return ms(ks.P99.Seconds())
+				})
 				row.Cells = append(row.Cells, NumberCell(share), NumberCell(p99))
 			}
 			t.Rows = append(t.Rows, row)
@@ -237,10 +288,10 @@ func Build(d *Data) *Report { return BuildWith(d, Options{}) }
 func BuildWith(d *Data, opt Options) *Report {
 	r := &Report{Title: fmt.Sprintf("benchlab experiment %d: %s", d.Experiment.ID, d.Experiment.Name)}
 	r.Header = header(d)
-	if suiteOf(d) == "insert" {
-		var notesIB []string
-		r.Tables, notesIB = insertTables(d, opt)
-		r.Notes = append(notes(d), notesIB...)
+	sec, hasSections := sectionsOf(d, opt)
+	if hasSections && sec.Replace {
+		r.Tables = sec.Tables
+		r.Notes = append(notes(d), sec.Notes...)
 		s, keys, _ := d.samples()
 		r.Notes = append(r.Notes, efficiencyNotes(d, keys, s)...)
 		minRep, maxRep := repeatRange(s, keys)
@@ -256,8 +307,8 @@ func BuildWith(d *Data, opt Options) *Report {
 	if len(targets) > 1 {
 		rel := Table{
 			Title: "Relative throughput: QPS(target) / QPS(" + d.Experiment.Base + ")",
-			Legend: "2 decimals; + (green) >= 1.05 better, - (red) <= 0.95 worse, grey between; " +
-				"scan compares thousand rows scanned/s" + tpmcLegend(s, keys),
+			Legend: "2 decimals; + (green) >= 1.05 better, - (red) <= 0.95 worse, grey between" +
+				compareLegend(s, keys),
 			Columns: targets[1:],
 		}
 		verdicts := false
@@ -272,15 +323,15 @@ func BuildWith(d *Data, opt Options) *Report {
 		}
 		if _, hi := repeatRange(s, keys); hi >= 2 || verdicts {
 			rel.Legend = "ratio over the repeats, 2 decimals; - slower and + faster: significant verdicts " +
-				"(coloured red and green), = same, ? unknown (grey); the notes say which evidence each rests on; " +
-				"scan compares thousand rows scanned/s" + tpmcLegend(s, keys)
+				"(coloured red and green), = same, ? unknown (grey); the notes say which evidence each rests on" +
+				compareLegend(s, keys)
 		}
 		r.Tables = append(r.Tables, rel)
 		if seq := sequenceTable(d, keys, s, label, groups, opt); seq != nil {
 			r.Tables = append(r.Tables, *seq)
 		}
 	}
-	abs := Table{Title: "Absolute throughput", Legend: "queries per second (scan: thousand rows scanned per second; tpcc: tpmC, New-Order transactions committed per minute)",
+	abs := Table{Title: "Absolute throughput", Legend: absoluteLegend(s, keys),
 		Columns: targets}
 	for _, k := range keys {
 		row := Row{Group: groups[k], Label: label(k)}
@@ -311,7 +362,8 @@ func BuildWith(d *Data, opt Options) *Report {
 		r.Tables = append(r.Tables, *kt)
 	}
 	r.Tables = append(r.Tables, efficiencyTables(d, keys, s, label, opt)...)
-	r.Notes = notes(d)
+	r.Tables = append(r.Tables, sec.Tables...)
+	r.Notes = append(notes(d), sec.Notes...)
 	r.Notes = append(r.Notes, efficiencyNotes(d, keys, s)...)
 	minRep, maxRep := repeatRange(s, keys)
 	r.Notes = append(r.Notes, verdictNotes(minRep, maxRep, opt.Verdict)...)
@@ -524,15 +576,15 @@ func clientNote(d *Data) string {
 	how := map[key][]string{}
 	for _, run := range d.Runs {
 		for _, r := range d.Results[run.ID] {
-			procs, ok := r.Facts["client_gomaxprocs"]
+			procs, ok := r.Facts[store.FactClientGOMAXPROCS]
 			if !ok || r.Action {
 				continue
 			}
 			desc := fmt.Sprintf("GOMAXPROCS %d", int(procs))
-			if polled, remote := r.Facts["client_polled_io"]; remote {
+			if polled, remote := r.Facts[store.FactClientPolledIO]; remote {
 				desc += map[bool]string{true: ", poller IO", false: ", blocking reads"}[polled == 1]
 			}
-			if ops := r.Facts["client_ops_per_call"]; ops > 1 {
+			if ops := r.Facts[store.FactClientOpsPerCall]; ops > 1 {
 				desc += fmt.Sprintf(", %s %d operations per call", r.Test, int(ops))
 			}
 			k := key{run.Target, r.Threads}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"benchlab/internal/analysis"
+	"benchlab/internal/metric"
 	"benchlab/internal/store"
 )
 
@@ -202,8 +203,8 @@ func buildCharts(d *Data) []chartDef {
 			for ti, t := range targets[1:] {
 				var vals []any
 				for _, k := range byGroup[g] {
-					vals = append(vals, num(analysis.Ratio(quickMedian(values(s[t][k], tput)),
-						quickMedian(values(s[targets[0]][k], tput)))))
+					vals = append(vals, num(analysis.Ratio(medianOf(values(s[t][k], tput)),
+						medianOf(values(s[targets[0]][k], tput)))))
 				}
 				ser := map[string]any{"name": t, "type": "bar", "data": vals}
 				if ti == 0 {
@@ -265,7 +266,7 @@ func buildCharts(d *Data) []chartDef {
 			for _, t := range targets {
 				var pts []any
 				for _, k := range tests[name] {
-					pts = append(pts, []any{k.threads, num(quickMedian(values(s[t][k], tput)))})
+					pts = append(pts, []any{k.threads, num(medianOf(values(s[t][k], tput)))})
 				}
 				series = append(series, map[string]any{"name": t, "type": "line", "data": pts})
 			}
@@ -342,7 +343,7 @@ func buildCharts(d *Data) []chartDef {
 			} {
 				var vals []any
 				for _, k := range byGroup[g] {
-					v := quickMedian(values(s[t][k], q.f))
+					v := medianOf(values(s[t][k], q.f))
 					if v > 0 {
 						lowest = min(lowest, v)
 					}
@@ -364,38 +365,27 @@ func buildCharts(d *Data) []chartDef {
 		o["series"] = series
 		out = append(out, chartDef{htmlChart{Title: "latency", Height: 380}, o})
 	}
-	if suiteOf(d) == "insert" {
-		out = append(out, insertCharts(d)...)
+	for _, c := range chartsOf(d) {
+		out = append(out, chartDef{htmlChart{Title: c.Title, Height: c.Height}, c.Option})
 	}
 	return out
 }
 
-// intervalRate is one second's throughput in its result's metric: rows for
-// the Insert Benchmark's inserts (ips), statements otherwise.
+// intervalRate is one second's throughput in its result's metric, as the
+// suite that declared the metric counts a second (metric.Metric.Series).
 func intervalRate(r store.Result, iv store.Interval) float64 {
-	switch r.Metric {
-	case "ips":
-		return rate(iv.Rows, iv.Seconds)
-	case "tpmc":
-		return 60 * rate(iv.Rows, iv.Seconds)
-	}
-	return rate(iv.Statements, iv.Seconds)
+	return metric.Of(r.Metric).Series(metric.Counts{Seconds: iv.Seconds, Events: iv.Events,
+		Statements: iv.Statements, Rows: iv.Rows, RowsPerOp: r.RowsPerOp})
 }
 
 // unitOf names what a row's per-second charts count.
 func unitOf(s samples, k cellKey) string {
 	for _, byKey := range s {
 		for _, r := range byKey[k] {
-			switch r.Metric {
-			case "ips":
-				return "rows"
-			case "tpmc":
-				return "new orders per minute"
-			}
-			return "statements"
+			return metric.Of(r.Metric).SeriesUnit
 		}
 	}
-	return "statements"
+	return metric.QPS.SeriesUnit
 }
 
 // categoryAxis makes o's x axis a category axis of cats with labels turned by

@@ -35,7 +35,7 @@ func (d *Data) engineOf() map[string]string {
 func (d *Data) judge(base, other []store.Result, baseT, otherT string, k cellKey, opt VerdictOptions) (analysis.Verdict, analysis.NoiseEvidence) {
 	eng := d.engineOf()
 	prior := d.Noise.Prior([]string{eng[baseT], eng[otherT]}, k.test, k.threads)
-	return analysis.CompareNoise(runValues(base), runValues(other), analysis.HigherIsBetter, prior,
+	return analysis.CompareNoise(runValues(base), runValues(other), directionOf(base), prior,
 		analysis.NoiseOptions{CompareOptions: opt})
 }
 
@@ -69,7 +69,7 @@ func (d *Data) throughputCell(base, other []store.Result, baseT, otherT string, 
 	v, ev := d.judge(base, other, baseT, otherT, k, opt)
 	if ev.Basis == analysis.BasisRepeats && (len(base) < 2 || len(other) < 2) {
 		tput := func(r store.Result) float64 { return r.Throughput() }
-		return relativeCell(values(base, tput), values(other, tput), analysis.HigherIsBetter, opt)
+		return relativeCell(values(base, tput), values(other, tput), directionOf(base), opt)
 	}
 	c := Cell{Kind: Ratio, Value: v.Ratio, Verdict: v.Outcome.String(), Mark: verdictMarks[v.Outcome], verdict: &v}
 	switch v.Outcome {

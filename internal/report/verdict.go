@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"benchlab/internal/analysis"
@@ -210,21 +209,7 @@ func ciText(lo, hi float64) string {
 	return f(lo) + "-" + f(hi)
 }
 
-func medianOf(xs []float64) float64 { return quickMedian(xs) }
-
-// quickMedian is the median of xs (NaN when empty).
-func quickMedian(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+func medianOf(xs []float64) float64 { return analysis.Median(xs) }
 
 // values extracts one metric from the repeats of a cell.
 func values(rs []store.Result, f func(store.Result) float64) []float64 {
@@ -303,9 +288,9 @@ func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 		for _, name := range order {
 			v := values(s[name][k], func(r store.Result) float64 { return r.Throughput() })
 			groupsV = append(groupsV, v)
-			medians = append(medians, quickMedian(v))
+			medians = append(medians, medianOf(v))
 		}
-		st := analysis.FirstSignificantStep(groupsV, analysis.HigherIsBetter, opt.Verdict)
+		st := analysis.FirstSignificantStep(groupsV, s.metricOf(k).Direction, opt.Verdict)
 		step := "none"
 		switch {
 		case st.Found:

@@ -171,7 +171,7 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 						if rs[0].Facts == nil {
 							rs[0].Facts = map[string]float64{}
 						}
-						rs[0].Facts["db_bytes"] = float64(n)
+						rs[0].Facts[store.FactDBBytes] = float64(n)
 					}
 				}
 			}
@@ -295,6 +295,6 @@ func runBench(ctx context.Context, sr engine.StepRunner, st workload.Step, threa
 	res.Latency = store.Latency{Mean: time.Duration(out.MicrosPerOp * float64(time.Microsecond)),
 		P50: out.P50, P99: out.P99, P999: out.P999, Max: out.Max}
 	res.Facts = out.LSM.Facts()
-	res.Facts["tool_ops_per_sec"] = out.OpsPerSec
+	res.Facts[store.FactToolOpsPerSec] = out.OpsPerSec
 	return []*store.Result{res}, nil
 }

@@ -19,6 +19,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/metric"
 	"benchlab/internal/metrics"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
@@ -146,14 +147,17 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		if r.Threads <= 0 {
 			r.Threads = threads
 		}
-		metric := st.Metric
-		if r.Metric != workload.QPS {
-			metric = r.Metric
+		m := st.Metric
+		if r.Metric.Name != "" {
+			m = r.Metric
 		}
-		runs[i] = &roleRun{role: r, rows: metric == workload.RowsPS, bounded: min(r.Ops, int64(r.Threads))}
+		if m.Name == "" {
+			m = metric.QPS
+		}
+		runs[i] = &roleRun{role: r, rows: m.PerRow, bounded: min(r.Ops, int64(r.Threads))}
 		results[i] = &store.Result{
 			Test: st.Name, Family: st.Family, Group: st.Group, Threads: threads, Warm: st.Warm,
-			Metric: metricName(metric), RowsPerOp: st.RowsPerOp, Status: store.StatusOK,
+			Metric: m.Name, RowsPerOp: st.RowsPerOp, Status: store.StatusOK,
 			Role: store.RoleInfo{Name: r.Name, Secondary: i > 0, TargetRate: cmp.Or(r.TargetRate, r.Rate)},
 		}
 	}
@@ -567,9 +571,6 @@ func addKindFacts(res *store.Result, rr *roleRun) {
 	if !ok || len(k.Kinds()) == 0 {
 		return
 	}
-	if res.Facts == nil {
-		res.Facts = map[string]float64{}
-	}
 	for i, name := range k.Kinds() {
 		merged := metrics.NewHistogram()
 		var ops, errs int64
@@ -581,11 +582,7 @@ func addKindFacts(res *store.Result, rr *roleRun) {
 			}
 		}
 		p := metrics.PercentilesOf(merged)
-		res.Facts[name+"_ops"] = float64(ops)
-		res.Facts[name+"_errors"] = float64(errs)
-		res.Facts[name+"_p50_ms"] = ms(p.P50)
-		res.Facts[name+"_p99_ms"] = ms(p.P99)
-		res.Facts[name+"_max_ms"] = ms(p.Max)
+		res.SetKind(store.KindStat{Kind: name, Ops: ops, Errors: errs, P50: p.P50, P99: p.P99, Max: p.Max})
 	}
 }
 
@@ -604,16 +601,16 @@ func batcherOf(w workload.Worker, r workload.Role) (workload.Batcher, bool) {
 // Go's network poller rather than in blocking reads; client_ops_per_call,
 // the operations each call into a worker ran (batchSize for a Batcher).
 func clientFacts(rr *roleRun, remote, polled bool) map[string]float64 {
-	f := map[string]float64{"client_gomaxprocs": float64(runtime.GOMAXPROCS(0)), "client_ops_per_call": 1}
+	f := map[string]float64{store.FactClientGOMAXPROCS: float64(runtime.GOMAXPROCS(0)), store.FactClientOpsPerCall: 1}
 	if remote {
-		f["client_polled_io"] = 0
+		f[store.FactClientPolledIO] = 0
 		if polled {
-			f["client_polled_io"] = 1
+			f[store.FactClientPolledIO] = 1
 		}
 	}
 	if len(rr.workers) > 0 {
 		if _, ok := batcherOf(rr.workers[0], rr.role); ok {
-			f["client_ops_per_call"] = batchSize
+			f[store.FactClientOpsPerCall] = batchSize
 		}
 	}
 	return f
@@ -797,18 +794,6 @@ func printLine(out io.Writer, test string, threads int, at time.Duration, warm b
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func metricName(m workload.Metric) string {
-	switch m {
-	case workload.KRPS:
-		return "krps"
-	case workload.RowsPS:
-		return "ips"
-	case workload.TpmC:
-		return "tpmc"
-	}
-	return "qps"
-}
 
 // WorkerSeed derives a worker's seed from the experiment seed, the step, the
 // thread count and the worker number, so every worker draws its own stream and

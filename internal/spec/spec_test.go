@@ -7,7 +7,6 @@ import (
 	"time"
 
 	_ "benchlab/internal/engine/sqlite"
-	_ "benchlab/internal/workload/insertbench"
 	_ "benchlab/internal/workload/sysbench"
 )
 

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"benchlab/internal/metric"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -84,9 +86,33 @@ func TestThroughput(t *testing.T) {
 	if r.Throughput() != 250 {
 		t.Errorf("qps = %v", r.Throughput())
 	}
-	scan := Result{Metric: "krps", RowsPerOp: 10000, Latency: Latency{Mean: 5 * time.Millisecond}}
-	// (10000 rows / 1000) / 0.005 s = 2000 thousand rows per second.
-	if got := scan.Throughput(); got < 1999.99 || got > 2000.01 {
-		t.Errorf("krps = %v, want 2000", got)
+	// A metric a suite declares computes its results' throughput by name.
+	metric.Register(metric.Metric{Name: "store_test_rows_per_min", Value: func(c metric.Counts) float64 {
+		return 60 * metric.PerSecond(c.Rows, c.Seconds)
+	}})
+	if got := (Result{Metric: "store_test_rows_per_min", Rows: 30, Seconds: 2}).Throughput(); got != 900 {
+		t.Errorf("registered metric: %v, want 900", got)
+	}
+	// A metric no linked suite declares falls back to statements per second.
+	if got := (Result{Metric: "unknown", Statements: 10, Rows: 99, Seconds: 2}).Throughput(); got != 5 {
+		t.Errorf("unknown metric: %v, want 5", got)
+	}
+}
+
+// TestKindFacts reads back the kinds of operation as written.
+func TestKindFacts(t *testing.T) {
+	var r Result
+	want := []KindStat{
+		{Kind: "delivery", Ops: 4, Errors: 0, P50: 2 * time.Millisecond, P99: 5 * time.Millisecond, Max: 7 * time.Millisecond},
+		{Kind: "new_order", Ops: 45, Errors: 1, P50: time.Millisecond, P99: 3 * time.Millisecond, Max: 9 * time.Millisecond},
+	}
+	r.SetKind(want[1])
+	r.SetKind(want[0])
+	r.Facts[FactClientOpsPerCall] = 1
+	if got := r.Kinds(); !reflect.DeepEqual(got, want) {
+		t.Errorf("kinds %+v, want %+v", got, want)
+	}
+	if k, ok := r.Kind("new_order"); !ok || k.Ops != 45 {
+		t.Errorf("new_order: %+v %v", k, ok)
 	}
 }

@@ -1,6 +1,10 @@
 package store
 
-import "time"
+import (
+	"time"
+
+	"benchlab/internal/metric"
+)
 
 // Run statuses.
 const (
@@ -203,25 +207,12 @@ func (r Result) QPS() float64 { return rate(r.Statements, r.Seconds) }
 // TPS is events (transactions) per second.
 func (r Result) TPS() float64 { return rate(r.Events, r.Seconds) }
 
-// KRPS is METHOD.md 2.6's scan figure: (rows per scan / 1000) / mean latency in seconds.
-func (r Result) KRPS() float64 {
-	if r.Latency.Mean <= 0 {
-		return 0
-	}
-	return float64(r.RowsPerOp) / 1000 / r.Latency.Mean.Seconds()
-}
-
-// Throughput is the step's headline number in its own metric.
+// Throughput is the step's headline number in its own metric, as the
+// suite that produced it declared the metric (metric.Register); QPS for a
+// metric no linked suite declares.
 func (r Result) Throughput() float64 {
-	switch r.Metric {
-	case "krps":
-		return r.KRPS()
-	case "ips":
-		return rate(r.Rows, r.Seconds)
-	case "tpmc":
-		return 60 * rate(r.Rows, r.Seconds)
-	}
-	return r.QPS()
+	return metric.Of(r.Metric).Value(metric.Counts{Seconds: r.Seconds, Events: r.Events, Statements: r.Statements,
+		Rows: r.Rows, RowsPerOp: r.RowsPerOp, Mean: r.Latency.Mean})
 }
 
 func rate(n int64, secs float64) float64 {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/metric"
 )
 
 // Params are the experiment settings a suite plans its steps from: the
@@ -173,23 +174,6 @@ type Worker interface {
 	Close() error
 }
 
-// Metric says what number a measured step reports as its throughput.
-type Metric int
-
-const (
-	// QPS is statements per second, as sysbench counts them.
-	QPS Metric = iota
-	// KRPS is thousands of rows scanned per second, derived from the average
-	// latency of one full scan (METHOD.md 2.6).
-	KRPS
-	// RowsPS is rows changed per second: the Insert Benchmark's inserts/s
-	// (ips) and deletes/s (METHOD.md 1.11).
-	RowsPS
-	// TpmC is TPC-C's throughput: New-Order transactions committed per
-	// minute, counted as the Tally's Rows.
-	TpmC
-)
-
 // Step is one entry of a suite's run order: either an action (load, cleanup)
 // or a measured test run at each thread count.
 type Step struct {
@@ -207,8 +191,9 @@ type Step struct {
 	Duration, Warmup time.Duration
 	// Threads overrides the experiment's thread counts when set.
 	Threads []int
-	// Metric is the throughput the step reports.
-	Metric Metric
+	// Metric is the headline number the step reports; the zero value means
+	// metric.QPS. A suite declares its own metrics (metric.Register).
+	Metric metric.Metric
 	// RowsPerOp is the rows one operation scans, used for KRPS.
 	RowsPerOp int64
 	// Action, when set, makes this a non-measured step (load, cleanup). It
@@ -267,10 +252,10 @@ type Role struct {
 	// (rows/s for an inserter whose operations insert many rows), stored
 	// with its result; 0 means Rate.
 	TargetRate float64
-	// Metric is the role's throughput when it differs from the step's
-	// (RowsPS for the inserter and deleter under a query headline); the zero
-	// value QPS means the step's metric.
-	Metric Metric
+	// Metric is the role's headline when it differs from the step's (rows
+	// per second for the inserter and deleter under a query headline); the
+	// zero value means the step's metric.
+	Metric metric.Metric
 	// NewWorker creates worker id of n of this role. The runner creates
 	// the workers of all roles, role by role in order, before any starts.
 	NewWorker func(ctx context.Context, db engine.DB, id, n int, seed uint64) (Worker, error)

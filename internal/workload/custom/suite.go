@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/metric"
 	"benchlab/internal/workload"
 	"benchlab/internal/workload/sysbench"
 )
@@ -303,7 +304,7 @@ func (Suite) Plan(p workload.Params) ([]workload.Step, error) {
 		}
 		st := workload.Step{
 			Name: t.Name, Family: t.Name, Group: Group, Write: t.Write,
-			Duration: p.ReadTime, Warmup: p.Warmup, Metric: workload.QPS,
+			Duration: p.ReadTime, Warmup: p.Warmup, Metric: metric.QPS,
 		}
 		if t.Write {
 			st.Duration = p.WriteTime

@@ -16,7 +16,9 @@ import (
 	"strconv"
 	"strings"
 
+	"benchlab/internal/analysis"
 	"benchlab/internal/engine"
+	"benchlab/internal/metric"
 	"benchlab/internal/workload"
 )
 
@@ -35,6 +37,16 @@ func (Suite) Needs() engine.Kind { return engine.KindSQL }
 func (Suite) Summary() string {
 	return "Insert Benchmark: load, create index, insert+delete, queries with rate-limited background writes and an SLA"
 }
+
+// IPS is the Insert Benchmark's rate of rows changed per second: inserts/s
+// (ips) of the load steps and background writers, deletes/s of the deleters
+// (METHOD.md 1.11).
+var IPS = metric.Register(metric.Metric{
+	Name: "ips", Unit: "rows/s", Legend: "rows inserted (or deleted) per second", Direction: analysis.HigherIsBetter,
+	Value:  func(c metric.Counts) float64 { return metric.PerSecond(c.Rows, c.Seconds) },
+	Series: func(c metric.Counts) float64 { return metric.PerSecond(c.Rows, c.Seconds) }, SeriesUnit: "rows",
+	PerRow: true,
+})
 
 // Report groups.
 const (
@@ -248,15 +260,15 @@ func familyGroup(name string) (family, group string) {
 	return name[:2], GroupReadWrite
 }
 
-func measuredStep(p workload.Params, name string, metric workload.Metric, roles ...workload.Role) workload.Step {
+func measuredStep(p workload.Params, name string, m metric.Metric, roles ...workload.Role) workload.Step {
 	family, group := familyGroup(name)
 	return workload.Step{Name: name, Family: family, Group: group, Write: true, Threads: []int{opts(p).Clients},
-		Metric: metric, Roles: roles, SizeAfter: true}
+		Metric: m, Roles: roles, SizeAfter: true}
 }
 
 // loadStep is l.i0: each client inserts its rows in batches of 100.
 func loadStep(p workload.Params, perClient int64) workload.Step {
-	return measuredStep(p, "l.i0", workload.RowsPS, workload.Role{
+	return measuredStep(p, "l.i0", IPS, workload.Role{
 		Name: "insert", Threads: opts(p).Clients, Ops: perClient / rpcLoad * int64(opts(p).Clients),
 		NewWorker: newInserter(rpcLoad, nil, false, nil, 0),
 	})
@@ -265,7 +277,7 @@ func loadStep(p workload.Params, perClient int64) workload.Step {
 // indexStep is l.x: each client inserts 100 more rows, then builds the three
 // indexes; its rate is indexed rows per second (METHOD.md 1.11).
 func indexStep(p workload.Params, perClient int64) workload.Step {
-	return measuredStep(p, "l.x", workload.RowsPS, workload.Role{
+	return measuredStep(p, "l.x", IPS, workload.Role{
 		Name: "index", Threads: opts(p).Clients, Ops: int64(opts(p).Clients),
 		NewWorker: newInserter(rpcLoad, nil, false, CreateIndexes, perClient+rpcLoad),
 	})
@@ -277,7 +289,7 @@ func churnStep(p workload.Params, name string, rpc int, batches int64) workload.
 	cs := &clients{}
 	n := opts(p).Clients
 	ops := max(1, batches) * int64(n)
-	return measuredStep(p, name, workload.RowsPS,
+	return measuredStep(p, name, IPS,
 		workload.Role{Name: "insert", Threads: n, Ops: ops, NewWorker: newInserter(rpc, cs, true, nil, 0)},
 		workload.Role{Name: "delete", Threads: n, Ops: ops, NewWorker: newDeleter(p, rpc, cs)},
 	)
@@ -293,13 +305,13 @@ func queryStep(p workload.Params, name string, point bool, rate int) workload.St
 	rpc := min(rpcBig, rate) // rows per commit are capped at the rate (METHOD.md 1.4)
 	perClient := max(1, int64(math.Round(o.QueryTime.Seconds()*float64(rate)/float64(rpc))))
 	ops := perClient * int64(o.Clients)
-	st := measuredStep(p, name, workload.QPS,
+	st := measuredStep(p, name, metric.QPS,
 		workload.Role{Name: "query", Threads: o.Clients, NewWorker: newQuerier(p, point, cs)},
-		workload.Role{Name: "insert", Threads: o.Clients, Ops: ops, Metric: workload.RowsPS,
+		workload.Role{Name: "insert", Threads: o.Clients, Ops: ops, Metric: IPS,
 			Rate: float64(rate*o.Clients) / float64(rpc), TargetRate: float64(rate * o.Clients),
 			Pacing: workload.Pacings[pacingName(p)], Queue: queueDepth,
 			NewWorker: newInserter(rpc, cs, false, nil, 0)},
-		workload.Role{Name: "delete", Threads: o.Clients, Ops: ops, Metric: workload.RowsPS,
+		workload.Role{Name: "delete", Threads: o.Clients, Ops: ops, Metric: IPS,
 			NewWorker: newDeleter(p, rpc, cs)},
 	)
 	st.Duration = o.QueryTime.Duration

@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"benchlab/internal/analysis"
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/enginetest"
 	_ "benchlab/internal/engine/sqlite"
 	"benchlab/internal/golden"
+	"benchlab/internal/metric"
 	"benchlab/internal/workload"
 )
 
@@ -370,5 +372,18 @@ func TestUnprepared(t *testing.T) {
 		if err != nil || tl.Rows < 1 || (d.name == "point-query" && tl.Rows != 1) {
 			t.Errorf("%s unprepared: %+v %v", d.name, tl, err)
 		}
+	}
+}
+
+// TestKRPS checks the scan metric the suite declares: (rows per scan / 1000)
+// over the mean latency of one scan, found by its stored name.
+func TestKRPS(t *testing.T) {
+	m := metric.Of("krps")
+	// (10000 rows / 1000) / 0.005 s = 2000 thousand rows per second.
+	if got := m.Value(metric.Counts{RowsPerOp: 10000, Mean: 5 * time.Millisecond}); got < 1999.99 || got > 2000.01 {
+		t.Errorf("krps = %v, want 2000", got)
+	}
+	if m.Name != KRPS.Name || m.Direction != analysis.HigherIsBetter {
+		t.Errorf("metric %q direction %v", m.Name, m.Direction)
 	}
 }

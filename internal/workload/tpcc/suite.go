@@ -14,7 +14,9 @@ import (
 	"slices"
 	"time"
 
+	"benchlab/internal/analysis"
 	"benchlab/internal/engine"
+	"benchlab/internal/metric"
 	"benchlab/internal/workload"
 )
 
@@ -33,6 +35,16 @@ func (Suite) Needs() engine.Kind { return engine.KindSQL }
 func (Suite) Summary() string {
 	return "TPC-C: the five transactions in the standard mix, no think time; tpmC (workload.warehouses sets the scale)"
 }
+
+// TpmC is TPC-C's headline: New-Order transactions committed per minute
+// (each terminal counts its committed New-Orders as the Tally's Rows).
+var TpmC = metric.Register(metric.Metric{
+	Name: "tpmc", Unit: "tpmC", Legend: "tpmC, New-Order transactions committed per minute",
+	Direction:  analysis.HigherIsBetter,
+	Value:      func(c metric.Counts) float64 { return 60 * metric.PerSecond(c.Rows, c.Seconds) },
+	Series:     func(c metric.Counts) float64 { return 60 * metric.PerSecond(c.Rows, c.Seconds) },
+	SeriesUnit: "new orders per minute",
+})
 
 // Group is the report group of the tpcc test.
 const Group = "tpcc"
@@ -76,7 +88,7 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 		loadStep(p),
 		workload.CleanupStep("postload", slices.Clone(tables), wait),
 		{
-			Name: "tpcc", Family: "tpcc", Group: Group, Write: true, Metric: workload.TpmC,
+			Name: "tpcc", Family: "tpcc", Group: Group, Write: true, Metric: TpmC,
 			Duration: p.WriteTime, Warmup: p.Warmup,
 			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
 				return newTerminal(ctx, db, opts(p).Warehouses, id, seed, p.Unprepared)

@@ -1,4 +1,4 @@
-package report
+package insertbench
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"benchlab/internal/analysis"
+	"benchlab/internal/report"
 	"benchlab/internal/store"
 )
 
@@ -19,9 +20,6 @@ import (
 // response-time buckets per operation type, per-second rate low-watermarks
 // and the per-operation efficiency with 1.12's denominators.
 
-// insertSLA is the share of the target rate a query step must sustain.
-const insertSLA = 0.95
-
 // ibSteps holds one experiment's Insert Benchmark results: per target, step
 // and role, the results of every repeat; steps in run order.
 type ibSteps struct {
@@ -29,7 +27,7 @@ type ibSteps struct {
 	res   map[string]map[string]map[string][]store.Result
 }
 
-func loadIB(d *Data) ibSteps {
+func loadIB(d *report.Data) ibSteps {
 	ib := ibSteps{res: map[string]map[string]map[string][]store.Result{}}
 	seq := map[string]int{}
 	for _, run := range d.Runs {
@@ -74,7 +72,7 @@ func headline(step string) string {
 func (ib ibSteps) role(target, step, role string) []store.Result { return ib.res[target][step][role] }
 
 func (ib ibSteps) rate(target, step string) []float64 {
-	return values(ib.role(target, step, headline(step)), func(r store.Result) float64 { return r.Throughput() })
+	return report.Values(ib.role(target, step, headline(step)), func(r store.Result) float64 { return r.Throughput() })
 }
 
 // sla reports whether target's background inserts of a query step reached
@@ -84,9 +82,9 @@ func (ib ibSteps) sla(target, step string) (met bool, ips, want float64, ok bool
 	if len(rs) == 0 {
 		return false, 0, 0, false
 	}
-	ips = median(rs, func(r store.Result) float64 { return r.Throughput() })
+	ips = report.Median(rs, func(r store.Result) float64 { return r.Throughput() })
 	want = rs[0].Role.TargetRate
-	return want <= 0 || ips >= insertSLA*want, ips, want, true
+	return want <= 0 || ips >= SLA*want, ips, want, true
 }
 
 func (ib ibSteps) queryStepsOf() []string {
@@ -99,11 +97,21 @@ func (ib ibSteps) queryStepsOf() []string {
 	return out
 }
 
+// ReportSections gives the report the Insert Benchmark's tables in place
+// of the generic ones, and a note for each missed SLA.
+func (Suite) ReportSections(d *report.Data, opt report.Options) report.Sections {
+	tables, notes := insertTables(d, opt)
+	return report.Sections{Tables: tables, Notes: notes, Replace: true}
+}
+
+// ReportCharts gives the HTML report the background insert charts.
+func (Suite) ReportCharts(d *report.Data) []report.Chart { return insertCharts(d) }
+
 // insertTables builds the Insert Benchmark's tables.
-func insertTables(d *Data, opt Options) ([]Table, []string) {
+func insertTables(d *report.Data, opt report.Options) ([]report.Table, []string) {
 	ib := loadIB(d)
-	targets := d.targets()
-	var tables []Table
+	targets := d.Targets()
+	var tables []report.Table
 	tables = append(tables, ibSummary(ib, targets))
 	if len(targets) > 1 {
 		tables = append(tables, ibRelative(ib, targets, d.Experiment.Base, opt))
@@ -132,21 +140,21 @@ func insertTables(d *Data, opt Options) ([]Table, []string) {
 // with gap = (max - min)/4 where max counts only targets that met the SLA:
 // red at or below min + gap (not when min >= 0.8 max), grey when the SLA
 // failed, green at or above max - gap.
-func ibSummary(ib ibSteps, targets []string) Table {
-	t := Table{Title: "Insert Benchmark summary: throughput per step",
+func ibSummary(ib ibSteps, targets []string) report.Table {
+	t := report.Table{Title: "Insert Benchmark summary: throughput per step",
 		Legend: "l.i0, l.i1, l.i2: inserted rows/s; l.x: indexed rows/s; qr*, qp*: queries/s; median over repeats. " +
 			"Per column (METHOD.md 1.13): - red at or below min + (max-min)/4, + green at or above max - (max-min)/4 " +
 			"(max over targets that met the SLA), x grey: the SLA was missed; no red when min >= 0.8 max",
 		Columns: ib.steps}
 	for _, tg := range targets {
-		t.Rows = append(t.Rows, Row{Label: tg})
+		t.Rows = append(t.Rows, report.Row{Label: tg})
 	}
 	for _, s := range ib.steps {
 		vals := make([]float64, len(targets))
 		met := make([]bool, len(targets))
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for i, tg := range targets {
-			vals[i] = medianOf(ib.rate(tg, s))
+			vals[i] = analysis.Median(ib.rate(tg, s))
 			met[i] = true
 			if isQueryStep(s) {
 				met[i], _, _, _ = ib.sla(tg, s)
@@ -165,18 +173,18 @@ func ibSummary(ib ibSteps, targets []string) Table {
 			bottom = math.Inf(-1)
 		}
 		for i := range targets {
-			c := NumberCell(vals[i])
+			c := report.NumberCell(vals[i])
 			if !c.Missing && len(targets) > 1 {
 				switch {
 				case vals[i] <= bottom:
-					c.Tone = ToneBad
+					c.Tone = report.ToneBad
 				case !met[i]:
-					c.Tone = ToneIgnore
+					c.Tone = report.ToneIgnore
 				case vals[i] >= top && gap > 0:
-					c.Tone = ToneGood
+					c.Tone = report.ToneGood
 				}
 			} else if !c.Missing && !met[i] {
-				c.Tone = ToneIgnore
+				c.Tone = report.ToneIgnore
 			}
 			t.Rows[i].Cells = append(t.Rows[i].Cells, c)
 		}
@@ -185,14 +193,14 @@ func ibSummary(ib ibSteps, targets []string) Table {
 }
 
 // ibRelative is tputr.tab: every target's rate over the base's.
-func ibRelative(ib ibSteps, targets []string, base string, opt Options) Table {
-	t := Table{Title: "Insert Benchmark relative throughput: rate(target) / rate(" + base + ")",
+func ibRelative(ib ibSteps, targets []string, base string, opt report.Options) report.Table {
+	t := report.Table{Title: "Insert Benchmark relative throughput: rate(target) / rate(" + base + ")",
 		Legend: "2 decimals; + (green) >= 1.05 better, - (red) <= 0.95 worse, grey between; " +
 			"with repeats, signs are significance verdicts", Columns: ib.steps}
 	for _, tg := range targets[1:] {
-		row := Row{Label: tg}
+		row := report.Row{Label: tg}
 		for _, s := range ib.steps {
-			row.Cells = append(row.Cells, relativeCell(ib.rate(targets[0], s), ib.rate(tg, s), analysis.HigherIsBetter, opt.Verdict))
+			row.Cells = append(row.Cells, report.RelativeCell(ib.rate(targets[0], s), ib.rate(tg, s), analysis.HigherIsBetter, opt.Verdict))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -201,32 +209,32 @@ func ibRelative(ib ibSteps, targets []string, base string, opt Options) Table {
 
 // ibInsertRates is iput.tab: the background inserts/s of each query step,
 // red when below 95% of the target (the SLA failed), and the target row.
-func ibInsertRates(ib ibSteps, targets, qsteps []string) Table {
-	t := Table{Title: "Insert Benchmark background insert rate and SLA",
+func ibInsertRates(ib ibSteps, targets, qsteps []string) report.Table {
+	t := report.Table{Title: "Insert Benchmark background insert rate and SLA",
 		Legend: "inserted rows/s of the background writers over the whole step (median over repeats); " +
 			"- red: below 95% of the target, the SLA failed; the target row is clients x rate", Columns: qsteps}
 	want := make([]float64, len(qsteps))
 	for _, tg := range targets {
-		row := Row{Label: tg}
+		row := report.Row{Label: tg}
 		for i, s := range qsteps {
 			met, ips, w, ok := ib.sla(tg, s)
 			if !ok {
-				row.Cells = append(row.Cells, Cell{Missing: true})
+				row.Cells = append(row.Cells, report.Cell{Missing: true})
 				continue
 			}
 			want[i] = max(want[i], w)
-			c := NumberCell(ips)
+			c := report.NumberCell(ips)
 			if !met {
-				c.Tone = ToneBad
+				c.Tone = report.ToneBad
 			}
 			row.Cells = append(row.Cells, c)
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	row := Row{Label: "target"}
+	row := report.Row{Label: "target"}
 	for _, w := range want {
-		c := NumberCell(w)
-		c.Tone = ToneMuted
+		c := report.NumberCell(w)
+		c.Tone = report.ToneMuted
 		row.Cells = append(row.Cells, c)
 	}
 	t.Rows = append(t.Rows, row)
@@ -235,16 +243,16 @@ func ibInsertRates(ib ibSteps, targets, qsteps []string) Table {
 
 // ibRowsPerQuery is the original client's "fetched/query": rows returned
 // per query against the 10 expected.
-func ibRowsPerQuery(ib ibSteps, targets, qsteps []string) Table {
-	t := Table{Title: "Insert Benchmark rows fetched per query",
+func ibRowsPerQuery(ib ibSteps, targets, qsteps []string) report.Table {
+	t := report.Table{Title: "Insert Benchmark rows fetched per query",
 		Legend: "expected 10 for range queries; point queries pick ids between the delete frontier and the newest id, " +
 			"so a few race the deleter, and on PostgreSQL the sequence cache of 1000 leaves a gap of ids per connection " +
 			"(visible in small runs), as with the original client",
 		Columns: qsteps}
 	for _, tg := range targets {
-		row := Row{Label: tg}
+		row := report.Row{Label: tg}
 		for _, s := range qsteps {
-			row.Cells = append(row.Cells, NumberCell(median(ib.role(tg, s, "query"), func(r store.Result) float64 {
+			row.Cells = append(row.Cells, report.NumberCell(report.Median(ib.role(tg, s, "query"), func(r store.Result) float64 {
 				if r.Events == 0 {
 					return math.NaN()
 				}
@@ -307,14 +315,14 @@ func rtBuckets(rs []store.Result) (pct []float64, maxLat time.Duration, ok bool)
 // step, each target's share of responses in each bucket (blank when none,
 // "nonzero" when a share rounds to 0.000) and the max in seconds, red in the
 // top quartile and green in the bottom one.
-func ibResponseTimes(ib ibSteps, targets []string) []Table {
-	var out []Table
+func ibResponseTimes(ib ibSteps, targets []string) []report.Table {
+	var out []report.Table
 	for _, op := range []struct{ name, plural, extra string }{
 		{"insert", "inserts", "; in qr and qp steps an insert's time counts from its intended start, so a late start is not hidden"},
 		{"delete", "deletes", ""},
 		{"query", "queries", ""},
 	} {
-		t := Table{Title: "Insert Benchmark " + op.name + " response time",
+		t := report.Table{Title: "Insert Benchmark " + op.name + " response time",
 			Legend: "% of " + op.plural + " per bucket (a response counts in the first bucket it does not exceed" + op.extra +
 				"); max in seconds: - red in the top quartile, + green in the bottom one (METHOD.md 1.13)"}
 		for _, b := range rtBounds {
@@ -326,25 +334,25 @@ func ibResponseTimes(ib ibSteps, targets []string) []Table {
 			if role == "insert" && s == "l.x" {
 				role = "index"
 			}
-			var rows []Row
+			var rows []report.Row
 			var maxes []float64
 			for _, tg := range targets {
 				pct, mx, ok := rtBuckets(ib.role(tg, s, role))
 				if !ok {
 					continue
 				}
-				row := Row{Group: s, Label: tg}
+				row := report.Row{Group: s, Label: tg}
 				for _, p := range pct {
 					switch {
 					case p == 0:
-						row.Cells = append(row.Cells, TextCell(""))
+						row.Cells = append(row.Cells, report.TextCell(""))
 					case p < 0.0005:
-						row.Cells = append(row.Cells, TextCell("nonzero"))
+						row.Cells = append(row.Cells, report.TextCell("nonzero"))
 					default:
-						row.Cells = append(row.Cells, TextCell(fmt.Sprintf("%.3f", p)))
+						row.Cells = append(row.Cells, report.TextCell(fmt.Sprintf("%.3f", p)))
 					}
 				}
-				row.Cells = append(row.Cells, NumberCell(mx.Seconds()))
+				row.Cells = append(row.Cells, report.NumberCell(mx.Seconds()))
 				maxes = append(maxes, mx.Seconds())
 				rows = append(rows, row)
 			}
@@ -361,7 +369,7 @@ func ibResponseTimes(ib ibSteps, targets []string) []Table {
 // toneQuartiles marks the last cell of each row (lower is better): red in
 // the top quartile of the range, green in the bottom one unless min >= 0.8
 // max. A single row gets no tone.
-func toneQuartiles(rows []Row, vals []float64) {
+func toneQuartiles(rows []report.Row, vals []float64) {
 	if len(rows) < 2 {
 		return
 	}
@@ -378,9 +386,9 @@ func toneQuartiles(rows []Row, vals []float64) {
 		c := &rows[i].Cells[len(rows[i].Cells)-1]
 		switch {
 		case v >= top && gap > 0:
-			c.Tone = ToneBad
+			c.Tone = report.ToneBad
 		case v <= bottom:
-			c.Tone = ToneGood
+			c.Tone = report.ToneGood
 		}
 	}
 }
@@ -411,7 +419,7 @@ func perSecondRates(r store.Result) []float64 {
 			continue
 		}
 		n := iv.Statements
-		if r.Metric == "ips" {
+		if r.Metric == IPS.Name {
 			n = iv.Rows
 		}
 		out = append(out, float64(n)/iv.Seconds)
@@ -421,8 +429,8 @@ func perSecondRates(r store.Result) []float64 {
 
 // ibRatePercentiles is the throughput low-watermark table of METHOD.md 1.11
 // for each step's headline rate.
-func ibRatePercentiles(ib ibSteps, targets []string) Table {
-	t := Table{Title: "Insert Benchmark per-second rate at percentile",
+func ibRatePercentiles(ib ibSteps, targets []string) report.Table {
+	t := report.Table{Title: "Insert Benchmark per-second rate at percentile",
 		Legend: "throughput low-watermarks (METHOD.md 1.11): per-second inserts/s (load steps) or queries/s (qr, qp) " +
 			"sorted in descending order, the value at position round(p x seconds); p99 is the rate 99% of the seconds " +
 			"met; n/a under 10 seconds; median over repeats", Columns: []string{"seconds", "p50", "p75", "p90", "p95", "p99"}}
@@ -432,10 +440,10 @@ func ibRatePercentiles(ib ibSteps, targets []string) Table {
 			if len(rs) == 0 {
 				continue
 			}
-			row := Row{Group: s, Label: tg}
-			row.Cells = append(row.Cells, NumberCell(median(rs, func(r store.Result) float64 { return float64(len(perSecondRates(r))) })))
+			row := report.Row{Group: s, Label: tg}
+			row.Cells = append(row.Cells, report.NumberCell(report.Median(rs, func(r store.Result) float64 { return float64(len(perSecondRates(r))) })))
 			for _, p := range ratePercentiles {
-				row.Cells = append(row.Cells, NumberCell(median(rs, func(r store.Result) float64 {
+				row.Cells = append(row.Cells, report.NumberCell(report.Median(rs, func(r store.Result) float64 {
 					return RateAtPercentile(perSecondRates(r), p)
 				})))
 			}
@@ -449,8 +457,8 @@ func ibRatePercentiles(ib ibSteps, targets []string) Table {
 // denominators: CPU, reads, KB read and context switches per insert for the
 // load steps and per query for qr/qp; writes and KB written always per
 // inserted row. IO counts are the data dir's device, as iostat sees it.
-func ibEfficiency(ib ibSteps, targets []string) (Table, bool) {
-	t := Table{Title: "Insert Benchmark efficiency per operation",
+func ibEfficiency(ib ibSteps, targets []string) (report.Table, bool) {
+	t := report.Table{Title: "Insert Benchmark efficiency per operation",
 		Legend: "op = inserted row for l.i0, l.i1, l.i2 (indexed row for l.x), query for qr and qp; wpi and wkbpi are " +
 			"per inserted row in every step (METHOD.md 1.12); cpu = server + client (benchlab) microseconds; reads, " +
 			"writes and KB from /proc/diskstats of the data dir's device, as iostat (all processes on it); cs = context " +
@@ -469,58 +477,58 @@ func ibEfficiency(ib ibSteps, targets []string) (Table, bool) {
 			if s == "l.x" {
 				ins = head
 			}
-			row := Row{Group: s, Label: tg}
-			perOpOf := func(f func(*store.Efficiency) float64, scale float64, perInsert bool) Cell {
+			row := report.Row{Group: s, Label: tg}
+			perOpOf := func(f func(*store.Efficiency) float64, scale float64, perInsert bool) report.Cell {
 				var xs []float64
 				for i, r := range head {
 					if r.Eff == nil {
-						return Cell{Missing: true}
+						return report.Cell{Missing: true}
 					}
 					total := f(r.Eff)
 					switch {
 					case total == store.NotReadable:
-						return TextCell("not readable")
+						return report.TextCell("not readable")
 					case total < 0:
-						return Cell{Missing: true}
+						return report.Cell{Missing: true}
 					}
 					rate := r.Throughput()
 					if perInsert {
 						if i >= len(ins) {
-							return Cell{Missing: true}
+							return report.Cell{Missing: true}
 						}
 						rate = ins[i].Throughput()
 					}
 					v := r.Eff.PerOp(total, rate)
 					if v < 0 {
-						return Cell{Missing: true}
+						return report.Cell{Missing: true}
 					}
 					xs = append(xs, v*scale)
 				}
 				any = true
-				return NumberCell(medianOf(xs))
+				return report.NumberCell(analysis.Median(xs))
 			}
 			row.Cells = append(row.Cells,
-				perOpOf(func(e *store.Efficiency) float64 { return sumOf(e.ServerCPU, e.ClientCPU) }, 1e6, false),
+				perOpOf(func(e *store.Efficiency) float64 { return report.SumOf(e.ServerCPU, e.ClientCPU) }, 1e6, false),
 				perOpOf(func(e *store.Efficiency) float64 { return e.ClientCPU }, 1e6, false),
 				perOpOf(func(e *store.Efficiency) float64 { return e.ServerCPU }, 1e6, false),
 				perOpOf(func(e *store.Efficiency) float64 { return float64(e.DevReads) }, 1, false),
 				perOpOf(func(e *store.Efficiency) float64 { return float64(e.DevReadBytes) }, 1.0/1024, false),
 				perOpOf(func(e *store.Efficiency) float64 { return float64(e.DevWrites) }, 1, true),
 				perOpOf(func(e *store.Efficiency) float64 { return float64(e.DevWriteBytes) }, 1.0/1024, true),
-				perOpOf(func(e *store.Efficiency) float64 { return sumOf(float64(e.ServerCS), float64(e.ClientCS)) }, 1, false),
-				NumberCell(median(head, func(r store.Result) float64 {
+				perOpOf(func(e *store.Efficiency) float64 { return report.SumOf(float64(e.ServerCS), float64(e.ClientCS)) }, 1, false),
+				report.NumberCell(report.Median(head, func(r store.Result) float64 {
 					if r.Eff == nil || r.Eff.ServerPeakRSS < 0 {
 						return math.NaN()
 					}
-					return mb(r.Eff.ServerPeakRSS)
+					return report.MiB(r.Eff.ServerPeakRSS)
 				})),
-				NumberCell(median(head, func(r store.Result) float64 {
-					if v, ok := r.Facts["db_bytes"]; ok {
+				report.NumberCell(report.Median(head, func(r store.Result) float64 {
+					if v, ok := r.Facts[store.FactDBBytes]; ok {
 						return v / (1 << 30)
 					}
 					return math.NaN()
 				})),
-				NumberCell(median(head, func(r store.Result) float64 {
+				report.NumberCell(report.Median(head, func(r store.Result) float64 {
 					if r.DBBytes <= 0 {
 						return math.NaN()
 					}
@@ -536,24 +544,24 @@ func ibEfficiency(ib ibSteps, targets []string) (Table, bool) {
 // insertCharts draws, for each query step, every target's background
 // inserts per second against the target rate (the SLA line at 95%), from
 // each target's first repeat.
-func insertCharts(d *Data) []chartDef {
+func insertCharts(d *report.Data) []report.Chart {
 	ib := loadIB(d)
-	var out []chartDef
+	var out []report.Chart
 	for _, step := range ib.queryStepsOf() {
-		o := baseOption("Background inserts per second: "+step, "second of the step", "inserted rows per second")
+		o := report.BaseOption("Background inserts per second: "+step, "second of the step", "inserted rows per second")
 		o["xAxis"].(map[string]any)["type"] = "value"
 		var series []any
 		want := 0.0
-		for _, t := range d.targets() {
+		for _, t := range d.Targets() {
 			rs := ib.role(t, step, "insert")
 			if len(rs) == 0 {
 				continue
 			}
 			want = max(want, rs[0].Role.TargetRate)
 			var pts []any
-			for _, iv := range downsample(rs[0].Intervals) {
+			for _, iv := range report.Downsample(rs[0].Intervals) {
 				if iv.Sec >= 0 {
-					pts = append(pts, []any{iv.Sec, num(intervalRate(rs[0], iv))})
+					pts = append(pts, []any{iv.Sec, report.Num(report.IntervalRate(rs[0], iv))})
 				}
 			}
 			series = append(series, map[string]any{"name": t, "type": "line", "showSymbol": len(pts) <= 30, "data": pts})
@@ -565,12 +573,12 @@ func insertCharts(d *Data) []chartDef {
 			series[0].(map[string]any)["markLine"] = map[string]any{"silent": true, "symbol": "none",
 				"data": []any{
 					map[string]any{"yAxis": want, "label": map[string]any{"formatter": "target"}},
-					map[string]any{"yAxis": insertSLA * want, "label": map[string]any{"formatter": "SLA (95%)"},
+					map[string]any{"yAxis": SLA * want, "label": map[string]any{"formatter": "SLA (95%)"},
 						"lineStyle": map[string]any{"type": "dashed"}},
 				}}
 		}
 		o["series"] = series
-		out = append(out, chartDef{htmlChart{Title: "background inserts", Height: 300}, o})
+		out = append(out, report.Chart{Title: "background inserts", Height: 300, Option: o})
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package report
+package insertbench
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"benchlab/internal/metrics"
+	"benchlab/internal/report"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
 )
@@ -17,12 +18,12 @@ import (
 // ibData builds an Insert Benchmark experiment of three targets: "a" (the
 // base), "b" faster at loading, and "c" slow at loading and short of its
 // background insert rate in qp100.
-func ibData(t *testing.T) *Data {
+func ibData(t *testing.T) *report.Data {
 	t.Helper()
 	sp := spec.Default()
 	sp.Name = "ib"
 	sp.Workload.Suite = "insert"
-	d := &Data{Experiment: store.Experiment{ID: 1, Name: "ib", Base: "a", Targets: []string{"a", "b", "c"}, Spec: sp.TOML()},
+	d := &report.Data{Experiment: store.Experiment{ID: 1, Name: "ib", Base: "a", Targets: []string{"a", "b", "c"}, Spec: sp.TOML()},
 		Results: map[int64][]store.Result{}}
 	hist := func(lat ...time.Duration) []byte {
 		h := metrics.NewHistogram()
@@ -53,23 +54,27 @@ func ibData(t *testing.T) *Data {
 	return d
 }
 
-func mustTable(t *testing.T, r *Report, prefix string) Table {
+func mustTable(t *testing.T, r *report.Report, prefix string) report.Table {
 	t.Helper()
-	tb := findTable(r, prefix)
-	if tb == nil {
-		t.Fatalf("no table %q", prefix)
+	for _, tb := range r.Tables {
+		if strings.HasPrefix(tb.Title, prefix) {
+			return tb
+		}
 	}
-	return *tb
+	t.Fatalf("no table %q", prefix)
+	return report.Table{}
 }
 
+// TestInsertBenchmarkTables checks the suite's report sections as the report
+// lays them out, found through the suite registry.
 func TestInsertBenchmarkTables(t *testing.T) {
-	r := Build(ibData(t))
+	r := report.Build(ibData(t))
 	sum := mustTable(t, r, "Insert Benchmark summary")
 	if strings.Join(sum.Columns, " ") != "l.i0 qp100" {
 		t.Fatalf("summary columns %v, want the measured steps in run order", sum.Columns)
 	}
 	// l.i0: min 60k, max 130k, gap 17.5k: c (60k) red, b (130k) green, a plain.
-	want := map[string][2]Tone{"a": {ToneNone, ToneNone}, "b": {ToneGood, ToneNone}, "c": {ToneBad, ToneIgnore}}
+	want := map[string][2]report.Tone{"a": {report.ToneNone, report.ToneNone}, "b": {report.ToneGood, report.ToneNone}, "c": {report.ToneBad, report.ToneIgnore}}
 	for _, row := range sum.Rows {
 		for i, c := range row.Cells {
 			if c.Tone != want[row.Label][i] {
@@ -81,7 +86,7 @@ func TestInsertBenchmarkTables(t *testing.T) {
 	if len(sla.Rows) != 4 || sla.Rows[3].Label != "target" || sla.Rows[3].Cells[0].Value != 100 {
 		t.Fatalf("SLA table rows %+v, want a, b, c and the target 100", sla.Rows)
 	}
-	if sla.Rows[2].Cells[0].Tone != ToneBad || sla.Rows[2].Cells[0].Value != 80 || sla.Rows[0].Cells[0].Tone != ToneNone {
+	if sla.Rows[2].Cells[0].Tone != report.ToneBad || sla.Rows[2].Cells[0].Value != 80 || sla.Rows[0].Cells[0].Tone != report.ToneNone {
 		t.Errorf("SLA cells: a %+v, c %+v; want c's 80 red, a plain", sla.Rows[0].Cells[0], sla.Rows[2].Cells[0])
 	}
 	rel := mustTable(t, r, "Insert Benchmark relative")
@@ -98,7 +103,7 @@ func TestInsertBenchmarkTables(t *testing.T) {
 		t.Errorf("l.i0 buckets %+v, want 50%% in 256us and 50%% in 4ms, none in 1ms", rt.Rows[0].Cells)
 	}
 	var buf bytes.Buffer
-	if err := WriteText(&buf, r, TextOptions{}); err != nil {
+	if err := report.WriteText(&buf, r, report.TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "SLA missed: qp100 on c inserted 80 rows/s") {

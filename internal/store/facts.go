@@ -1,0 +1,78 @@
+package store
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// Fact names shared by the writer (the runner) and the readers (report,
+// export). Every fact a package writes and another reads is named here or
+// written and read through a typed accessor (KindStat), so that no one
+// builds a name in one package and parses it in another.
+const (
+	// FactDBBytes is the database's size after a step as the engine counts
+	// it (pg_database_size, InnoDB's schema dir, SQLite's pages).
+	FactDBBytes = "db_bytes"
+	// FactClientGOMAXPROCS is the processors Go had for the step.
+	FactClientGOMAXPROCS = "client_gomaxprocs"
+	// FactClientPolledIO is 1 when clients waited for the server through
+	// Go's network poller, 0 when they blocked in their reads (blockconn);
+	// absent for embedded engines.
+	FactClientPolledIO = "client_polled_io"
+	// FactClientOpsPerCall is the operations per call into the engine (1,
+	// or the batch size of a Batcher).
+	FactClientOpsPerCall = "client_ops_per_call"
+	// FactToolOpsPerSec is the rate an external tool (db_bench) reported.
+	FactToolOpsPerSec = "tool_ops_per_sec"
+)
+
+// KindStat is one kind of operation's figures in a result: TPC-C's
+// New-Order, a custom mix's test (workload.Kinded).
+type KindStat struct {
+	Kind          string
+	Ops, Errors   int64
+	P50, P99, Max time.Duration
+}
+
+// SetKind stores k's figures as facts of r.
+func (r *Result) SetKind(k KindStat) {
+	if r.Facts == nil {
+		r.Facts = map[string]float64{}
+	}
+	r.Facts[k.Kind+"_ops"] = float64(k.Ops)
+	r.Facts[k.Kind+"_errors"] = float64(k.Errors)
+	r.Facts[k.Kind+"_p50_ms"] = msOf(k.P50)
+	r.Facts[k.Kind+"_p99_ms"] = msOf(k.P99)
+	r.Facts[k.Kind+"_max_ms"] = msOf(k.Max)
+}
+
+// Kinds returns the kinds of operation whose figures r holds, sorted by
+// kind name.
+func (r Result) Kinds() []KindStat {
+	var out []KindStat
+	for f := range r.Facts {
+		kind, ok := strings.CutSuffix(f, "_ops")
+		if !ok || strings.HasPrefix(f, "client_") {
+			continue
+		}
+		out = append(out, KindStat{Kind: kind, Ops: int64(r.Facts[f]), Errors: int64(r.Facts[kind+"_errors"]),
+			P50: fromMS(r.Facts[kind+"_p50_ms"]), P99: fromMS(r.Facts[kind+"_p99_ms"]), Max: fromMS(r.Facts[kind+"_max_ms"])})
+	}
+	slices.SortFunc(out, func(a, b KindStat) int { return strings.Compare(a.Kind, b.Kind) })
+	return out
+}
+
+// Kind returns the figures of one kind, and whether r has them.
+func (r Result) Kind(kind string) (KindStat, bool) {
+	for _, k := range r.Kinds() {
+		if k.Kind == kind {
+			return k, true
+		}
+	}
+	return KindStat{}, false
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func fromMS(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
