@@ -40,10 +40,12 @@ type calibration struct {
 var quickCalibration = calibration{rounds: 2, copies: 3, effects: []float64{0.10, 0.30}, repeats: 3,
 	testTime: "300ms", gateTrials: 2, cte: 2000}
 
-// fullCalibration is calibrate's default size: 6 rounds x 7 tests x 5
-// copies = 210 A/A cells, 18 planted cells per effect and repeat count.
-var fullCalibration = calibration{rounds: 6, copies: 6, effects: []float64{0.05, 0.10, 0.30}, repeats: 5,
-	testTime: "300ms", gateTrials: 3, cte: 2000}
+// fullCalibration is calibrate's default size: 5 rounds x 7 tests x 6
+// copies = 210 A/A cells and 15 planted cells per effect and repeat count
+// at 1 and 3 repeats; the gate's 5 repeats come from 4 trials of the
+// synchronous experiment (off vs full, off vs off). 210 runs in all.
+var fullCalibration = calibration{rounds: 5, copies: 7, effects: []float64{0.05, 0.10, 0.30}, repeats: 3,
+	testTime: "300ms", gateTrials: 4, cte: 2000}
 
 // calibrationStore is calibrate's default results file: its experiments
 // teach the noise model of calibrate's own workloads, kept apart from the
