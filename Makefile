@@ -31,10 +31,12 @@ test: deps
 # Per-operation cost and allocations of each suite's hot path (sysbench point
 # query and insert, kv get, TPC-C New-Order, custom read, insert batch) on
 # SQLite/Pebble; the runner's own loop allocates nothing per operation
-# (TestRunnerAllocatesNothingPerOp, BenchmarkRunnerLoop).
+# (TestRunnerAllocatesNothingPerOp, BenchmarkRunnerLoop). LongHistory times report,
+# compare and runs over a store of 10,000 runs.
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./internal/runner/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5000x ./internal/workload/...
+	$(GO) test -run '^$$' -bench LongHistory -benchtime 1x ./internal/cli/
 
 # benchlab's client cost against sysbench's (point query) and sysbench-tpcc's
 # (TPC-C) on PostgreSQL and MariaDB servers it starts on 127.0.0.1: alternating

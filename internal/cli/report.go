@@ -327,17 +327,31 @@ func runReport(env Env, storeFlag string, idFlag int64, formatFlag, outFlag, col
 
 func newRunsCmd(env Env) *cobra.Command {
 	var storeFlag string
+	var limit, offset int
 	cmd := &cobra.Command{
-		Use:   "runs [--store DB]",
-		Short: "list stored experiments and runs",
-		Args:  noArgs,
-		RunE:  body(func(*cobra.Command, []string) error { return runRuns(env, storeFlag) }),
+		Use:   "runs [--store DB] [--limit N] [--offset M]",
+		Short: "list stored runs, newest first, under their experiments",
+		Long: "Lists the newest runs (50 by default) under their experiments, newest first; " +
+			"--offset skips the newest M runs to page back, --limit 0 lists all.",
+		Args: noArgs,
+		RunE: body(func(*cobra.Command, []string) error { return runRuns(env, storeFlag, limit, offset) }),
 	}
 	addStoreFlag(cmd.Flags(), &storeFlag)
+	cmd.Flags().IntVar(&limit, "limit", defaultRunsLimit, "runs to list (0: all)")
+	cmd.Flags().IntVar(&offset, "offset", 0, "newest runs to skip (the next page starts at offset+limit)")
 	return cmd
 }
 
-func runRuns(env Env, storeFlag string) error {
+// defaultRunsLimit is how many runs `runs` lists unless told otherwise.
+const defaultRunsLimit = 50
+
+func runRuns(env Env, storeFlag string, limit, offset int) error {
+	if limit < 0 {
+		return usagef("flag --limit: %d is negative; want a number of runs, or 0 for all", limit)
+	}
+	if offset < 0 {
+		return usagef("flag --offset: %d is negative; want a number of runs to skip", offset)
+	}
 	path := storePath(env, storeFlag)
 	if err := storeExists(path); err != nil {
 		return err
@@ -348,21 +362,50 @@ func runRuns(env Env, storeFlag string) error {
 	}
 	defer st.Close()
 	ctx := context.Background()
-	exps, err := st.Experiments(ctx)
+	runs, total, err := st.RecentRuns(ctx, limit, offset)
 	if err != nil {
 		return err
 	}
-	for _, e := range exps {
-		fmt.Fprintf(env.Stdout, "experiment %d  %s  %s  preset=%s base=%s\n", e.ID, e.Created.Local().Format("2006-01-02 15:04:05"),
-			e.Name, orNone(e.Preset), e.Base)
-		runs, err := st.Runs(ctx, e.ID)
+	// Experiments newest first, each with its listed runs oldest first.
+	byExp := map[int64][]store.Run{}
+	var order []int64
+	for _, r := range runs {
+		if _, ok := byExp[r.ExperimentID]; !ok {
+			order = append(order, r.ExperimentID)
+		}
+		byExp[r.ExperimentID] = append(byExp[r.ExperimentID], r)
+	}
+	if len(runs) == 0 && offset == 0 {
+		// Experiments without runs (a run refused before it started).
+		exps, err := st.Experiments(ctx)
 		if err != nil {
 			return err
 		}
-		for _, r := range runs {
+		for _, e := range exps {
+			order = append(order, e.ID)
+		}
+	}
+	for _, id := range order {
+		e, err := st.Experiment(ctx, id)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "experiment %d  %s  %s  preset=%s base=%s\n", e.ID, e.Created.Local().Format("2006-01-02 15:04:05"),
+			e.Name, orNone(e.Preset), e.Base)
+		rs := byExp[id]
+		for i := len(rs) - 1; i >= 0; i-- {
+			r := rs[i]
 			fmt.Fprintf(env.Stdout, "  run %-4d %-20s %-8s %-10s repeat %d  %-11s %s\n", r.ID, r.Target, r.Engine,
 				r.Version, r.Repeat, r.Status, r.Ended.Sub(r.Started).Round(1e9))
 		}
+	}
+	if shown := len(runs); offset > 0 || offset+shown < total {
+		next := ""
+		if offset+shown < total {
+			next = fmt.Sprintf("; --offset %d for the next page", offset+shown)
+		}
+		fmt.Fprintf(env.Stdout, "(runs %d-%d of %d, newest first%s, --limit 0 for all)\n", min(offset+1, total),
+			offset+shown, total, next)
 	}
 	return nil
 }

@@ -17,6 +17,9 @@ const (
 	CanarySlowFsync = 0.50
 	// CanaryMinRuns is the number of canaries a host needs for a median.
 	CanaryMinRuns = 5
+	// CanaryHistory is how many of the store's newest runs the canary
+	// baseline is drawn from.
+	CanaryHistory = 500
 )
 
 // CanaryBaseline is the host's typical canary figures: medians over every

@@ -386,6 +386,45 @@ func (s *Store) Runs(ctx context.Context, experimentID int64) ([]Run, error) {
 	return out, rows.Err()
 }
 
+// RecentRuns returns up to limit runs, newest first, after skipping the
+// newest offset, and how many runs the store holds; limit 0 means all.
+func (s *Store) RecentRuns(ctx context.Context, limit, offset int) ([]Run, int, error) {
+	var total int
+	if err := s.q().QueryRowContext(ctx, `SELECT count(*) FROM runs`).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count runs: %w", err)
+	}
+	q := `SELECT id, experiment_id, target, engine, version, repeat, status, error, started, ended, manifest FROM runs
+		ORDER BY id DESC`
+	args := []any{}
+	if limit > 0 {
+		q += ` LIMIT ? OFFSET ?`
+		args = append(args, limit, offset)
+	} else if offset > 0 {
+		q += ` OFFSET ?`
+		args = append(args, offset)
+		if !s.pg {
+			q = strings.Replace(q, " OFFSET ?", " LIMIT -1 OFFSET ?", 1)
+		}
+	}
+	rows, err := s.q().QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read runs: %w", err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		var r Run
+		var started, ended string
+		if err := rows.Scan(&r.ID, &r.ExperimentID, &r.Target, &r.Engine, &r.Version, &r.Repeat, &r.Status, &r.Error,
+			&started, &ended, &r.Manifest); err != nil {
+			return nil, 0, err
+		}
+		r.Started, r.Ended = parseTime(started), parseTime(ended)
+		out = append(out, r)
+	}
+	return out, total, rows.Err()
+}
+
 // Results returns the step results of a run in sequence order, with their
 // intervals when withIntervals is set.
 func (s *Store) Results(ctx context.Context, runID int64, withIntervals bool) ([]Result, error) {
