@@ -26,6 +26,17 @@ test: deps
 	$(GO) test -count=1 -timeout 25m ./...
 	if [ -e /usr/include/rocksdb/c.h ]; then $(GO) test -count=1 -tags rocksdb ./internal/engine/rocksdb/ ./internal/workload/kv/; \
 	else echo "RocksDB library missing: in-process RocksDB tests not run (make deps as root installs it)"; fi
+	$(MAKE) fuzz
+
+# Every fuzz target for FUZZTIME each (parsers of outside text: specs, run
+# flags, DSNs, stored manifests, db_bench output, /proc files); a panic or
+# failed property fails the build and leaves the input in testdata/fuzz.
+FUZZTIME ?= 10s
+FUZZ := ./internal/spec:FuzzParse ./internal/dsn:FuzzParseDSN ./internal/store:FuzzParseManifest \
+	./internal/engine/dbbench:FuzzParse ./internal/metrics:FuzzProc ./internal/cli:FuzzRunFlags
+fuzz:
+	@for t in $(FUZZ); do pkg=$${t%%:*}; fn=$${t##*:}; echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; done
 
 # Harness overhead and other benchmarks (numbers, not pass/fail).
 # Per-operation cost and allocations of each suite's hot path (sysbench point

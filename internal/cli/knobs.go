@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"benchlab/internal/dsn"
 	"benchlab/internal/spec"
 )
 
@@ -125,17 +126,17 @@ func (k *knobs) apply(s *spec.Spec, set map[string]bool) error {
 		return usagef("flag --dsn/--pgsql-*/--mysql-*: for a single target; this spec has %d (put dsn = \"...\" in each [[target]])", len(s.Targets))
 	}
 	t := &s.Targets[0]
-	dsn := k.dsn
+	connStr := k.dsn
 	switch {
 	case pg:
-		dsn = k.pg.postgresDSN()
+		connStr = k.pg.postgresDSN()
 	case my:
-		dsn = k.my.mysqlDSN()
+		connStr = k.my.mysqlDSN()
 	}
-	if _, err := parseDSN(dsn); err != nil {
+	if _, err := dsn.Parse(connStr); err != nil {
 		return usagef("flag --dsn: %v", err)
 	}
-	t.DSN = dsn
+	t.DSN = connStr
 	return nil
 }
 
@@ -149,8 +150,8 @@ func (k *knobs) inferEngine(set map[string]bool) string {
 	case anySet(set, "mysql-"):
 		return "mysql"
 	case set["dsn"]:
-		if d, err := parseDSN(k.dsn); err == nil {
-			return d.family
+		if d, err := dsn.Parse(k.dsn); err == nil {
+			return d.Family
 		}
 	}
 	return ""
@@ -173,84 +174,4 @@ func (c conn) mysqlDSN() string {
 		cred += ":" + c.password
 	}
 	return fmt.Sprintf("%s@tcp(%s)/%s", cred, net.JoinHostPort(c.host, strconv.Itoa(c.port)), c.db)
-}
-
-// dsnInfo is what parseDSN reads from a connection string.
-type dsnInfo struct {
-	family, host, port, user, db string
-}
-
-// parseDSN checks a connection string's form before anything runs: a
-// postgres:// (or postgresql://) URL with a host, or a MySQL driver DSN
-// user[:password]@tcp(host:port)/db. It returns the engine family.
-func parseDSN(dsn string) (dsnInfo, error) {
-	if strings.TrimSpace(dsn) == "" {
-		return dsnInfo{}, fmt.Errorf("empty; want postgres://user@host:port/db or user:pw@tcp(host:port)/db")
-	}
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			return dsnInfo{}, fmt.Errorf("%q is not a URL: %v", redactForError(dsn), errorsUnwrapAll(err))
-		}
-		if u.Hostname() == "" {
-			return dsnInfo{}, fmt.Errorf("%q names no host; want postgres://user@host:port/db", redactForError(dsn))
-		}
-		if p := u.Port(); p != "" {
-			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-				return dsnInfo{}, fmt.Errorf("port %q is not allowed; want 1 to 65535", p)
-			}
-		}
-		return dsnInfo{family: "postgres", host: u.Hostname(), port: u.Port(), user: u.User.Username(),
-			db: strings.TrimPrefix(u.Path, "/")}, nil
-	}
-	at := strings.LastIndex(dsn, "@")
-	rest := dsn[at+1:]
-	if at < 0 || !strings.HasPrefix(rest, "tcp(") && !strings.HasPrefix(rest, "unix(") {
-		return dsnInfo{}, fmt.Errorf("%q is neither a postgres:// URL nor a MySQL DSN user:pw@tcp(host:port)/db", redactForError(dsn))
-	}
-	proto, after, _ := strings.Cut(rest, "(")
-	addr, tail, ok := strings.Cut(after, ")")
-	if !ok || !strings.HasPrefix(tail, "/") {
-		return dsnInfo{}, fmt.Errorf("%q: want user:pw@%s(address)/db", redactForError(dsn), proto)
-	}
-	info := dsnInfo{family: "mysql", user: strings.SplitN(dsn[:at], ":", 2)[0], db: strings.SplitN(tail[1:], "?", 2)[0]}
-	if proto == "tcp" {
-		h, p, err := net.SplitHostPort(addr)
-		if err != nil {
-			return dsnInfo{}, fmt.Errorf("address %q: want host:port", addr)
-		}
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return dsnInfo{}, fmt.Errorf("port %q is not allowed; want 1 to 65535", p)
-		}
-		info.host, info.port = h, p
-	}
-	return info, nil
-}
-
-// redactForError hides a password in a DSN quoted in an error.
-func redactForError(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			return u.String()
-		}
-		return dsn
-	}
-	if at := strings.LastIndex(dsn, "@"); at >= 0 {
-		if user, _, has := strings.Cut(dsn[:at], ":"); has {
-			return user + ":xxxxx" + dsn[at:]
-		}
-	}
-	return dsn
-}
-
-// errorsUnwrapAll returns the innermost error.
-func errorsUnwrapAll(err error) error {
-	for {
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok || u.Unwrap() == nil {
-			return err
-		}
-		err = u.Unwrap()
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"benchlab/internal/dsn"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
 )
@@ -27,21 +28,21 @@ func preflight(s spec.Spec, storeFile string) error {
 		if t.DSN == "" {
 			continue
 		}
-		d, err := parseDSN(t.DSN)
+		d, err := dsn.Parse(t.DSN)
 		if err != nil {
 			return usagef("target[%d].dsn: %v", i, err)
 		}
-		if d.host == "" {
+		if d.Host == "" {
 			continue // a unix socket
 		}
-		port := d.port
+		port := d.Port
 		if port == "" {
-			port = map[string]string{"postgres": "5432", "mysql": "3306"}[d.family]
+			port = map[string]string{"postgres": "5432", "mysql": "3306"}[d.Family]
 		}
-		addr := net.JoinHostPort(d.host, port)
+		addr := net.JoinHostPort(d.Host, port)
 		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
-			return usagef("target[%d].dsn: no server answers at %s (%v); start it or fix the host and port", i, addr, errorsUnwrapAll(err))
+			return usagef("target[%d].dsn: no server answers at %s (%v); start it or fix the host and port", i, addr, dsn.Innermost(err))
 		}
 		c.Close()
 	}

@@ -1,0 +1,97 @@
+// Package dsn reads the connection strings of running servers that benchlab
+// takes on its command line and in specs (a postgres:// URL or a MySQL
+// driver DSN), to check them before anything runs, and hides their
+// passwords in messages.
+package dsn
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Info is what Parse reads from a connection string.
+type Info struct {
+	// Family is "postgres" or "mysql".
+	Family string
+	// Host and Port are empty for a unix socket (and Port when the URL
+	// gives none).
+	Host, Port, User, DB string
+}
+
+// Parse checks a connection string's form before anything runs: a
+// postgres:// (or postgresql://) URL with a host, or a MySQL driver DSN
+// user[:password]@tcp(host:port)/db. It returns the engine family.
+func Parse(dsn string) (Info, error) {
+	if strings.TrimSpace(dsn) == "" {
+		return Info{}, fmt.Errorf("empty; want postgres://user@host:port/db or user:pw@tcp(host:port)/db")
+	}
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return Info{}, fmt.Errorf("%q is not a URL: %v", Redact(dsn), Innermost(err))
+		}
+		if u.Hostname() == "" {
+			return Info{}, fmt.Errorf("%q names no host; want postgres://user@host:port/db", Redact(dsn))
+		}
+		if p := u.Port(); p != "" {
+			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+				return Info{}, fmt.Errorf("port %q is not allowed; want 1 to 65535", p)
+			}
+		}
+		return Info{Family: "postgres", Host: u.Hostname(), Port: u.Port(), User: u.User.Username(),
+			DB: strings.TrimPrefix(u.Path, "/")}, nil
+	}
+	at := strings.LastIndex(dsn, "@")
+	rest := dsn[at+1:]
+	if at < 0 || !strings.HasPrefix(rest, "tcp(") && !strings.HasPrefix(rest, "unix(") {
+		return Info{}, fmt.Errorf("%q is neither a postgres:// URL nor a MySQL DSN user:pw@tcp(host:port)/db", Redact(dsn))
+	}
+	proto, after, _ := strings.Cut(rest, "(")
+	addr, tail, ok := strings.Cut(after, ")")
+	if !ok || !strings.HasPrefix(tail, "/") {
+		return Info{}, fmt.Errorf("%q: want user:pw@%s(address)/db", Redact(dsn), proto)
+	}
+	info := Info{Family: "mysql", User: strings.SplitN(dsn[:at], ":", 2)[0], DB: strings.SplitN(tail[1:], "?", 2)[0]}
+	if proto == "tcp" {
+		h, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			return Info{}, fmt.Errorf("address %q: want host:port", addr)
+		}
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return Info{}, fmt.Errorf("port %q is not allowed; want 1 to 65535", p)
+		}
+		info.Host, info.Port = h, p
+	}
+	return info, nil
+}
+
+// Redact hides a password in a DSN quoted in an error.
+func Redact(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+		return dsn
+	}
+	if at := strings.LastIndex(dsn, "@"); at >= 0 {
+		if user, _, has := strings.Cut(dsn[:at], ":"); has {
+			return user + ":xxxxx" + dsn[at:]
+		}
+	}
+	return dsn
+}
+
+// Innermost returns the innermost error.
+func Innermost(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok || u.Unwrap() == nil {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}
