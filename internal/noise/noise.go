@@ -152,6 +152,22 @@ func Learn(ctx context.Context, st *store.Store, exp store.Experiment, runs []st
 	return nil
 }
 
+// Backfill learns every experiment of the store the noise model has not
+// learned yet, so experiments stored before the model existed or copied
+// from another store count as history. Each is learned once.
+func Backfill(ctx context.Context, st *store.Store) error {
+	ids, err := st.Unlearned(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := LearnStored(ctx, st, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Model is the noise history that applies to one experiment: the priors
 // of its tests from the host's other experiments, and the host's canary
 // figures.

@@ -54,10 +54,18 @@ func TestLearnPoolsIdenticalTargets(t *testing.T) {
 	saveRun(t, st, exp.ID, "a", "off", 2, 100, 1000)
 	saveRun(t, st, exp.ID, "b", "off", 2, 90, 500)
 	saveRun(t, st, exp.ID, "c", "full", 1, 10, 1000)
-	for range 2 { // learning twice counts once
-		if err := LearnStored(ctx, st, exp.ID); err != nil {
-			t.Fatal(err)
-		}
+	// Stored without the runner: not learned yet, until Backfill.
+	if ids, err := st.Unlearned(ctx); err != nil || len(ids) != 1 || ids[0] != exp.ID {
+		t.Fatalf("unlearned %v (err %v), want [%d]", ids, err, exp.ID)
+	}
+	if err := Backfill(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := st.Unlearned(ctx); err != nil || len(ids) != 0 {
+		t.Fatalf("unlearned after backfill: %v (err %v)", ids, err)
+	}
+	if err := LearnStored(ctx, st, exp.ID); err != nil { // learning twice counts once
+		t.Fatal(err)
 	}
 	test := TestKey(exp, "point-query")
 	if !strings.HasPrefix(test, "sysbench@") || !strings.HasSuffix(test, "/point-query") {

@@ -37,8 +37,9 @@ type Data struct {
 // Load reads an experiment (0 = the most recent) with all its runs and
 // results, and the host's noise history that applies to it. It first
 // teaches the noise model the experiment (noise.Learn, which replaces
-// what it taught before), so an experiment copied from another store or
-// run before the model existed counts too.
+// what it taught before) and every experiment it has not learned
+// (noise.Backfill), so experiments copied from another store or run
+// before the model existed count too.
 func Load(ctx context.Context, st *store.Store, experimentID int64, withIntervals bool) (*Data, error) {
 	exp, err := st.Experiment(ctx, experimentID)
 	if err != nil {
@@ -55,6 +56,9 @@ func Load(ctx context.Context, st *store.Store, experimentID int64, withInterval
 		}
 	}
 	if err := noise.Learn(ctx, st, exp, runs, d.Results); err != nil {
+		return nil, err
+	}
+	if err := noise.Backfill(ctx, st); err != nil {
 		return nil, err
 	}
 	if d.Noise, err = noise.Load(ctx, st, exp, runs, d.Results); err != nil {

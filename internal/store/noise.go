@@ -42,6 +42,9 @@ func (s *Store) SaveNoise(ctx context.Context, expID int64, entries []NoiseEntry
 	if _, err := b.ExecContext(ctx, `DELETE FROM noise WHERE experiment_id = ?`, expID); err != nil {
 		return fmt.Errorf("store noise model of experiment %d: %w", expID, err)
 	}
+	if _, err := b.ExecContext(ctx, `INSERT INTO noise_learned (experiment_id) VALUES (?) ON CONFLICT DO NOTHING`, expID); err != nil {
+		return fmt.Errorf("store noise model of experiment %d: %w", expID, err)
+	}
 	for _, e := range entries {
 		if _, err := b.ExecContext(ctx, `INSERT INTO noise (experiment_id, host, engine, test, threads, config, runs, df, log_var)
 			VALUES (?,?,?,?,?,?,?,?,?)`, expID, e.Host, e.Engine, e.Test, e.Threads, e.Config, e.Runs, e.DF, e.LogVar); err != nil {
@@ -68,6 +71,26 @@ func (s *Store) NoiseHistory(ctx context.Context, key NoiseKey, exclude int64) (
 			return nil, err
 		}
 		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Unlearned lists the experiments the noise model has not learned yet
+// (stored before it existed, or copied from another store), oldest first.
+func (s *Store) Unlearned(ctx context.Context) ([]int64, error) {
+	rows, err := s.q().QueryContext(ctx, `SELECT id FROM experiments
+		WHERE id NOT IN (SELECT experiment_id FROM noise_learned) ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("read experiments the noise model has not learned: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
 	}
 	return out, rows.Err()
 }

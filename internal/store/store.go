@@ -106,6 +106,8 @@ var schema = []string{
 		runs INTEGER NOT NULL, df INTEGER NOT NULL, log_var REAL NOT NULL,
 		PRIMARY KEY (experiment_id, host, engine, test, threads, config))`,
 	`CREATE INDEX noise_key ON noise(host, engine, test, threads)`,
+	// Experiments the noise model has learned (with or without entries).
+	`CREATE TABLE noise_learned (experiment_id INTEGER PRIMARY KEY REFERENCES experiments(id))`,
 }
 
 // Open opens or creates the results database at path (a SQLite file, or a
