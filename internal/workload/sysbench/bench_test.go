@@ -8,17 +8,24 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/enginetest"
+	_ "benchlab/internal/engine/postgres"
 	"benchlab/internal/workload"
 )
 
 // benchWorker loads a 10,000-row table on SQLite and returns a worker of the
 // named test, closed when the benchmark ends.
 func benchWorker(b *testing.B, test string) workload.Worker {
+	return benchWorkerOn(b, "sqlite", test, false)
+}
+
+// benchWorkerOn is benchWorker on an engine (a server is started for a
+// server engine), with statements sent as text when unprepared.
+func benchWorkerOn(b *testing.B, eng, test string, unprepared bool) workload.Worker {
 	b.Helper()
 	ctx := context.Background()
-	db := enginetest.Open(b, engine.Target{Name: "bench", Engine: "sqlite"})
+	db := enginetest.Open(b, engine.Target{Name: "bench", Engine: eng})
 	p := workload.Params{Tables: 1, TableSize: 10_000, Threads: []int{1}, ReadTime: time.Second,
-		WriteTime: time.Second, Tests: []string{test}, Seed: 1, Unprepared: false, Options: &Options{KRandType: KUniform}}
+		WriteTime: time.Second, Tests: []string{test}, Seed: 1, Unprepared: unprepared, Options: &Options{KRandType: KUniform}}
 	steps, err := Suite{}.Plan(p)
 	if err != nil {
 		b.Fatal(err)
@@ -44,7 +51,9 @@ func benchWorker(b *testing.B, test string) workload.Worker {
 // (the workload's and the driver's: the runner adds none, see
 // runner.TestRunnerAllocatesNothingPerOp).
 func benchOps(b *testing.B, w workload.Worker) {
-	ctx := context.Background()
+	// Cancellable, as the runner's step context is: drivers watch it.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -60,3 +69,11 @@ func BenchmarkPointQuery(b *testing.B) { benchOps(b, benchWorker(b, "point-query
 // BenchmarkInsert is the insert test's operation (a text statement, as
 // sysbench sends it) on SQLite.
 func BenchmarkInsert(b *testing.B) { benchOps(b, benchWorker(b, "insert")) }
+
+// BenchmarkPointQueryPostgresText is the point query sent as text
+// (--db-ps-mode=disable) to a PostgreSQL server on loopback: allocations per
+// query include the driver's cancellation watcher unless the statement is
+// run without the step's context.
+func BenchmarkPointQueryPostgresText(b *testing.B) {
+	benchOps(b, benchWorkerOn(b, "postgres", "point-query", true))
+}

@@ -66,7 +66,10 @@ func (w *worker) prepare(ctx context.Context) error {
 		var row []engine.Stmt
 		for _, q := range w.def.stmts(w.d, n, w.def.rng) {
 			if w.p.Unprepared {
-				row = append(row, engine.TextStmt{Conn: w.conn, SQL: w.d.Bind(q)})
+				// Short statements run without the step's context, as
+				// prepared ones do: a watcher per statement on the context
+				// all workers share costs allocations and its lock.
+				row = append(row, engine.TextStmt{Conn: w.conn, SQL: w.d.Bind(q), Short: cost == engine.Short})
 				continue
 			}
 			st, err := w.conn.Prepare(ctx, w.d.Bind(q), cost)

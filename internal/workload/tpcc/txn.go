@@ -68,7 +68,10 @@ func (t *terminal) prepare(ctx context.Context, d engine.Dialect, unprepared boo
 	var err error
 	p := func(dst *engine.Stmt, sql string) {
 		if unprepared {
-			*dst = engine.TextStmt{Conn: t.conn, SQL: d.Bind(sql)}
+			// Every TPC-C statement is short (engine.Short when
+			// prepared): sent without the step's context, the driver
+			// sets no cancellation watcher on it.
+			*dst = engine.TextStmt{Conn: t.conn, SQL: d.Bind(sql), Short: true}
 			return
 		}
 		if err == nil {
