@@ -65,8 +65,17 @@ func runRerun(env Env, storeFlag string, idFlag int64, ro reportOut, yes, dryRun
 	if err != nil {
 		return err
 	}
-	if len(runs) > 0 {
-		s.Seed = store.ParseManifest(runs[0].Manifest).Seed
+	// Each repeat runs again with the seed it had; runs stored before
+	// per-repeat seeds all used the experiment seed.
+	repeatSeeds := map[int]uint64{}
+	for _, r := range runs {
+		m := store.ParseManifest(r.Manifest)
+		s.Seed = m.Seed
+		if m.RepeatSeed != 0 {
+			repeatSeeds[r.Repeat] = m.RepeatSeed
+		} else {
+			repeatSeeds[r.Repeat] = m.Seed
+		}
 	}
 	for i := range s.Targets {
 		// Stored DSNs have no password: it comes from the environment.
@@ -75,8 +84,9 @@ func runRerun(env Env, storeFlag string, idFlag int64, ro reportOut, yes, dryRun
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "benchlab: running experiment %d (%s) again with seed %d\n", exp.ID, exp.Name, s.Seed)
-	newID, err := execute(env, s, path, runner.ExperimentOptions{}, planCheck{yes: yes, dryRun: dryRun})
+	fmt.Fprintf(env.Stdout, "benchlab: running experiment %d (%s) again with seed %d and each repeat's stored seed\n",
+		exp.ID, exp.Name, s.Seed)
+	newID, err := execute(env, s, path, runner.ExperimentOptions{RepeatSeeds: repeatSeeds}, planCheck{yes: yes, dryRun: dryRun})
 	if newID != 0 {
 		if rerr := printAndWriteReport(env, path, newID, ro); rerr != nil && err == nil {
 			err = rerr

@@ -41,6 +41,10 @@ type ExperimentOptions struct {
 	// FlushEvery is how often a running step's 1-second series is written
 	// to the store (0: a minute).
 	FlushEvery time.Duration
+	// RepeatSeeds, when set, gives the seed of each repeat (1-based), as a
+	// rerun reads them from the stored manifests; missing repeats get
+	// spec.RepeatSeed of the experiment seed.
+	RepeatSeeds map[int]uint64
 }
 
 // ErrCellsFailed is wrapped by RunExperiment's error when some cells failed
@@ -78,10 +82,24 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 	if s.Seed == 0 {
 		s.Seed = rand.Uint64()>>1 | 1 // TOML integers are int64, and the seed is stored in the spec
 	}
-	steps, err := suite.Plan(s.Params())
-	if err != nil {
-		return 0, err
+	// Each repeat has its own seed, shared by its targets, and the steps
+	// planned with it (the load draws its data from the seed).
+	seeds := map[int]uint64{}
+	stepsOf := map[int][]workload.Step{}
+	for r := 1; r <= s.Workload.Repeats; r++ {
+		seed, ok := opt.RepeatSeeds[r]
+		if !ok || seed == 0 {
+			seed = spec.RepeatSeed(s.Seed, r)
+		}
+		p := s.Params()
+		p.Seed = seed
+		steps, err := suite.Plan(p)
+		if err != nil {
+			return 0, err
+		}
+		seeds[r], stepsOf[r] = seed, steps
 	}
+	var err error
 	workDir := s.WorkDir
 	if workDir == "" {
 		if workDir, err = os.MkdirTemp("", "benchlab-"); err != nil {
@@ -140,7 +158,7 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 		canary := metrics.Canary(ctx, workDir, metrics.CanaryDuration)
 		var probe metrics.MachineProbe
 		m := store.Manifest{Benchlab: opt.Build, Experiment: s.Name, Spec: exp.Spec, Preset: s.Preset,
-			Repeat: c.Repeat, Seed: s.Seed, Host: host, Canary: &canary, Started: time.Now().UTC()}
+			Repeat: c.Repeat, Seed: s.Seed, RepeatSeed: seeds[c.Repeat], Host: host, Canary: &canary, Started: time.Now().UTC()}
 		m.Target.Name, m.Target.Engine, m.Target.Settings = c.Target.Name, c.Target.Engine, c.Target.TargetSettings()
 		m.DataDir = filepath.Join(workDir, fmt.Sprintf("%s-r%d", c.Target.Name, c.Repeat))
 		m.MachineLoad = append(m.MachineLoad, probe.Snapshot("before"))
@@ -151,8 +169,8 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 		}
 		o := RunCell(ctx, Cell{
 			Target: c.Target.EngineTarget(),
-			Driver: driver, Steps: steps, Threads: s.Workload.Threads, DataDir: m.DataDir, Keep: opt.KeepData,
-			Seed: s.Seed, RunID: run.ID, Log: out,
+			Driver: driver, Steps: stepsOf[c.Repeat], Threads: s.Workload.Threads, DataDir: m.DataDir, Keep: opt.KeepData,
+			Seed: seeds[c.Repeat], RunID: run.ID, Log: out,
 			Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration, Progress: opt.Progress,
 				Rate: s.Workload.Rate, Events: s.Workload.Events, Percentile: s.Workload.Percentile,
 				FlushEvery: opt.FlushEvery},

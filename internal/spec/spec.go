@@ -583,6 +583,20 @@ func (s Spec) Params() workload.Params {
 	}
 }
 
+// RepeatSeed is the seed of repeat r (1-based) of an experiment seeded
+// with seed. Every repeat draws its own data and random choices, so the
+// spread over repeats includes what varies with them, not only machine
+// noise (issue 15 item 5); every target of a repeat gets the same seed, so
+// the comparison within a repeat stays paired. It is SplitMix64's mix of
+// seed and r, kept positive as an int64 like the experiment seed.
+func RepeatSeed(seed uint64, r int) uint64 {
+	z := seed + uint64(r)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return z>>1 | 1
+}
+
 // Cell is one run of the matrix: a target and a repeat number (1-based).
 type Cell struct {
 	Target Target

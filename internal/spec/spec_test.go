@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +165,27 @@ func TestGateSection(t *testing.T) {
 	}
 	if s, _ := Parse([]byte(two), "x", ""); s.Gate.FailOnRegression || s.Gate.Options().Correction != "holm" {
 		t.Errorf("no [gate]: %+v, want the gate off with Holm as its default", s.Gate)
+	}
+}
+
+// TestRepeatSeed: each repeat gets its own positive int64 seed, the same
+// every time for the same experiment seed and repeat.
+func TestRepeatSeed(t *testing.T) {
+	seen := map[uint64]int{}
+	for r := 1; r <= 1000; r++ {
+		s := RepeatSeed(42, r)
+		if s == 0 || s > math.MaxInt64 || s == 42 {
+			t.Fatalf("RepeatSeed(42, %d) = %d, want a positive int64 other than the experiment seed", r, s)
+		}
+		if prev, dup := seen[s]; dup {
+			t.Fatalf("repeats %d and %d share seed %d", prev, r, s)
+		}
+		seen[s] = r
+		if RepeatSeed(42, r) != s {
+			t.Fatalf("RepeatSeed(42, %d) not deterministic", r)
+		}
+	}
+	if RepeatSeed(43, 1) == RepeatSeed(42, 1) {
+		t.Error("different experiment seeds give the same repeat seed")
 	}
 }

@@ -12,12 +12,16 @@ type Manifest struct {
 	Benchlab   BuildInfo `json:"benchlab"`
 	Experiment string    `json:"experiment"`
 	// Spec is the completed spec (defaults, preset and flags applied), as TOML.
-	Spec    string `json:"spec"`
-	Preset  string `json:"preset"`
-	Repeat  int    `json:"repeat"`
-	Seed    uint64 `json:"seed"`
-	DataDir string `json:"data_dir"`
-	Target  struct {
+	Spec   string `json:"spec"`
+	Preset string `json:"preset"`
+	Repeat int    `json:"repeat"`
+	// Seed is the experiment's seed; RepeatSeed the seed this run used,
+	// the same for every target of one repeat (spec.RepeatSeed). Runs
+	// stored before per-repeat seeds have no RepeatSeed and used Seed.
+	Seed       uint64 `json:"seed"`
+	RepeatSeed uint64 `json:"repeat_seed,omitempty"`
+	DataDir    string `json:"data_dir"`
+	Target     struct {
 		Name     string            `json:"name"`
 		Engine   string            `json:"engine"`
 		Settings map[string]string `json:"settings"`
