@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -201,20 +204,26 @@ func formatFor(path, format string) (string, error) {
 			format = "csv"
 		case ".parquet":
 			format = "parquet"
+		case ".prom":
+			format = "prometheus"
+		case ".hlog", ".hdr":
+			format = "hdr"
 		default:
 			format = "text"
 		}
 	}
 	format = strings.ToLower(format)
 	switch format {
-	case "text", "markdown", "html", "json", "csv":
+	case "text", "markdown", "html", "json", "csv", "prometheus", "hdr", "hdr-percentiles":
 		return format, nil
 	case "md":
 		return "markdown", nil
+	case "openmetrics", "prom":
+		return "prometheus", nil
 	case "parquet":
 		return "", usagef("flag --format: Parquet is not supported (benchlab has no Parquet writer); want text, markdown, html, json or csv")
 	}
-	return "", usagef("flag --format: %q is not supported; want text, markdown, html, json or csv", format)
+	return "", usagef("flag --format: %q is not supported; want text, markdown, html, json, csv, prometheus, hdr or hdr-percentiles", format)
 }
 
 func writeReportFile(d *report.Data, r *report.Report, path, format string) error {
@@ -231,14 +240,10 @@ func writeReportFile(d *report.Data, r *report.Report, path, format string) erro
 		err = report.WriteMarkdown(f, r)
 	case "html":
 		err = report.WriteHTML(f, d, r)
-	case "json":
-		err = report.WriteJSON(f, d)
-	case "csv":
-		err = report.WriteCSV(f, d)
-	case "csv-series":
-		err = report.WriteSeriesCSV(f, d)
-	default:
+	case "text":
 		err = report.WriteText(f, r, report.TextOptions{})
+	default:
+		err = writeFormat(f, format, []*report.Data{d}, false)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -255,74 +260,207 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""
 }
 
+// reportFlags are the flags of `benchlab report`.
+type reportFlags struct {
+	store, format, out, color, name string
+	id                              int64
+	series, all                     bool
+}
+
 func newReportCmd(env Env) *cobra.Command {
-	var storeFlag, format, out, color string
-	var id int64
-	var series bool
+	f := &reportFlags{}
 	cmd := &cobra.Command{
-		Use:   "report [--experiment N] [--format text|markdown|html|json|csv [--series]] [-o file]",
-		Short: "print or write the report of a stored experiment",
-		Args:  noArgs,
-		RunE: body(func(*cobra.Command, []string) error {
-			return runReport(env, storeFlag, id, format, out, color, series)
-		}),
+		Use:   "report [--experiment N | --all | --name GLOB] [--format FORMAT [--series]] [-o file]",
+		Short: "print or write the report of a stored experiment, or export results for other tools",
+		Long: "Prints or writes the report of a stored experiment (text, markdown, html), or exports results\n" +
+			"for other tools: json and csv (every result; --series: one line per second with its wall-clock time),\n" +
+			"prometheus (OpenMetrics/Prometheus text of each result's summary), hdr (HdrHistogram interval log of\n" +
+			"each result's latency histogram) and hdr-percentiles (HdrHistogram percentile distributions).\n" +
+			"Exports take --all or --name to cover several experiments. Format names are case-insensitive;\n" +
+			"Parquet is not supported.",
+		Example: "  benchlab report --all --format csv -o all.csv\n  benchlab report --format prometheus -o benchlab.prom\n" +
+			"  benchlab report --format hdr -o latency.hlog",
+		Args: noArgs,
+		RunE: body(func(*cobra.Command, []string) error { return runReport(env, f) }),
 	}
 	fs := cmd.Flags()
-	addStoreFlag(fs, &storeFlag)
-	fs.Int64Var(&id, "experiment", 0, "experiment ID (default: the most recent)")
-	fs.StringVar(&format, "format", "", "text, markdown, html (one self-contained page with charts), json or csv (every result, machine-readable); default from the -o file name, else text")
-	fs.StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
-	addColorFlag(fs, &color)
-	fs.BoolVar(&series, "series", false, "with csv: one line per 1-second interval instead of one per result")
+	addStoreFlag(fs, &f.store)
+	fs.Int64Var(&f.id, "experiment", 0, "experiment ID (default: the most recent)")
+	fs.BoolVar(&f.all, "all", false, "exports: every stored experiment")
+	fs.StringVar(&f.name, "name", "", "exports: the experiments whose name matches this glob (e.g. 'sqlite-*')")
+	fs.StringVar(&f.format, "format", "", "text, markdown, html, json, csv, prometheus, hdr or hdr-percentiles; default from the -o file name, else text")
+	fs.StringVarP(&f.out, "output", "o", "", "write to this file instead of standard output")
+	addColorFlag(fs, &f.color)
+	fs.BoolVar(&f.series, "series", false, "with csv: one line per 1-second interval (with its wall-clock time) instead of one per result")
 	return cmd
 }
 
-func runReport(env Env, storeFlag string, idFlag int64, formatFlag, outFlag, colorFlag string, seriesFlag bool) error {
-	id, format, out, color, series := &idFlag, &formatFlag, &outFlag, &colorFlag, &seriesFlag
-	if *id < 0 {
-		return usagef("flag --experiment: %d is not allowed; want an ID from `benchlab runs`", *id)
+// multiFormats are the formats that can hold several experiments.
+var multiFormats = map[string]bool{"json": true, "csv": true, "csv-series": true, "prometheus": true, "hdr": true, "hdr-percentiles": true}
+
+func runReport(env Env, f *reportFlags) error {
+	if f.id < 0 {
+		return usagef("flag --experiment: %d is not allowed; want an ID from `benchlab runs`", f.id)
 	}
-	f, err := formatFor(*out, *format)
+	format, err := formatFor(f.out, f.format)
 	if err != nil {
 		return err
 	}
-	*format = f
-	if *series {
-		if f != "csv" {
+	if f.series {
+		if format != "csv" {
 			return usagef("flag --series: only with --format csv (or -o file.csv); JSON holds the series already")
 		}
-		*format = "csv-series"
+		format = "csv-series"
 	}
-	colored, err := useColor(env.Stdout, *color)
-	if err != nil {
-		return err
+	many := f.all || f.name != ""
+	if many && f.id != 0 {
+		return usagef("flag --experiment: give one experiment or --all/--name, not both")
 	}
-	if *out != "" {
-		if err := checkWritable("-o", *out); err != nil {
-			return err
+	if many && !multiFormats[format] {
+		return usagef("flag --all/--name: for the exports (json, csv, prometheus, hdr, hdr-percentiles); %s reports one experiment", format)
+	}
+	if f.name != "" {
+		if _, err := path.Match(f.name, ""); err != nil {
+			return usagef("flag --name: %q is not a glob pattern: %v", f.name, err)
 		}
 	}
-	d, err := loadData(storePath(env, storeFlag), *id)
+	colored, err := useColor(env.Stdout, f.color)
 	if err != nil {
 		return err
 	}
-	r := report.Build(d)
-	if *out != "" {
-		return writeReportFile(d, r, *out, *format)
+	if f.out != "" {
+		if err := checkWritable("-o", f.out); err != nil {
+			return err
+		}
+		colored = false
 	}
-	switch *format {
-	case "markdown":
-		return report.WriteMarkdown(env.Stdout, r)
-	case "html":
-		return report.WriteHTML(env.Stdout, d, r)
+	var ds []*report.Data
+	if many {
+		if ds, err = loadMany(storePath(env, f.store), f.name); err != nil {
+			return err
+		}
+	} else {
+		d, err := loadData(storePath(env, f.store), f.id)
+		if err != nil {
+			return err
+		}
+		ds = []*report.Data{d}
+	}
+	w := env.Stdout
+	var file *os.File
+	if f.out != "" {
+		if file, err = os.Create(f.out); err != nil {
+			return fmt.Errorf("report file: %w", err)
+		}
+		w = file
+	}
+	err = writeFormat(w, format, ds, colored)
+	if file != nil {
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// loadMany loads every stored experiment whose name matches the glob
+// (every one when it is empty), oldest first.
+func loadMany(storeFile, glob string) ([]*report.Data, error) {
+	if err := storeExists(storeFile); err != nil {
+		return nil, err
+	}
+	st, err := store.Open(storeFile)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	ctx := context.Background()
+	exps, err := st.Experiments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ds []*report.Data
+	for i := len(exps) - 1; i >= 0; i-- {
+		e := exps[i]
+		if ok, _ := path.Match(glob, e.Name); glob != "" && !ok {
+			continue
+		}
+		d, err := report.Load(ctx, st, e.ID, true)
+		if err != nil {
+			return nil, fmt.Errorf("experiment %d: %w", e.ID, err)
+		}
+		ds = append(ds, d)
+	}
+	if len(ds) == 0 {
+		return nil, usagef("flag --name: no stored experiment matches %q (see `benchlab runs`)", glob)
+	}
+	return ds, nil
+}
+
+// writeFormat writes experiments ds in format; the reports (text,
+// markdown, html) take one experiment.
+func writeFormat(w io.Writer, format string, ds []*report.Data, color bool) error {
+	switch format {
 	case "json":
-		return report.WriteJSON(env.Stdout, d)
-	case "csv":
-		return report.WriteCSV(env.Stdout, d)
-	case "csv-series":
-		return report.WriteSeriesCSV(env.Stdout, d)
+		if len(ds) == 1 {
+			return report.WriteJSON(w, ds[0])
+		}
+		return writeJSONMany(w, ds)
+	case "csv", "csv-series":
+		write := report.WriteCSV
+		if format == "csv-series" {
+			write = report.WriteSeriesCSV
+		}
+		for i, d := range ds {
+			var b bytes.Buffer
+			if err := write(&b, d); err != nil {
+				return err
+			}
+			out := b.Bytes()
+			if i > 0 { // one header for all experiments
+				if nl := bytes.IndexByte(out, '\n'); nl >= 0 {
+					out = out[nl+1:]
+				}
+			}
+			if _, err := w.Write(out); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "prometheus":
+		return report.WritePrometheus(w, ds)
+	case "hdr":
+		return report.WriteHDRLog(w, ds)
+	case "hdr-percentiles":
+		return report.WriteHDRPercentiles(w, ds)
 	}
-	return report.WriteText(env.Stdout, r, report.TextOptions{Color: colored})
+	d := ds[0]
+	r := report.Build(d)
+	switch format {
+	case "markdown":
+		return report.WriteMarkdown(w, r)
+	case "html":
+		return report.WriteHTML(w, d, r)
+	}
+	return report.WriteText(w, r, report.TextOptions{Color: color})
+}
+
+// writeJSONMany writes several experiments' JSON documents as one:
+// {"experiments": [doc, ...]}.
+func writeJSONMany(w io.Writer, ds []*report.Data) error {
+	docs := make([]json.RawMessage, len(ds))
+	for i, d := range ds {
+		var b bytes.Buffer
+		if err := report.WriteJSON(&b, d); err != nil {
+			return err
+		}
+		docs[i] = bytes.TrimSpace(b.Bytes())
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Experiments []json.RawMessage `json:"experiments"`
+	}{docs})
 }
 
 func newRunsCmd(env Env) *cobra.Command {

@@ -72,7 +72,9 @@ type Record struct {
 
 // IntervalRecord is one second of a step's series.
 type IntervalRecord struct {
-	Sec        int     `json:"sec"`
+	Sec int `json:"sec"`
+	// Time is the interval's end on the wall clock (RFC 3339, UTC).
+	Time       string  `json:"time"`
 	Seconds    float64 `json:"seconds"`
 	Events     int64   `json:"events"`
 	Statements int64   `json:"statements"`
@@ -127,7 +129,10 @@ func Records(d *Data) []Record {
 				rec.StealPct, rec.ForeignPct = measuredF(e.StealPct()), measuredF(e.ForeignPct())
 			}
 			for _, iv := range r.Intervals {
-				rec.Intervals = append(rec.Intervals, IntervalRecord{Sec: iv.Sec, Seconds: iv.Seconds, Events: iv.Events,
+				// Interval k covers (start + k s, start + (k+1) s]: its time
+				// is its end on the wall clock.
+				end := r.Started.Add(time.Duration(iv.Sec+1) * time.Second).UTC().Format(time.RFC3339Nano)
+				rec.Intervals = append(rec.Intervals, IntervalRecord{Sec: iv.Sec, Time: end, Seconds: iv.Seconds, Events: iv.Events,
 					Statements: iv.Statements, Rows: iv.Rows, Errors: iv.Errors, P95Ms: msOf(iv.P95), MaxMs: msOf(iv.Max)})
 			}
 			out = append(out, rec)
@@ -215,7 +220,7 @@ func WriteCSV(w io.Writer, d *Data) error {
 // latency in ms.
 func WriteSeriesCSV(w io.Writer, d *Data) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"experiment", "run", "target", "repeat", "seq", "test", "role", "threads", "sec",
+	if err := cw.Write([]string{"experiment", "run", "target", "repeat", "seq", "test", "role", "threads", "sec", "time",
 		"seconds", "events", "statements", "rows", "errors", "qps", "tps", "p95_ms", "max_ms"}); err != nil {
 		return err
 	}
@@ -228,7 +233,7 @@ func WriteSeriesCSV(w io.Writer, d *Data) error {
 				qps, tps = float64(iv.Statements)/iv.Seconds, float64(iv.Events)/iv.Seconds
 			}
 			if err := cw.Write([]string{i(r.Experiment), i(r.Run), r.Target, strconv.Itoa(r.Repeat), strconv.Itoa(r.Seq),
-				r.Test, r.Role, strconv.Itoa(r.Threads), strconv.Itoa(iv.Sec), f(iv.Seconds), i(iv.Events),
+				r.Test, r.Role, strconv.Itoa(r.Threads), strconv.Itoa(iv.Sec), iv.Time, f(iv.Seconds), i(iv.Events),
 				i(iv.Statements), i(iv.Rows), i(iv.Errors), f(qps), f(tps), f(iv.P95Ms), f(iv.MaxMs)}); err != nil {
 				return err
 			}
