@@ -113,6 +113,16 @@ print("ok", len(rows), len(ser))
 	if code != ExitOK || !strings.Contains(out2, "Value\tPercentile\tTotalCount\t1/(1-Percentile)") {
 		t.Errorf("hdr-percentiles: exit %d\n%.500s", code, out2)
 	}
+	// The terminal report fits 120 columns: wide tables split by columns.
+	code, text, _ := run(t, Env{}, "report", "--store", db, "--color", "never")
+	if code != ExitOK || !strings.Contains(text, "(continued)") {
+		t.Errorf("text report: exit %d, no table split:\n%s", code, text)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if n := len([]rune(l)); n > 120 {
+			t.Errorf("report line of %d columns: %q", n, l)
+		}
+	}
 	for _, bad := range [][]string{{"--all", "--format", "text"}, {"--all", "--experiment", "1", "--format", "csv"},
 		{"--name", "[", "--format", "csv"}, {"--name", "zz*", "--format", "csv"}, {"-o", filepath.Join(dir, "x.parquet")}} {
 		if code, _, stderr := run(t, Env{}, append([]string{"report", "--store", db}, bad...)...); code != ExitUsage {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -55,9 +56,23 @@ func (c Cell) plain() string {
 		if math.IsInf(c.Value, 1) {
 			return "inf" + m
 		}
-		return fmt.Sprintf("%.2f", c.Value) + m
+		return FormatRatio(c.Value) + m
 	}
 	return FormatValue(c.Value) + toneMark(c.Tone)
+}
+
+// FormatRatio renders a ratio with two decimals, except that a ratio below
+// 0.1 keeps two significant digits (0.0046, not a bare 0.00), and an exact
+// zero prints as 0.
+func FormatRatio(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case v == 0:
+		return "0"
+	case a < 0.1:
+		return strconv.FormatFloat(v, 'g', 2, 64)
+	}
+	return fmt.Sprintf("%.2f", v)
 }
 
 // TextOptions control the text renderer.
@@ -83,16 +98,18 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 		b.WriteString(r.Title + "\n")
 	}
 	for _, h := range r.Header {
-		b.WriteString("  " + h + "\n")
+		b.WriteString(wrapText(h, "  ", "    ", TextWidth))
 	}
 	for _, t := range r.Tables {
-		b.WriteString("\n")
-		writeTextTable(&b, t, opt)
+		for _, part := range splitWide(t, TextWidth) {
+			b.WriteString("\n")
+			writeTextTable(&b, part, opt)
+		}
 	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\nNotes:\n")
 		for _, n := range r.Notes {
-			b.WriteString("  - " + n + "\n")
+			b.WriteString(wrapText(n, "  - ", "    ", TextWidth))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -102,19 +119,9 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 func writeTextTable(b *strings.Builder, t Table, opt TextOptions) {
 	b.WriteString(t.Title + "\n")
 	if t.Legend != "" {
-		b.WriteString("  " + t.Legend + "\n")
+		b.WriteString(wrapText(t.Legend, "  ", "  ", TextWidth))
 	}
-	widths := make([]int, len(t.Columns)+1)
-	widths[0] = utf8.RuneCountInString("test")
-	for i, c := range t.Columns {
-		widths[i+1] = utf8.RuneCountInString(c)
-	}
-	for _, r := range t.Rows {
-		widths[0] = max(widths[0], utf8.RuneCountInString(r.Label)+2)
-		for i, c := range r.Cells {
-			widths[i+1] = max(widths[i+1], utf8.RuneCountInString(c.plain()))
-		}
-	}
+	widths := columnWidths(t)
 	pad := func(s string, n int, left bool) string {
 		gap := strings.Repeat(" ", max(0, n-utf8.RuneCountInString(s)))
 		if left {
@@ -215,3 +222,82 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 var mdReplacer = strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "\n", " ")
 
 func mdEscape(s string) string { return mdReplacer.Replace(s) }
+
+// TextWidth is the widest line of the text report: wider tables are split
+// into groups of columns, and long notes and legends wrap.
+const TextWidth = 120
+
+// columnWidths returns the width of t's label column and of each column.
+func columnWidths(t Table) []int {
+	widths := make([]int, len(t.Columns)+1)
+	widths[0] = utf8.RuneCountInString("test")
+	for i, c := range t.Columns {
+		widths[i+1] = utf8.RuneCountInString(c)
+	}
+	for _, r := range t.Rows {
+		widths[0] = max(widths[0], utf8.RuneCountInString(r.Label)+2)
+		for i, c := range r.Cells {
+			if i+1 < len(widths) {
+				widths[i+1] = max(widths[i+1], utf8.RuneCountInString(c.plain()))
+			}
+		}
+	}
+	return widths
+}
+
+// splitWide splits a table wider than limit into tables of consecutive
+// columns that fit, each with the row labels; the later parts' titles say
+// they continue the first.
+func splitWide(t Table, limit int) []Table {
+	widths := columnWidths(t)
+	total := widths[0]
+	for _, w := range widths[1:] {
+		total += 2 + w
+	}
+	if total <= limit || len(t.Columns) < 2 {
+		return []Table{t}
+	}
+	var parts []Table
+	for start := 0; start < len(t.Columns); {
+		end, width := start, widths[0]
+		for end < len(t.Columns) && (end == start || width+2+widths[end+1] <= limit) {
+			width += 2 + widths[end+1]
+			end++
+		}
+		part := Table{Title: t.Title, Legend: t.Legend, Columns: t.Columns[start:end]}
+		if start > 0 {
+			part.Title, part.Legend = t.Title+" (continued)", ""
+		}
+		for _, r := range t.Rows {
+			nr := Row{Group: r.Group, Label: r.Label}
+			if start < len(r.Cells) {
+				nr.Cells = r.Cells[start:min(end, len(r.Cells))]
+			}
+			part.Rows = append(part.Rows, nr)
+		}
+		parts = append(parts, part)
+		start = end
+	}
+	return parts
+}
+
+// wrapText wraps s at word boundaries to lines of at most width columns,
+// the first starting with first and the rest with rest.
+func wrapText(s, first, rest string, width int) string {
+	var b strings.Builder
+	line := first
+	empty := true
+	for _, word := range strings.Fields(s) {
+		if !empty && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > width {
+			b.WriteString(line + "\n")
+			line, empty = rest, true
+		}
+		if !empty {
+			line += " "
+		}
+		line += word
+		empty = false
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}

@@ -1,0 +1,16 @@
+package report
+
+import "testing"
+
+// TestFormatRatio: small ratios keep two significant digits instead of a
+// bare 0.00 (the quickstart's delete-full against wal-normal).
+func TestFormatRatio(t *testing.T) {
+	for v, want := range map[float64]string{
+		1: "1.00", 1.234: "1.23", 0.1: "0.10", 0.0999: "0.1", 0.0046: "0.0046", 0.00123: "0.0012",
+		0: "0", 12.5: "12.50", 1e-7: "1e-07",
+	} {
+		if got := FormatRatio(v); got != want {
+			t.Errorf("FormatRatio(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
