@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -19,6 +20,7 @@ import (
 	"benchlab/internal/report"
 	"benchlab/internal/runner"
 	"benchlab/internal/spec"
+	"benchlab/internal/stale"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
@@ -466,14 +468,21 @@ func writeJSONMany(w io.Writer, ds []*report.Data) error {
 func newRunsCmd(env Env) *cobra.Command {
 	var storeFlag string
 	var limit, offset int
+	var prune bool
 	cmd := &cobra.Command{
 		Use:   "runs [--store DB] [--limit N] [--offset M]",
 		Short: "list stored runs, newest first, under their experiments",
 		Long: "Lists the newest runs (50 by default) under their experiments, newest first; " +
 			"--offset skips the newest M runs to page back, --limit 0 lists all.",
 		Args: noArgs,
-		RunE: body(func(*cobra.Command, []string) error { return runRuns(env, storeFlag, limit, offset) }),
+		RunE: body(func(*cobra.Command, []string) error {
+			if prune {
+				return pruneRuns(env, storeFlag)
+			}
+			return runRuns(env, storeFlag, limit, offset)
+		}),
 	}
+	cmd.Flags().BoolVar(&prune, "prune", false, "mark runs whose process is gone as abandoned, and remove work dirs whose owner is gone")
 	addStoreFlag(cmd.Flags(), &storeFlag)
 	cmd.Flags().IntVar(&limit, "limit", defaultRunsLimit, "runs to list (0: all)")
 	cmd.Flags().IntVar(&offset, "offset", 0, "newest runs to skip (the next page starts at offset+limit)")
@@ -533,8 +542,9 @@ func runRuns(env Env, storeFlag string, limit, offset int) error {
 		rs := byExp[id]
 		for i := len(rs) - 1; i >= 0; i-- {
 			r := rs[i]
+			status, took := runState(r)
 			fmt.Fprintf(env.Stdout, "  run %-4d %-20s %-8s %-10s repeat %d  %-11s %s\n", r.ID, r.Target, r.Engine,
-				r.Version, r.Repeat, r.Status, r.Ended.Sub(r.Started).Round(1e9))
+				r.Version, r.Repeat, status, took)
 		}
 	}
 	if shown := len(runs); offset > 0 || offset+shown < total {
@@ -546,6 +556,67 @@ func runRuns(env Env, storeFlag string, limit, offset int) error {
 			offset+shown, total, next)
 	}
 	return nil
+}
+
+// runState is a run's status as `runs` shows it: a run stored as running
+// whose process (pid on this host) is gone is "abandoned"; and how long it
+// took, or for a run still going how long it has been going.
+func runState(r store.Run) (status, took string) {
+	status = r.Status
+	if r.Status != store.StatusRunning {
+		if r.Ended.IsZero() || r.Ended.Before(r.Started) {
+			return status, "-"
+		}
+		return status, r.Ended.Sub(r.Started).Round(time.Second).String()
+	}
+	m := store.ParseManifest(r.Manifest)
+	if stale.Gone(m.Host.Hostname, m.PID) {
+		return store.StatusAbandoned, fmt.Sprintf("- (pid %d on %s is gone; runs --prune marks it)", m.PID, m.Host.Hostname)
+	}
+	return status, fmt.Sprintf("%s so far", time.Since(r.Started).Round(time.Second))
+}
+
+// pruneRuns marks every run whose process is gone as abandoned and removes
+// the work dirs of dead owners from the temp dir.
+func pruneRuns(env Env, storeFlag string) error {
+	path := storePath(env, storeFlag)
+	if err := storeExists(path); err != nil {
+		return err
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ctx := context.Background()
+	runs, _, err := st.RecentRuns(ctx, 0, 0)
+	if err != nil {
+		return err
+	}
+	marked := 0
+	for _, r := range runs {
+		if r.Status != store.StatusRunning {
+			continue
+		}
+		m := store.ParseManifest(r.Manifest)
+		if !stale.Gone(m.Host.Hostname, m.PID) {
+			continue
+		}
+		r.Status, r.Ended = store.StatusAbandoned, r.Started
+		r.Error = fmt.Sprintf("abandoned: benchlab process %d on %s ended without finishing the run", m.PID, m.Host.Hostname)
+		if err := st.FinishRun(ctx, &r); err != nil {
+			return err
+		}
+		marked++
+		fmt.Fprintf(env.Stdout, "run %d (%s, experiment %d) marked abandoned: process %d on %s is gone\n", r.ID, r.Target,
+			r.ExperimentID, m.PID, m.Host.Hostname)
+	}
+	removed, err := stale.SweepWorkDirs(os.TempDir())
+	for _, d := range removed {
+		fmt.Fprintf(env.Stdout, "removed work dir %s (its benchlab process is gone)\n", d)
+	}
+	fmt.Fprintf(env.Stdout, "prune: %d run(s) marked abandoned, %d work dir(s) removed\n", marked, len(removed))
+	return err
 }
 
 func newListCmd(env Env) *cobra.Command {

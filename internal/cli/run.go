@@ -18,6 +18,7 @@ import (
 	"benchlab/internal/runner"
 	"benchlab/internal/schedule"
 	"benchlab/internal/spec"
+	"benchlab/internal/stale"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
@@ -354,11 +355,19 @@ func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOption
 	// The work dir (cells' data dirs) is created here rather than by the
 	// runner, so that even a second Ctrl-C, which exits at once, removes it.
 	if s.WorkDir == "" {
+		// Work dirs left by benchlab processes killed hard go first.
+		if removed, err := stale.SweepWorkDirs(os.TempDir()); err == nil && len(removed) > 0 {
+			fmt.Fprintf(env.Stderr, "benchlab: removed %d work dir(s) of benchlab processes that are gone: %s\n",
+				len(removed), strings.Join(removed, ", "))
+		}
 		dir, err := os.MkdirTemp("", "benchlab-")
 		if err != nil {
 			return 0, fmt.Errorf("work dir: %w", err)
 		}
 		defer os.RemoveAll(dir)
+		if err := stale.MarkOwner(dir); err != nil {
+			return 0, err
+		}
 		s.WorkDir = dir
 		opt.TempWorkDir = true
 	}

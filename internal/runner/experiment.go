@@ -157,7 +157,7 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 		}
 		canary := metrics.Canary(ctx, workDir, metrics.CanaryDuration)
 		var probe metrics.MachineProbe
-		m := store.Manifest{Benchlab: opt.Build, Experiment: s.Name, Spec: exp.Spec, Preset: s.Preset,
+		m := store.Manifest{Benchlab: opt.Build, Experiment: s.Name, Spec: exp.Spec, Preset: s.Preset, PID: os.Getpid(),
 			Repeat: c.Repeat, Seed: s.Seed, RepeatSeed: seeds[c.Repeat], Host: host, Canary: &canary, Started: time.Now().UTC()}
 		m.Target.Name, m.Target.Engine, m.Target.Settings = c.Target.Name, c.Target.Engine, c.Target.TargetSettings()
 		m.DataDir = filepath.Join(workDir, fmt.Sprintf("%s-r%d", c.Target.Name, c.Repeat))

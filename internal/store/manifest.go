@@ -33,6 +33,9 @@ type Manifest struct {
 		Settings map[string]string `json:"settings"`
 	} `json:"engine"`
 	Host Host `json:"host"`
+	// PID is the benchlab process that ran the run, on Host.Hostname: a run
+	// still stored as running whose process is gone was abandoned.
+	PID int `json:"pid,omitempty"`
 	// Canary holds the fixed probes run just before the run (nil for runs
 	// stored before canaries existed).
 	Canary      *Canary   `json:"canary,omitempty"`

@@ -8,7 +8,10 @@ import (
 
 // Run statuses.
 const (
-	StatusRunning     = "running"
+	StatusRunning = "running"
+	// StatusAbandoned is a run whose process ended without finishing it
+	// (killed hard), as `benchlab runs --prune` marks it.
+	StatusAbandoned   = "abandoned"
 	StatusOK          = "ok"
 	StatusFailed      = "failed"
 	StatusInterrupted = "interrupted"
