@@ -34,6 +34,7 @@ type runFlags struct {
 	set                                               []string
 	store, workdir, reportOut, format, psMode, color  string
 	keepData, yes, dryRun                             bool
+	metricsAddr                                       string
 	waitQuiet, cpuProfile, flushEvery                 string
 	suite                                             string
 	// opts are the flags of every suite's own options.
@@ -75,12 +76,13 @@ func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	fs.StringVar(&f.waitQuiet, "wait-quiet", "", "before each run, wait up to this long for the machine's CPU use to drop below 10%")
 	addReportOutFlags(fs, &f.reportOut, &f.format, &f.color)
 	fs.StringVar(&f.warmupTime, "warmup-time", "", "the same as --warmup (sysbench's name)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve live Prometheus metrics (ops/s, latency quantiles, errors per target and test) at http://ADDR/metrics during the run; loopback only, e.g. 127.0.0.1:9464")
 	addKnobs(fs, &f.k)
 	setGroup(fs, groupExperiment, "spec", "preset", "name", "base", "engine", "set", "suite", "repeats", "seed", "yes", "dry-run",
 		"workdir", "keep-data", "wait-quiet", "cpuprofile", "flush-every")
 	setGroup(fs, groupWorkload, "tests", "threads", "time", "read-time", "write-time", "warmup", "warmup-time",
 		"report-interval", "tables", "table-size", "db-ps-mode")
-	setGroup(fs, groupOutput, "store", "output", "format", "color")
+	setGroup(fs, groupOutput, "store", "output", "format", "color", "metrics-addr")
 	return f
 }
 
@@ -316,12 +318,22 @@ func runRun(env Env, f *runFlags) error {
 		}
 		flush = d.Duration
 	}
+	opt := runner.ExperimentOptions{KeepData: f.keepData, WaitQuiet: quiet, FlushEvery: flush}
+	if f.metricsAddr != "" && !f.dryRun {
+		lm, err := startLiveMetrics(f.metricsAddr)
+		if err != nil {
+			return err
+		}
+		defer lm.close()
+		opt.Live = lm.record
+		fmt.Fprintf(env.Stdout, "benchlab: live metrics at http://%s/metrics\n", lm.Addr())
+	}
 	pc := planCheck{yes: f.yes, dryRun: f.dryRun, alt: func(preset string) (spec.Spec, error) {
 		g := *f
 		g.preset = preset
 		return g.buildSpec()
 	}}
-	id, err := execute(env, s, f.store, runner.ExperimentOptions{KeepData: f.keepData, WaitQuiet: quiet, FlushEvery: flush}, pc)
+	id, err := execute(env, s, f.store, opt, pc)
 	if id != 0 {
 		if rerr := printAndWriteReport(env, storePath(env, f.store), id, ro); rerr != nil && err == nil {
 			err = rerr

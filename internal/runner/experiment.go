@@ -38,6 +38,9 @@ type ExperimentOptions struct {
 	OnRun func(i, n int)
 	// Progress, when set, gives a suffix for every live line (the ETA).
 	Progress func() string
+	// Live, when set, receives every second's numbers of the running step
+	// with its target's name (for --metrics-addr).
+	Live func(target string, s LiveSample)
 	// FlushEvery is how often a running step's 1-second series is written
 	// to the store (0: a minute).
 	FlushEvery time.Duration
@@ -172,7 +175,7 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 			Driver: driver, Steps: stepsOf[c.Repeat], Threads: s.Workload.Threads, DataDir: m.DataDir, Keep: opt.KeepData,
 			Seed: seeds[c.Repeat], RunID: run.ID, Log: out,
 			Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration, Progress: opt.Progress,
-				Rate: s.Workload.Rate, Events: s.Workload.Events, Percentile: s.Workload.Percentile,
+				Rate: s.Workload.Rate, Events: s.Workload.Events, Percentile: s.Workload.Percentile, Live: liveOf(opt.Live, c.Target.Name),
 				FlushEvery: opt.FlushEvery},
 		}, st)
 		m.MachineLoad = append(m.MachineLoad, probe.Snapshot("after"))
@@ -201,4 +204,12 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 		return exp.ID, fmt.Errorf("%w: %v", ErrCellsFailed, failed)
 	}
 	return exp.ID, nil
+}
+
+// liveOf binds a cell's target name to the experiment's Live callback.
+func liveOf(f func(string, LiveSample), target string) func(LiveSample) {
+	if f == nil {
+		return nil
+	}
+	return func(s LiveSample) { f(target, s) }
 }

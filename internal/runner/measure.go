@@ -59,6 +59,21 @@ type Options struct {
 	FlushEvery time.Duration
 	// Percentile is the latency percentile of the live lines (0: 95).
 	Percentile float64
+	// Live, when set, receives every role's numbers of every second as the
+	// step runs (for --metrics-addr).
+	Live func(LiveSample)
+}
+
+// LiveSample is one role's last second of a running step.
+type LiveSample struct {
+	Test, Role       string
+	Threads          int
+	Warm             bool
+	Seconds          float64
+	Events, Errors   int64
+	Statements, Rows int64
+	P50, P95, P99    time.Duration
+	Max              time.Duration
 }
 
 // Stream keeps a step's results as the step goes. Begin is called once,
@@ -703,6 +718,11 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 					iv.Load = &load
 				}
 				series[ri] = append(series[ri], iv)
+			}
+			if opt.Live != nil && secs > 0 {
+				opt.Live(LiveSample{Test: st.Name, Role: rr.role.Name, Threads: threads, Warm: now.Before(measureFrom),
+					Seconds: secs, Events: w.Events, Errors: w.Errors, Statements: w.Statements, Rows: w.Rows,
+					P50: w.Quantile(0.5), P95: w.Quantile(0.95), P99: w.Quantile(0.99), Max: w.Max})
 			}
 			windows[ri].Add(&w)
 		}

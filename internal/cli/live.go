@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"benchlab/internal/runner"
+)
+
+// liveMetrics holds the last second of every target/test/threads/role of a
+// running experiment and serves it as Prometheus text (--metrics-addr).
+type liveMetrics struct {
+	mu   sync.Mutex
+	last map[string]liveEntry
+	srv  *http.Server
+	ln   net.Listener
+}
+
+type liveEntry struct {
+	target string
+	s      runner.LiveSample
+}
+
+// startLiveMetrics serves /metrics on addr, which must be a loopback
+// address: the numbers are the lab's, not the network's.
+func startLiveMetrics(addr string) (*liveMetrics, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, usagef("flag --metrics-addr: %q is not host:port (e.g. 127.0.0.1:9464)", addr)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, usagef("flag --metrics-addr: %s is not a loopback address; want 127.0.0.1:PORT, [::1]:PORT or localhost:PORT", host)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, usagef("flag --metrics-addr: cannot listen on %s: %v", addr, err)
+	}
+	lm := &liveMetrics{last: map[string]liveEntry{}, ln: ln}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		lm.write(w)
+	})
+	lm.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go lm.srv.Serve(ln)
+	return lm, nil
+}
+
+// Addr is the address served.
+func (lm *liveMetrics) Addr() string { return lm.ln.Addr().String() }
+
+// record keeps one second of one role.
+func (lm *liveMetrics) record(target string, s runner.LiveSample) {
+	key := strings.Join([]string{target, s.Test, strconv.Itoa(s.Threads), s.Role}, "\x00")
+	lm.mu.Lock()
+	lm.last[key] = liveEntry{target, s}
+	lm.mu.Unlock()
+}
+
+// close stops serving.
+func (lm *liveMetrics) close() { lm.srv.Close() }
+
+func (lm *liveMetrics) write(w io.Writer) {
+	lm.mu.Lock()
+	entries := make([]liveEntry, 0, len(lm.last))
+	for _, e := range lm.last {
+		entries = append(entries, e)
+	}
+	lm.mu.Unlock()
+	sort.Slice(entries, func(i, j int) bool {
+		a, b := entries[i], entries[j]
+		return fmt.Sprint(a.target, a.s.Test, a.s.Threads, a.s.Role) < fmt.Sprint(b.target, b.s.Test, b.s.Threads, b.s.Role)
+	})
+	fams := []struct {
+		name, help string
+		vals       func(s runner.LiveSample) [][2]string
+	}{
+		{"benchlab_live_ops_per_second", "Operations per second over the last second.", func(s runner.LiveSample) [][2]string {
+			return [][2]string{{"", fmtF(float64(s.Events) / s.Seconds)}}
+		}},
+		{"benchlab_live_qps", "Statements per second over the last second.", func(s runner.LiveSample) [][2]string {
+			return [][2]string{{"", fmtF(float64(s.Statements) / s.Seconds)}}
+		}},
+		{"benchlab_live_errors_per_second", "Failed operations per second over the last second.", func(s runner.LiveSample) [][2]string {
+			return [][2]string{{"", fmtF(float64(s.Errors) / s.Seconds)}}
+		}},
+		{"benchlab_live_latency_seconds", "Latency quantiles over the last second.", func(s runner.LiveSample) [][2]string {
+			return [][2]string{{`quantile="0.5"`, fmtF(s.P50.Seconds())}, {`quantile="0.95"`, fmtF(s.P95.Seconds())},
+				{`quantile="0.99"`, fmtF(s.P99.Seconds())}, {`quantile="1"`, fmtF(s.Max.Seconds())}}
+		}},
+	}
+	for _, f := range fams {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n", f.name, f.help, f.name)
+		for _, e := range entries {
+			if e.s.Seconds <= 0 {
+				continue
+			}
+			base := fmt.Sprintf(`target=%q,test=%q,threads="%d",role=%q,warmup="%t"`, e.target, e.s.Test, e.s.Threads, e.s.Role, e.s.Warm)
+			for _, v := range f.vals(e.s) {
+				l := base
+				if v[0] != "" {
+					l += "," + v[0]
+				}
+				fmt.Fprintf(w, "%s{%s} %s\n", f.name, l, v[1])
+			}
+		}
+	}
+}
+
+func fmtF(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+)
+
+// TestMetricsAddr scrapes --metrics-addr while a run is going and reads it
+// with the Prometheus text parser; a non-loopback address exits 2.
+func TestMetricsAddr(t *testing.T) {
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	done := make(chan int)
+	go func() {
+		code, _, _ := run(t, Env{}, "run", "--engine", "sqlite", "--tests", "point-query", "--table-size", "2000", "--time", "4",
+			"--warmup", "0", "--report-interval", "0", "--metrics-addr", addr, "--store", filepath.Join(dir, "r.db"))
+		done <- code
+	}()
+	var scraped bool
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !scraped; time.Sleep(300 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			continue
+		}
+		var p expfmt.TextParser
+		fams, err := p.TextToMetricFamilies(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("Prometheus parser: %v", err)
+		}
+		ops := fams["benchlab_live_ops_per_second"]
+		if ops == nil || len(ops.Metric) == 0 {
+			continue
+		}
+		m := ops.Metric[0]
+		labels := map[string]string{}
+		for _, lp := range m.Label {
+			labels[lp.GetName()] = lp.GetValue()
+		}
+		if labels["target"] != "sqlite" || labels["test"] != "point-query" || labels["threads"] != "1" || m.GetGauge().GetValue() <= 0 {
+			t.Fatalf("live sample %v", m)
+		}
+		if lat := fams["benchlab_live_latency_seconds"]; lat == nil || len(lat.Metric) != 4 {
+			t.Fatalf("latency family %v", lat)
+		}
+		scraped = true
+	}
+	if code := <-done; code != ExitOK {
+		t.Fatalf("run exit %d", code)
+	}
+	if !scraped {
+		t.Fatal("no live metrics scraped during the run")
+	}
+	code, _, stderr := run(t, Env{}, "run", "--engine", "sqlite", "--metrics-addr", "0.0.0.0:9464", "--store", filepath.Join(dir, "x.db"))
+	if code != ExitUsage || !strings.Contains(stderr, "not a loopback address") {
+		t.Errorf("non-loopback --metrics-addr: exit %d %q", code, stderr)
+	}
+}
