@@ -74,7 +74,7 @@ type htmlPage struct {
 // the tables are plain HTML that reads without JavaScript. Everything taken
 // from the store is escaped by html/template or encoding/json.
 func WriteHTML(w io.Writer, d *Data, r *Report) error {
-	page := htmlPage{Title: r.Title, Header: r.Header, Notes: r.Notes, ECharts: template.JS(echartsJS)}
+	page := htmlPage{Title: r.Title, Header: r.Header, Notes: uniqueNotes(r.Notes), ECharts: template.JS(echartsJS)}
 	for _, t := range r.Tables {
 		ht := toHTMLTable(t)
 		if strings.HasPrefix(t.Title, "Relative throughput") {

@@ -108,7 +108,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\nNotes:\n")
-		for _, n := range r.Notes {
+		for _, n := range uniqueNotes(r.Notes) {
 			b.WriteString(wrapText(n, "  - ", "    ", TextWidth))
 		}
 	}
@@ -211,7 +211,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\n## Notes\n\n")
-		for _, n := range r.Notes {
+		for _, n := range uniqueNotes(r.Notes) {
 			b.WriteString("- " + mdEscape(n) + "\n")
 		}
 	}
@@ -300,4 +300,18 @@ func wrapText(s, first, rest string, width int) string {
 	}
 	b.WriteString(line + "\n")
 	return b.String()
+}
+
+// uniqueNotes drops repeated notes, keeping the first of each: a note says
+// something once per experiment.
+func uniqueNotes(notes []string) []string {
+	seen := map[string]bool{}
+	out := notes[:0:0]
+	for _, n := range notes {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }

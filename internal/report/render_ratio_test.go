@@ -1,6 +1,9 @@
 package report
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestFormatRatio: small ratios keep two significant digits instead of a
 // bare 0.00 (the quickstart's delete-full against wal-normal).
@@ -12,5 +15,17 @@ func TestFormatRatio(t *testing.T) {
 		if got := FormatRatio(v); got != want {
 			t.Errorf("FormatRatio(%v) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+// TestNotesOnce: a note repeated by two parts of the report prints once.
+func TestNotesOnce(t *testing.T) {
+	r := &Report{Title: "t", Notes: []string{"a", "b", "a", "c", "b"}}
+	var b strings.Builder
+	if err := WriteText(&b, r, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(b.String(), "  - a\n"); got != 1 || strings.Count(b.String(), "  - b\n") != 1 {
+		t.Errorf("notes:\n%s", b.String())
 	}
 }
