@@ -515,15 +515,4 @@ func basisText(m map[string]int) string {
 }
 
 // medianFloat is the median of xs (NaN when empty).
-func medianFloat(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+func medianFloat(xs []float64) float64 { return analysis.Median(xs) }

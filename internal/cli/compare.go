@@ -55,7 +55,7 @@ func newCompareCmd(env Env) *cobra.Command {
 func runCompare(env Env, f *compareFlags) error {
 	alpha, minEffect, threshold, format, gate := &f.alpha, &f.minEffect, &f.threshold, &f.format, &f.gate
 	*format = strings.ToLower(*format)
-	color, err := useColor(env.Stdout, f.color)
+	color, err := useColor(env, env.Stdout, f.color)
 	if err != nil {
 		return err
 	}

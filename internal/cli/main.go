@@ -285,11 +285,12 @@ func addColorFlag(fs *pflag.FlagSet, p *string) {
 	fs.StringVar(p, "color", "auto", "terminal colours: auto, always or never")
 }
 
-// useColor decides colours for output to w from a --color value.
-func useColor(w io.Writer, v string) (bool, error) {
+// useColor decides colours for output to w from a --color value; auto
+// means a terminal and no NO_COLOR in the environment.
+func useColor(env Env, w io.Writer, v string) (bool, error) {
 	switch strings.ToLower(v) {
 	case "auto":
-		return isTerminal(w), nil
+		return isTerminal(w) && env.Getenv("NO_COLOR") == "", nil
 	case "always":
 		return true, nil
 	case "never":

@@ -118,7 +118,7 @@ func (ro reportOut) check() error {
 	if ro.format != "" && ro.path == "" {
 		return usagef("flag --format: sets the format of the -o file; give -o FILE too (or use `benchlab report --format %s` afterwards)", ro.format)
 	}
-	if _, err := useColor(io.Discard, ro.color); err != nil {
+	if _, err := useColor(Env{Getenv: func(string) string { return "" }}, io.Discard, ro.color); err != nil {
 		return err
 	}
 	for _, p := range append([]string{ro.path}, ro.more...) {
@@ -144,7 +144,7 @@ func printAndWriteReport(env Env, storeFile string, id int64, ro reportOut) erro
 	}
 	r := report.Build(d)
 	fmt.Fprintln(env.Stdout)
-	color, err := useColor(env.Stdout, ro.color)
+	color, err := useColor(env, env.Stdout, ro.color)
 	if err != nil {
 		return err
 	}
@@ -259,7 +259,7 @@ func isTerminal(w io.Writer) bool {
 		return false
 	}
 	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // reportFlags are the flags of `benchlab report`.
@@ -326,7 +326,7 @@ func runReport(env Env, f *reportFlags) error {
 			return usagef("flag --name: %q is not a glob pattern: %v", f.name, err)
 		}
 	}
-	colored, err := useColor(env.Stdout, f.color)
+	colored, err := useColor(env, env.Stdout, f.color)
 	if err != nil {
 		return err
 	}

@@ -248,6 +248,37 @@ func (d Dialect) Bind(sql string) string {
 	return b.String()
 }
 
+// UnknownDialectError says a suite has no SQL for an engine's dialect: an
+// engine with a new dialect must be taught to the suites that spell DDL per
+// dialect, never given another engine's.
+type UnknownDialectError struct {
+	// Who is the suite or statement that needed the SQL.
+	Who string
+	// Dialect is the engine's dialect; Known the dialects Who spells.
+	Dialect string
+	Known   []string
+}
+
+// Error names who, the dialect and the dialects who spells.
+func (e *UnknownDialectError) Error() string {
+	return fmt.Sprintf("%s: no SQL for dialect %q; it has SQL for %s", e.Who, e.Dialect, strings.Join(e.Known, ", "))
+}
+
+// Spell returns by[d.Name], the SQL (or any per-dialect value) who spells
+// for d, or an *UnknownDialectError when who has none for d.
+func Spell[T any](who string, d Dialect, by map[string]T) (T, error) {
+	if v, ok := by[d.Name]; ok {
+		return v, nil
+	}
+	known := make([]string, 0, len(by))
+	for k := range by {
+		known = append(known, k)
+	}
+	sort.Strings(known)
+	var zero T
+	return zero, &UnknownDialectError{Who: who, Dialect: d.Name, Known: known}
+}
+
 // Dialects known to benchlab's workloads, by name.
 var (
 	SQLite   = Dialect{Name: "sqlite", BeginRead: "BEGIN", BeginWrite: "BEGIN IMMEDIATE"}

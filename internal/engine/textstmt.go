@@ -14,6 +14,19 @@ type TextStmt struct {
 	Short bool
 }
 
+// PrepareOrText prepares sql on c at the given cost or, with text (prepared
+// statements turned off: sysbench's --db-ps-mode=disable), returns a
+// TextStmt that sends it as text on every call; a Short one runs without the
+// caller's context, as prepared Short statements do (pgx would otherwise set
+// a cancellation watcher on the context every worker shares, under its lock,
+// for each call). Every workload prepares through it.
+func PrepareOrText(ctx context.Context, c Conn, sql string, cost Cost, text bool) (Stmt, error) {
+	if text {
+		return TextStmt{Conn: c, SQL: sql, Short: cost == Short}, nil
+	}
+	return c.Prepare(ctx, sql, cost)
+}
+
 func (t TextStmt) ctx(ctx context.Context) context.Context {
 	if t.Short {
 		return context.Background()

@@ -48,6 +48,10 @@ type Metric struct {
 	SeriesUnit string
 	// PerRow marks metrics that count rows (live lines show rows/s).
 	PerRow bool
+	// NoSeries marks metrics that no per-second series measures (krps,
+	// derived from the latency of scans that may each last seconds): noise
+	// estimates from the series do not apply to them.
+	NoSeries bool
 }
 
 // PerSecond is n over secs, 0 when secs is not positive.

@@ -2,8 +2,8 @@ package noise
 
 import (
 	"fmt"
-	"slices"
 
+	"benchlab/internal/analysis"
 	"benchlab/internal/store"
 )
 
@@ -47,17 +47,12 @@ func Baseline(host string, runs []store.Run) CanaryBaseline {
 	return CanaryBaseline{Runs: max(len(cpu), len(fs)), CPU: medianOf(cpu), Fsync: medianOf(fs)}
 }
 
+// medianOf is the median of xs, 0 (no baseline) when empty.
 func medianOf(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return analysis.Median(xs)
 }
 
 // Check compares a run's canary with the baseline: a sentence and true when

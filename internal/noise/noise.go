@@ -19,6 +19,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"benchlab/internal/analysis"
+	"benchlab/internal/metric"
 	"benchlab/internal/store"
 )
 
@@ -239,11 +240,13 @@ func (m *Model) Prior(engines []string, test string, threads int) analysis.Noise
 	return p
 }
 
-// Series is a result's per-second series in the unit of its headline
-// throughput (statements/s for qps, rows/s for ips and tpmC), over the
-// measured seconds; nil for metrics without one (krps, from latency).
+// Series is a result's per-second series in its metric's per-second unit
+// (metric.Metric.Series: statements/s for qps, rows/s for ips, tpmC), over
+// the measured seconds; nil for metrics no series measures (krps, from
+// latency).
 func Series(r store.Result) []float64 {
-	if r.Metric == "krps" {
+	m := metric.Of(r.Metric)
+	if m.NoSeries {
 		return nil
 	}
 	var out []float64
@@ -251,11 +254,8 @@ func Series(r store.Result) []float64 {
 		if iv.Sec < 0 || iv.Seconds < 0.5 {
 			continue
 		}
-		n := iv.Statements
-		if r.Metric == "ips" || r.Metric == "tpmc" {
-			n = iv.Rows
-		}
-		out = append(out, float64(n)/iv.Seconds)
+		out = append(out, m.Series(metric.Counts{Seconds: iv.Seconds, Events: iv.Events, Statements: iv.Statements,
+			Rows: iv.Rows, RowsPerOp: r.RowsPerOp}))
 	}
 	return out
 }

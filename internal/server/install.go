@@ -94,10 +94,14 @@ var ErrNotFound = errors.New("no such release on Maven Central")
 // leaves nothing. Under root, a PostgreSQL install the postgres user cannot
 // reach is reported on log, since the server would not start from it.
 func Install(ctx context.Context, r Release, force bool, log io.Writer) (dir string, already bool, err error) {
+	fam, err := familyOf(r.Engine)
+	if err != nil {
+		return "", false, err
+	}
 	dest := r.Dir()
 	_, statErr := os.Stat(dest)
 	if statErr == nil && !force {
-		if _, err := FindBinaries(familyOf(r.Engine), dest); err == nil {
+		if _, err := FindBinaries(fam, dest); err == nil {
 			return dest, true, nil
 		}
 		fmt.Fprintf(log, "%s is incomplete; installing %s %s again\n", dest, r.Engine, r.Version)
@@ -134,13 +138,13 @@ func Install(ctx context.Context, r Release, force bool, log io.Writer) (dir str
 	switch r.Engine {
 	case "postgres":
 		err = unpackZonky(ctx, jar, tmp)
-	default:
+	case "mariadb":
 		err = unpackMariaDB4j(jar, r.Version, tmp)
 	}
 	if err != nil {
 		return "", false, fmt.Errorf("unpack %s: %w", jar, err)
 	}
-	if _, err := FindBinaries(familyOf(r.Engine), tmp); err != nil {
+	if _, err := FindBinaries(fam, tmp); err != nil {
 		return "", false, fmt.Errorf("%s %s unpacked without its programs: %w", r.Engine, r.Version, err)
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ProvenanceFile), []byte("maven "+r.Coordinate()+"\n"), 0o644); err != nil {
@@ -260,11 +264,16 @@ func ReachableBy(name, program string) error {
 	return nil
 }
 
-func familyOf(engine string) Family {
-	if engine == "postgres" {
-		return Postgres
+// familyOf is the server family of a release's engine; an engine without
+// downloadable releases is an error, never another engine's family.
+func familyOf(engine string) (Family, error) {
+	switch engine {
+	case "postgres":
+		return Postgres, nil
+	case "mariadb":
+		return MySQL, nil
 	}
-	return MySQL
+	return 0, fmt.Errorf("engine %q: no downloadable releases; want postgres or mariadb", engine)
 }
 
 // unpackZonky extracts postgres-linux-x86_64.txz from the jar and unpacks it

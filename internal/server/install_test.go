@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"os/user"
@@ -247,5 +248,14 @@ func TestRemoveStaleInstalls(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), stale) {
 		t.Errorf("log %q does not name the removed dir", log.String())
+	}
+}
+
+// TestInstallUnknownEngine refuses a release of an engine without a server
+// family instead of installing it as MySQL.
+func TestInstallUnknownEngine(t *testing.T) {
+	_, _, err := Install(context.Background(), Release{Engine: "oracle", Version: "23.1"}, false, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `"oracle"`) {
+		t.Errorf("got %v, want an error naming the engine", err)
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -71,4 +72,32 @@ func InstallDir(f Family, engineName string, t engine.Target) (string, error) {
 		return ResolveVersion(f, engineName, t.Version)
 	}
 	return t.Basedir, nil
+}
+
+// LaunchTarget starts a managed server for target t of engine engineName
+// (family f) on a fresh data dir under dir, and waits until probe succeeds:
+// the install comes from the target's basedir or version (InstallDir), the
+// port setting becomes the server's port and the other settings its
+// configuration, their names lowercased when the family's are
+// case-insensitive (PostgreSQL). It is the part of opening a managed target
+// that every server engine shares.
+func LaunchTarget(ctx context.Context, f Family, engineName string, t engine.Target, dir string, probe Probe) (*Instance, error) {
+	basedir, err := InstallDir(f, engineName, t)
+	if err != nil {
+		return nil, fmt.Errorf("%s target %s: version: %w", engineName, t.Name, err)
+	}
+	settings := map[string]string{}
+	port := 0
+	for k, v := range t.Settings {
+		if strings.EqualFold(k, "port") {
+			port, _ = strconv.Atoi(v)
+			continue
+		}
+		if f == Postgres {
+			k = strings.ToLower(k)
+		}
+		settings[k] = v
+	}
+	return Launch(ctx, Config{Family: f, Engine: engineName, Target: t.Name, Basedir: basedir,
+		ConfigFile: t.ConfigFile, Settings: settings, Dir: dir, Port: port, CPUs: t.CPUs}, probe)
 }

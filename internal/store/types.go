@@ -61,9 +61,9 @@ type Result struct {
 	// Statements, Rows and Eff (the resource use while it ran) are
 	// meaningful for them.
 	Action bool
-	// Metric is "qps", "krps" (thousands of rows scanned per second) or
-	// "ips" (rows inserted or deleted per second, the Insert Benchmark's ips
-	// and dps).
+	// Metric names the step's headline metric as the suite that produced
+	// it registered it (metric.Register): "qps", sysbench's "krps", the
+	// Insert Benchmark's "ips", TPC-C's "tpmc", ...
 	Metric    string
 	RowsPerOp int64
 	Status    string

@@ -2,7 +2,9 @@ package workload
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -121,3 +123,37 @@ func (d *Duration) Set(v string) error {
 
 // Type names the flag's value kind for help text.
 func (d *Duration) Type() string { return "duration" }
+
+// SelectTests resolves a selection (workload.tests) against a suite's tests:
+// each name selects the test of that name, or every test of that family. It
+// returns the selected test names, nil when names is empty (every test), or
+// a FieldError on "tests" listing the families and tests known. It is the
+// one test-selection helper of the suites.
+func SelectTests(names []string, tests []Test) (map[string]bool, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	sel := map[string]bool{}
+	for _, n := range names {
+		found := false
+		for _, t := range tests {
+			if t.Name == n || t.Family == n {
+				sel[t.Name] = true
+				found = true
+			}
+		}
+		if !found {
+			var known []string
+			for _, t := range tests {
+				if t.Family != "" && !slices.Contains(known, t.Family) {
+					known = append(known, t.Family)
+				}
+				if t.Family != t.Name && !slices.Contains(known, t.Name) {
+					known = append(known, t.Name)
+				}
+			}
+			return nil, Bad("tests", n, "unknown test %q; known: %s", n, strings.Join(known, ", "))
+		}
+	}
+	return sel, nil
+}

@@ -98,22 +98,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		}
 		return db, nil
 	}
-	basedir, err := server.InstallDir(server.MySQL, d.name, t)
-	if err != nil {
-		return nil, fmt.Errorf("%s target %s: version: %w", d.name, t.Name, err)
-	}
-	settings := map[string]string{}
-	port := 0
-	for k, v := range t.Settings {
-		if strings.EqualFold(k, "port") {
-			port, _ = strconv.Atoi(v)
-			continue
-		}
-		settings[k] = v
-	}
-	scfg := server.Config{Family: server.MySQL, Engine: d.name, Target: t.Name, Basedir: basedir,
-		ConfigFile: t.ConfigFile, Settings: settings, Dir: dir, Port: port, CPUs: t.CPUs}
-	inst, err := server.Launch(ctx, scfg, probe)
+	inst, err := server.LaunchTarget(ctx, server.MySQL, d.name, t, dir, probe)
 	if err != nil {
 		return nil, err
 	}

@@ -68,22 +68,7 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 		}
 		return db, nil
 	}
-	basedir, err := server.InstallDir(server.Postgres, "postgres", t)
-	if err != nil {
-		return nil, fmt.Errorf("postgres target %s: version: %w", t.Name, err)
-	}
-	settings := map[string]string{}
-	port := 0
-	for k, v := range t.Settings {
-		if strings.EqualFold(k, "port") {
-			port, _ = strconv.Atoi(v)
-			continue
-		}
-		settings[strings.ToLower(k)] = v
-	}
-	scfg := server.Config{Family: server.Postgres, Engine: "postgres", Target: t.Name, Basedir: basedir,
-		ConfigFile: t.ConfigFile, Settings: settings, Dir: dir, Port: port, CPUs: t.CPUs}
-	inst, err := server.Launch(ctx, scfg, probe)
+	inst, err := server.LaunchTarget(ctx, server.Postgres, "postgres", t, dir, probe)
 	if err != nil {
 		return nil, err
 	}

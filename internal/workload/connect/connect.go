@@ -83,12 +83,8 @@ func (Suite) Check(p workload.Params) error {
 	if strings.TrimSpace(opts(p).Query) == "" {
 		return workload.Bad("connect.query", opts(p).Query, "empty; want one statement, e.g. \"SELECT 1\"")
 	}
-	for _, t := range p.Tests {
-		if t != "connect" {
-			return workload.Bad("tests", t, "unknown test %q; the connect suite has one test, connect", t)
-		}
-	}
-	return nil
+	_, err := workload.SelectTests(p.Tests, Suite{}.Tests())
+	return err
 }
 
 // Describe says what a run did, for the report's header.

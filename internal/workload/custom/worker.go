@@ -65,10 +65,7 @@ func (pt *part) prepare(ctx context.Context, conn engine.Conn, d engine.Dialect,
 		cost = engine.Long
 	}
 	stmt := func(sql string, c engine.Cost) (engine.Stmt, error) {
-		if unprepared {
-			return engine.TextStmt{Conn: conn, SQL: sql, Short: c == engine.Short}, nil
-		}
-		return conn.Prepare(ctx, sql, c)
+		return engine.PrepareOrText(ctx, conn, sql, c, unprepared)
 	}
 	var err error
 	if pt.t.Transaction {

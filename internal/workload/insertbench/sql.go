@@ -11,24 +11,35 @@ import (
 // TableName is client n's table (1-based), as iq.sh names them.
 func TableName(n int) string { return "pi" + strconv.Itoa(n) }
 
-// CreateTable is METHOD.md 1.2's CREATE TABLE for a dialect, without
-// secondary indexes; PostgreSQL also gets the sequence cache statement.
-func CreateTable(d engine.Dialect, t string) []string {
-	cols := "dateandtime %s, cashregisterid int not null, customerid int not null, productid int not null, " +
-		"price int not null, data varchar(4000)"
-	switch d.Name {
-	case engine.MySQL.Name:
+// createTable spells METHOD.md 1.2's CREATE TABLE per dialect for table t.
+var createTable = map[string]func(t, cols string) []string{
+	"mysql": func(t, cols string) []string {
 		return []string{fmt.Sprintf("create table %s ( transactionid bigint not null auto_increment, "+cols+
 			", primary key (transactionid) ) engine=InnoDB", t, "datetime")}
-	case engine.Postgres.Name:
+	},
+	"postgres": func(t, cols string) []string {
 		return []string{
 			fmt.Sprintf("create table %s ( transactionid bigserial primary key, "+cols+" )", t, "timestamp without time zone"),
 			fmt.Sprintf("alter sequence %s_transactionid_seq cache 1000", t),
 		}
-	default:
-		// SQLite: an INTEGER PRIMARY KEY is the rowid, assigned ascending.
+	},
+	// SQLite: an INTEGER PRIMARY KEY is the rowid, assigned ascending.
+	"sqlite": func(t, cols string) []string {
 		return []string{fmt.Sprintf("create table %s ( transactionid integer primary key, "+cols+" )", t, "datetime")}
+	},
+}
+
+// CreateTable is METHOD.md 1.2's CREATE TABLE for a dialect, without
+// secondary indexes; PostgreSQL also gets the sequence cache statement. A
+// dialect the suite does not spell is an error.
+func CreateTable(d engine.Dialect, t string) ([]string, error) {
+	cols := "dateandtime %s, cashregisterid int not null, customerid int not null, productid int not null, " +
+		"price int not null, data varchar(4000)"
+	f, err := engine.Spell("insert CREATE TABLE", d, createTable)
+	if err != nil {
+		return nil, err
 	}
+	return f(t, cols), nil
 }
 
 // index is one of METHOD.md 1.2's secondary indexes.

@@ -17,7 +17,11 @@ func TestGoldenSQL(t *testing.T) {
 	for _, d := range []engine.Dialect{engine.SQLite, engine.Postgres, engine.MySQL} {
 		t.Run(d.Name, func(t *testing.T) {
 			var b strings.Builder
-			stmts := append(CreateTable(d, "pi1"), CreateIndexes(d, "pi1")...)
+			ddl, err := CreateTable(d, "pi1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			stmts := append(ddl, CreateIndexes(d, "pi1")...)
 			stmts = append(stmts, newRowGen(1).insert(InsertPrefix("pi1"), 2, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
 				DeleteSQL(d, "pi1", 50))
 			for _, q := range rangeQueries {
@@ -29,5 +33,13 @@ func TestGoldenSQL(t *testing.T) {
 			}
 			golden.Check(t, filepath.Join("testdata", d.Name+".sql.golden"), b.String())
 		})
+	}
+}
+
+// TestUnknownDialect refuses to spell the table for a dialect the suite does
+// not know.
+func TestUnknownDialect(t *testing.T) {
+	if _, err := CreateTable(engine.Dialect{Name: "oracle"}, "pi1"); err == nil || !strings.Contains(err.Error(), `"oracle"`) {
+		t.Errorf("got %v, want an error naming the dialect", err)
 	}
 }

@@ -239,7 +239,11 @@ func setupStep(tables []string) workload.Step {
 			defer c.Close()
 			var t workload.Tally
 			for _, tbl := range tables {
-				stmts := append([]string{"drop table if exists " + tbl}, CreateTable(s.Dialect(), tbl)...)
+				ddl, err := CreateTable(s.Dialect(), tbl)
+				if err != nil {
+					return t, fmt.Errorf("setup: %w", err)
+				}
+				stmts := append([]string{"drop table if exists " + tbl}, ddl...)
 				for _, q := range stmts {
 					t.Statements++
 					if _, err := c.Exec(ctx, q); err != nil {
@@ -364,7 +368,7 @@ func newDeleter(p workload.Params, rpc int, cs *clients) func(context.Context, e
 		if err != nil {
 			return nil, fmt.Errorf("delete from %s: connect: %w", table, err)
 		}
-		del, err := prepare(ctx, c, DeleteSQL(s.Dialect(), table, rpc), p.Unprepared)
+		del, err := engine.PrepareOrText(ctx, c, DeleteSQL(s.Dialect(), table, rpc), engine.Short, p.Unprepared)
 		if err != nil {
 			c.Close()
 			return nil, err
@@ -395,7 +399,7 @@ func newQuerier(p workload.Params, point bool, cs *clients) func(context.Context
 			}
 		}
 		for _, q := range sqls {
-			st, err := prepare(ctx, c, q, p.Unprepared)
+			st, err := engine.PrepareOrText(ctx, c, q, engine.Short, p.Unprepared)
 			if err != nil {
 				w.Close()
 				return nil, err

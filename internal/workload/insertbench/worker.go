@@ -236,11 +236,3 @@ func (w *querier) Close() error {
 	}
 	return w.conn.Close()
 }
-
-// prepare prepares sql, or wraps it as text when prepared statements are off.
-func prepare(ctx context.Context, c engine.Conn, sql string, text bool) (engine.Stmt, error) {
-	if text {
-		return engine.TextStmt{Conn: c, SQL: sql}, nil
-	}
-	return c.Prepare(ctx, sql, engine.Short)
-}

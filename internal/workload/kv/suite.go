@@ -159,21 +159,7 @@ func numKeys(p workload.Params) int64 {
 }
 
 func selectTests(names []string) (map[string]bool, error) {
-	if len(names) == 0 {
-		return nil, nil
-	}
-	sel := map[string]bool{}
-	var known []string
-	for _, d := range defs() {
-		known = append(known, d.name)
-	}
-	for _, n := range names {
-		if !slices.Contains(known, n) {
-			return nil, workload.Bad("tests", n, "unknown test %q; known: %s", n, strings.Join(known, ", "))
-		}
-		sel[n] = true
-	}
-	return sel, nil
+	return workload.SelectTests(names, Suite{}.Tests())
 }
 
 // WriterRate is the operations per second of the *whilewriting writer: the

@@ -79,7 +79,11 @@ func loadTable(ctx context.Context, conn engine.Conn, d engine.Dialect, r *Rand,
 	if _, err := conn.Exec(ctx, DropTable(n)); err != nil {
 		return err
 	}
-	if _, err := conn.Exec(ctx, CreateTable(d, n)); err != nil {
+	ddl, err := CreateTable(d, n)
+	if err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, ddl); err != nil {
 		return err
 	}
 	t.Statements += 2

@@ -15,18 +15,23 @@ import (
 // TableName returns the name of table n (1-based).
 func TableName(n int) string { return fmt.Sprintf("sbtest%d", n) }
 
-// CreateTable returns the DDL of table n (lua/oltp_common.lua create_table).
-func CreateTable(d engine.Dialect, n int) string {
-	switch d.Name {
-	case "postgres":
-		return fmt.Sprintf("CREATE TABLE sbtest%d(\n  id SERIAL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n)", n)
-	case "mysql":
-		return fmt.Sprintf("CREATE TABLE sbtest%d(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n) /*! ENGINE = innodb */", n)
-	default:
-		// SQLite: INTEGER PRIMARY KEY makes id the rowid, which is SQLite's
-		// clustered key and auto-assigns ascending ids like AUTO_INCREMENT.
-		return fmt.Sprintf("CREATE TABLE sbtest%d(\n  id INTEGER NOT NULL PRIMARY KEY,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL\n)", n)
+// createTable is the DDL of a table per dialect, for table n.
+var createTable = map[string]string{
+	"postgres": "CREATE TABLE sbtest%d(\n  id SERIAL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n)",
+	"mysql":    "CREATE TABLE sbtest%d(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n) /*! ENGINE = innodb */",
+	// SQLite: INTEGER PRIMARY KEY makes id the rowid, which is SQLite's
+	// clustered key and auto-assigns ascending ids like AUTO_INCREMENT.
+	"sqlite": "CREATE TABLE sbtest%d(\n  id INTEGER NOT NULL PRIMARY KEY,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL\n)",
+}
+
+// CreateTable returns the DDL of table n (lua/oltp_common.lua create_table)
+// in dialect d; a dialect the suite does not spell is an error.
+func CreateTable(d engine.Dialect, n int) (string, error) {
+	f, err := engine.Spell("sysbench CREATE TABLE", d, createTable)
+	if err != nil {
+		return "", err
 	}
+	return fmt.Sprintf(f, n), nil
 }
 
 // CreateIndex returns the secondary index built after the load.

@@ -7,8 +7,6 @@ package sysbench
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"benchlab/internal/engine"
@@ -109,33 +107,7 @@ func (Suite) Describe(p workload.Params) string {
 // selectTests resolves names (exact test names or families such as
 // "random-points") to test names; empty means every test.
 func selectTests(names []string) (map[string]bool, error) {
-	if len(names) == 0 {
-		return nil, nil
-	}
-	all := defs()
-	sel := map[string]bool{}
-	for _, n := range names {
-		found := false
-		for _, d := range all {
-			if d.name == n || d.family == n {
-				sel[d.name] = true
-				found = true
-			}
-		}
-		if !found {
-			var known []string
-			for _, d := range all {
-				if !slices.Contains(known, d.family) {
-					known = append(known, d.family)
-				}
-				if d.family != d.name {
-					known = append(known, d.name)
-				}
-			}
-			return nil, workload.Bad("tests", n, "unknown test %q; known: %s", n, strings.Join(known, ", "))
-		}
-	}
-	return sel, nil
+	return workload.SelectTests(names, Suite{}.Tests())
 }
 
 // Plan returns the steps of one pass: load, then the run order of METHOD.md

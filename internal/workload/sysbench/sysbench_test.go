@@ -2,6 +2,7 @@ package sysbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -27,7 +28,11 @@ func TestGoldenSQL(t *testing.T) {
 	for _, d := range []engine.Dialect{engine.SQLite, engine.Postgres, engine.MySQL} {
 		t.Run(d.Name, func(t *testing.T) {
 			var b strings.Builder
-			fmt.Fprintf(&b, "-- schema\n%s;\n%s;\n%s ...;\n", CreateTable(d, 1), CreateIndex(1), LoadInsertPrefix(1))
+			ddl, err := CreateTable(d, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "-- schema\n%s;\n%s;\n%s ...;\n", ddl, CreateIndex(1), LoadInsertPrefix(1))
 			for _, def := range defs() {
 				fmt.Fprintf(&b, "\n-- %s (range %d, group %q)\n", def.name, def.rng, def.group)
 				for _, q := range def.stmts(d, 1, def.rng) {
@@ -372,6 +377,16 @@ func TestUnprepared(t *testing.T) {
 		if err != nil || tl.Rows < 1 || (d.name == "point-query" && tl.Rows != 1) {
 			t.Errorf("%s unprepared: %+v %v", d.name, tl, err)
 		}
+	}
+}
+
+// TestUnknownDialect refuses to spell DDL for a dialect the suite does not
+// know, instead of handing it SQLite's.
+func TestUnknownDialect(t *testing.T) {
+	_, err := CreateTable(engine.Dialect{Name: "oracle"}, 1)
+	var ue *engine.UnknownDialectError
+	if !errors.As(err, &ue) || ue.Dialect != "oracle" || !strings.Contains(err.Error(), "mysql, postgres, sqlite") {
+		t.Errorf("got %v, want an unknown-dialect error listing the known ones", err)
 	}
 }
 

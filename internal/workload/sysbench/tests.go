@@ -20,6 +20,7 @@ var KRPS = metric.Register(metric.Metric{
 		}
 		return float64(c.RowsPerOp) / 1000 / c.Mean.Seconds()
 	},
+	NoSeries: true,
 })
 
 // Report groups of METHOD.md 2.7.

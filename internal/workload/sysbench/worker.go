@@ -65,14 +65,7 @@ func (w *worker) prepare(ctx context.Context) error {
 	for n := 1; n <= w.p.Tables; n++ {
 		var row []engine.Stmt
 		for _, q := range w.def.stmts(w.d, n, w.def.rng) {
-			if w.p.Unprepared {
-				// Short statements run without the step's context, as
-				// prepared ones do: a watcher per statement on the context
-				// all workers share costs allocations and its lock.
-				row = append(row, engine.TextStmt{Conn: w.conn, SQL: w.d.Bind(q), Short: cost == engine.Short})
-				continue
-			}
-			st, err := w.conn.Prepare(ctx, w.d.Bind(q), cost)
+			st, err := engine.PrepareOrText(ctx, w.conn, w.d.Bind(q), cost, w.p.Unprepared)
 			if err != nil {
 				return fmt.Errorf("sysbench %s: %w", w.def.name, err)
 			}

@@ -66,12 +66,8 @@ func (Suite) Check(p workload.Params) error {
 	if w := opts(p).Warehouses; w < 1 || w > 100000 {
 		return workload.Bad("tpcc.warehouses", w, "%d is not allowed; want 1 to 100000", w)
 	}
-	for _, t := range p.Tests {
-		if t != "tpcc" {
-			return workload.Bad("tests", t, "unknown test %q; the tpcc suite has one test, tpcc", t)
-		}
-	}
-	return nil
+	_, err := workload.SelectTests(p.Tests, Suite{}.Tests())
+	return err
 }
 
 // Plan returns the load, the cleanup of METHOD.md 1.9, the measured mix for
@@ -101,12 +97,16 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 // tables are the nine TPC-C tables, in load order.
 var tables = []string{"item", "warehouse", "stock", "district", "customer", "history", "oorder", "new_order", "order_line"}
 
-// schema returns the CREATE statements for dialect d. Timestamps are
-// DATETIME in MySQL (whose TIMESTAMP has implicit defaults and a 2038 limit).
-func schema(d engine.Dialect) []string {
-	ts := "TIMESTAMP"
-	if d.Name == engine.MySQL.Name {
-		ts = "DATETIME"
+// timestamp is the column type of timestamps per dialect: DATETIME in MySQL
+// (whose TIMESTAMP has implicit defaults and a 2038 limit).
+var timestamp = map[string]string{"sqlite": "TIMESTAMP", "postgres": "TIMESTAMP", "mysql": "DATETIME"}
+
+// schema returns the CREATE statements for dialect d; a dialect the suite
+// does not spell is an error.
+func schema(d engine.Dialect) ([]string, error) {
+	ts, err := engine.Spell("tpcc schema", d, timestamp)
+	if err != nil {
+		return nil, err
 	}
 	addr := func(p string) string {
 		return fmt.Sprintf("%[1]s_street_1 VARCHAR(20) NOT NULL, %[1]s_street_2 VARCHAR(20) NOT NULL, "+
@@ -144,7 +144,7 @@ func schema(d engine.Dialect) []string {
 		"CREATE TABLE order_line (ol_o_id INT NOT NULL, ol_d_id INT NOT NULL, ol_w_id INT NOT NULL, ol_number INT NOT NULL, " +
 			"ol_i_id INT NOT NULL, ol_supply_w_id INT NOT NULL, ol_delivery_d " + ts + ", ol_quantity INT NOT NULL, " +
 			"ol_amount DECIMAL(6,2) NOT NULL, ol_dist_info CHAR(24) NOT NULL, PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number))",
-	}
+	}, nil
 }
 
 // loadStep drops and creates the tables and loads them (clause 4.3.3).
@@ -163,7 +163,11 @@ func loadStep(p workload.Params) workload.Step {
 					return t, fmt.Errorf("prepare: drop %s: %w", tables[i], err)
 				}
 			}
-			for _, q := range schema(sqldb.Dialect()) {
+			ddl, err := schema(sqldb.Dialect())
+			if err != nil {
+				return t, fmt.Errorf("prepare: %w", err)
+			}
+			for _, q := range ddl {
 				if _, err := conn.Exec(ctx, q); err != nil {
 					return t, fmt.Errorf("prepare: %s: %w", q[:min(len(q), 40)], err)
 				}

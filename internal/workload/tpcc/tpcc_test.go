@@ -188,3 +188,11 @@ func runOps(t *testing.T, w workload.Worker, n int) {
 		}
 	}
 }
+
+// TestUnknownDialect refuses to spell the schema for a dialect the suite does
+// not know.
+func TestUnknownDialect(t *testing.T) {
+	if _, err := schema(engine.Dialect{Name: "oracle"}); err == nil || !strings.Contains(err.Error(), `"oracle"`) {
+		t.Errorf("got %v, want an error naming the dialect", err)
+	}
+}

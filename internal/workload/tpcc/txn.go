@@ -67,15 +67,8 @@ func newTerminal(ctx context.Context, db engine.DB, warehouses, id int, seed uin
 func (t *terminal) prepare(ctx context.Context, d engine.Dialect, unprepared bool) error {
 	var err error
 	p := func(dst *engine.Stmt, sql string) {
-		if unprepared {
-			// Every TPC-C statement is short (engine.Short when
-			// prepared): sent without the step's context, the driver
-			// sets no cancellation watcher on it.
-			*dst = engine.TextStmt{Conn: t.conn, SQL: d.Bind(sql), Short: true}
-			return
-		}
 		if err == nil {
-			*dst, err = t.conn.Prepare(ctx, d.Bind(sql), engine.Short)
+			*dst, err = engine.PrepareOrText(ctx, t.conn, d.Bind(sql), engine.Short, unprepared)
 			if err != nil {
 				err = fmt.Errorf("prepare %q: %w", sql, err)
 				return
