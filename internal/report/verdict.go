@@ -328,9 +328,9 @@ func ComparisonTable(cs []Comparison, base string) Table {
 		Legend: "median [95% CI from order statistics] over the repeats; ratio with its 95% CI and two-sided p: " +
 			"of medians and Mann-Whitney for 'repeats only', of geometric means and a t-test on log throughput otherwise " +
 			"(run-to-run variance from the repeats, pooled with the host's noise history for 'noise prior', each run " +
-			"counted with at least its within-run variance from batch means); p adj.: p adjusted by " + corr.Long() +
-			" over all cells, which decides; n = repeats of base/target",
-		Columns: []string{"target", base + " median", "target median", "ratio [95% CI]", "p", "p adj.", "n", "verdict", "evidence"},
+			"counted with at least its within-run variance from batch means); p is before correction, the verdict is decided by p " +
+			"adjusted with " + corr.Long() + " over all cells (compare --format json gives it); n = repeats of base/target",
+		Columns: []string{"target", base + " median", "target median", "ratio [95% CI]", "p", "n", "verdict", "evidence"},
 	}
 	for _, c := range cs {
 		label := c.Test
@@ -341,8 +341,7 @@ func ComparisonTable(cs []Comparison, base string) Table {
 		t.Rows = append(t.Rows, Row{Label: label, Cells: []Cell{
 			TextCell(c.Target), TextCell(summaryText(c.Base)), TextCell(summaryText(c.Other)),
 			TextCell(fmt.Sprintf("%.3f [%s]", v.Ratio, ciText(v.RatioLo, v.RatioHi))),
-			TextCell(fmt.Sprintf("%.2g", v.P)), TextCell(fmt.Sprintf("%.2g", v.PAdjusted)),
-			TextCell(fmt.Sprintf("%d/%d", v.NBase, v.NOther)),
+			TextCell(fmt.Sprintf("%.2g", v.P)), TextCell(fmt.Sprintf("%d/%d", v.NBase, v.NOther)),
 			TextCell(v.Outcome.String()), TextCell(string(v.Evidence)),
 		}})
 	}
