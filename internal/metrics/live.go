@@ -60,13 +60,16 @@ func bump(c *atomic.Int64, d int64) { c.Store(c.Load() + d) }
 
 // Record adds one finished operation.
 func (l *Live) Record(lat time.Duration, statements int, rows int64, failed bool) {
-	bump(&l.events, 1)
 	bump(&l.statements, int64(statements))
+	if failed {
+		// A failed operation is an error, not an event: it has no rows
+		// and no latency of a done operation.
+		bump(&l.errors, 1)
+		return
+	}
+	bump(&l.events, 1)
 	if rows != 0 {
 		bump(&l.rows, rows)
-	}
-	if failed {
-		bump(&l.errors, 1)
 	}
 	ns := int64(lat)
 	if ns > l.maxNs.Load() {
@@ -79,13 +82,14 @@ func (l *Live) Record(lat time.Duration, statements int, rows int64, failed bool
 // nanoseconds), their statements and rows together, and one error, for the
 // last operation, when failed.
 func (l *Live) RecordBatch(lat []int64, statements int, rows int64, failed bool) {
+	if failed && len(lat) > 0 {
+		lat = lat[:len(lat)-1]
+		bump(&l.errors, 1)
+	}
 	bump(&l.events, int64(len(lat)))
 	bump(&l.statements, int64(statements))
 	if rows != 0 {
 		bump(&l.rows, rows)
-	}
-	if failed {
-		bump(&l.errors, 1)
 	}
 	high := int64(0)
 	for _, ns := range lat {

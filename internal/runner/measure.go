@@ -93,14 +93,17 @@ type workerState struct {
 	// the plain service time of rate-limited operations.
 	hist, svc                        *hdr.Histogram
 	events, statements, errors, rows int64
+	// retries are the tries after the first that operations needed;
+	// retried the operations that needed any (workload.Tally.Retries).
+	retries, retried int64
 	// kinds are per-kind counts of a Kinded worker's measured operations.
 	kinds []kindState
 }
 
 // kindState is one kind of operation's count, errors and latency.
 type kindState struct {
-	ops, errors int64
-	hist        *hdr.Histogram
+	ops, errors, retries int64
+	hist                 *hdr.Histogram
 }
 
 // errorLog keeps the count and first distinct messages of failed operations.
@@ -258,7 +261,7 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	// statement return when the step is over, not only when ctx is done.
 	stepCtx, endStep := context.WithCancel(ctx)
 	defer endStep()
-	stop := &stopper{end: endStep}
+	stop := &stopper{end: endStep, drain: st.Drain}
 	errs := make([]*errorLog, len(runs))
 	for i := range errs {
 		errs[i] = &errorLog{}
@@ -281,6 +284,10 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	for _, res := range results {
 		res.Started = measureFrom
 	}
+	// The step ends at its deadline even for operations under way then:
+	// they are cancelled, or drained (Step.Drain), and not counted.
+	endAt := time.AfterFunc(time.Until(deadline), func() { stop.Store(true) })
+	defer endAt.Stop()
 
 	// Resource use is sampled from the tick goroutine only (issue 3 item 5):
 	// once now, once a second, and when the workers are done; the measured
@@ -361,6 +368,7 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		}
 		res.Latency = metrics.PercentilesOf(merged)
 		addKindFacts(res, rr)
+		addRetryFacts(res, rr)
 		if rr.role.Rate > 0 {
 			res.Role.Service = metrics.PercentilesOf(svc)
 		}
@@ -420,10 +428,12 @@ func diedSoon(db engine.DB) error {
 
 // stopper tells every worker of a step to stop: the flag they poll between
 // operations, and the step context's cancel, which ends waits and long
-// statements.
+// statements, at once or after drain (workload.Step.Drain).
 type stopper struct {
-	flag atomic.Bool
-	end  context.CancelFunc
+	flag  atomic.Bool
+	end   context.CancelFunc
+	drain time.Duration
+	once  sync.Once
 	// lost is the first error that cost a worker its connection.
 	lost atomic.Pointer[error]
 }
@@ -434,12 +444,19 @@ func (s *stopper) connLost(err error) {
 	s.Store(true)
 }
 
-// Store sets the flag; setting it to true also ends the step's context.
+// Store sets the flag; setting it to true also ends the step's context, at
+// once or, with a drain time, once operations in flight have had it to
+// finish (a lost connection or a dead server ends it at once).
 func (s *stopper) Store(v bool) {
 	s.flag.Store(v)
-	if v {
-		s.end()
+	if !v {
+		return
 	}
+	if s.drain <= 0 || s.lost.Load() != nil {
+		s.end()
+		return
+	}
+	s.once.Do(func() { time.AfterFunc(s.drain, s.end) })
 }
 
 // Load reports whether the step is stopping.
@@ -500,6 +517,12 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 		if err != nil && ctx.Err() != nil {
 			return
 		}
+		if t1 > deadlineNs {
+			// It ended after the step: not counted, neither as done nor
+			// as failed.
+			stop.Store(true)
+			return
+		}
 		lat := time.Duration(t1 - t0)
 		from := t0
 		if p != nil {
@@ -509,22 +532,32 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 		failed := err != nil
 		s.live.Record(lat, tally.Statements, tally.Rows, failed)
 		if from >= measureFromNs {
-			s.events++
+			// A failed operation counts as an error and its statements as
+			// work done, but it is no event: it adds to no throughput, and
+			// its latency is not that of a done operation.
 			s.statements += int64(tally.Statements)
-			s.rows += tally.Rows
-			metrics.RecordLatency(s.hist, lat)
-			if s.svc != nil {
-				metrics.RecordLatency(s.svc, time.Duration(t1-t0))
+			s.retries += int64(tally.Retries)
+			if tally.Retries > 0 {
+				s.retried++
 			}
 			if failed {
 				s.errors++
+			} else {
+				s.events++
+				s.rows += tally.Rows
+				metrics.RecordLatency(s.hist, lat)
+				if s.svc != nil {
+					metrics.RecordLatency(s.svc, time.Duration(t1-t0))
+				}
 			}
 			if k := tally.Kind; k >= 0 && k < len(s.kinds) {
 				ks := &s.kinds[k]
-				ks.ops++
-				metrics.RecordLatency(ks.hist, lat)
+				ks.retries += int64(tally.Retries)
 				if failed {
 					ks.errors++
+				} else {
+					ks.ops++
+					metrics.RecordLatency(ks.hist, lat)
 				}
 			}
 		}
@@ -588,16 +621,46 @@ func addKindFacts(res *store.Result, rr *roleRun) {
 	}
 	for i, name := range k.Kinds() {
 		merged := metrics.NewHistogram()
-		var ops, errs int64
+		var ops, errs, retries int64
 		for _, s := range rr.states {
 			if i < len(s.kinds) {
 				ops += s.kinds[i].ops
 				errs += s.kinds[i].errors
+				retries += s.kinds[i].retries
 				merged.Merge(s.kinds[i].hist)
 			}
 		}
 		p := metrics.PercentilesOf(merged)
-		res.SetKind(store.KindStat{Kind: name, Ops: ops, Errors: errs, P50: p.P50, P99: p.P99, Max: p.Max})
+		res.SetKind(store.KindStat{Kind: name, Ops: ops, Errors: errs, Retries: retries, P50: p.P50, P99: p.P99, Max: p.Max})
+	}
+}
+
+// addRetryFacts stores how many tries after the first a role's operations
+// needed (retries) and how many operations needed any (retried), when some
+// did, and the facts its first worker found about its session
+// (workload.Facter).
+func addRetryFacts(res *store.Result, rr *roleRun) {
+	var retries, retried int64
+	for _, s := range rr.states {
+		retries += s.retries
+		retried += s.retried
+	}
+	set := func(k string, v float64) {
+		if res.Facts == nil {
+			res.Facts = map[string]float64{}
+		}
+		res.Facts[k] = v
+	}
+	if retries > 0 {
+		set(store.FactRetries, float64(retries))
+		set(store.FactRetried, float64(retried))
+	}
+	if len(rr.workers) > 0 {
+		if f, ok := rr.workers[0].(workload.Facter); ok {
+			for k, v := range f.Facts() {
+				set(k, v)
+			}
+		}
 	}
 }
 
@@ -653,14 +716,17 @@ func workBatches(ctx context.Context, b workload.Batcher, s *workerState, clock 
 		failed := err != nil
 		s.live.RecordBatch(lat[:n], tally.Statements, tally.Rows, failed)
 		if t0 >= measureFromNs {
-			s.events += int64(n)
+			// The failed operation, the batch's last, is no event.
+			done := n
+			if failed && done > 0 {
+				done--
+				s.errors++
+			}
+			s.events += int64(done)
 			s.statements += int64(tally.Statements)
 			s.rows += tally.Rows
-			for _, ns := range lat[:n] {
+			for _, ns := range lat[:done] {
 				metrics.RecordLatency(s.hist, time.Duration(ns))
-			}
-			if failed {
-				s.errors++
 			}
 		}
 		if failed && !errs.keep(err, stop) {

@@ -56,13 +56,13 @@ func TestMeasureCountsAndSeries(t *testing.T) {
 	if res.Seconds < 1.1 || res.Seconds > 1.5 {
 		t.Errorf("measured seconds %.3f, want about 1.2", res.Seconds)
 	}
-	// Every tenth event fails and is still counted, with its statement.
-	if res.Errors < res.Events/12 || res.Errors > res.Events/8 {
-		t.Errorf("errors %d of %d events, want about 10%%", res.Errors, res.Events)
+	// Every tenth operation fails: an error with its statement, but no
+	// event (no throughput) and no rows.
+	if res.Errors < res.Events/11 || res.Errors > res.Events/7 {
+		t.Errorf("errors %d for %d events, want one per 9", res.Errors, res.Events)
 	}
-	ok := res.Events - res.Errors
-	if res.Statements != 3*ok+res.Errors || res.Rows != 2*ok {
-		t.Errorf("statements %d rows %d for %d ok and %d failed events", res.Statements, res.Rows, ok, res.Errors)
+	if res.Statements != 3*res.Events+res.Errors || res.Rows != 2*res.Events {
+		t.Errorf("statements %d rows %d for %d done and %d failed operations", res.Statements, res.Rows, res.Events, res.Errors)
 	}
 	if len(res.ErrorSamples) != 1 || res.ErrorSamples[0] != "boom 0" {
 		t.Errorf("error samples %q, want one distinct message", res.ErrorSamples)
@@ -342,7 +342,8 @@ func TestBatcherCountsEveryOperation(t *testing.T) {
 	if singles != 0 || batches == 0 {
 		t.Fatalf("%d single operations and %d batches; want batches only", singles, batches)
 	}
-	if res.Events != ops || res.Statements != ops || res.Errors != failures || failures == 0 {
+	// A failed operation is an error, not an event.
+	if res.Events != ops-failures || res.Statements != ops || res.Errors != failures || failures == 0 {
 		t.Errorf("events %d statements %d errors %d; the workers did %d operations, %d failed", res.Events, res.Statements,
 			res.Errors, ops, failures)
 	}
@@ -359,8 +360,8 @@ func TestBatcherCountsEveryOperation(t *testing.T) {
 	for _, iv := range res.Intervals {
 		series += iv.Events
 	}
-	if series != ops {
-		t.Errorf("1-second series count %d operations, the workers did %d", series, ops)
+	if series != ops-failures {
+		t.Errorf("1-second series count %d operations, the workers did %d, %d failed", series, ops, failures)
 	}
 
 	// A paced role and a bounded one: one operation per call.
@@ -455,12 +456,56 @@ func TestKindFacts(t *testing.T) {
 	// counted (at most one per worker).
 	near := func(got float64, did int64) bool { return int64(got) <= did && int64(got) >= did-int64(len(workers)) }
 	f := res.Facts
-	if !near(f["fast_ops"], fast) || !near(f["slow_ops"], slow) || !near(f["slow_errors"], failed) || f["fast_errors"] != 0 ||
+	if !near(f["fast_ops"], fast) || !near(f["slow_ops"], slow-failed) || !near(f["slow_errors"], failed) || f["fast_errors"] != 0 ||
 		int64(f["fast_ops"]+f["slow_ops"]) != res.Events {
 		t.Errorf("facts %v; the workers did %d fast, %d slow (%d failed), the result counts %d", f, fast, slow, failed, res.Events)
 	}
 	if f["fast_p50_ms"] >= 1 || f["slow_p50_ms"] < 2.9 || f["slow_max_ms"] < f["slow_p99_ms"] {
 		t.Errorf("per-kind latency: fast p50 %v ms, slow p50 %v p99 %v max %v ms; want fast well under slow's 3 ms",
 			f["fast_p50_ms"], f["slow_p50_ms"], f["slow_p99_ms"], f["slow_max_ms"])
+	}
+}
+
+// slowOp takes d unless its context ends first.
+type slowOp struct {
+	d                   time.Duration
+	finished, cancelled *atomic.Int64
+}
+
+func (s *slowOp) Op(ctx context.Context) (workload.Tally, error) {
+	select {
+	case <-time.After(s.d):
+		s.finished.Add(1)
+		return workload.Tally{Statements: 1}, nil
+	case <-ctx.Done():
+		s.cancelled.Add(1)
+		return workload.Tally{Statements: 1}, ctx.Err()
+	}
+}
+
+func (s *slowOp) Close() error { return nil }
+
+// TestDrainLetsOperationsFinish runs 400 ms operations in a 1 s step: the
+// third is under way when the step ends. With a drain time it finishes
+// instead of being cancelled; either way it is not counted.
+func TestDrainLetsOperationsFinish(t *testing.T) {
+	for _, drain := range []time.Duration{0, 2 * time.Second} {
+		var finished, cancelled atomic.Int64
+		st := workload.Step{Name: "drain", Duration: time.Second, Drain: drain,
+			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+				return &slowOp{d: 400 * time.Millisecond, finished: &finished, cancelled: &cancelled}, nil
+			}}
+		res, err := Measure(context.Background(), nil, st, 1, 1, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := [2]int64{2, 1} // finished, cancelled without a drain
+		if drain > 0 {
+			want = [2]int64{3, 0}
+		}
+		if got := [2]int64{finished.Load(), cancelled.Load()}; got != want || res.Events != 2 || res.Errors != 0 {
+			t.Errorf("drain %s: %d finished, %d cancelled, %d events, %d errors; want %v finished/cancelled, 2 events, 0 errors",
+				drain, got[0], got[1], res.Events, res.Errors, want)
+		}
 	}
 }

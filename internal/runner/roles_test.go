@@ -31,7 +31,9 @@ func TestRolesRateLimited(t *testing.T) {
 		if len(rs) != 2 || rs[0].Role.Name != "reader" || rs[1].Role.Name != "writer" || !rs[1].Role.Secondary {
 			t.Fatalf("results %+v", rs)
 		}
-		rate := float64(rs[1].Events) / rs[1].Seconds
+		// The sleeper fails one operation in 10: done and failed ones
+		// together are what the writer ran.
+		rate := float64(rs[1].Events+rs[1].Errors) / rs[1].Seconds
 		if rate < 190 || rate > 210 {
 			t.Errorf("pacing %d: writer rate %.1f/s, want 200 within 5%%", pacing, rate)
 		}
@@ -63,8 +65,8 @@ func TestRolesOpsBound(t *testing.T) {
 	if el := time.Since(start); el < 400*time.Millisecond || el > 1500*time.Millisecond {
 		t.Errorf("200 inserts at 400/s took %s, want about 0.5 s", el)
 	}
-	if rs[1].Events != 200 {
-		t.Errorf("insert events %d, want exactly 200", rs[1].Events)
+	if rs[1].Events+rs[1].Errors != 200 {
+		t.Errorf("insert operations %d, want exactly 200", rs[1].Events+rs[1].Errors)
 	}
 	// Impossible: 1000/s of 5 ms operations on one worker (at most 200/s).
 	st = workload.Step{Name: "impossible", MaxDuration: time.Second, Roles: []workload.Role{
@@ -104,8 +106,8 @@ func TestRolesPacedShareMeasuresItsRate(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := rs[0]
-		if r.Events != 31 {
-			t.Errorf("pacing %d: %d events, want the 31 of the bound", pacing, r.Events)
+		if r.Events+r.Errors != 31 {
+			t.Errorf("pacing %d: %d operations, want the 31 of the bound", pacing, r.Events+r.Errors)
 		}
 		// 31 operations at 30/s: about 1.03 s even. Bursty releases 10
 		// per worker at the start of each second and the first worker's
@@ -156,7 +158,7 @@ func TestRolesWindowPacingDoesNotCatchUp(t *testing.T) {
 		pacing   workload.Pacing
 		min, max float64 // delivered share of the target rate
 	}{
-		{workload.PaceWindow, 0.75, 0.90},
+		{workload.PaceWindow, 0.60, 0.90}, // about 0.83 on an idle machine
 		{workload.PaceEven, 0.95, 1.05},
 		{workload.PaceBursty, 0.95, 1.05},
 	} {

@@ -25,13 +25,20 @@ const (
 	FactClientOpsPerCall = "client_ops_per_call"
 	// FactToolOpsPerSec is the rate an external tool (db_bench) reported.
 	FactToolOpsPerSec = "tool_ops_per_sec"
+	// FactRetries are the tries after the first that a role's operations
+	// needed after conflicts (workload.Tally.Retries); FactRetried the
+	// operations that needed any. Absent when none did.
+	FactRetries = "retries"
+	FactRetried = "retried"
 )
 
 // KindStat is one kind of operation's figures in a result: TPC-C's
 // New-Order, a custom mix's test (workload.Kinded).
 type KindStat struct {
-	Kind          string
-	Ops, Errors   int64
+	Kind        string
+	Ops, Errors int64
+	// Retries are the tries after the first its operations needed.
+	Retries       int64
 	P50, P99, Max time.Duration
 }
 
@@ -42,6 +49,9 @@ func (r *Result) SetKind(k KindStat) {
 	}
 	r.Facts[k.Kind+"_ops"] = float64(k.Ops)
 	r.Facts[k.Kind+"_errors"] = float64(k.Errors)
+	if k.Retries > 0 {
+		r.Facts[k.Kind+"_retries"] = float64(k.Retries)
+	}
 	r.Facts[k.Kind+"_p50_ms"] = msOf(k.P50)
 	r.Facts[k.Kind+"_p99_ms"] = msOf(k.P99)
 	r.Facts[k.Kind+"_max_ms"] = msOf(k.Max)
@@ -57,7 +67,8 @@ func (r Result) Kinds() []KindStat {
 			continue
 		}
 		out = append(out, KindStat{Kind: kind, Ops: int64(r.Facts[f]), Errors: int64(r.Facts[kind+"_errors"]),
-			P50: fromMS(r.Facts[kind+"_p50_ms"]), P99: fromMS(r.Facts[kind+"_p99_ms"]), Max: fromMS(r.Facts[kind+"_max_ms"])})
+			Retries: int64(r.Facts[kind+"_retries"]),
+			P50:     fromMS(r.Facts[kind+"_p50_ms"]), P99: fromMS(r.Facts[kind+"_p99_ms"]), Max: fromMS(r.Facts[kind+"_max_ms"])})
 	}
 	slices.SortFunc(out, func(a, b KindStat) int { return strings.Compare(a.Kind, b.Kind) })
 	return out

@@ -118,6 +118,18 @@ type Tally struct {
 	// Kind is which of a Kinded worker's kinds of operation this was (an
 	// index into Kinds()).
 	Kind int
+	// Retries is how many times the operation was run again after a
+	// conflict (serialization failure, deadlock) before it succeeded or
+	// gave up, as pgbench's --max-tries retries; the runner counts them and
+	// the operations that needed any. Statements counts every try's.
+	Retries int
+}
+
+// Facter is a Worker that found facts about its session worth keeping with
+// the step's result (the isolation level, the protocol); the runner takes
+// them from each role's first worker, so they must be the same for all.
+type Facter interface {
+	Facts() map[string]float64
 }
 
 // Describer is a Suite that says in one line what a run of it with p did,
@@ -218,6 +230,11 @@ type Step struct {
 	// MaxDuration bounds a step that ends by operation count (Role.Ops), so
 	// one that cannot sustain its rate still finishes; 0 means no bound.
 	MaxDuration time.Duration
+	// Drain is how long operations in flight when the step ends may run on
+	// before they are cancelled; 0 cancels them at once. Either way an
+	// operation that ends after the step is not counted (TPC-C lets its
+	// transactions finish rather than cancel their statements).
+	Drain time.Duration
 	// Estimate is how long an action is expected to take, when known in
 	// advance (a cleanup's target wait), for the plan printed before a
 	// run; 0 means not known (a load, whose time depends on the engine).

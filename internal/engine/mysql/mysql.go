@@ -37,6 +37,26 @@ import (
 func init() {
 	engine.Register(Driver{name: "mysql"})
 	engine.Register(Driver{name: "mariadb"})
+	engine.RegisterConflicts(conflictOf)
+}
+
+// conflictOf classifies MySQL's and MariaDB's deadlocks (1213), lock wait
+// timeouts (1205) and MariaDB's snapshot conflicts (1020, "record has
+// changed since last read").
+func conflictOf(err error) engine.Conflict {
+	var me *gomysql.MySQLError
+	if !errors.As(err, &me) {
+		return engine.NoConflict
+	}
+	switch me.Number {
+	case 1213:
+		return engine.Deadlock
+	case 1205:
+		return engine.LockTimeout
+	case 1020:
+		return engine.Serialization
+	}
+	return engine.NoConflict
 }
 
 // Database is the benchmark database created on a managed server.
@@ -397,7 +417,8 @@ func (db *DB) DBSize(ctx context.Context) (int64, error) {
 // reportedSettings are read back for every run besides those the target sets.
 var reportedSettings = []string{"innodb_buffer_pool_size", "innodb_log_file_size", "innodb_flush_log_at_trx_commit",
 	"innodb_doublewrite", "innodb_flush_method", "innodb_io_capacity", "innodb_adaptive_hash_index",
-	"innodb_buffer_pool_instances", "sync_binlog", "log_bin", "max_connections", "performance_schema"}
+	"innodb_buffer_pool_instances", "sync_binlog", "log_bin", "max_connections", "performance_schema",
+	"transaction_isolation", "tx_isolation"}
 
 // Info reads the version, the build and the effective settings from the server.
 func (db *DB) Info(ctx context.Context) (engine.Info, error) {

@@ -25,7 +25,26 @@ import (
 	"benchlab/internal/server"
 )
 
-func init() { engine.Register(Driver{}) }
+func init() {
+	engine.Register(Driver{})
+	engine.RegisterConflicts(conflictOf)
+}
+
+// conflictOf classifies PostgreSQL's serialization failures (40001) and
+// deadlocks (40P01).
+func conflictOf(err error) engine.Conflict {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return engine.NoConflict
+	}
+	switch pe.Code {
+	case "40001":
+		return engine.Serialization
+	case "40P01":
+		return engine.Deadlock
+	}
+	return engine.NoConflict
+}
 
 // Database is the benchmark database created on a managed server.
 const Database = "sbtest"
@@ -222,7 +241,7 @@ func (db *DB) DBSize(ctx context.Context) (int64, error) {
 // reportedSettings are read back for every run besides those the target sets.
 var reportedSettings = []string{"shared_buffers", "max_wal_size", "checkpoint_timeout", "synchronous_commit",
 	"fsync", "full_page_writes", "wal_compression", "work_mem", "effective_cache_size", "max_connections",
-	"huge_pages", "jit"}
+	"huge_pages", "jit", "default_transaction_isolation"}
 
 // Info reads the version, the build and the effective settings from the server.
 func (db *DB) Info(ctx context.Context) (engine.Info, error) {

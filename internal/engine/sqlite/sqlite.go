@@ -20,7 +20,27 @@ import (
 	"benchlab/internal/engine"
 )
 
-func init() { engine.Register(Driver{}) }
+func init() {
+	engine.Register(Driver{})
+	engine.RegisterConflicts(conflictOf)
+}
+
+// conflictOf classifies SQLite's snapshot conflicts (BUSY_SNAPSHOT: a
+// read transaction that tried to write after another wrote) and lock waits
+// that ran out of busy_timeout (BUSY).
+func conflictOf(err error) engine.Conflict {
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		return engine.NoConflict
+	}
+	switch {
+	case se.ExtendedCode == sqlite3.ErrBusySnapshot:
+		return engine.Serialization
+	case se.Code == sqlite3.ErrBusy:
+		return engine.LockTimeout
+	}
+	return engine.NoConflict
+}
 
 // FileName is the database file created inside the data dir.
 const FileName = "bench.db"

@@ -22,7 +22,7 @@ func BenchmarkNewOrder(b *testing.B) {
 	if _, err := steps[0].Action(ctx, db, io.Discard); err != nil {
 		b.Fatal(err)
 	}
-	t, err := newTerminal(ctx, db, 1, 0, 5, false)
+	t, err := newTerminal(ctx, db, &Options{Warehouses: 1}, 0, 5, false)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,9 +6,22 @@ import (
 )
 
 // rnd draws TPC-C's random values (clause 2.1.4 and 4.3.2).
-type rnd struct{ r *rand.Rand }
+type rnd struct {
+	r   *rand.Rand
+	src *rand.PCG
+}
 
-func newRand(seed uint64) *rnd { return &rnd{r: rand.New(rand.NewPCG(seed, seed^0x7c0ffee5eed))} }
+func newRand(seed uint64) *rnd {
+	src := rand.NewPCG(seed, seed^0x7c0ffee5eed)
+	return &rnd{r: rand.New(src), src: src}
+}
+
+// state is where the generator is, for a transaction run again with the
+// same inputs (as pgbench retries a script with the same random values).
+func (r *rnd) state() rand.PCG { return *r.src }
+
+// restore goes back to a state.
+func (r *rnd) restore(s rand.PCG) { *r.src = s }
 
 // between returns an integer uniform in [lo, hi].
 func (r *rnd) between(lo, hi int) int { return lo + r.r.IntN(hi-lo+1) }

@@ -57,14 +57,22 @@ func (Suite) Tests() []workload.Test {
 
 // Describe says what a run did, for the report's header.
 func (Suite) Describe(p workload.Params) string {
-	return fmt.Sprintf("TPC-C, %d warehouse(s), terminals %v, %s measured each after a %s warm-up, no think time",
-		opts(p).Warehouses, p.Threads, p.WriteTime, p.Warmup)
+	protocol := "prepared statements"
+	if p.Unprepared {
+		protocol = "text protocol"
+	}
+	return fmt.Sprintf("TPC-C, %d warehouse(s), terminals %v, %s measured each after a %s warm-up, no think time, "+
+		"%s, up to %d tries per transaction on conflicts (isolation per target in the TPC-C table)",
+		opts(p).Warehouses, p.Threads, p.WriteTime, p.Warmup, protocol, opts(p).tries())
 }
 
 // Check validates the parameters this suite uses.
 func (Suite) Check(p workload.Params) error {
 	if w := opts(p).Warehouses; w < 1 || w > 100000 {
 		return workload.Bad("tpcc.warehouses", w, "%d is not allowed; want 1 to 100000", w)
+	}
+	if n := opts(p).MaxTries; n < 0 || n > 1000 {
+		return workload.Bad("tpcc.max_tries", n, "%d is not allowed; want 1 (no retry) to 1000 tries per transaction", n)
 	}
 	_, err := workload.SelectTests(p.Tests, Suite{}.Tests())
 	return err
@@ -85,14 +93,19 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 		workload.CleanupStep("postload", slices.Clone(tables), wait),
 		{
 			Name: "tpcc", Family: "tpcc", Group: Group, Write: true, Metric: TpmC,
-			Duration: p.WriteTime, Warmup: p.Warmup,
+			Duration: p.WriteTime, Warmup: p.Warmup, Drain: drainTime,
 			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
-				return newTerminal(ctx, db, opts(p).Warehouses, id, seed, p.Unprepared)
+				return newTerminal(ctx, db, opts(p), id, seed, p.Unprepared)
 			},
 		},
 		checkStep(),
 	}, nil
 }
+
+// drainTime is how long transactions under way when the measured time ends
+// may run on: they finish (uncounted) rather than have their statements
+// cancelled.
+const drainTime = 10 * time.Second
 
 // tables are the nine TPC-C tables, in load order.
 var tables = []string{"item", "warehouse", "stock", "district", "customer", "history", "oorder", "new_order", "order_line"}

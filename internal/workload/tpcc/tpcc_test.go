@@ -108,7 +108,7 @@ func TestOnSQLite(t *testing.T) {
 		t.Errorf("%d new orders committed in %d transactions (%.3f), want about 0.45 less 1%% rolled back", newOrders, events, share)
 	}
 	// Statements sent as text (prepared = false) do the same work.
-	text, err := newTerminal(ctx, db, 1, 0, 99, true)
+	text, err := newTerminal(ctx, db, &Options{Warehouses: 1}, 0, 99, true)
 	if err != nil {
 		t.Fatal(err)
 	}

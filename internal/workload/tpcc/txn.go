@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"benchlab/internal/engine"
@@ -17,11 +18,14 @@ import (
 // district of its own for Stock-Level (clause 2.8.1.1); its operations are
 // transactions drawn from the standard mix.
 type terminal struct {
-	conn            engine.Conn
-	r               *rnd
-	w, warehouses   int
-	district        int
-	forUpdate       string
+	conn          engine.Conn
+	r             *rnd
+	w, warehouses int
+	district      int
+	forUpdate     string
+	maxTries      int
+	// facts are the session's isolation level and protocol (Facts).
+	facts           map[string]float64
 	begin, beginRO  engine.Stmt
 	commit, rollbck engine.Stmt
 	st              stmts
@@ -44,16 +48,26 @@ type stmts struct {
 	slNextOrder, slLowStock engine.Stmt
 }
 
-func newTerminal(ctx context.Context, db engine.DB, warehouses, id int, seed uint64, unprepared bool) (*terminal, error) {
+func newTerminal(ctx context.Context, db engine.DB, o *Options, id int, seed uint64, unprepared bool) (*terminal, error) {
 	sqldb, conn, err := workload.ConnectSQL(ctx, db, "tpcc terminal")
 	if err != nil {
 		return nil, err
 	}
 	d := sqldb.Dialect()
+	warehouses := o.Warehouses
 	t := &terminal{conn: conn, r: newRand(seed), w: id%warehouses + 1, warehouses: warehouses,
-		district: id/warehouses%districtsPerWarehouse + 1, forUpdate: " FOR UPDATE"}
+		district: id/warehouses%districtsPerWarehouse + 1, forUpdate: " FOR UPDATE", maxTries: o.tries()}
 	if d.Name == engine.SQLite.Name {
 		t.forUpdate = "" // a write transaction holds the database's write lock from BEGIN IMMEDIATE
+	}
+	level, err := isolationOf(ctx, conn, d)
+	if err != nil {
+		t.Close()
+		return nil, fmt.Errorf("tpcc: %w", err)
+	}
+	t.facts = map[string]float64{FactIsolation: float64(level), FactPrepared: 1}
+	if unprepared {
+		t.facts[FactPrepared] = 0
 	}
 	if err := t.prepare(ctx, d, unprepared); err != nil {
 		t.Close()
@@ -61,6 +75,10 @@ func newTerminal(ctx context.Context, db engine.DB, warehouses, id int, seed uin
 	}
 	return t, nil
 }
+
+// Facts are the session's isolation level and protocol, kept with the
+// step's result.
+func (t *terminal) Facts() map[string]float64 { return t.facts }
 
 // prepare prepares every statement, or with unprepared makes each one sent
 // as text (sysbench's --db-ps-mode=disable).
@@ -146,33 +164,47 @@ func (t *terminal) Close() error {
 // Op runs one transaction drawn from the mix: New-Order 45%, Payment 43%,
 // Order-Status, Delivery and Stock-Level 4% each (clause 5.2.3's minimums
 // for the last four). A committed New-Order counts as the Tally's one row.
+// A transaction that fails on a conflict (serialization failure, deadlock,
+// lock wait timeout) is rolled back and run again with the same inputs, up
+// to max_tries times in all, as pgbench's --max-tries does; the tries after
+// the first are the Tally's Retries, and one that still fails is an error.
 func (t *terminal) Op(ctx context.Context) (workload.Tally, error) {
-	var tl workload.Tally
-	var err error
+	kind, write, body := 0, true, t.newOrder
 	switch x := t.r.between(1, 100); {
 	case x <= 45:
-		tl, err = t.txn(ctx, true, t.newOrder)
 	case x <= 88:
-		tl, err = t.txn(ctx, true, t.payment)
-		tl.Kind = 1
+		kind, body = 1, t.payment
 	case x <= 92:
-		tl, err = t.txn(ctx, false, t.orderStatus)
-		tl.Kind = 2
+		kind, write, body = 2, false, t.orderStatus
 	case x <= 96:
-		tl, err = t.txn(ctx, true, t.delivery)
-		tl.Kind = 3
+		kind, body = 3, t.delivery
 	default:
-		tl, err = t.txn(ctx, false, t.stockLevel)
-		tl.Kind = 4
+		kind, write, body = 4, false, t.stockLevel
 	}
-	return tl, err
+	inputs := t.r.state()
+	total := workload.Tally{Kind: kind}
+	for try := 1; ; try++ {
+		tl, err := t.txn(ctx, write, body)
+		total.Statements += tl.Statements
+		if err == nil {
+			total.Rows = tl.Rows
+			return total, nil
+		}
+		c := engine.ConflictOf(err)
+		if c == engine.NoConflict || try >= t.maxTries || ctx.Err() != nil {
+			if c != engine.NoConflict {
+				err = fmt.Errorf("%s after %d tries: %w", c, try, err)
+			}
+			return total, err
+		}
+		total.Retries++
+		t.r.restore(inputs)
+	}
 }
 
 // Kinds names the transactions, in the order of Tally.Kind, so the runner
 // keeps each one's count and latency.
-func (t *terminal) Kinds() []string {
-	return []string{"new_order", "payment", "order_status", "delivery", "stock_level"}
-}
+func (t *terminal) Kinds() []string { return Kinds }
 
 // tx counts a transaction's statements.
 type tx struct {
@@ -206,6 +238,7 @@ func (t *terminal) txn(ctx context.Context, write bool, body func(x *tx) error) 
 	}
 	if err := body(x); err != nil {
 		x.exec(t.rollbck)
+		x.t.Rows = 0
 		if errors.Is(err, errRollback) {
 			return x.t, nil
 		}
@@ -213,6 +246,7 @@ func (t *terminal) txn(ctx context.Context, write bool, body func(x *tx) error) 
 	}
 	if _, err := x.exec(t.commit); err != nil {
 		t.rollbck.Exec(context.WithoutCancel(ctx))
+		x.t.Rows = 0 // a New-Order that did not commit is no New-Order
 		return x.t, fmt.Errorf("commit: %w", err)
 	}
 	return x.t, nil
@@ -472,4 +506,78 @@ func (t *terminal) stockLevel(x *tx) error {
 	o := atoi(next[0])
 	_, err = one(x.values(s.slLowStock, t.w, t.district, o, o-20, t.w, t.r.between(10, 20)))
 	return err
+}
+
+// Facts of the tpcc step's result: FactIsolation is the terminals' session
+// isolation level (an Isolation), FactPrepared 1 with prepared statements
+// and 0 with the text protocol.
+const (
+	FactIsolation = "tpcc_isolation"
+	FactPrepared  = "tpcc_prepared"
+)
+
+// Isolation is a transaction isolation level, as a number for result facts.
+type Isolation int
+
+// The levels, weakest first; IsolationUnknown is a name not recognised.
+const (
+	IsolationUnknown Isolation = iota
+	ReadUncommitted
+	ReadCommitted
+	RepeatableRead
+	Serializable
+)
+
+// String is the level's SQL name.
+func (l Isolation) String() string {
+	switch l {
+	case ReadUncommitted:
+		return "read uncommitted"
+	case ReadCommitted:
+		return "read committed"
+	case RepeatableRead:
+		return "repeatable read"
+	case Serializable:
+		return "serializable"
+	}
+	return "unknown"
+}
+
+// parseIsolation reads a level as PostgreSQL ("repeatable read") or MySQL
+// ("REPEATABLE-READ") writes it.
+func parseIsolation(s string) Isolation {
+	s = strings.ToLower(strings.ReplaceAll(strings.TrimSpace(s), "-", " "))
+	for l := ReadUncommitted; l <= Serializable; l++ {
+		if s == l.String() {
+			return l
+		}
+	}
+	return IsolationUnknown
+}
+
+// isolationOf asks the session its isolation level: PostgreSQL's
+// transaction_isolation, MySQL's transaction_isolation (tx_isolation before
+// MySQL 8 and MariaDB 11.1); SQLite's transactions are serializable.
+func isolationOf(ctx context.Context, c engine.Conn, d engine.Dialect) (Isolation, error) {
+	var queries []string
+	switch d.Name {
+	case engine.SQLite.Name:
+		return Serializable, nil
+	case engine.MySQL.Name:
+		queries = []string{"SELECT @@SESSION.transaction_isolation", "SELECT @@SESSION.tx_isolation"}
+	default:
+		queries = []string{"SHOW transaction_isolation"}
+	}
+	var last error
+	for _, q := range queries {
+		rows, err := c.Values(ctx, q)
+		if err != nil {
+			last = err
+			continue
+		}
+		if len(rows) > 0 && len(rows[0]) > 0 {
+			return parseIsolation(rows[0][0]), nil
+		}
+	}
+	return IsolationUnknown, fmt.Errorf("isolation level: %w", last)
 }

@@ -1,0 +1,122 @@
+package tpcc
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"benchlab/internal/report"
+	"benchlab/internal/store"
+)
+
+// ReportSections adds the TPC-C table to the generic report: what a reader
+// needs to trust tpmC. Per target and terminal count: the isolation level
+// and protocol (prepared statements or text) the terminals' sessions used,
+// the committed mix against the standard 45/43/4/4/4 (a share that departs
+// beyond chance is marked, with a note), the retries conflicts needed per
+// 100 committed transactions, and the transactions that failed even so
+// (counted in no throughput).
+func (Suite) ReportSections(d *report.Data, opt report.Options) report.Sections {
+	t, notes := mixTable(d)
+	if t == nil {
+		return report.Sections{}
+	}
+	return report.Sections{Tables: []report.Table{*t}, Notes: notes}
+}
+
+// mixTable builds the TPC-C table; nil when no result has TPC-C's facts.
+func mixTable(d *report.Data) (*report.Table, []string) {
+	t := &report.Table{Title: "TPC-C: isolation, protocol and committed mix",
+		Legend: "isolation and protocol as the terminals' sessions reported them; committed mix in % of the committed " +
+			"transactions (median over repeats; - marks a share that departs from the standard 45/43/4/4/4 beyond chance); " +
+			"retries per 100 committed transactions (tpcc.max_tries); failed transactions (counted in neither tpmC nor TPS)",
+		Columns: append(append([]string{"target", "isolation", "protocol"}, pct(Kinds)...), "retries/100", "failed")}
+	var notes []string
+	for _, target := range d.Targets() {
+		byThreads := map[int][]store.Result{}
+		for _, run := range d.Runs {
+			if run.Target != target {
+				continue
+			}
+			for _, r := range d.Results[run.ID] {
+				if _, ok := r.Facts[FactIsolation]; ok && r.Test == "tpcc" && r.Status == store.StatusOK {
+					byThreads[r.Threads] = append(byThreads[r.Threads], r)
+				}
+			}
+		}
+		threads := make([]int, 0, len(byThreads))
+		for n := range byThreads {
+			threads = append(threads, n)
+		}
+		slices.Sort(threads)
+		for _, n := range threads {
+			rs := byThreads[n]
+			t.Rows = append(t.Rows, mixRow(target, n, rs))
+			for _, r := range rs {
+				if _, departs := CommittedMix(r.Facts); departs != "" {
+					notes = append(notes, fmt.Sprintf("TPC-C on %s at %d terminals: the committed mix departs from the "+
+						"standard one (%s), so its tpmC is not comparable; %d transactions failed after tpcc.max_tries",
+						target, n, departs, r.Errors))
+					break
+				}
+			}
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil, nil
+	}
+	return t, notes
+}
+
+func pct(kinds []string) []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = k + " %"
+	}
+	return out
+}
+
+// mixRow is one target's row at n terminals over its repeats rs.
+func mixRow(target string, n int, rs []store.Result) report.Row {
+	r0 := rs[0]
+	protocol := "prepared"
+	if r0.Facts[FactPrepared] == 0 {
+		protocol = "text"
+	}
+	row := report.Row{Group: Group, Label: fmt.Sprintf("tpcc, %d terminals", n), Cells: []report.Cell{report.TextCell(target),
+		report.TextCell(Isolation(r0.Facts[FactIsolation]).String()), report.TextCell(protocol)}}
+	for i, kind := range Kinds {
+		c := report.NumberCell(report.Median(rs, func(r store.Result) float64 {
+			shares, _ := CommittedMix(r.Facts)
+			if shares == nil {
+				return math.NaN()
+			}
+			return shares[i]
+		}))
+		for _, r := range rs {
+			if _, departs := CommittedMix(r.Facts); departsOn(departs, kind) {
+				c.Tone = report.ToneBad
+			}
+		}
+		row.Cells = append(row.Cells, c)
+	}
+	return report.Row{Group: row.Group, Label: row.Label, Cells: append(row.Cells,
+		report.NumberCell(report.Median(rs, func(r store.Result) float64 {
+			if r.Events == 0 {
+				return math.NaN()
+			}
+			return 100 * r.Facts[store.FactRetries] / float64(r.Events)
+		})),
+		report.NumberCell(report.Median(rs, func(r store.Result) float64 { return float64(r.Errors) })))}
+}
+
+// departsOn says whether CommittedMix's description names kind.
+func departsOn(departs, kind string) bool {
+	for _, part := range strings.Split(departs, ", ") {
+		if strings.HasPrefix(part, kind+" ") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,81 @@
+package tpcc
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"benchlab/internal/report"
+	"benchlab/internal/store"
+)
+
+// TestHeaderDescribesTPCC checks the report header's workload line for a
+// tpcc experiment: the suite's own words, with the protocol and the tries.
+func TestHeaderDescribesTPCC(t *testing.T) {
+	spec := "name = \"h\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n[workload]\nsuite = \"tpcc\"" +
+		"\nwarehouses = 2\nthreads = [1, 4]\nwrite_time = \"30s\"\nwarmup = \"5s\"\nrepeats = 3\n"
+	d := &report.Data{Experiment: store.Experiment{ID: 1, Name: "h", Base: "a", Targets: []string{"a"}, Spec: spec}}
+	want := "workload: TPC-C, 2 warehouse(s), terminals [1 4], 30s measured each after a 5s warm-up, no think time, " +
+		"prepared statements, up to 10 tries per transaction on conflicts (isolation per target in the TPC-C table), repeats 3"
+	if h := strings.Join(report.Build(d).Header, "\n"); !strings.Contains(h, want) {
+		t.Errorf("header\n%s\nlacks %q", h, want)
+	}
+}
+
+// TestTPCCTable checks the TPC-C table: each target's isolation and
+// protocol, its committed mix, retries per 100 transactions and failures,
+// and a mix skewed by failed Payments marked red with a note.
+func TestTPCCTable(t *testing.T) {
+	started := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	res := func(run int64, target string, facts map[string]float64, events, errors int64) store.Result {
+		return store.Result{RunID: run, Seq: 1, Test: "tpcc", Family: "tpcc", Group: "tpcc", Threads: 4, Metric: "tpmc",
+			Status: "ok", Started: started, Seconds: 10, Events: events, Errors: errors, Rows: int64(facts["new_order_ops"]),
+			Facts: facts}
+	}
+	d := &report.Data{
+		Experiment: store.Experiment{ID: 1, Name: "k", Base: "a", Targets: []string{"a", "b"},
+			Spec: "name = \"k\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n[[target]]\nname = \"b\"\nengine = \"sqlite\"\n[workload]\nsuite = \"tpcc\"\n"},
+		Runs: []store.Run{{ID: 1, Target: "a", Engine: "postgres", Status: "ok"}, {ID: 2, Target: "b", Engine: "postgres", Status: "ok"}},
+		Results: map[int64][]store.Result{
+			1: {res(1, "a", map[string]float64{"new_order_ops": 4500, "payment_ops": 4300, "order_status_ops": 400,
+				"delivery_ops": 400, "stock_level_ops": 400, "retries": 500, "retried": 300,
+				"tpcc_isolation": 3, "tpcc_prepared": 1}, 10000, 2)},
+			2: {res(2, "b", map[string]float64{"new_order_ops": 4500, "payment_ops": 2000, "order_status_ops": 400,
+				"delivery_ops": 400, "stock_level_ops": 400,
+				"tpcc_isolation": 2, "tpcc_prepared": 0}, 7700, 2300)},
+		},
+	}
+	r := report.Build(d)
+	var tt *report.Table
+	for i := range r.Tables {
+		if r.Tables[i].Title == "TPC-C: isolation, protocol and committed mix" {
+			tt = &r.Tables[i]
+		}
+	}
+	if tt == nil || len(tt.Rows) != 2 {
+		t.Fatalf("TPC-C table %+v", tt)
+	}
+	a, b := tt.Rows[0].Cells, tt.Rows[1].Cells
+	if a[0].Text != "a" || a[1].Text != "repeatable read" || a[2].Text != "prepared" || a[3].Value != 45 || a[4].Value != 43 ||
+		a[8].Value != 5 || a[9].Value != 2 || a[3].Tone != report.ToneNone || a[4].Tone != report.ToneNone {
+		t.Errorf("standard mix row %+v", a)
+	}
+	// 2000 Payments of 7700: every share departs (New-Order 58%, 5.2% for
+	// the others, where 1 point is the allowance at this count).
+	if b[1].Text != "read committed" || b[2].Text != "text" || b[4].Tone != report.ToneBad || b[3].Tone != report.ToneBad ||
+		b[5].Tone != report.ToneBad || b[9].Value != 2300 {
+		t.Errorf("skewed mix row %+v: want the shares marked, 2300 failed", b)
+	}
+	found := false
+	for _, n := range r.Notes {
+		if strings.Contains(n, "TPC-C on b at 4 terminals") && strings.Contains(n, "payment 26.0%") {
+			found = true
+		}
+		if strings.Contains(n, "TPC-C on a") {
+			t.Errorf("note for the standard mix: %s", n)
+		}
+	}
+	if !found {
+		t.Errorf("no note on b's mix in %q", r.Notes)
+	}
+}
