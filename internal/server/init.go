@@ -107,6 +107,16 @@ func (in *Instance) initMySQL(ctx context.Context, extra string) error {
 	fmt.Fprintf(&b, "# written by benchlab for target %s\n[mysqld]\n# benchlab: loopback only, private socket\n%s", in.cfg.Target, addr)
 	fmt.Fprintf(&b, "datadir = %s\npid-file = %s\nlog-error = %s\n", in.DataDir,
 		filepath.Join(in.DataDir, "mysqld.pid"), in.LogPath)
+	// Temporary tables and sort files go to a dir of this server's own, next
+	// to its data dir: with the default /tmp, servers running side by side
+	// (and install-db's bootstrap) shared one dir, and nothing removed the
+	// files of a server killed hard. A target's tmpdir setting comes later
+	// in the file and wins.
+	tmp := filepath.Join(filepath.Dir(in.DataDir), "mysql-tmp")
+	if err := os.MkdirAll(tmp, 0o750); err != nil {
+		return in.errorf("tmpdir: %w", err)
+	}
+	fmt.Fprintf(&b, "tmpdir = %s\n", tmp)
 	if in.bins.Basedir != "" {
 		fmt.Fprintf(&b, "basedir = %s\n", in.bins.Basedir)
 	}

@@ -2,6 +2,7 @@ package mysql_test
 
 import (
 	"context"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -63,6 +64,15 @@ func TestSettledAfterLoad(t *testing.T) {
 	servertest.Settled(t, "mariadb", func(t *testing.T, c engine.Conn) {
 		dirty, total, history := state(t, c)
 		t.Logf("after the load: %d of %d pages dirty, history list length %d", dirty, total, history)
+		// The server keeps its temporary files beside its data dir, not in
+		// the /tmp that other servers share.
+		v, err := c.Values(ctx, "SELECT @@tmpdir, @@datadir")
+		if err != nil || len(v) != 1 {
+			t.Fatalf("tmpdir: %v %v", v, err)
+		}
+		if tmp, data := filepath.Clean(v[0][0]), filepath.Clean(v[0][1]); tmp != filepath.Join(filepath.Dir(data), "mysql-tmp") {
+			t.Errorf("tmpdir %s, want mysql-tmp beside the data dir %s", tmp, data)
+		}
 	}, func(t *testing.T, c engine.Conn) {
 		dirty, total, history := state(t, c)
 		t.Logf("after postload: %d of %d pages dirty, history list length %d", dirty, total, history)
