@@ -38,10 +38,7 @@ func runCopy(env Env, fromFlag, toFlag string, idFlag int64) error {
 	if src == *to {
 		return usagef("flag --to: %s is also the source", *to)
 	}
-	if err := storeExists(src); err != nil {
-		return err
-	}
-	in, err := store.Open(src)
+	in, err := openExisting(src)
 	if err != nil {
 		return err
 	}

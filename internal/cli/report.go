@@ -368,10 +368,7 @@ func runReport(env Env, f *reportFlags) error {
 // loadMany loads every stored experiment whose name matches the glob
 // (every one when it is empty), oldest first.
 func loadMany(storeFile, glob string) ([]*report.Data, error) {
-	if err := storeExists(storeFile); err != nil {
-		return nil, err
-	}
-	st, err := store.Open(storeFile)
+	st, err := openExisting(storeFile)
 	if err != nil {
 		return nil, err
 	}
@@ -500,10 +497,7 @@ func runRuns(env Env, storeFlag string, limit, offset int) error {
 		return usagef("flag --offset: %d is negative; want a number of runs to skip", offset)
 	}
 	path := storePath(env, storeFlag)
-	if err := storeExists(path); err != nil {
-		return err
-	}
-	st, err := store.Open(path)
+	st, err := openExisting(path)
 	if err != nil {
 		return err
 	}
@@ -580,10 +574,7 @@ func runState(r store.Run) (status, took string) {
 // the work dirs of dead owners from the temp dir.
 func pruneRuns(env Env, storeFlag string) error {
 	path := storePath(env, storeFlag)
-	if err := storeExists(path); err != nil {
-		return err
-	}
-	st, err := store.Open(path)
+	st, err := openExisting(path)
 	if err != nil {
 		return err
 	}
@@ -660,27 +651,23 @@ func runList(env Env) error {
 	return nil
 }
 
-// storeExists checks that a results file exists before a command that only
-// reads it opens it (which would create it); a PostgreSQL store is checked
-// by connecting.
-func storeExists(path string) error {
-	if store.IsPostgres(path) {
-		return nil
+// openExisting opens the results database at path for a command that only
+// reads it: a missing results file is a usage error, not a new empty file
+// (which opening would create); a PostgreSQL store is checked by connecting.
+func openExisting(path string) (*store.Store, error) {
+	if !store.IsPostgres(path) {
+		if _, err := os.Stat(path); err != nil {
+			return nil, usagef("no results database at %s (run an experiment first, or give --store)", path)
+		}
 	}
-	if _, err := os.Stat(path); err != nil {
-		return usagef("no results database at %s (run an experiment first, or give --store)", path)
-	}
-	return nil
+	return store.Open(path)
 }
 
 // loadData reads experiment id (0: the most recent) with its runs, results
 // and intervals from the results database at path. A missing file or
 // experiment is a usage error.
 func loadData(path string, id int64) (*report.Data, error) {
-	if err := storeExists(path); err != nil {
-		return nil, err
-	}
-	st, err := store.Open(path)
+	st, err := openExisting(path)
 	if err != nil {
 		return nil, err
 	}
