@@ -314,24 +314,27 @@ func runCalibrate(env Env, c calibration) error {
 		"%d gate trials; store %s; host %s\n", c.rounds, c.copies-1, effectList(c.effects), c.repeats, c.testTime,
 		c.gateTrials, c.store, host.ID())
 	fmt.Fprintf(w, "conditions at start: %s\n", loadLine())
-	var planted, syncs []int64
-	for i := range c.rounds {
-		t0 := time.Now()
-		id, err := calibrateRun(env, c, c.plantedSpec(), "planted")
-		if err != nil {
-			return fmt.Errorf("calibrate: planted experiment %d: %w", i+1, err)
+	// series runs n experiments of one spec and returns their ids.
+	series := func(n int, src, what, label string) ([]int64, error) {
+		var ids []int64
+		for i := range n {
+			t0 := time.Now()
+			id, err := calibrateRun(env, c, src, what)
+			if err != nil {
+				return ids, fmt.Errorf("calibrate: %s %d: %w", label, i+1, err)
+			}
+			ids = append(ids, id)
+			fmt.Fprintf(w, "  %s %d/%d: id %d, %s\n", label, i+1, n, id, time.Since(t0).Round(time.Second))
 		}
-		planted = append(planted, id)
-		fmt.Fprintf(w, "  planted experiment %d/%d: id %d, %s\n", i+1, c.rounds, id, time.Since(t0).Round(time.Second))
+		return ids, nil
 	}
-	for i := range c.gateTrials {
-		t0 := time.Now()
-		id, err := calibrateRun(env, c, c.syncSpec(), "sync")
-		if err != nil {
-			return fmt.Errorf("calibrate: gate trial %d: %w", i+1, err)
-		}
-		syncs = append(syncs, id)
-		fmt.Fprintf(w, "  gate trial %d/%d: id %d, %s\n", i+1, c.gateTrials, id, time.Since(t0).Round(time.Second))
+	planted, err := series(c.rounds, c.plantedSpec(), "planted", "planted experiment")
+	if err != nil {
+		return err
+	}
+	syncs, err := series(c.gateTrials, c.syncSpec(), "sync", "gate trial")
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "conditions at end: %s; %s in all\n\n", loadLine(), time.Since(start).Round(time.Second))
 	return c.evaluate(w, planted, syncs)
