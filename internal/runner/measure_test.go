@@ -308,6 +308,13 @@ func (b *batcher) OpBatch(ctx context.Context, lat []int64) (int, workload.Tally
 			t.Rows++
 		}
 		if b.batches%10 == 0 && i == 4 {
+			if ctx.Err() != nil {
+				// The step ended while this batch ran: the runner takes
+				// an error then for cancelled work and counts none of
+				// the batch, so neither does the worker's own tally.
+				b.ops -= int64(i + 1)
+				return i + 1, t, errors.New("batch failed")
+			}
 			b.failures++
 			return i + 1, t, errors.New("batch failed")
 		}
