@@ -22,6 +22,9 @@ THREADS=${THREADS:-4}
 ROWS=${ROWS:-1000000}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 PORT=${PORT:-55433}
+# zonky's releases (benchlab install postgres 13.22) ship no psql: use Debian's, which talks to any version.
+PSQL=${PSQL:-$PGBIN/psql}
+[ -x "$PSQL" ] || PSQL=/usr/lib/postgresql/15/bin/psql
 BENCHLAB=${BENCHLAB:-bin/benchlab}
 command -v sysbench >/dev/null || { echo "sysbench not found (apt-get install sysbench)" >&2; exit 2; }
 [ -x "$PGBIN/postgres" ] || { echo "no PostgreSQL at $PGBIN (apt-get install postgresql-15)" >&2; exit 2; }
@@ -38,7 +41,7 @@ cleanup() { as_pg "$PGBIN/pg_ctl -D $work/data -m fast stop" >/dev/null 2>&1 || 
 trap cleanup EXIT INT TERM
 as_pg "$PGBIN/initdb -D $work/data --auth=trust -U postgres" >/dev/null
 as_pg "$PGBIN/pg_ctl -D $work/data -l $work/data/log -w -o '-c listen_addresses=127.0.0.1 -p $PORT -c unix_socket_directories=$work/data -c max_connections=50' start" >/dev/null
-as_pg "$PGBIN/psql -h 127.0.0.1 -p $PORT -U postgres -qc 'CREATE DATABASE sbtest'" >/dev/null
+as_pg "$PSQL -h 127.0.0.1 -p $PORT -U postgres -qc 'CREATE DATABASE sbtest'" >/dev/null
 
 sb=(sysbench oltp_point_select --db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port=$PORT --pgsql-user=postgres
     --pgsql-db=sbtest --tables=1 --table-size=$ROWS --rand-type=uniform)
