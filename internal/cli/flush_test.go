@@ -7,13 +7,16 @@ import (
 	"strings"
 	"testing"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"benchlab/internal/store"
 )
 
 // TestKilledRunKeepsFlushedSeconds kills (SIGKILL, no clean-up possible) a
 // child process 7 s into a 60 s point-query step that flushes its series
 // every 2 s: the store keeps the step's result, status running, with its
-// first seconds, each with operations counted.
+// first seconds, each with operations counted, and the latency histogram,
+// percentiles and event count of the part flushed.
 func TestKilledRunKeepsFlushedSeconds(t *testing.T) {
 	dir := t.TempDir()
 	storeFile := filepath.Join(dir, "r.db")
@@ -79,6 +82,25 @@ func TestKilledRunKeepsFlushedSeconds(t *testing.T) {
 	}
 	if len(point.Intervals) > 8 {
 		t.Errorf("%d seconds stored after 7 s", len(point.Intervals))
+	}
+	// The latency histogram and totals of the flushed part are stored too.
+	var flushed int64
+	for _, iv := range point.Intervals {
+		flushed += iv.Events
+	}
+	if len(point.Histogram) == 0 {
+		t.Fatal("no latency histogram stored for the killed step")
+	}
+	h, err := hdr.Decode(point.Histogram)
+	if err != nil {
+		t.Fatalf("stored histogram: %v", err)
+	}
+	if h.TotalCount() != point.Events || point.Events < flushed/2 || point.Events > flushed*2 {
+		t.Errorf("stored histogram counts %d operations, the result %d events, the stored seconds %d",
+			h.TotalCount(), point.Events, flushed)
+	}
+	if point.Latency.P50 <= 0 || point.Latency.P99 < point.Latency.P50 || point.Seconds < 1 || point.Seconds > 8 {
+		t.Errorf("stored latency %+v over %.1f s; want percentiles of the flushed part", point.Latency, point.Seconds)
 	}
 }
 

@@ -28,6 +28,7 @@ type StreamSink interface {
 	Sink
 	BeginResult(ctx context.Context, r *store.Result) error
 	AppendIntervals(ctx context.Context, resultID int64, test string, ivs []store.Interval) error
+	UpdateProgress(ctx context.Context, r *store.Result) error
 }
 
 // cellStream streams one step's results to a StreamSink (runner.Stream).
@@ -60,6 +61,18 @@ func (c *cellStream) Flush(ri int, ivs []store.Interval) {
 	if err := c.sink.AppendIntervals(c.ctx, c.results[ri].ID, c.results[ri].Test, ivs); err != nil {
 		c.failed = true
 		fmt.Fprintf(c.log, "warning: %s: the series will be stored at the step's end only: %v\n", c.results[ri].Test, err)
+	}
+}
+
+func (c *cellStream) FlushLatency(ri int, l SoFar) {
+	if c.failed || ri >= len(c.results) || c.results[ri].ID == 0 {
+		return
+	}
+	p := *c.results[ri]
+	p.Events, p.Seconds, p.Latency, p.Histogram = l.Events, l.Seconds, l.Latency, l.Histogram
+	if err := c.sink.UpdateProgress(c.ctx, &p); err != nil {
+		c.failed = true
+		fmt.Fprintf(c.log, "warning: %s: the latency will be stored at the step's end only: %v\n", p.Test, err)
 	}
 }
 

@@ -79,10 +79,24 @@ type LiveSample struct {
 // Stream keeps a step's results as the step goes. Begin is called once,
 // before the workers start, with one result per role (headline first);
 // Flush is called from one goroutine with role ri's intervals since the
-// last call. A failed Begin turns the stream off for the step.
+// last call, and FlushLatency after it with the role's latency so far. A
+// failed Begin turns the stream off for the step.
 type Stream interface {
 	Begin(results []*store.Result) error
 	Flush(ri int, ivs []store.Interval)
+	FlushLatency(ri int, l SoFar)
+}
+
+// SoFar is a role's measured part up to a flush: its done operations, the
+// seconds since the end of the warm-up, their latency percentiles and the
+// encoded HDR histogram (what the final result keeps in Events, Seconds,
+// Latency and Histogram). Operations a worker finished since it last
+// handed its histogram over are left for the next flush.
+type SoFar struct {
+	Events    int64
+	Seconds   float64
+	Latency   store.Latency
+	Histogram []byte
 }
 
 // workerState is what one worker goroutine measures; only it writes here
@@ -98,6 +112,20 @@ type workerState struct {
 	retries, retried int64
 	// kinds are per-kind counts of a Kinded worker's measured operations.
 	kinds []kindState
+	// handoff asks the worker to move hist into its role's running total
+	// (roleRun.sofar) after its next operation, so that a long step's
+	// latency can be stored as it goes; the tick loop sets it once per
+	// flush, the worker clears it.
+	handoff atomic.Bool
+}
+
+// handOver moves the worker's latency histogram into its role's total.
+func (s *workerState) handOver(rr *roleRun) {
+	rr.mu.Lock()
+	rr.sofar.Merge(s.hist)
+	rr.mu.Unlock()
+	s.hist.Reset()
+	s.handoff.Store(false)
 }
 
 // kindState is one kind of operation's count, errors and latency.
@@ -146,6 +174,24 @@ type roleRun struct {
 	bounded  int64
 	// rows makes the live line show rows per second (RowsPS roles).
 	rows bool
+	// sofar holds the latency histograms the workers have handed over
+	// (workerState.handOver) while the step runs, under mu.
+	mu    sync.Mutex
+	sofar *hdr.Histogram
+}
+
+// soFar reads the role's handed-over latency into snap (a histogram the
+// caller owns, reused between flushes) and describes it.
+func (rr *roleRun) soFar(snap *hdr.Histogram, seconds float64) SoFar {
+	snap.Reset()
+	rr.mu.Lock()
+	snap.Merge(rr.sofar)
+	rr.mu.Unlock()
+	l := SoFar{Events: snap.TotalCount(), Seconds: max(seconds, 0), Latency: metrics.PercentilesOf(snap)}
+	if enc, err := snap.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
+		l.Histogram = enc
+	}
+	return l
 }
 
 // MeasureRoles runs a measured step and returns one result per role, the
@@ -172,7 +218,7 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		if m.Name == "" {
 			m = metric.QPS
 		}
-		runs[i] = &roleRun{role: r, rows: m.PerRow, bounded: min(r.Ops, int64(r.Threads))}
+		runs[i] = &roleRun{role: r, rows: m.PerRow, bounded: min(r.Ops, int64(r.Threads)), sofar: metrics.NewHistogram()}
 		results[i] = &store.Result{
 			Test: st.Name, Family: st.Family, Group: st.Group, Threads: threads, Warm: st.Warm,
 			Metric: m.Name, RowsPerOp: st.RowsPerOp, Status: store.StatusOK,
@@ -356,6 +402,7 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		res := results[ri]
 		res.Intervals = series[ri]
 		merged, svc := metrics.NewHistogram(), metrics.NewHistogram()
+		merged.Merge(rr.sofar) // the workers are done: no lock needed
 		for _, s := range rr.states {
 			res.Events += s.events
 			res.Statements += s.statements
@@ -491,7 +538,7 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 	clock := metrics.NewClock()
 	measureFromNs, deadlineNs := clock.At(measureFrom), clock.At(deadline)
 	if b, ok := batcherOf(w, rr.role); ok {
-		workBatches(ctx, b, s, clock, measureFromNs, deadlineNs, stop, errs)
+		workBatches(ctx, b, s, rr, clock, measureFromNs, deadlineNs, stop, errs)
 		return
 	}
 	yielded := clock.Now()
@@ -563,6 +610,9 @@ func work(ctx context.Context, w workload.Worker, s *workerState, measureFrom, d
 		}
 		if failed && !errs.keep(err, stop) {
 			return
+		}
+		if s.handoff.Load() {
+			s.handOver(rr)
 		}
 		if quota > 0 {
 			if mine++; mine == quota {
@@ -702,7 +752,7 @@ const batchSize = 16
 // workBatches is work for a Batcher in a step that is neither paced nor
 // bounded: operations run batchSize at a time, and a batch that starts
 // before measureFrom counts as warm-up.
-func workBatches(ctx context.Context, b workload.Batcher, s *workerState, clock metrics.Clock, measureFromNs, deadlineNs int64,
+func workBatches(ctx context.Context, b workload.Batcher, s *workerState, rr *roleRun, clock metrics.Clock, measureFromNs, deadlineNs int64,
 	stop *stopper, errs *errorLog) {
 	lat := make([]int64, batchSize)
 	yielded := clock.Now()
@@ -731,6 +781,9 @@ func workBatches(ctx context.Context, b workload.Batcher, s *workerState, clock 
 		}
 		if failed && !errs.keep(err, stop) {
 			return
+		}
+		if s.handoff.Load() {
+			s.handOver(rr)
 		}
 		if !pause(t1, deadlineNs, &yielded, stop) {
 			return
@@ -806,20 +859,42 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 			windowStart = now
 		}
 	}
-	// flush hands the intervals not yet streamed to opt.Stream, every
-	// FlushEvery (and never at the end: the final result carries them all).
+	// flush hands the intervals not yet streamed and the latency so far to
+	// opt.Stream, every FlushEvery (and never at the end: the final result
+	// carries them all). It asks the workers for their histograms
+	// (workerState.handoff) and streams a second later, once they have
+	// handed them over.
 	flushed := make([]int, len(runs))
 	flushEvery := cmp.Or(opt.FlushEvery, time.Minute)
 	lastFlush := start
+	asked := false
+	var snap *hdr.Histogram
 	flush := func(now time.Time) {
-		if opt.Stream == nil || now.Sub(lastFlush) < flushEvery-50*time.Millisecond {
+		if opt.Stream == nil {
+			return
+		}
+		if asked {
+			asked = false
+			if snap == nil {
+				snap = metrics.NewHistogram()
+			}
+			for ri, rr := range runs {
+				opt.Stream.Flush(ri, series[ri][flushed[ri]:])
+				flushed[ri] = len(series[ri])
+				opt.Stream.FlushLatency(ri, rr.soFar(snap, lastFlush.Sub(measureFrom).Seconds()))
+			}
+			return
+		}
+		if now.Sub(lastFlush) < flushEvery-50*time.Millisecond {
 			return
 		}
 		lastFlush = now
-		for ri := range runs {
-			opt.Stream.Flush(ri, series[ri][flushed[ri]:])
-			flushed[ri] = len(series[ri])
+		for _, rr := range runs {
+			for _, s := range rr.states {
+				s.handoff.Store(true)
+			}
 		}
+		asked = true
 	}
 	// final drains the partial interval after the last boundary.
 	final := func() {

@@ -287,6 +287,21 @@ func (s *Store) AppendIntervals(ctx context.Context, resultID int64, test string
 	return tx.Commit()
 }
 
+// UpdateProgress stores a running result's measured part so far (r.ID, set
+// by BeginResult): its seconds, events, latency percentiles and histogram,
+// leaving its status running, so that a run killed midway keeps the latency
+// of what it measured.
+func (s *Store) UpdateProgress(ctx context.Context, r *Result) error {
+	l := r.Latency
+	_, err := s.q().ExecContext(ctx, `UPDATE results SET seconds=?, events=?, lat_mean_ns=?, lat_p50_ns=?, lat_p95_ns=?,
+		lat_p99_ns=?, lat_p999_ns=?, lat_max_ns=?, histogram=? WHERE id=?`,
+		r.Seconds, r.Events, int64(l.Mean), int64(l.P50), int64(l.P95), int64(l.P99), int64(l.P999), int64(l.Max), r.Histogram, r.ID)
+	if err != nil {
+		return fmt.Errorf("store progress of %s: %w", r.Test, err)
+	}
+	return nil
+}
+
 // insertIntervals stores intervals of result id, skipping seconds it has.
 func insertIntervals(ctx context.Context, b bound, id int64, test string, ivs []Interval) error {
 	if len(ivs) == 0 {
