@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,6 +97,7 @@ func (lm *liveMetrics) write(w io.Writer) {
 				{`quantile="0.99"`, fmtF(s.P99.Seconds())}, {`quantile="1"`, fmtF(s.Max.Seconds())}}
 		}},
 	}
+	writeGoMemory(w)
 	for _, f := range fams {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n", f.name, f.help, f.name)
 		for _, e := range entries {
@@ -115,3 +117,32 @@ func (lm *liveMetrics) write(w io.Writer) {
 }
 
 func fmtF(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// goMemory are the Go runtime's memory classes served with the live metrics,
+// so that benchlab's own memory can be told from an embedded engine's C
+// allocations (SQLite's page cache) in the process's resident set
+// (scripts/rss-long-run.py reads them).
+var goMemory = []metrics.Sample{
+	{Name: "/memory/classes/total:bytes"},
+	{Name: "/memory/classes/heap/released:bytes"},
+	{Name: "/memory/classes/heap/objects:bytes"},
+}
+
+// writeGoMemory writes benchlab_go_memory_bytes (what the Go runtime has
+// mapped and not returned to the OS: heap, stacks, its own metadata; an
+// upper bound of its part of the resident set) and benchlab_go_heap_bytes
+// (live and not yet collected heap objects).
+func writeGoMemory(w io.Writer) {
+	s := append([]metrics.Sample(nil), goMemory...)
+	metrics.Read(s)
+	val := func(i int) uint64 {
+		if s[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return s[i].Value.Uint64()
+	}
+	fmt.Fprintf(w, "# HELP benchlab_go_memory_bytes Memory the Go runtime holds (mapped, not released), bytes.\n"+
+		"# TYPE benchlab_go_memory_bytes gauge\nbenchlab_go_memory_bytes %d\n", val(0)-min(val(1), val(0)))
+	fmt.Fprintf(w, "# HELP benchlab_go_heap_bytes Go heap objects, live and not yet collected, bytes.\n"+
+		"# TYPE benchlab_go_heap_bytes gauge\nbenchlab_go_heap_bytes %d\n", val(2))
+}

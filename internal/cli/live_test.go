@@ -55,6 +55,14 @@ func TestMetricsAddr(t *testing.T) {
 		if lat := fams["benchlab_live_latency_seconds"]; lat == nil || len(lat.Metric) != 4 {
 			t.Fatalf("latency family %v", lat)
 		}
+		// benchlab's own memory, apart from the embedded engine's.
+		goMem, heap := fams["benchlab_go_memory_bytes"], fams["benchlab_go_heap_bytes"]
+		if goMem == nil || heap == nil || len(goMem.Metric) != 1 || len(heap.Metric) != 1 {
+			t.Fatalf("Go memory families %v %v", goMem, heap)
+		}
+		if g, h := goMem.Metric[0].GetGauge().GetValue(), heap.Metric[0].GetGauge().GetValue(); h <= 0 || g < h || g > 1<<30 {
+			t.Fatalf("Go memory %.0f bytes, heap %.0f: want 0 < heap <= memory < 1 GiB", g, h)
+		}
 		scraped = true
 	}
 	if code := <-done; code != ExitOK {
