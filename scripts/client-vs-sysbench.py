@@ -26,6 +26,15 @@ per second counted by the database (tpcc); client CPU per operation is the CPU
 of the window over its operations (queries, or New-Order transactions). The
 table shows medians over the rounds and the spread ((max-min)/median).
 
+With --against OLD_BINARY the other side is an older benchlab build instead
+of sysbench (an A/B of two builds under the same conditions: alternating
+rounds, the same window, the same servers); the columns then read "old" and
+"new" and the ratios are new/old.
+
+Compact form for the whole table (both databases, point and TPC-C, 1 to 64
+threads; about 20 minutes on 2 CPUs): --compact, which is --rounds 3
+--skip 2 --secs 6 --rows 100000.
+
 Every process has a time limit, the whole run has one (--max-minutes), and the
 servers and the temporary directory are removed on exit, Ctrl-C or error.
 """
@@ -271,7 +280,13 @@ def main():
     ap.add_argument("--lua-dir", default=os.environ.get("TPCC_LUA_DIR", lua_dir()),
                     help="sysbench-tpcc's scripts (default: shared/reference/sysbench-tpcc next to the checkout)")
     ap.add_argument("--benchlab", default=os.path.join(ROOT, "bin", "benchlab"))
+    ap.add_argument("--against", metavar="OLD_BINARY",
+                    help="compare with another benchlab build instead of sysbench (A/B; ratios are new/old)")
+    ap.add_argument("--compact", action="store_true",
+                    help="the short form of the whole table: --rounds 3 --skip 2 --secs 6 --rows 100000")
     a = ap.parse_args()
+    if a.compact:
+        a.rounds, a.skip, a.secs, a.rows = 3, 2, 6, 100_000
     try:
         threads = [int(t) for t in a.threads.split(",")]
     except ValueError:
@@ -285,9 +300,11 @@ def main():
             die(f"--workload: unknown workload {w!r}; want point or tpcc")
     if a.rounds < 1 or a.skip < 1 or a.secs < 1:
         die("--rounds, --skip and --secs must be at least 1")
-    if shutil.which("sysbench") is None:
+    if a.against is not None and not os.access(a.against, os.X_OK):
+        die(f"--against: {a.against} is not an executable benchlab")
+    if a.against is None and shutil.which("sysbench") is None:
         die("sysbench not found (apt-get install sysbench)")
-    if "tpcc" in loads and not os.path.exists(os.path.join(a.lua_dir, "tpcc.lua")):
+    if "tpcc" in loads and a.against is None and not os.path.exists(os.path.join(a.lua_dir, "tpcc.lua")):
         die(f"--lua-dir: no tpcc.lua in {a.lua_dir}")
     if not os.access(a.benchlab, os.X_OK):
         die(f"--benchlab: {a.benchlab} is not an executable (make build)")
@@ -344,6 +361,7 @@ def measure(a, srv, w, threads, work):
                 'report_interval = "1s"\n')
     store = os.path.join(work, "b.db")
     bl = [a.benchlab, "run", spec, "--store", store, "--yes"]
+    old = None if a.against is None else [a.against, "run", spec, "--store", os.path.join(work, "old.db"), "--yes"]
     if w == "point":
         sb = ["sysbench", "oltp_point_select"] + srv.sysbench_args("sbtest") + [
             "--tables=1", f"--table-size={a.rows}", "--rand-type=uniform"]
@@ -355,8 +373,9 @@ def measure(a, srv, w, threads, work):
         sb_cwd = a.lua_dir
         sb_count = lambda: int(srv.sql("sbtest", "SELECT sum(d_next_o_id) FROM district1"))
         bl_count = lambda: int(srv.sql("bltpcc", "SELECT sum(d_next_o_id) FROM district"))
-        print(f"# {srv.name} tpcc: sysbench-tpcc prepare (1 warehouse)", file=sys.stderr)
-        run(sb + ["--threads=1", "prepare"], "sysbench-tpcc prepare", timeout=1800, cwd=sb_cwd)
+        if old is None:
+            print(f"# {srv.name} tpcc: sysbench-tpcc prepare (1 warehouse)", file=sys.stderr)
+            run(sb + ["--threads=1", "prepare"], "sysbench-tpcc prepare", timeout=1800, cwd=sb_cwd)
     if w == "point":
         # A first, short benchlab run loads the table sysbench reads in round 1.
         with open(spec) as f:
@@ -369,8 +388,14 @@ def measure(a, srv, w, threads, work):
     for r in range(a.rounds):
         order = ["sysbench", "benchlab"] if r % 2 == 0 else ["benchlab", "sysbench"]
         for tool in order:
-            print(f"# {srv.name} {w} round {r + 1}/{a.rounds}: {tool}", file=sys.stderr)
-            if tool == "sysbench":
+            name = "old benchlab" if tool == "sysbench" and old is not None else tool
+            print(f"# {srv.name} {w} round {r + 1}/{a.rounds}: {name}", file=sys.stderr)
+            if tool == "sysbench" and old is not None:
+                # The old build loads and runs as the new one does.
+                got = watch(old, threads, a.skip, a.secs, len(threads) * (length + 30) + 900, bl_count)
+                for t in threads:
+                    res[tool][t].append(got[t])
+            elif tool == "sysbench":
                 for t in threads:
                     got = watch(sb + [f"--threads={t}", f"--time={length}", "--report-interval=1", "run"], [t],
                                 a.skip, a.secs, length + 120, sb_count, cwd=sb_cwd)
@@ -400,15 +425,19 @@ def med_spread(xs):
 
 
 def print_table(a, rows, started, load0):
-    print(f"benchlab vs sysbench client cost: started {started}, load average at start "
+    other, short = ("old benchlab", "old") if a.against else ("sysbench", "sb")
+    mine, mshort = ("new benchlab", "new") if a.against else ("benchlab", "bl")
+    print(f"{mine} vs {other} client cost: started {started}, load average at start "
           f"{load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, at end " + " ".join(f"{x:.2f}" for x in os.getloadavg()) +
           f", {os.cpu_count()} CPUs")
     print(f"window: lines {a.skip + 1}-{a.skip + a.secs} of each thread count ({a.secs} s), median of {a.rounds} "
           f"alternating rounds, spread = (max-min)/median; point: op = query, QPS from the tools' per-second lines; "
           f"tpcc: op = New-Order, rate = New-Orders/s counted by the database, benchlab "
           f"{'prepared' if a.benchlab_prepared else 'text protocol'}")
-    hdr = (f"{'database':<14} {'workload':<8} {'thr':>4} {'sysbench op/s':>14} {'±%':>5} {'benchlab op/s':>14} {'±%':>5} "
-           f"{'ratio':>6} {'sb us/op':>9} {'±%':>5} {'bl us/op':>9} {'±%':>5} {'cpu ratio':>9}")
+    if a.against:
+        print(f"old: {a.against}; new: {a.benchlab}")
+    hdr = (f"{'database':<14} {'workload':<8} {'thr':>4} {other[:9] + ' op/s':>14} {'±%':>5} {mine[:9] + ' op/s':>14} "
+           f"{'±%':>5} {'ratio':>6} {short + ' us/op':>9} {'±%':>5} {mshort + ' us/op':>9} {'±%':>5} {'cpu ratio':>9}")
     print(hdr)
     for r in rows:
         (sq, ss), (bq, bs) = med_spread(r["sysbench"][0]), med_spread(r["benchlab"][0])
