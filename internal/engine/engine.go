@@ -28,6 +28,20 @@ type Target struct {
 	Basedir, Version, DSN, ConfigFile string
 	// CPUs is a CPU list ("0", "1-3") the server is pinned to; empty: no pinning.
 	CPUs string
+	// Getenv reads the environment of the command that opens the target
+	// (cli.Env.Getenv): engines read variables such as MYSQL_PWD or
+	// BENCHLAB_SERVER_LOGS through it, never from the process. Nil is an
+	// empty environment.
+	Getenv func(string) string
+}
+
+// Env returns the environment variable key as t.Getenv reads it, "" when
+// unset or when t has no environment.
+func (t Target) Env(key string) string {
+	if t.Getenv == nil {
+		return ""
+	}
+	return t.Getenv(key)
 }
 
 // Setting documents one engine setting that a target may give.
@@ -227,6 +241,41 @@ type Dialect struct {
 	// BeginRead starts a read-only transaction; BeginWrite one that writes
 	// (SQLite takes the write lock up front with BEGIN IMMEDIATE).
 	BeginRead, BeginWrite string
+	// RowLocks is true when SELECT ... FOR UPDATE locks the rows it reads;
+	// SQLite has no row locks (a write transaction holds the database's
+	// write lock from BEGIN IMMEDIATE) and no FOR UPDATE.
+	RowLocks bool
+	// IndexHint, when set, forces an index after a table name in a SELECT,
+	// %s standing for the index (MySQL's "FORCE INDEX (%s)").
+	IndexHint string
+	// DeleteLimit is true when DELETE takes ORDER BY and LIMIT (MySQL;
+	// SQLite only in builds with SQLITE_ENABLE_UPDATE_DELETE_LIMIT).
+	DeleteLimit bool
+	// AlterAddIndex is true when one ALTER TABLE adds several secondary
+	// indexes (MySQL's ADD INDEX, built in one pass over an InnoDB table).
+	AlterAddIndex bool
+	// ZeroTakesNextID is true when inserting 0 into an AUTO_INCREMENT key
+	// takes the next value (MySQL), as sysbench's inserts do.
+	ZeroTakesNextID bool
+}
+
+// ForUpdate is the clause that makes a SELECT lock the rows it reads, with
+// its leading space: " FOR UPDATE", or "" where RowLocks is false.
+func (d Dialect) ForUpdate() string {
+	if !d.RowLocks {
+		return ""
+	}
+	return " FOR UPDATE"
+}
+
+// ForceIndex is the hint, with its leading space, that forces index on a
+// SELECT's table: " FORCE INDEX (index)" on MySQL, "" where the dialect has
+// no IndexHint.
+func (d Dialect) ForceIndex(index string) string {
+	if d.IndexHint == "" {
+		return ""
+	}
+	return " " + fmt.Sprintf(d.IndexHint, index)
 }
 
 // Bind rewrites '?' placeholders into the dialect's form. It does not look
@@ -282,8 +331,9 @@ func Spell[T any](who string, d Dialect, by map[string]T) (T, error) {
 // Dialects known to benchlab's workloads, by name.
 var (
 	SQLite   = Dialect{Name: "sqlite", BeginRead: "BEGIN", BeginWrite: "BEGIN IMMEDIATE"}
-	Postgres = Dialect{Name: "postgres", Numbered: true, BeginRead: "BEGIN", BeginWrite: "BEGIN"}
-	MySQL    = Dialect{Name: "mysql", BeginRead: "BEGIN", BeginWrite: "BEGIN"}
+	Postgres = Dialect{Name: "postgres", Numbered: true, BeginRead: "BEGIN", BeginWrite: "BEGIN", RowLocks: true}
+	MySQL    = Dialect{Name: "mysql", BeginRead: "BEGIN", BeginWrite: "BEGIN", RowLocks: true,
+		IndexHint: "FORCE INDEX (%s)", DeleteLimit: true, AlterAddIndex: true, ZeroTakesNextID: true}
 )
 
 var (

@@ -40,6 +40,9 @@ type Metric struct {
 	// Direction says whether more is better (throughput) or worse (a
 	// latency).
 	Direction analysis.Direction
+	// Quantity is what the number measures, in the title of the report's
+	// table of absolute values ("Absolute latency"); "" is "throughput".
+	Quantity string
 	// Value computes the metric of a whole step from its counts.
 	Value func(Counts) float64
 	// Series computes one second's value from that second's counts, for
@@ -94,6 +97,14 @@ func Register(m Metric) Metric {
 	}
 	metrics[m.Name] = m
 	return m
+}
+
+// QuantityOf is what m measures: its Quantity, "throughput" by default.
+func (m Metric) QuantityOf() string {
+	if m.Quantity == "" {
+		return "throughput"
+	}
+	return m.Quantity
 }
 
 // Lookup returns the metric registered under name.

@@ -217,6 +217,26 @@ func absoluteLegend(s samples, keys []cellKey) string {
 	return metric.QPS.Legend + " (" + strings.Join(parts, "; ") + ")"
 }
 
+// absoluteTitle titles the table of absolute values after what its rows'
+// metrics measure: "Absolute throughput" (queries, rows, transactions per
+// second), "Absolute latency" (connect's milliseconds), "Absolute values"
+// for rows of several quantities.
+func absoluteTitle(s samples, keys []cellKey) string {
+	q := ""
+	for _, k := range keys {
+		switch mq := s.metricOf(k).QuantityOf(); {
+		case q == "":
+			q = mq
+		case q != mq:
+			return "Absolute values"
+		}
+	}
+	if q == "" {
+		q = metric.QPS.QuantityOf()
+	}
+	return "Absolute " + q
+}
+
 // hasQPS reports whether any row reports queries per second.
 func hasQPS(s samples, keys []cellKey) bool {
 	for _, k := range keys {
@@ -335,7 +355,7 @@ func BuildWith(d *Data, opt Options) *Report {
 			r.Tables = append(r.Tables, *seq)
 		}
 	}
-	abs := Table{Title: "Absolute throughput", Legend: absoluteLegend(s, keys),
+	abs := Table{Title: absoluteTitle(s, keys), Legend: absoluteLegend(s, keys),
 		Columns: targets}
 	for _, k := range keys {
 		row := Row{Group: groups[k], Label: label(k)}

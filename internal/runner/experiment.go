@@ -171,7 +171,7 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 			return exp.ID, err
 		}
 		o := RunCell(ctx, Cell{
-			Target: c.Target.EngineTarget(),
+			Target: c.Target.EngineTarget(s.Getenv),
 			Driver: driver, Steps: stepsOf[c.Repeat], Threads: s.Workload.Threads, DataDir: m.DataDir, Keep: opt.KeepData,
 			Seed: seeds[c.Repeat], RunID: run.ID, Log: out,
 			Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration, Progress: opt.Progress,

@@ -6,8 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -16,118 +14,57 @@ type Binaries struct {
 	// Basedir is the install dir the programs were found in.
 	Basedir string
 	// Init initialises a data dir (initdb, mariadb-install-db); empty for
-	// Oracle MySQL, whose server initialises itself.
+	// a server that initialises its data dir itself (Oracle MySQL's
+	// mysqld --initialize-insecure).
 	Init string
 	// Server is the server program (postgres, mariadbd, mysqld), its
 	// symlinks resolved: the binary that actually runs.
 	Server string
-	// Share is the MySQL family's message files dir when the install has
-	// one outside the default place (registry artifacts).
+	// Share is the install's shared data dir when the family needs it
+	// named (the MySQL family's message files, outside /usr).
 	Share string
-	// Oracle is true for an Oracle MySQL install (mysqld --initialize-insecure).
-	Oracle bool
 }
 
 // binDirs are where an install keeps its programs, relative to basedir.
 var binDirs = []string{"bin", "sbin", "libexec", "scripts"}
 
-// DebianPostgresRoot holds Debian's PostgreSQL installs, one dir per major.
-const DebianPostgresRoot = "/usr/lib/postgresql"
+// ProgramDirs names the dirs FindProgram searches, for error messages.
+var ProgramDirs = "{" + strings.Join(binDirs, ",") + "}"
 
-// DefaultBasedir is the install used when a target gives neither basedir
-// nor version: Debian's packages (PostgreSQL: the newest major under
-// /usr/lib/postgresql; MariaDB: /usr, with mariadbd in /usr/sbin). It never
-// searches PATH, where other builds may lurk.
-func DefaultBasedir(f Family) (string, error) {
-	if f == MySQL {
-		return "/usr", nil
-	}
-	majors, _ := DebianPostgresMajors()
-	if len(majors) == 0 {
-		return "", fmt.Errorf("no basedir given and no Debian PostgreSQL under %s; install postgresql-15 or set basedir", DebianPostgresRoot)
-	}
-	return filepath.Join(DebianPostgresRoot, majors[len(majors)-1]), nil
-}
-
-// DebianPostgresMajors lists the PostgreSQL majors Debian's packages
-// installed, oldest first.
-func DebianPostgresMajors() ([]string, error) {
-	ents, err := os.ReadDir(DebianPostgresRoot)
-	if err != nil {
-		return nil, err
-	}
-	var majors []string
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err == nil {
-			if _, err := os.Stat(filepath.Join(DebianPostgresRoot, e.Name(), "bin", "postgres")); err == nil {
-				majors = append(majors, e.Name())
+// FindProgram returns the first of names that is an executable file in one
+// of basedir's program dirs (bin, sbin, libexec, scripts), or "".
+func FindProgram(basedir string, names ...string) string {
+	for _, n := range names {
+		for _, d := range binDirs {
+			p := filepath.Join(basedir, d, n)
+			if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+				return p
 			}
 		}
 	}
-	sort.Slice(majors, func(i, j int) bool {
-		a, _ := strconv.Atoi(majors[i])
-		b, _ := strconv.Atoi(majors[j])
-		return a < b
-	})
-	return majors, nil
+	return ""
 }
 
-// FindBinaries locates the programs of family f under basedir (or the
-// default install). The error lists where it looked.
-func FindBinaries(f Family, basedir string) (Binaries, error) {
-	if basedir == "" {
-		d, err := DefaultBasedir(f)
+// FindBinaries locates the programs of flavor f under basedir, or in the
+// flavor's default install when basedir is "". The error lists where it
+// looked.
+func FindBinaries(f Flavor, basedir string) (Binaries, error) {
+	if basedir != "" {
+		abs, err := filepath.Abs(basedir)
 		if err != nil {
 			return Binaries{}, err
 		}
-		basedir = d
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return Binaries{}, fmt.Errorf("%s is not a directory", basedir)
+		}
+		basedir = abs
 	}
-	abs, err := filepath.Abs(basedir)
+	b, err := f.FindBinaries(basedir)
 	if err != nil {
-		return Binaries{}, err
+		return b, err
 	}
-	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-		return Binaries{}, fmt.Errorf("%s is not a directory", basedir)
-	}
-	b := Binaries{Basedir: abs}
-	find := func(names ...string) string {
-		for _, n := range names {
-			for _, d := range binDirs {
-				p := filepath.Join(abs, d, n)
-				if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
-					return p
-				}
-			}
-		}
-		return ""
-	}
-	where := "{" + strings.Join(binDirs, ",") + "}"
-	switch f {
-	case Postgres:
-		b.Init, b.Server = find("initdb"), find("postgres")
-		if b.Init == "" || b.Server == "" {
-			return b, fmt.Errorf("%s has no %s/initdb and %s/postgres; want a PostgreSQL install dir (the one holding bin/)", basedir, where, where)
-		}
-	default:
-		b.Server = find("mariadbd", "mysqld")
-		b.Init = find("mariadb-install-db", "mysql_install_db")
-		if b.Server == "" {
-			return b, fmt.Errorf("%s has no %s/mariadbd or mysqld; want a MariaDB or MySQL install dir", basedir, where)
-		}
-		if b.Init == "" {
-			if filepath.Base(b.Server) != "mysqld" {
-				return b, fmt.Errorf("%s has %s but no mariadb-install-db or mysql_install_db in %s", basedir, b.Server, where)
-			}
-			b.Oracle = true
-		}
-		for _, s := range []string{"share/mariadb", "share/mysql", "share"} {
-			if st, err := os.Stat(filepath.Join(abs, s, "english")); err == nil && st.IsDir() {
-				if abs != "/usr" {
-					b.Share = filepath.Join(abs, s)
-				}
-				break
-			}
-		}
+	if b.Server == "" {
+		return b, fmt.Errorf("%s: the %s flavor found no server program", b.Basedir, f.Name())
 	}
 	if real, err := filepath.EvalSymlinks(b.Server); err == nil {
 		b.Server = real

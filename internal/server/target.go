@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"benchlab/internal/engine"
 )
@@ -16,7 +18,7 @@ import (
 // excludes the install fields; basedir and version exclude each other; the
 // install must hold the binaries; the config file must be readable; address
 // settings belong to benchlab.
-func CheckTarget(f Family, engineName string, t engine.Target) error {
+func CheckTarget(f Flavor, engineName string, t engine.Target) error {
 	if t.DSN != "" {
 		if t.Basedir != "" || t.Version != "" || t.ConfigFile != "" || t.CPUs != "" || len(t.Settings) > 0 {
 			return fmt.Errorf("dsn: an existing server (dsn %s) is used as is; remove basedir, version, config, cpus and settings, or remove dsn",
@@ -28,7 +30,7 @@ func CheckTarget(f Family, engineName string, t engine.Target) error {
 		return fmt.Errorf("basedir and version: give one of them, not both (basedir %q, version %q)", t.Basedir, t.Version)
 	}
 	if t.Version != "" {
-		if _, err := ResolveVersion(f, engineName, t.Version); err != nil {
+		if _, err := ResolveVersion(Env(t.Getenv), f, engineName, t.Version); err != nil {
 			return fmt.Errorf("version: %w", err)
 		}
 	} else if _, err := FindBinaries(f, t.Basedir); err != nil {
@@ -56,10 +58,8 @@ func CheckTarget(f Family, engineName string, t engine.Target) error {
 			}
 			continue
 		}
-		for _, a := range AddressSettings[f] {
-			if strings.EqualFold(a, k) {
-				return fmt.Errorf("settings.%s: benchlab sets it (servers listen on %s and a private socket only); remove it", k, Host)
-			}
+		if IsOwned(f, k) {
+			return fmt.Errorf("settings.%s: benchlab sets it (servers listen on %s and a private socket only); remove it", k, Host)
 		}
 	}
 	return nil
@@ -67,21 +67,20 @@ func CheckTarget(f Family, engineName string, t engine.Target) error {
 
 // InstallDir resolves a target's basedir: its version's install dir, its
 // basedir, or the default install.
-func InstallDir(f Family, engineName string, t engine.Target) (string, error) {
+func InstallDir(f Flavor, engineName string, t engine.Target) (string, error) {
 	if t.Version != "" {
-		return ResolveVersion(f, engineName, t.Version)
+		return ResolveVersion(Env(t.Getenv), f, engineName, t.Version)
 	}
 	return t.Basedir, nil
 }
 
 // LaunchTarget starts a managed server for target t of engine engineName
-// (family f) on a fresh data dir under dir, and waits until probe succeeds:
+// (flavor f) on a fresh data dir under dir, and waits until probe succeeds:
 // the install comes from the target's basedir or version (InstallDir), the
 // port setting becomes the server's port and the other settings its
-// configuration, their names lowercased when the family's are
-// case-insensitive (PostgreSQL). It is the part of opening a managed target
-// that every server engine shares.
-func LaunchTarget(ctx context.Context, f Family, engineName string, t engine.Target, dir string, probe Probe) (*Instance, error) {
+// configuration, named as the flavor writes them (SettingName). It is the
+// part of opening a managed target that every server engine shares.
+func LaunchTarget(ctx context.Context, f Flavor, engineName string, t engine.Target, dir string, probe Probe) (*Instance, error) {
 	basedir, err := InstallDir(f, engineName, t)
 	if err != nil {
 		return nil, fmt.Errorf("%s target %s: version: %w", engineName, t.Name, err)
@@ -93,11 +92,72 @@ func LaunchTarget(ctx context.Context, f Family, engineName string, t engine.Tar
 			port, _ = strconv.Atoi(v)
 			continue
 		}
-		if f == Postgres {
-			k = strings.ToLower(k)
-		}
-		settings[k] = v
+		settings[f.SettingName(k)] = v
 	}
-	return Launch(ctx, Config{Family: f, Engine: engineName, Target: t.Name, Basedir: basedir,
+	return Launch(ctx, Config{Flavor: f, Env: Env(t.Getenv), Engine: engineName, Target: t.Name, Basedir: basedir,
 		ConfigFile: t.ConfigFile, Settings: settings, Dir: dir, Port: port, CPUs: t.CPUs}, probe)
+}
+
+// CheckInstall tells whether target t's install is usable before anything
+// runs: for a target benchlab starts as a server (a server engine, no dsn),
+// its basedir or version resolves to an install holding the flavor's
+// programs, the server program runs (`--version`, which a missing shared
+// library or another machine's build fails), and, under root, the user the
+// server runs as can reach the programs. Nil for a dsn target and for
+// embedded engines; an unknown engine is an error. The error starts with
+// the target field it is about (basedir:, version:, engine:).
+func CheckInstall(t engine.Target) error {
+	f, err := FlavorOf(t.Engine)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	if f == nil || t.DSN != "" {
+		return nil
+	}
+	field := "basedir"
+	if t.Version != "" {
+		field = "version"
+	}
+	basedir, err := InstallDir(f, t.Engine, t)
+	if err != nil {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	bins, err := FindBinaries(f, basedir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
+	defer cancel()
+	if _, err := ServerVersion(ctx, bins); err != nil {
+		return fmt.Errorf("%s: %s: %w", field, bins.Basedir, err)
+	}
+	if u := f.RunAs(); u != "" && os.Geteuid() == 0 {
+		for _, p := range []string{bins.Init, bins.Server} {
+			if p == "" {
+				continue
+			}
+			if err := ReachableBy(u, p); err != nil {
+				return fmt.Errorf("%s: %v: the %s server runs as %s under root", field, err, f.Name(), u)
+			}
+		}
+	}
+	return nil
+}
+
+// versionTimeout bounds `<server> --version`.
+const versionTimeout = 10 * time.Second
+
+// ServerVersion runs the install's server program with --version and
+// returns what it printed (one line: "postgres (PostgreSQL) 15.14",
+// "mariadbd  Ver 10.11.14-MariaDB ..."). The error quotes its output.
+func ServerVersion(ctx context.Context, b Binaries) (string, error) {
+	out, err := exec.CommandContext(ctx, b.Server, "--version").CombinedOutput()
+	text := strings.TrimSpace(string(out))
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("%s --version did not answer within %s", b.Server, versionTimeout)
+		}
+		return "", fmt.Errorf("%s --version failed (%v): %s", b.Server, err, tail(text, 5))
+	}
+	return text, nil
 }

@@ -45,6 +45,11 @@ type Spec struct {
 	Workload Workload `toml:"workload"`
 	// Gate asks for a regression gate on this experiment ([gate]).
 	Gate Gate `toml:"gate"`
+	// Getenv is the environment of the command that runs the spec
+	// (cli.Env.Getenv), never stored: targets read the variables that move
+	// server installs and logs (BENCHLAB_VERSIONS, BENCHLAB_SERVER_LOGS) and
+	// passwords (MYSQL_PWD) through it. Nil is an empty environment.
+	Getenv func(string) string `toml:"-"`
 }
 
 // Gate is the [gate] section: with FailOnRegression, `run` exits 3 when a
@@ -91,10 +96,11 @@ type Target struct {
 	Settings map[string]any `toml:"settings"`
 }
 
-// EngineTarget converts t to what engines open.
-func (t Target) EngineTarget() engine.Target {
+// EngineTarget converts t to what engines open, reading the environment
+// through getenv (Spec.Getenv).
+func (t Target) EngineTarget(getenv func(string) string) engine.Target {
 	return engine.Target{Name: t.Name, Engine: t.Engine, Settings: t.TargetSettings(), Basedir: t.Basedir,
-		Version: t.Version, DSN: t.DSN, ConfigFile: t.Config, CPUs: t.CPUs}
+		Version: t.Version, DSN: t.DSN, ConfigFile: t.Config, CPUs: t.CPUs, Getenv: getenv}
 }
 
 // Workload says what runs against every target: the fields every suite
@@ -455,7 +461,7 @@ func (s *Spec) Validate() error {
 			return errf(f+".settings", "%v", err)
 		}
 		if tc, ok := d.(engine.TargetChecker); ok {
-			if err := tc.CheckTarget(t.EngineTarget()); err != nil {
+			if err := tc.CheckTarget(t.EngineTarget(s.Getenv)); err != nil {
 				return errf(f, "%v", err)
 			}
 		} else if t.Basedir != "" || t.Version != "" || t.DSN != "" || t.Config != "" || t.CPUs != "" {

@@ -106,9 +106,10 @@ func readBack(t *testing.T, s *store.Store) (store.Run, []store.Result) {
 // NULLs for what was not measured, bytes, facts), the schema is created
 // once, and the password never shows in the store's name or its errors.
 func TestPostgresStore(t *testing.T) {
-	t.Setenv("BENCHLAB_SERVER_LOGS", filepath.Join(t.TempDir(), "logs"))
+	logs := filepath.Join(t.TempDir(), "logs")
 	ctx := context.Background()
-	db := enginetest.Open(t, engine.Target{Name: "lab", Engine: "postgres"})
+	db := enginetest.Open(t, engine.Target{Name: "lab", Engine: "postgres",
+		Getenv: func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": logs}[k] }})
 	port := db.(interface{ Instance() *server.Instance }).Instance().Port
 	dsn := fmt.Sprintf("postgres://postgres:s3cret@127.0.0.1:%d/sbtest?sslmode=disable", port)
 

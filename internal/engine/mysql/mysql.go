@@ -4,6 +4,11 @@
 // mariadb-server by default); an Oracle MySQL basedir works too (initialised
 // with mysqld --initialize-insecure).
 //
+// The family's server lifecycle is server.go's Family (MariaDB is the value
+// both engines use), its releases release.go's; NewDriver lets an engine of
+// its own (Percona Server, Oracle MySQL 8) reuse this package's client and
+// dialect with a Family of other program names.
+//
 // It talks to go-sql-driver/mysql at the driver level, not through
 // database/sql's pool. Statements are server-side prepared by default
 // (COM_STMT_PREPARE/EXECUTE); unprepared calls (Conn.Exec/Query with
@@ -18,7 +23,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -35,8 +39,8 @@ import (
 )
 
 func init() {
-	engine.Register(Driver{name: "mysql"})
-	engine.Register(Driver{name: "mariadb"})
+	engine.Register(NewDriver("mysql", "MySQL-family server (Oracle MySQL basedir, or MariaDB: Debian 12 has no MySQL server) started per run, or an existing server by dsn; settings are my.cnf variables", MariaDB))
+	engine.Register(NewDriver("mariadb", "MariaDB server started per run from basedir/version (default: Debian's mariadb-server) or an existing server by dsn; settings are my.cnf variables", MariaDB))
 	engine.RegisterConflicts(conflictOf)
 }
 
@@ -66,22 +70,33 @@ const Database = "sbtest"
 // no password (the server listens on 127.0.0.1 and a private socket only).
 const benchUser = "benchlab"
 
-// Driver opens MySQL-family targets under one of its two names.
-type Driver struct{ name string }
+// Driver opens the targets of one engine of the MySQL protocol and dialect.
+type Driver struct {
+	name, summary string
+	flavor        server.Flavor
+}
 
-// Name returns "mysql" or "mariadb".
+// NewDriver returns the driver of an engine named name that speaks MySQL's
+// protocol and dialect and whose managed servers follow flavor (a Family,
+// or MariaDB): how the mysql and mariadb engines register, and how an
+// engine reusing both (Percona Server, Oracle MySQL 8 under its own name)
+// registers from a package of its own. summary is its line in `benchlab
+// list`.
+func NewDriver(name, summary string, flavor server.Flavor) Driver {
+	return Driver{name: name, summary: summary, flavor: flavor}
+}
+
+// Name returns the engine's name ("mysql", "mariadb").
 func (d Driver) Name() string { return d.name }
 
-// Summary describes the engine for `benchlab list`.
 // Kind says the engine is an SQL engine.
 func (Driver) Kind() engine.Kind { return engine.KindSQL }
 
-func (d Driver) Summary() string {
-	if d.name == "mariadb" {
-		return "MariaDB server started per run from basedir/version (default: Debian's mariadb-server) or an existing server by dsn; settings are my.cnf variables"
-	}
-	return "MySQL-family server (Oracle MySQL basedir, or MariaDB: Debian 12 has no MySQL server) started per run, or an existing server by dsn; settings are my.cnf variables"
-}
+// Summary describes the engine for `benchlab list`.
+func (d Driver) Summary() string { return d.summary }
+
+// Flavor returns the server family its managed servers follow.
+func (d Driver) Flavor() server.Flavor { return d.flavor }
 
 // Settings returns nil: servers check their settings when they start.
 func (Driver) Settings() []engine.Setting { return nil }
@@ -94,7 +109,7 @@ func (d Driver) CheckTarget(t engine.Target) error {
 				server.RedactDSN(t.DSN), server.RedactDSN(err.Error()))
 		}
 	}
-	return server.CheckTarget(server.MySQL, d.name, t)
+	return server.CheckTarget(d.flavor, d.name, t)
 }
 
 // Open starts a server on a fresh data dir under dir and creates the
@@ -107,7 +122,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		}
 		if cfg.Passwd == "" {
 			// The mysql client's variable: a stored DSN has no password.
-			cfg.Passwd = os.Getenv("MYSQL_PWD")
+			cfg.Passwd = t.Env("MYSQL_PWD")
 		}
 		db := &DB{engine: d.name, target: t}
 		if err := db.setConfig(cfg); err != nil {
@@ -118,7 +133,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		}
 		return db, nil
 	}
-	inst, err := server.LaunchTarget(ctx, server.MySQL, d.name, t, dir, probe)
+	inst, err := server.LaunchTarget(ctx, d.flavor, d.name, t, dir, probe)
 	if err != nil {
 		return nil, err
 	}
@@ -464,9 +479,7 @@ func (db *DB) Close() error {
 		if db.admin != nil {
 			db.admin.Close()
 		}
-		if db.Instance() != nil {
-			err = db.Instance().Stop()
-		}
+		err = db.Managed.Stop()
 	})
 	return err
 }

@@ -1,7 +1,10 @@
 // Package postgres is the PostgreSQL engine. A target either names an install
 // (basedir, or version, or Debian's package by default), and benchlab starts a
 // server of its own per cell on a fresh data dir (package server), or a DSN of
-// an existing server that benchlab uses as is.
+// an existing server that benchlab uses as is. PostgreSQL's part of the
+// server lifecycle (initdb, postgresql.conf, the postgres user under root) is
+// server.go's Flavor, its releases release.go's; the rest is package
+// server's, shared by every family.
 //
 // It speaks pgx's native protocol layer (pgconn), not database/sql: a prepared
 // statement is one Bind/Execute round trip with text-encoded parameters held
@@ -55,10 +58,10 @@ type Driver struct{}
 // Name returns "postgres".
 func (Driver) Name() string { return "postgres" }
 
-// Summary describes the engine for `benchlab list`.
 // Kind says the engine is an SQL engine.
 func (Driver) Kind() engine.Kind { return engine.KindSQL }
 
+// Summary describes the engine for `benchlab list`.
 func (Driver) Summary() string {
 	return "PostgreSQL server started per run from basedir/version (default: Debian's package) or an existing server by dsn; settings are postgresql.conf variables"
 }
@@ -69,8 +72,11 @@ func (Driver) Settings() []engine.Setting { return nil }
 
 // CheckTarget validates the server fields of a target before anything runs.
 func (Driver) CheckTarget(t engine.Target) error {
-	return server.CheckTarget(server.Postgres, "postgres", t)
+	return server.CheckTarget(Flavor, "postgres", t)
 }
+
+// Flavor returns the PostgreSQL flavor its managed servers follow.
+func (Driver) Flavor() server.Flavor { return Flavor }
 
 // Open starts a server on a fresh data dir under dir and creates the
 // benchmark database, or connects to the target's DSN.
@@ -87,7 +93,7 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 		}
 		return db, nil
 	}
-	inst, err := server.LaunchTarget(ctx, server.Postgres, "postgres", t, dir, probe)
+	inst, err := server.LaunchTarget(ctx, Flavor, "postgres", t, dir, probe)
 	if err != nil {
 		return nil, err
 	}
@@ -297,9 +303,7 @@ func (db *DB) Close() error {
 		if db.admin != nil {
 			db.admin.Close(context.Background())
 		}
-		if db.Instance() != nil {
-			err = db.Instance().Stop()
-		}
+		err = db.Managed.Stop()
 	})
 	return err
 }

@@ -36,8 +36,8 @@ func TestCancel(t *testing.T) { servertest.Cancel(t, "postgres") }
 // TestServerPinned starts a server with cpus = "1": the postmaster and every
 // backend it forks may run on CPU 1 only (issue 3 item 7).
 func TestServerPinned(t *testing.T) {
-	servertest.Setup(t)
-	db := enginetest.Open(t, engine.Target{Name: "pinned", Engine: "postgres", CPUs: "1"})
+	getenv, _ := servertest.Env(t)
+	db := enginetest.Open(t, engine.Target{Name: "pinned", Engine: "postgres", CPUs: "1", Getenv: getenv})
 	roots := db.(engine.Server).PIDs()
 	if len(roots) == 0 {
 		t.Fatal("no server process")

@@ -37,18 +37,29 @@ import (
 // transactional range test.
 var Tests = []string{"point-query", "update-index", "read-only_range=10"}
 
-// Setup points the server logs of a test at its temp dir, so tests leave
-// nothing in the user's cache dir.
-func Setup(t *testing.T) {
+// Env returns the environment a test runs benchlab with, injected as the
+// command line injects its own (cli.Env.Getenv, engine.Target.Getenv,
+// spec.Spec.Getenv), never set in the process: BENCHLAB_SERVER_LOGS points
+// the server logs at logs, a dir of the test's own, so tests leave nothing
+// in the user's cache dir.
+func Env(t *testing.T) (getenv func(string) string, logs string) {
 	t.Helper()
-	t.Setenv("BENCHLAB_SERVER_LOGS", filepath.Join(t.TempDir(), "server-logs"))
+	logs = filepath.Join(t.TempDir(), "server-logs")
+	return func(k string) string {
+		if k == "BENCHLAB_SERVER_LOGS" {
+			return logs
+		}
+		return ""
+	}, logs
 }
 
-// Spec returns a validated small spec: 5000 rows, 1 s tests, no postwrite wait.
+// Spec returns a validated small spec: 5000 rows, 1 s tests, no postwrite
+// wait, the test's environment (Env).
 func Spec(t *testing.T, name, workdir string, targets ...spec.Target) spec.Spec {
 	t.Helper()
 	s := spec.Default()
 	s.Name, s.WorkDir, s.Seed, s.Targets = name, workdir, 42, targets
+	s.Getenv, _ = Env(t)
 	w := &s.Workload
 	w.Tests = Tests
 	w.TableSize = 5000
@@ -179,7 +190,7 @@ func Run(ctx context.Context, t *testing.T, s spec.Spec, out io.Writer) (*store.
 // measured step with operations and server CPU, and a report with relative
 // QPS and per-operation tables.
 func Matrix(t *testing.T, engine, versionPrefix string, base, variant map[string]string) {
-	Setup(t)
+	getenv, logs := Env(t)
 	dir := t.TempDir()
 	specFile := filepath.Join(dir, "matrix.toml")
 	var b strings.Builder
@@ -196,7 +207,7 @@ func Matrix(t *testing.T, engine, versionPrefix string, base, variant map[string
 	if err := os.WriteFile(specFile, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, runs, db := runSpec(t, dir, specFile, cli.ExitOK)
+	st, runs, db := runSpec(t, dir, specFile, getenv, cli.ExitOK)
 	ctx := context.Background()
 	if len(runs) != 2 {
 		t.Fatalf("runs: %v", runs)
@@ -213,6 +224,10 @@ func Matrix(t *testing.T, engine, versionPrefix string, base, variant map[string
 		}
 		if _, err := os.Stat(m.Engine.Settings["benchlab.server_log"]); err != nil {
 			t.Errorf("run %s: server log not kept: %v", r.Target, err)
+		}
+		// The command line's injected environment reached the server.
+		if d := filepath.Dir(m.Engine.Settings["benchlab.server_log"]); d != logs {
+			t.Errorf("run %s: server log kept in %s, want BENCHLAB_SERVER_LOGS of the injected environment, %s", r.Target, d, logs)
 		}
 		res, err := st.Results(ctx, r.ID, false)
 		if err != nil {
@@ -251,16 +266,16 @@ func Matrix(t *testing.T, engine, versionPrefix string, base, variant map[string
 	}
 }
 
-// runSpec runs `benchlab run specFile` with its results and work dir under
-// dir, checks the exit code and that no server is left running, and returns
-// the store (closed when the test ends), the runs of the one experiment it
-// holds, and its path.
-func runSpec(t *testing.T, dir, specFile string, wantCode int) (*store.Store, []store.Run, string) {
+// runSpec runs `benchlab run specFile` in the environment getenv with its
+// results and work dir under dir, checks the exit code and that no server
+// is left running, and returns the store (closed when the test ends), the
+// runs of the one experiment it holds, and its path.
+func runSpec(t *testing.T, dir, specFile string, getenv func(string) string, wantCode int) (*store.Store, []store.Run, string) {
 	t.Helper()
 	work := filepath.Join(dir, "work")
 	db := filepath.Join(dir, "results.db")
 	var stdout, stderr bytes.Buffer
-	code := cli.Main(cli.Env{Stdout: &stdout, Stderr: &stderr}, []string{"run", specFile, "--store", db, "--workdir", work})
+	code := cli.Main(cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: getenv}, []string{"run", specFile, "--store", db, "--workdir", work})
 	t.Logf("benchlab run: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	if code != wantCode {
 		t.Fatalf("benchlab run exit code %d, want %d", code, wantCode)
@@ -288,13 +303,13 @@ func runSpec(t *testing.T, dir, specFile string, wantCode int) (*store.Store, []
 // run, which must be ok.
 func runOneTarget(t *testing.T, spec string) []store.Result {
 	t.Helper()
-	Setup(t)
+	getenv, _ := Env(t)
 	dir := t.TempDir()
 	specFile := filepath.Join(dir, "spec.toml")
 	if err := os.WriteFile(specFile, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, runs, _ := runSpec(t, dir, specFile, cli.ExitOK)
+	st, runs, _ := runSpec(t, dir, specFile, getenv, cli.ExitOK)
 	if len(runs) != 1 || runs[0].Status != store.StatusOK {
 		t.Fatalf("runs: %+v", runs)
 	}
@@ -309,7 +324,7 @@ func runOneTarget(t *testing.T, spec string) []store.Result {
 // one through `benchlab run`: exit code 1, the bad run failed with an error
 // naming the target and quoting the server log, the good run ok.
 func BadSetting(t *testing.T, engine string, bad map[string]string, wantInLog string) {
-	Setup(t)
+	getenv, _ := Env(t)
 	dir := t.TempDir()
 	specFile := filepath.Join(dir, "bad.toml")
 	var b strings.Builder
@@ -323,7 +338,7 @@ func BadSetting(t *testing.T, engine string, bad map[string]string, wantInLog st
 	if err := os.WriteFile(specFile, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, runs, _ := runSpec(t, dir, specFile, cli.ExitFailure)
+	_, runs, _ := runSpec(t, dir, specFile, getenv, cli.ExitFailure)
 	if len(runs) != 2 {
 		t.Fatalf("runs: %v", runs)
 	}
@@ -339,7 +354,6 @@ func BadSetting(t *testing.T, engine string, bad map[string]string, wantInLog st
 // PortInUse asks for a port another process holds: the run fails at once
 // with an error naming the port, and nothing is left running.
 func PortInUse(t *testing.T, engine string) {
-	Setup(t)
 	l, err := net.Listen("tcp", server.Host+":0")
 	if err != nil {
 		t.Fatal(err)
@@ -364,7 +378,6 @@ func PortInUse(t *testing.T, engine string) {
 // noticed within seconds, the run is failed with the steps measured so far
 // kept, no process is left, and the second target runs.
 func Killed(t *testing.T, engine string) {
-	Setup(t)
 	work := t.TempDir()
 	s := Spec(t, "killed", work, spec.Target{Name: "victim", Engine: engine}, spec.Target{Name: "next", Engine: engine})
 	var killedAt time.Time
@@ -416,7 +429,6 @@ func Killed(t *testing.T, engine string) {
 // Cancel cancels the experiment during the first test (as Ctrl-C does): the
 // error is the context's, and no server process or data dir is left.
 func Cancel(t *testing.T, engine string) {
-	Setup(t)
 	work := t.TempDir()
 	s := Spec(t, "cancel", work, spec.Target{Name: "a", Engine: engine}, spec.Target{Name: "b", Engine: engine})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -444,10 +456,10 @@ func Cancel(t *testing.T, engine string) {
 // keeps running): the step must end at once and fail with the cause,
 // keeping what it measured before.
 func LostConnection(t *testing.T, engineName string, kill func(ctx context.Context, admin engine.Conn)) {
-	Setup(t)
+	getenv, _ := Env(t)
 	ctx := context.Background()
 	drv, _ := engine.Lookup(engineName)
-	db, err := drv.Open(ctx, engine.Target{Name: "lost", Engine: engineName}, t.TempDir())
+	db, err := drv.Open(ctx, engine.Target{Name: "lost", Engine: engineName, Getenv: getenv}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,9 @@ import (
 // engine's state; a plan without the cleanup fails.
 func Settled(t *testing.T, eng string, fresh, settled func(t *testing.T, c engine.Conn)) {
 	t.Helper()
-	Setup(t)
+	getenv, _ := Env(t)
 	ctx := context.Background()
-	db := enginetest.Open(t, engine.Target{Name: "settle", Engine: eng})
+	db := enginetest.Open(t, engine.Target{Name: "settle", Engine: eng, Getenv: getenv})
 	suite, _ := workload.Lookup("sysbench")
 	steps, err := suite.Plan(workload.Params{Tests: []string{"point-query"}, Tables: 2, TableSize: 20000,
 		Threads: []int{1}, Seed: 5, ReadTime: 1, WriteTime: 1})

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"benchlab/internal/store"
-	_ "benchlab/internal/workload/tpcc" // the TPC-C suite
+	"benchlab/internal/workload/tpcc"
 )
 
 const tpccSpec = `name = "tpcc-%[1]s"
@@ -38,7 +38,7 @@ func TPCC(t *testing.T, engineName string) {
 		t.Errorf("prepare: %s, %d rows; want ok and about 600,000 rows", p.Status, p.Rows)
 	}
 	m := steps["tpcc"]
-	if m.Status != store.StatusOK || m.Rows == 0 || m.Metric != "tpmc" || m.Errors*20 > m.Events {
+	if m.Status != store.StatusOK || m.Rows == 0 || m.Metric != tpcc.TpmC.Name || m.Errors*20 > m.Events {
 		t.Errorf("tpcc: %s, %d transactions, %d new orders, %d errors %v, metric %s", m.Status, m.Events, m.Rows,
 			m.Errors, m.ErrorSamples, m.Metric)
 	}

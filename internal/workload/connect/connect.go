@@ -29,9 +29,9 @@ func init() { workload.Register(Suite{}) }
 // second, the charts count connections.
 var ConnectMS = metric.Register(metric.Metric{
 	Name: "connect_ms", Unit: "ms", Legend: "mean milliseconds to open a connection, run one query and close it",
-	Direction: analysis.LowerIsBetter,
-	Value:     func(c metric.Counts) float64 { return float64(c.Mean) / 1e6 },
-	Series:    func(c metric.Counts) float64 { return metric.PerSecond(c.Events, c.Seconds) }, SeriesUnit: "connections",
+	Direction: analysis.LowerIsBetter, Quantity: "latency",
+	Value:  func(c metric.Counts) float64 { return float64(c.Mean) / 1e6 },
+	Series: func(c metric.Counts) float64 { return metric.PerSecond(c.Events, c.Seconds) }, SeriesUnit: "connections",
 })
 
 // Group is the report group of the suite's one test.

@@ -56,6 +56,10 @@ func TestRunOnSQLite(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
 	}
+	// The table of absolute values is titled after the metric, a latency.
+	if !strings.Contains(out.String(), "Absolute latency") || strings.Contains(out.String(), "Absolute throughput") {
+		t.Errorf("report's absolute table is not titled 'Absolute latency':\n%s", out.String())
+	}
 	st, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)

@@ -224,7 +224,9 @@ func checkInvariants(t *testing.T, engineName string, settings map[string]string
 	if !ok {
 		t.Fatalf("engine %s not registered", engineName)
 	}
-	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: engineName, Settings: settings}, t.TempDir())
+	logs := t.TempDir() // the server's log is kept here, not in the user's cache dir
+	db, err := drv.Open(ctx, engine.Target{Name: "t", Engine: engineName, Settings: settings,
+		Getenv: func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": logs}[k] }}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,11 +358,9 @@ func TestInvariantsSQLite(t *testing.T) { checkInvariants(t, "sqlite", nil) }
 // The server tests start PostgreSQL 15 and MariaDB 10.11 from Debian's
 // packages (.ci/run installs them).
 func TestInvariantsPostgres(t *testing.T) {
-	t.Setenv("BENCHLAB_SERVER_LOGS", t.TempDir())
 	checkInvariants(t, "postgres", map[string]string{"shared_buffers": "64MB"})
 }
 
 func TestInvariantsMariaDB(t *testing.T) {
-	t.Setenv("BENCHLAB_SERVER_LOGS", t.TempDir())
 	checkInvariants(t, "mariadb", map[string]string{"innodb_buffer_pool_size": "64M"})
 }

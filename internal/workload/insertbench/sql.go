@@ -51,10 +51,11 @@ var indexes = []index{
 	{"pdc", "price, dateandtime, customerid"},
 }
 
-// CreateIndexes builds the three secondary indexes: one ALTER TABLE on
-// MySQL-family servers (InnoDB), one CREATE INDEX per index elsewhere.
+// CreateIndexes builds the three secondary indexes: one ALTER TABLE where
+// the dialect adds several indexes in one (MySQL's InnoDB), one CREATE
+// INDEX per index elsewhere.
 func CreateIndexes(d engine.Dialect, t string) []string {
-	if d.Name == engine.MySQL.Name {
+	if d.AlterAddIndex {
 		parts := make([]string, len(indexes))
 		for i, x := range indexes {
 			parts[i] = fmt.Sprintf("add index %s_%s (%s)", t, x.suffix, x.cols)
@@ -74,10 +75,10 @@ func InsertPrefix(t string) string {
 }
 
 // DeleteSQL removes the oldest rows from transactionid ? on, rpc of them
-// (METHOD.md 1.6): ORDER BY ... LIMIT on MySQL, a subquery elsewhere (SQLite
-// has no DELETE ... LIMIT in its default build).
+// (METHOD.md 1.6): ORDER BY ... LIMIT where the dialect takes it (MySQL),
+// a subquery elsewhere (SQLite has no DELETE ... LIMIT in its default build).
 func DeleteSQL(d engine.Dialect, t string, rpc int) string {
-	if d.Name == engine.MySQL.Name {
+	if d.DeleteLimit {
 		return fmt.Sprintf("delete from %s where transactionid >= ? order by transactionid asc limit %d", t, rpc)
 	}
 	return d.Bind(fmt.Sprintf("delete from %s where transactionid in (select transactionid from %s "+
@@ -110,12 +111,10 @@ var rangeQueries = []rangeQuery{
 	}},
 }
 
-// force is the MySQL index hint of METHOD.md 1.7; other engines get none.
+// force is the index hint of METHOD.md 1.7 (MySQL's FORCE INDEX); dialects
+// without hints get none.
 func force(d engine.Dialect, t, suffix string) string {
-	if d.Name != engine.MySQL.Name {
-		return ""
-	}
-	return fmt.Sprintf(" FORCE INDEX (%s_%s)", t, suffix)
+	return d.ForceIndex(t + "_" + suffix)
 }
 
 // PointSQL is the point query of METHOD.md 1.7: rows_per_query ids.

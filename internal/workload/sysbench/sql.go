@@ -95,10 +95,11 @@ func insertWithID(n int) string {
 	return fmt.Sprintf("INSERT INTO sbtest%d (id, k, c, pad) VALUES (?, ?, ?, ?)", n)
 }
 
-// insertLiteral renders oltp_insert's unprepared statement. MySQL passes id 0
-// to take the next AUTO_INCREMENT value; PostgreSQL and SQLite leave id out.
+// insertLiteral renders oltp_insert's unprepared statement. Where 0 takes
+// the next AUTO_INCREMENT value (MySQL) it passes id 0, as sysbench does;
+// PostgreSQL and SQLite leave id out.
 func insertLiteral(d engine.Dialect, n int, k int64, c, pad string) string {
-	if d.Name == "mysql" {
+	if d.ZeroTakesNextID {
 		return fmt.Sprintf("INSERT INTO sbtest%d (id, k, c, pad) VALUES (0, %d, '%s', '%s')", n, k, c, pad)
 	}
 	return fmt.Sprintf("INSERT INTO sbtest%d (k, c, pad) VALUES (%d, '%s', '%s')", n, k, c, pad)

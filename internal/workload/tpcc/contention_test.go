@@ -30,11 +30,11 @@ func TestContentionPostgres(t *testing.T) {
 		t.Skip("starts PostgreSQL and loads a warehouse")
 	}
 	logs := t.TempDir()
-	t.Setenv("BENCHLAB_SERVER_LOGS", logs)
 	ctx := context.Background()
 	drv, _ := engine.Lookup("postgres")
 	db, err := drv.Open(ctx, engine.Target{Name: "rr", Engine: "postgres",
-		Settings: map[string]string{"default_transaction_isolation": "repeatable read", "shared_buffers": "128MB"}}, t.TempDir())
+		Settings: map[string]string{"default_transaction_isolation": "repeatable read", "shared_buffers": "128MB"},
+		Getenv:   func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": logs}[k] }}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,10 +56,7 @@ func newTerminal(ctx context.Context, db engine.DB, o *Options, id int, seed uin
 	d := sqldb.Dialect()
 	warehouses := o.Warehouses
 	t := &terminal{conn: conn, r: newRand(seed), w: id%warehouses + 1, warehouses: warehouses,
-		district: id/warehouses%districtsPerWarehouse + 1, forUpdate: " FOR UPDATE", maxTries: o.tries()}
-	if d.Name == engine.SQLite.Name {
-		t.forUpdate = "" // a write transaction holds the database's write lock from BEGIN IMMEDIATE
-	}
+		district: id/warehouses%districtsPerWarehouse + 1, forUpdate: d.ForUpdate(), maxTries: o.tries()}
 	level, err := isolationOf(ctx, conn, d)
 	if err != nil {
 		t.Close()
@@ -555,18 +552,24 @@ func parseIsolation(s string) Isolation {
 	return IsolationUnknown
 }
 
-// isolationOf asks the session its isolation level: PostgreSQL's
-// transaction_isolation, MySQL's transaction_isolation (tx_isolation before
-// MySQL 8 and MariaDB 11.1); SQLite's transactions are serializable.
+// isolationQueries ask a session its isolation level per dialect:
+// PostgreSQL's transaction_isolation, MySQL's transaction_isolation
+// (tx_isolation before MySQL 8 and MariaDB 11.1); none for SQLite, whose
+// transactions are serializable.
+var isolationQueries = map[string][]string{
+	"sqlite":   nil,
+	"postgres": {"SHOW transaction_isolation"},
+	"mysql":    {"SELECT @@SESSION.transaction_isolation", "SELECT @@SESSION.tx_isolation"},
+}
+
+// isolationOf asks the session its isolation level (isolationQueries).
 func isolationOf(ctx context.Context, c engine.Conn, d engine.Dialect) (Isolation, error) {
-	var queries []string
-	switch d.Name {
-	case engine.SQLite.Name:
+	queries, err := engine.Spell("tpcc isolation level", d, isolationQueries)
+	if err != nil {
+		return IsolationUnknown, err
+	}
+	if len(queries) == 0 {
 		return Serializable, nil
-	case engine.MySQL.Name:
-		queries = []string{"SELECT @@SESSION.transaction_isolation", "SELECT @@SESSION.tx_isolation"}
-	default:
-		queries = []string{"SHOW transaction_isolation"}
 	}
 	var last error
 	for _, q := range queries {

