@@ -406,3 +406,51 @@ func TestCheckInstall(t *testing.T) {
 		}
 	}
 }
+
+// TestManagedSeveral manages two servers as one target (as a pooler and its
+// server, or a cluster's nodes, would be): the runner sees both processes,
+// the death of either is the target's, and Stop stops both.
+func TestManagedSeveral(t *testing.T) {
+	env := logEnv(t)
+	tcp := func(ctx context.Context, in *server.Instance) error {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", in.Addr())
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	var insts []*server.Instance
+	for _, name := range []string{"front", "back"} {
+		in, err := server.Launch(context.Background(), server.Config{Flavor: postgres.Flavor, Env: env, Engine: "postgres",
+			Target: name, Dir: filepath.Join(t.TempDir(), name), Settings: map[string]string{"shared_buffers": "16MB"}}, tcp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Stop()
+		insts = append(insts, in)
+	}
+	m := server.Manage(insts[0], insts[1])
+	pids := m.PIDs()
+	if len(pids) != 2 || pids[0] == pids[1] || m.Instance() != insts[0] || m.Died() != nil {
+		t.Fatalf("PIDs %v, Instance %v, Died %v; want both servers' processes, the first instance, none dead", pids, m.Instance(), m.Died())
+	}
+	if err := syscall.Kill(pids[1], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-insts[1].Exited():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the killed server did not exit")
+	}
+	if err := m.Wrap(errors.New("query failed")); err == nil || !strings.Contains(err.Error(), "target back") ||
+		!strings.Contains(err.Error(), "exited unexpectedly") {
+		t.Errorf("Wrap: %v; want the back server's death in it", err)
+	}
+	if err := m.Stop(); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	if err := syscall.Kill(-pids[0], 0); err == nil {
+		t.Errorf("the front server's process group %d is alive after Stop", pids[0])
+	}
+}
