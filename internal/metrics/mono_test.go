@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -24,4 +25,26 @@ func TestClock(t *testing.T) {
 	if d := c.At(now.Add(time.Hour)) - c.At(now); time.Duration(d) != time.Hour {
 		t.Errorf("an hour later converts to %s later", time.Duration(d))
 	}
+}
+
+// TestTimeClockFollowsFakeTime checks that a clock made by NewTimeClock
+// reads the fake time of a testing/synctest bubble, exactly, and converts
+// it to and from time.Time as NewClock's does.
+func TestTimeClockFollowsFakeTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := NewTimeClock()
+		start := time.Now()
+		a := c.Now()
+		time.Sleep(time.Hour)
+		b := c.Now()
+		if d := time.Duration(b - a); d != time.Hour {
+			t.Errorf("an hour of fake time read as %s", d)
+		}
+		if got := c.Time(b); !got.Equal(start.Add(time.Hour)) {
+			t.Errorf("Time(Now()) = %s, want %s", got, start.Add(time.Hour))
+		}
+		if c.At(time.Now()) != b {
+			t.Errorf("At(time.Now()) = %d, want Now() = %d", c.At(time.Now()), b)
+		}
+	})
 }

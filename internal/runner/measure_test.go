@@ -40,53 +40,55 @@ func sleeperStep(d time.Duration, msgs int) workload.Step {
 		}}
 }
 
+// TestMeasureCountsAndSeries runs 2 workers of 2 ms operations, every
+// tenth failing, for a 300 ms warm-up and 1.2 s in fake time: each worker
+// runs 150 operations in the warm-up, which are not counted, then 600, of
+// which 60 fail (its 160th, 170th, ... 750th). The 750th ends at the
+// deadline itself, where it races the deadline's timer: it counts as an
+// error, or is cut short and not counted at all.
 func TestMeasureCountsAndSeries(t *testing.T) {
-	res, err := Measure(context.Background(), nil, sleeperStep(2*time.Millisecond, 1), 2, 1, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != store.StatusOK {
-		t.Fatalf("status %s", res.Status)
-	}
-	// 2 workers x 1.2 s / ~2.1 ms per event: roughly 1100 events; the warm-up
-	// (300 ms, ~280 events) must not be counted.
-	if res.Events < 500 || res.Events > 1200 {
-		t.Errorf("events %d outside [500, 1200]: warm-up counted or loop broken", res.Events)
-	}
-	if res.Seconds < 1.1 || res.Seconds > 1.5 {
-		t.Errorf("measured seconds %.3f, want about 1.2", res.Seconds)
-	}
-	// Every tenth operation fails: an error with its statement, but no
-	// event (no throughput) and no rows.
-	if res.Errors < res.Events/11 || res.Errors > res.Events/7 {
-		t.Errorf("errors %d for %d events, want one per 9", res.Errors, res.Events)
-	}
-	if res.Statements != 3*res.Events+res.Errors || res.Rows != 2*res.Events {
-		t.Errorf("statements %d rows %d for %d done and %d failed operations", res.Statements, res.Rows, res.Events, res.Errors)
-	}
-	if len(res.ErrorSamples) != 1 || res.ErrorSamples[0] != "boom 0" {
-		t.Errorf("error samples %q, want one distinct message", res.ErrorSamples)
-	}
-	if res.Latency.P50 < 2*time.Millisecond || res.Latency.P50 > 20*time.Millisecond {
-		t.Errorf("p50 %s, want about 2 ms", res.Latency.P50)
-	}
-	var warm, measured int64
-	for _, iv := range res.Intervals {
-		if iv.Sec < 0 {
-			warm += iv.Events
-		} else {
-			measured += iv.Events
+	fake(t, func(t *testing.T, opt Options) {
+		res, err := Measure(context.Background(), nil, sleeperStep(2*time.Millisecond, 1), 2, 1, opt)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if iv.Events > 0 && (iv.P95 <= 0 || iv.Max < iv.P95) {
-			t.Errorf("interval %d: p95 %s max %s", iv.Sec, iv.P95, iv.Max)
+		if res.Status != store.StatusOK {
+			t.Fatalf("status %s", res.Status)
 		}
-	}
-	if len(res.Intervals) < 2 || warm == 0 {
-		t.Errorf("series %+v: want warm-up seconds (negative) and measured seconds", res.Intervals)
-	}
-	if total := warm + measured; total < res.Events {
-		t.Errorf("series holds %d events, fewer than the %d measured", total, res.Events)
-	}
+		if res.Events != 1080 || res.Errors < 118 || res.Errors > 120 || res.Seconds != 1.2 {
+			t.Errorf("%d events, %d errors in %.3f s; want 1080 and 118-120 in 1.2 s", res.Events, res.Errors, res.Seconds)
+		}
+		// A failed operation counts as an error with its statement, but no
+		// event (no throughput) and no rows.
+		if res.Statements != 3*res.Events+res.Errors || res.Rows != 2*res.Events {
+			t.Errorf("statements %d rows %d for %d done and %d failed operations", res.Statements, res.Rows, res.Events, res.Errors)
+		}
+		if len(res.ErrorSamples) != 1 || res.ErrorSamples[0] != "boom 0" {
+			t.Errorf("error samples %q, want one distinct message", res.ErrorSamples)
+		}
+		if !near(res.Latency.P50, 2*time.Millisecond) || !near(res.Latency.Max, 2*time.Millisecond) {
+			t.Errorf("p50 %s max %s, want 2 ms", res.Latency.P50, res.Latency.Max)
+		}
+		// Second -1 holds the warm-up's 300 operations (it is 300 ms
+		// long: seconds are aligned to the end of the warm-up), seconds 0
+		// and 1 the measured ones; the operation that ends at the end of
+		// the warm-up may land on either side.
+		var warm, measured int64
+		for _, iv := range res.Intervals {
+			n := iv.Events + iv.Errors
+			if iv.Sec < 0 {
+				warm += n
+			} else {
+				measured += n
+			}
+			if iv.Events > 0 && (iv.P95 <= 0 || iv.Max < iv.P95) {
+				t.Errorf("interval %d: p95 %s max %s", iv.Sec, iv.P95, iv.Max)
+			}
+		}
+		if warm < 298 || warm > 300 || warm+measured < 1498 || len(res.Intervals) != 3 {
+			t.Errorf("series %+v: %d warm-up and %d measured operations, want 300 and 1200 in 3 seconds", res.Intervals, warm, measured)
+		}
+	})
 }
 
 func TestMeasureManyErrorMessages(t *testing.T) {
@@ -96,22 +98,29 @@ func TestMeasureManyErrorMessages(t *testing.T) {
 	}
 }
 
+// TestMeasureCancel cancels a step of a minute 800 ms after it starts, in
+// fake time: it stops then, interrupted, with the 500 ms measured after its
+// 300 ms warm-up.
 func TestMeasureCancel(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	st := sleeperStep(time.Millisecond, 1)
-	st.Duration = time.Minute
-	time.AfterFunc(800*time.Millisecond, cancel)
-	start := time.Now()
-	res, err := Measure(ctx, nil, st, 2, 1, Options{})
-	if !errors.Is(err, context.Canceled) || res.Status != store.StatusInterrupted {
-		t.Fatalf("err %v status %s", err, res.Status)
-	}
-	if el := time.Since(start); el > 2*time.Second {
-		t.Errorf("took %s to stop", el)
-	}
-	if res.Events == 0 || res.Seconds <= 0 || res.Seconds > 1 {
-		t.Errorf("partial result: events %d seconds %.2f", res.Events, res.Seconds)
-	}
+	fake(t, func(t *testing.T, opt Options) {
+		ctx, cancel := context.WithCancel(context.Background())
+		st := sleeperStep(time.Millisecond, 1)
+		st.Duration = time.Minute
+		time.AfterFunc(800*time.Millisecond, cancel)
+		start := time.Now()
+		res, err := Measure(ctx, nil, st, 2, 1, opt)
+		if !errors.Is(err, context.Canceled) || res.Status != store.StatusInterrupted {
+			t.Fatalf("err %v status %s", err, res.Status)
+		}
+		// A worker may start one more operation at the instant of the
+		// cancel, which ends 1 ms later.
+		if el := time.Since(start); el < 800*time.Millisecond || el > 801*time.Millisecond {
+			t.Errorf("took %s to stop, want the 800 ms to the cancel", el)
+		}
+		if n := res.Events + res.Errors; n < 998 || n > 1002 || res.Seconds < 0.5 || res.Seconds > 0.501 {
+			t.Errorf("partial result: %d operations in %.3f s, want 1000 of 1 ms by 2 workers in 0.5 s", n, res.Seconds)
+		}
+	})
 }
 
 func TestWorkerFailsToStart(t *testing.T) {
@@ -158,22 +167,27 @@ func (d dyingDB) Died() error {
 	return nil
 }
 
-// TestStepStopsWhenServerDies checks that a step whose engine process died
-// ends within about a second, failed, with the cause first among its errors.
+// TestStepStopsWhenServerDies checks that a step whose engine process dies
+// 800 ms in ends at the next second's check, at 1.3 s (seconds are aligned
+// to the end of the 300 ms warm-up), failed, with the cause first among its
+// errors.
 func TestStepStopsWhenServerDies(t *testing.T) {
-	st := sleeperStep(time.Millisecond, 1)
-	st.Duration = time.Minute
-	start := time.Now()
-	res, err := Measure(context.Background(), dyingDB{at: time.Now().Add(800 * time.Millisecond)}, st, 1, 1, Options{})
-	if err == nil || res.Status != store.StatusFailed {
-		t.Fatalf("err %v status %s, want a failure", err, res.Status)
-	}
-	if el := time.Since(start); el > 3*time.Second {
-		t.Errorf("step ran %s after its server died, want about a second", el)
-	}
-	if !strings.Contains(res.ErrorSamples[0], "exited unexpectedly") {
-		t.Errorf("error samples %q", res.ErrorSamples)
-	}
+	fake(t, func(t *testing.T, opt Options) {
+		st := sleeperStep(time.Millisecond, 1)
+		st.Duration = time.Minute
+		start := time.Now()
+		res, err := Measure(context.Background(), dyingDB{at: time.Now().Add(800 * time.Millisecond)}, st, 1, 1, opt)
+		if err == nil || res.Status != store.StatusFailed {
+			t.Fatalf("err %v status %s, want a failure", err, res.Status)
+		}
+		// The operation under way at the check ends 1 ms later.
+		if el := time.Since(start); el < 1300*time.Millisecond || el > 1301*time.Millisecond {
+			t.Errorf("step ran %s, want to its first check after the death, at 1.3 s", el)
+		}
+		if !strings.Contains(res.ErrorSamples[0], "exited unexpectedly") {
+			t.Errorf("error samples %q", res.ErrorSamples)
+		}
+	})
 }
 
 // kindDB is a DB that only says what kind of engine it is: reached over a
@@ -331,65 +345,67 @@ func (b *batcher) Close() error { return nil }
 // with what the worker did; paced and bounded roles still run one operation
 // at a time.
 func TestBatcherCountsEveryOperation(t *testing.T) {
-	var workers []*batcher
-	newBatcher := func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
-		b := &batcher{d: 200 * time.Microsecond}
-		workers = append(workers, b)
-		return b, nil
-	}
-	st := workload.Step{Name: "batch", Duration: 1200 * time.Millisecond, NewWorker: newBatcher}
-	res, err := Measure(context.Background(), nil, st, 2, 1, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ops, failures, batches, singles int64
-	for _, w := range workers {
-		ops, failures, batches, singles = ops+w.ops, failures+w.failures, batches+w.batches, singles+w.singles
-	}
-	if singles != 0 || batches == 0 {
-		t.Fatalf("%d single operations and %d batches; want batches only", singles, batches)
-	}
-	// A failed operation is an error, not an event.
-	if res.Events != ops-failures || res.Statements != ops || res.Errors != failures || failures == 0 {
-		t.Errorf("events %d statements %d errors %d; the workers did %d operations, %d failed", res.Events, res.Statements,
-			res.Errors, ops, failures)
-	}
-	if res.Rows < ops*7/10 || res.Rows > ops*8/10 {
-		t.Errorf("rows %d of %d operations, want about 3 in 4", res.Rows, ops)
-	}
-	if res.Latency.P50 < 200*time.Microsecond || res.Latency.P50 > 5*time.Millisecond {
-		t.Errorf("p50 %s, want the 200 us of one operation, not a batch's", res.Latency.P50)
-	}
-	if got := res.Facts["client_ops_per_call"]; got != batchSize {
-		t.Errorf("client_ops_per_call fact %v, want %d", got, batchSize)
-	}
-	var series int64
-	for _, iv := range res.Intervals {
-		series += iv.Events
-	}
-	if series != ops-failures {
-		t.Errorf("1-second series count %d operations, the workers did %d, %d failed", series, ops, failures)
-	}
+	fake(t, func(t *testing.T, opt Options) {
+		var workers []*batcher
+		newBatcher := func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+			b := &batcher{d: 200 * time.Microsecond}
+			workers = append(workers, b)
+			return b, nil
+		}
+		st := workload.Step{Name: "batch", Duration: 1200 * time.Millisecond, NewWorker: newBatcher}
+		res, err := Measure(context.Background(), nil, st, 2, 1, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ops, failures, batches, singles int64
+		for _, w := range workers {
+			ops, failures, batches, singles = ops+w.ops, failures+w.failures, batches+w.batches, singles+w.singles
+		}
+		if singles != 0 || batches == 0 {
+			t.Fatalf("%d single operations and %d batches; want batches only", singles, batches)
+		}
+		// A failed operation is an error, not an event.
+		if res.Events != ops-failures || res.Statements != ops || res.Errors != failures || failures == 0 {
+			t.Errorf("events %d statements %d errors %d; the workers did %d operations, %d failed", res.Events, res.Statements,
+				res.Errors, ops, failures)
+		}
+		if res.Rows < ops*7/10 || res.Rows > ops*8/10 {
+			t.Errorf("rows %d of %d operations, want about 3 in 4", res.Rows, ops)
+		}
+		if res.Latency.P50 < 200*time.Microsecond || res.Latency.P50 > 5*time.Millisecond {
+			t.Errorf("p50 %s, want the 200 us of one operation, not a batch's", res.Latency.P50)
+		}
+		if got := res.Facts["client_ops_per_call"]; got != batchSize {
+			t.Errorf("client_ops_per_call fact %v, want %d", got, batchSize)
+		}
+		var series int64
+		for _, iv := range res.Intervals {
+			series += iv.Events
+		}
+		if series != ops-failures {
+			t.Errorf("1-second series count %d operations, the workers did %d, %d failed", series, ops, failures)
+		}
 
-	// A paced role and a bounded one: one operation per call.
-	workers = nil
-	st = workload.Step{Name: "single", Duration: 300 * time.Millisecond, Roles: []workload.Role{
-		{Name: "paced", Threads: 1, Rate: 200, NewWorker: newBatcher},
-		{Name: "bounded", Threads: 1, Ops: 50, NewWorker: newBatcher}}}
-	rs, err := MeasureRoles(context.Background(), nil, st, 1, 1, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rs {
-		if got := r.Facts["client_ops_per_call"]; got != 1 {
-			t.Errorf("role %s: client_ops_per_call fact %v, want 1", r.Role.Name, got)
+		// A paced role and a bounded one: one operation per call.
+		workers = nil
+		st = workload.Step{Name: "single", Duration: 300 * time.Millisecond, Roles: []workload.Role{
+			{Name: "paced", Threads: 1, Rate: 200, NewWorker: newBatcher},
+			{Name: "bounded", Threads: 1, Ops: 50, NewWorker: newBatcher}}}
+		rs, err := MeasureRoles(context.Background(), nil, st, 1, 1, opt)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, w := range workers {
-		if w.batches != 0 || w.singles == 0 {
-			t.Errorf("paced or bounded worker ran %d batches and %d single operations; want singles only", w.batches, w.singles)
+		for _, r := range rs {
+			if got := r.Facts["client_ops_per_call"]; got != 1 {
+				t.Errorf("role %s: client_ops_per_call fact %v, want 1", r.Role.Name, got)
+			}
 		}
-	}
+		for _, w := range workers {
+			if w.batches != 0 || w.singles == 0 {
+				t.Errorf("paced or bounded worker ran %d batches and %d single operations; want singles only", w.batches, w.singles)
+			}
+		}
+	})
 }
 
 // TestPauseYieldsJustUnderPreemption checks when a worker passes through the
@@ -444,33 +460,35 @@ func (k *kinded) Close() error { return nil }
 // TestKindFacts checks that a Kinded worker's operations are counted and
 // timed per kind, as facts of the step's result.
 func TestKindFacts(t *testing.T) {
-	var workers []*kinded
-	st := workload.Step{Name: "mix", Duration: 600 * time.Millisecond,
-		NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
-			k := &kinded{}
-			workers = append(workers, k)
-			return k, nil
-		}}
-	res, err := Measure(context.Background(), nil, st, 2, 1, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fast, slow, failed int64
-	for _, w := range workers {
-		fast, slow, failed = fast+w.fast, slow+w.slow, failed+w.slowFailed
-	}
-	// The operation each worker had under way when the step ended is not
-	// counted (at most one per worker).
-	near := func(got float64, did int64) bool { return int64(got) <= did && int64(got) >= did-int64(len(workers)) }
-	f := res.Facts
-	if !near(f["fast_ops"], fast) || !near(f["slow_ops"], slow-failed) || !near(f["slow_errors"], failed) || f["fast_errors"] != 0 ||
-		int64(f["fast_ops"]+f["slow_ops"]) != res.Events {
-		t.Errorf("facts %v; the workers did %d fast, %d slow (%d failed), the result counts %d", f, fast, slow, failed, res.Events)
-	}
-	if f["fast_p50_ms"] >= 1 || f["slow_p50_ms"] < 2.9 || f["slow_max_ms"] < f["slow_p99_ms"] {
-		t.Errorf("per-kind latency: fast p50 %v ms, slow p50 %v p99 %v max %v ms; want fast well under slow's 3 ms",
-			f["fast_p50_ms"], f["slow_p50_ms"], f["slow_p99_ms"], f["slow_max_ms"])
-	}
+	fake(t, func(t *testing.T, opt Options) {
+		var workers []*kinded
+		st := workload.Step{Name: "mix", Duration: 600 * time.Millisecond,
+			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+				k := &kinded{}
+				workers = append(workers, k)
+				return k, nil
+			}}
+		res, err := Measure(context.Background(), nil, st, 2, 1, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fast, slow, failed int64
+		for _, w := range workers {
+			fast, slow, failed = fast+w.fast, slow+w.slow, failed+w.slowFailed
+		}
+		// The operation each worker had under way when the step ended is not
+		// counted (at most one per worker).
+		near := func(got float64, did int64) bool { return int64(got) <= did && int64(got) >= did-int64(len(workers)) }
+		f := res.Facts
+		if !near(f["fast_ops"], fast) || !near(f["slow_ops"], slow-failed) || !near(f["slow_errors"], failed) || f["fast_errors"] != 0 ||
+			int64(f["fast_ops"]+f["slow_ops"]) != res.Events {
+			t.Errorf("facts %v; the workers did %d fast, %d slow (%d failed), the result counts %d", f, fast, slow, failed, res.Events)
+		}
+		if f["fast_p50_ms"] >= 1 || f["slow_p50_ms"] < 2.9 || f["slow_max_ms"] < f["slow_p99_ms"] {
+			t.Errorf("per-kind latency: fast p50 %v ms, slow p50 %v p99 %v max %v ms; want fast well under slow's 3 ms",
+				f["fast_p50_ms"], f["slow_p50_ms"], f["slow_p99_ms"], f["slow_max_ms"])
+		}
+	})
 }
 
 // slowOp takes d unless its context ends first.
@@ -496,23 +514,25 @@ func (s *slowOp) Close() error { return nil }
 // third is under way when the step ends. With a drain time it finishes
 // instead of being cancelled; either way it is not counted.
 func TestDrainLetsOperationsFinish(t *testing.T) {
-	for _, drain := range []time.Duration{0, 2 * time.Second} {
-		var finished, cancelled atomic.Int64
-		st := workload.Step{Name: "drain", Duration: time.Second, Drain: drain,
-			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
-				return &slowOp{d: 400 * time.Millisecond, finished: &finished, cancelled: &cancelled}, nil
-			}}
-		res, err := Measure(context.Background(), nil, st, 1, 1, Options{})
-		if err != nil {
-			t.Fatal(err)
+	fake(t, func(t *testing.T, opt Options) {
+		for _, drain := range []time.Duration{0, 2 * time.Second} {
+			var finished, cancelled atomic.Int64
+			st := workload.Step{Name: "drain", Duration: time.Second, Drain: drain,
+				NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+					return &slowOp{d: 400 * time.Millisecond, finished: &finished, cancelled: &cancelled}, nil
+				}}
+			res, err := Measure(context.Background(), nil, st, 1, 1, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := [2]int64{2, 1} // finished, cancelled without a drain
+			if drain > 0 {
+				want = [2]int64{3, 0}
+			}
+			if got := [2]int64{finished.Load(), cancelled.Load()}; got != want || res.Events != 2 || res.Errors != 0 {
+				t.Errorf("drain %s: %d finished, %d cancelled, %d events, %d errors; want %v finished/cancelled, 2 events, 0 errors",
+					drain, got[0], got[1], res.Events, res.Errors, want)
+			}
 		}
-		want := [2]int64{2, 1} // finished, cancelled without a drain
-		if drain > 0 {
-			want = [2]int64{3, 0}
-		}
-		if got := [2]int64{finished.Load(), cancelled.Load()}; got != want || res.Events != 2 || res.Errors != 0 {
-			t.Errorf("drain %s: %d finished, %d cancelled, %d events, %d errors; want %v finished/cancelled, 2 events, 0 errors",
-				drain, got[0], got[1], res.Events, res.Errors, want)
-		}
-	}
+	})
 }

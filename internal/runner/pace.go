@@ -28,12 +28,10 @@ const windowCheck = 950 * time.Millisecond
 type pacer struct {
 	mode     workload.Pacing
 	interval time.Duration // even: time between operations of this worker
+	gap      time.Duration // even: time between operations of the role (1/rate)
 	perSec   int64         // bursty, window: operations per second of this worker
 	k        int64
 	first    time.Time
-	// origin is the step's start, where every worker's schedule begins
-	// (even schedules are offset from it so workers do not align).
-	origin time.Time
 	// window mode: when the maker can make its next operation, its last
 	// check, and when the worker took (started) each of the last queue
 	// operations, a ring indexed by operation number.
@@ -51,21 +49,23 @@ func newPacer(r workload.Role, i, n int, start time.Time) *pacer {
 	perSec := max(1, int64(math.Ceil(perWorker)))
 	switch r.Pacing {
 	case workload.PaceBursty:
-		return &pacer{mode: r.Pacing, perSec: perSec, first: start, origin: start}
+		return &pacer{mode: r.Pacing, perSec: perSec, first: start}
 	case workload.PaceWindow:
-		return &pacer{mode: r.Pacing, perSec: perSec, first: start, origin: start, ready: start, checked: start,
+		return &pacer{mode: r.Pacing, perSec: perSec, first: start, ready: start, checked: start,
 			taken: make([]time.Time, max(1, r.Queue))}
 	}
 	iv := time.Duration(float64(time.Second) / perWorker)
 	first := start.Add(iv * time.Duration(i) / time.Duration(n))
-	return &pacer{mode: workload.PaceEven, interval: iv, first: first, origin: start}
+	return &pacer{mode: workload.PaceEven, interval: iv, gap: iv / time.Duration(n), first: first}
 }
 
-// end is when a schedule of n operations is over: n intervals after the
-// step's start (even; the worker's offset lies inside its first interval),
-// the end of the second in which the last was released (bursty), or when
-// the maker is done with its last operation, its last sleep included
-// (window).
+// end is when a schedule of n operations is over: one gap of the role's
+// schedule (1/rate) after the last operation's intended start (even: so
+// the role's last worker ends the role's schedule of all its workers'
+// operations, which lasts their count over the rate, even when the shares
+// differ by one), the end of the second in which the last was released
+// (bursty), or when the maker is done with its last operation, its last
+// sleep included (window).
 func (p *pacer) end(n int64) time.Time {
 	switch p.mode {
 	case workload.PaceBursty:
@@ -73,7 +73,7 @@ func (p *pacer) end(n int64) time.Time {
 	case workload.PaceWindow:
 		return p.ready
 	}
-	return p.origin.Add(time.Duration(n) * p.interval)
+	return p.first.Add(time.Duration(n-1)*p.interval + p.gap)
 }
 
 // sleepUntil sleeps until t, or until the step stops.

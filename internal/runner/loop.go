@@ -1,0 +1,247 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/metrics"
+	"benchlab/internal/workload"
+)
+
+// This file is the runner's loop: each worker's operations from the start
+// of the step to its end, and how a step is told to stop. What the loop
+// counts lands in a workerState (collect.go); when it runs is schedule.go's.
+
+// stopper tells every worker of a step to stop: the flag they poll between
+// operations, and the step context's cancel, which ends waits and long
+// statements, at once or after drain (workload.Step.Drain).
+type stopper struct {
+	flag  atomic.Bool
+	end   context.CancelFunc
+	drain time.Duration
+	once  sync.Once
+	// lost is the first error that cost a worker its connection.
+	lost atomic.Pointer[error]
+}
+
+// connLost ends the step because a worker's connection is gone.
+func (s *stopper) connLost(err error) {
+	s.lost.CompareAndSwap(nil, &err)
+	s.Store(true)
+}
+
+// Store sets the flag; setting it to true also ends the step's context, at
+// once or, with a drain time, once operations in flight have had it to
+// finish (a lost connection or a dead server ends it at once).
+func (s *stopper) Store(v bool) {
+	s.flag.Store(v)
+	if !v {
+		return
+	}
+	if s.drain <= 0 || s.lost.Load() != nil {
+		s.end()
+		return
+	}
+	s.once.Do(func() { time.AfterFunc(s.drain, s.end) })
+}
+
+// Load reports whether the step is stopping.
+func (s *stopper) Load() bool { return s.flag.Load() }
+
+// work is one worker's loop: closed-loop, or paced when p is set.
+// Operations that start during the warm-up are run but not counted; the loop
+// ends at the deadline, when stop is set, when ctx (the step's context) is
+// done, or when the worker has done its quota of an op-bounded role. An
+// operation cut short by the end of the step is not counted at all, neither
+// as done nor as failed.
+func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.Clock, measureFromNs, deadlineNs int64,
+	stop *stopper, errs *errorLog, p *pacer, rr *roleRun, quota int64, finishOne func()) {
+	waiter, _ := w.(workload.Waiter)
+	if rr.role.Ops > 0 && quota == 0 {
+		return
+	}
+	if b, ok := batcherOf(w, rr.role); ok {
+		workBatches(ctx, b, s, rr, clock, measureFromNs, deadlineNs, stop, errs)
+		return
+	}
+	yielded := clock.Now()
+	var mine int64
+	for !stop.Load() {
+		var intendedNs int64
+		if p != nil {
+			intended, ok := p.wait(ctx, stop)
+			if !ok {
+				return
+			}
+			intendedNs = clock.At(intended)
+		}
+		if waiter != nil && !waiter.Wait(ctx) {
+			return
+		}
+		t0 := clock.Now()
+		if p != nil {
+			p.started(clock.Time(t0))
+		}
+		tally, err := w.Op(ctx)
+		t1 := clock.Now()
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+		if t1 > deadlineNs {
+			// It ended after the step: not counted, neither as done nor
+			// as failed.
+			stop.Store(true)
+			return
+		}
+		lat := time.Duration(t1 - t0)
+		from := t0
+		if p != nil {
+			from = intendedNs
+			lat = time.Duration(t1 - intendedNs)
+		}
+		failed := err != nil
+		s.live.Record(lat, tally.Statements, tally.Rows, failed)
+		if from >= measureFromNs {
+			// A failed operation counts as an error and its statements as
+			// work done, but it is no event: it adds to no throughput, and
+			// its latency is not that of a done operation.
+			s.statements += int64(tally.Statements)
+			s.retries += int64(tally.Retries)
+			if tally.Retries > 0 {
+				s.retried++
+			}
+			if failed {
+				s.errors++
+			} else {
+				s.events++
+				s.rows += tally.Rows
+				metrics.RecordLatency(s.hist, lat)
+				if s.svc != nil {
+					metrics.RecordLatency(s.svc, time.Duration(t1-t0))
+				}
+			}
+			if k := tally.Kind; k >= 0 && k < len(s.kinds) {
+				ks := &s.kinds[k]
+				ks.retries += int64(tally.Retries)
+				if failed {
+					ks.errors++
+				} else {
+					ks.ops++
+					metrics.RecordLatency(ks.hist, lat)
+				}
+			}
+		}
+		if failed && !errs.keep(err, stop) {
+			return
+		}
+		if s.handoff.Load() {
+			s.handOver(rr)
+		}
+		if quota > 0 {
+			if mine++; mine == quota {
+				if p != nil {
+					// A paced worker's share lasts until its schedule
+					// ends, so a met rate measures as the rate itself.
+					p.sleepUntil(ctx, stop, p.end(quota))
+				}
+				if rr.finished.Add(1) == rr.bounded {
+					finishOne()
+				}
+				return
+			}
+		}
+		if !pause(t1, deadlineNs, &yielded, stop) {
+			return
+		}
+	}
+}
+
+// keep logs a failed operation's error and says whether the worker may go
+// on: not once the connection is lost, which stops the step.
+func (l *errorLog) keep(err error, stop *stopper) bool {
+	l.add(err)
+	if errors.Is(err, engine.ErrConnLost) {
+		stop.connLost(err)
+		return false
+	}
+	return true
+}
+
+// pause ends the step when now passes the deadline (returning false), and
+// otherwise passes through the Go scheduler if the worker has not for
+// yieldEvery.
+func pause(now, deadlineNs int64, yielded *int64, stop *stopper) bool {
+	if now >= deadlineNs {
+		stop.Store(true)
+		return false
+	}
+	if now-*yielded >= yieldEvery {
+		*yielded = now
+		runtime.Gosched()
+	}
+	return true
+}
+
+// workBatches is work for a Batcher in a step that is neither paced nor
+// bounded: operations run batchSize at a time, and a batch that starts
+// before measureFrom counts as warm-up.
+func workBatches(ctx context.Context, b workload.Batcher, s *workerState, rr *roleRun, clock metrics.Clock,
+	measureFromNs, deadlineNs int64, stop *stopper, errs *errorLog) {
+	lat := make([]int64, batchSize)
+	yielded := clock.Now()
+	for !stop.Load() {
+		t0 := clock.Now()
+		n, tally, err := b.OpBatch(ctx, lat)
+		t1 := clock.Now()
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+		failed := err != nil
+		s.live.RecordBatch(lat[:n], tally.Statements, tally.Rows, failed)
+		if t0 >= measureFromNs {
+			// The failed operation, the batch's last, is no event.
+			done := n
+			if failed && done > 0 {
+				done--
+				s.errors++
+			}
+			s.events += int64(done)
+			s.statements += int64(tally.Statements)
+			s.rows += tally.Rows
+			for _, ns := range lat[:done] {
+				metrics.RecordLatency(s.hist, time.Duration(ns))
+			}
+		}
+		if failed && !errs.keep(err, stop) {
+			return
+		}
+		if s.handoff.Load() {
+			s.handOver(rr)
+		}
+		if !pause(t1, deadlineNs, &yielded, stop) {
+			return
+		}
+	}
+}
+
+// diedSoon waits up to a second for an engine's process to be seen gone,
+// after an error that a server's death would cause, and returns why it died
+// (nil when it lives on or has no process).
+func diedSoon(db engine.DB) error {
+	l, ok := db.(engine.Liveness)
+	if !ok {
+		return nil
+	}
+	for i := 0; i < 20; i++ {
+		if err := l.Died(); err != nil {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"benchlab/internal/metrics"
+	"benchlab/internal/store"
+	"benchlab/internal/workload"
+)
+
+// This file is the per-second part of the runner's collection: while a
+// step runs, its workers' live counters are drained into a 1-second series
+// per role, live lines and samples, and streamed to the store.
+
+// tick drains the workers' live counters every second until they are done,
+// returning one 1-second series per role and printing a line every report
+// interval.
+func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, start, measureFrom time.Time,
+	done <-chan struct{}, stop *stopper, opt Options, sampler *metrics.StepSampler, alive func() bool) [][]store.Interval {
+	series := make([][]store.Interval, len(runs))
+	windows := make([]metrics.Window, len(runs))
+	windowStart := start
+	last := start
+	// Intervals are aligned to the end of the warm-up: interval k covers
+	// (measureFrom + k s, measureFrom + (k+1) s], so warm-up seconds have
+	// negative indexes and the first one may be shorter than a second.
+	next := measureFrom.Add(-time.Duration(st.Warmup/time.Second) * time.Second)
+	for !next.After(start) {
+		next = next.Add(time.Second)
+	}
+	drain := func(now time.Time, boundary time.Time, final bool) {
+		load := sampler.Sample()
+		if !final && boundary.Equal(measureFrom) {
+			sampler.Mark()
+		}
+		secs := now.Sub(last).Seconds()
+		sec := int(boundary.Sub(measureFrom).Round(time.Second)/time.Second) - 1
+		for ri, rr := range runs {
+			var w metrics.Window
+			for _, s := range rr.states {
+				s.live.DrainInto(&w)
+			}
+			if w.Events > 0 || secs >= 0.5 {
+				iv := store.Interval{Sec: sec, Seconds: secs, Events: w.Events, Statements: w.Statements,
+					Errors: w.Errors, Rows: w.Rows, P95: w.Quantile(0.95), Max: w.Max}
+				if ri == 0 {
+					iv.Load = &load
+				}
+				series[ri] = append(series[ri], iv)
+			}
+			if opt.Live != nil && secs > 0 {
+				opt.Live(LiveSample{Test: st.Name, Role: rr.role.Name, Threads: threads, Warm: now.Before(measureFrom),
+					Seconds: secs, Events: w.Events, Errors: w.Errors, Statements: w.Statements, Rows: w.Rows,
+					P50: w.Quantile(0.5), P95: w.Quantile(0.95), P99: w.Quantile(0.99), Max: w.Max})
+			}
+			windows[ri].Add(&w)
+		}
+		last = now
+		if opt.Out != nil && opt.ReportInterval > 0 && now.Sub(windowStart) >= opt.ReportInterval-50*time.Millisecond {
+			suffix := ""
+			if opt.Progress != nil {
+				suffix = opt.Progress()
+			}
+			printLine(opt.Out, st.Name, threads, now.Sub(start), now.Before(measureFrom), now.Sub(windowStart), runs, windows,
+				cmp.Or(opt.Percentile, 95), suffix)
+			for i := range windows {
+				windows[i] = metrics.Window{}
+			}
+			windowStart = now
+		}
+	}
+	// flush hands the intervals not yet streamed and the latency so far to
+	// opt.Stream, every FlushEvery (and never at the end: the final result
+	// carries them all). It asks the workers for their histograms
+	// (workerState.handoff) and streams a second later, once they have
+	// handed them over.
+	flushed := make([]int, len(runs))
+	flushEvery := cmp.Or(opt.FlushEvery, time.Minute)
+	lastFlush := start
+	asked := false
+	var snap *hdr.Histogram
+	flush := func(now time.Time) {
+		if opt.Stream == nil {
+			return
+		}
+		if asked {
+			asked = false
+			if snap == nil {
+				snap = metrics.NewHistogram()
+			}
+			for ri, rr := range runs {
+				opt.Stream.Flush(ri, series[ri][flushed[ri]:])
+				flushed[ri] = len(series[ri])
+				opt.Stream.FlushLatency(ri, rr.soFar(snap, lastFlush.Sub(measureFrom).Seconds()))
+			}
+			return
+		}
+		if now.Sub(lastFlush) < flushEvery-50*time.Millisecond {
+			return
+		}
+		lastFlush = now
+		for _, rr := range runs {
+			for _, s := range rr.states {
+				s.handoff.Store(true)
+			}
+		}
+		asked = true
+	}
+	// final drains the partial interval after the last boundary.
+	final := func() {
+		now := time.Now()
+		drain(now, next, true)
+	}
+	t := time.NewTimer(time.Until(next))
+	defer t.Stop()
+	for {
+		select {
+		case now := <-t.C:
+			drain(now, next, false)
+			flush(now)
+			if !alive() {
+				// The engine's process is gone: stop the workers now
+				// rather than count failures until the step's time is up.
+				stop.Store(true)
+			}
+			next = next.Add(time.Second)
+			t.Reset(time.Until(next))
+		case <-ctx.Done():
+			stop.Store(true)
+			<-done
+			final()
+			return series
+		case <-done:
+			final()
+			return series
+		}
+	}
+}
+
+func printLine(out io.Writer, test string, threads int, at time.Duration, warm bool, span time.Duration,
+	runs []*roleRun, windows []metrics.Window, pct float64, suffix string) {
+	secs := span.Seconds()
+	phase := ""
+	if warm {
+		phase = " (warm-up)"
+	}
+	phase += suffix
+	if len(runs) == 1 && runs[0].role.Name == "" {
+		w := &windows[0]
+		fmt.Fprintf(out, "[ %3.0fs ] %s thds: %d tps: %.2f qps: %.2f lat (ms,%g%%): %.3f max: %.3f err/s: %.2f%s\n",
+			at.Seconds(), test, threads, float64(w.Events)/secs, float64(w.Statements)/secs, pct,
+			ms(w.Quantile(pct/100)), ms(w.Max), float64(w.Errors)/secs, phase)
+		return
+	}
+	line := fmt.Sprintf("[ %3.0fs ] %s", at.Seconds(), test)
+	for i, rr := range runs {
+		w := &windows[i]
+		n, unit := w.Events, "/s"
+		if rr.rows {
+			n, unit = w.Rows, " rows/s"
+		}
+		line += fmt.Sprintf(" %s: %.1f%s max %.3f ms err %d", rr.role.Name, float64(n)/secs, unit, ms(w.Max), w.Errors)
+	}
+	fmt.Fprintln(out, line+phase)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
