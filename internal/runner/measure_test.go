@@ -202,84 +202,91 @@ func (d kindDB) CallsC() bool                            { return d.callsC }
 
 // TestPolledIOWhenWorkersOutnumberProcs checks that workers of a remote DB
 // are told to wait through the poller only when they outnumber both
-// GOMAXPROCS and twice the CPUs, and never those of other engines.
+// GOMAXPROCS and twice the CPUs, and never those of other engines (in fake
+// time, as TestSpareProcessorForCWorkers).
 func TestPolledIOWhenWorkersOutnumberProcs(t *testing.T) {
-	procs := runtime.GOMAXPROCS(0)
-	many := max(procs, 2*runtime.NumCPU()) + 1
-	for _, c := range []struct {
-		db      engine.DB
-		threads int
-		want    bool
-	}{{kindDB{remote: true}, procs, false}, {kindDB{remote: true}, many - 1, false}, {kindDB{remote: true}, many, true},
-		{kindDB{}, many, false}, {kindDB{callsC: true}, many, false}} {
-		var polled, other atomic.Int32
-		st := workload.Step{Name: "io", Duration: 50 * time.Millisecond,
-			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
-				if engine.PolledIO(ctx) {
-					polled.Add(1)
-				} else {
-					other.Add(1)
-				}
-				return &sleeper{d: time.Millisecond}, nil
-			}}
-		res, err := Measure(context.Background(), c.db, st, c.threads, 1, Options{})
-		if err != nil {
-			t.Fatal(err)
+	fake(t, func(t *testing.T, opt Options) {
+		procs := runtime.GOMAXPROCS(0)
+		many := max(procs, 2*runtime.NumCPU()) + 1
+		for _, c := range []struct {
+			db      engine.DB
+			threads int
+			want    bool
+		}{{kindDB{remote: true}, procs, false}, {kindDB{remote: true}, many - 1, false}, {kindDB{remote: true}, many, true},
+			{kindDB{}, many, false}, {kindDB{callsC: true}, many, false}} {
+			var polled, other atomic.Int32
+			st := workload.Step{Name: "io", Duration: 50 * time.Millisecond,
+				NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+					if engine.PolledIO(ctx) {
+						polled.Add(1)
+					} else {
+						other.Add(1)
+					}
+					return &sleeper{d: time.Millisecond}, nil
+				}}
+			res, err := Measure(context.Background(), c.db, st, c.threads, 1, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f, ok := res.Facts["client_polled_io"]; ok != c.db.(kindDB).remote || (ok && (f == 1) != c.want) {
+				t.Errorf("db %+v, %d threads: client_polled_io fact %v (present %v)", c.db, c.threads, f, ok)
+			}
+			if got := polled.Load() == int32(c.threads); got != c.want || polled.Load()+other.Load() != int32(c.threads) {
+				t.Errorf("db %+v, %d threads on %d procs: %d polled, %d not; want polled %v", c.db, c.threads, procs,
+					polled.Load(), other.Load(), c.want)
+			}
 		}
-		if f, ok := res.Facts["client_polled_io"]; ok != c.db.(kindDB).remote || (ok && (f == 1) != c.want) {
-			t.Errorf("db %+v, %d threads: client_polled_io fact %v (present %v)", c.db, c.threads, f, ok)
-		}
-		if got := polled.Load() == int32(c.threads); got != c.want || polled.Load()+other.Load() != int32(c.threads) {
-			t.Errorf("db %+v, %d threads on %d procs: %d polled, %d not; want polled %v", c.db, c.threads, procs,
-				polled.Load(), other.Load(), c.want)
-		}
-	}
+	})
 }
 
 // TestSpareProcessorForCWorkers checks that a step of an engine called
 // through cgo runs with one processor more than its workers when they would
 // otherwise take every processor, as do server clients that block in their
 // reads while outnumbering the processors, and that GOMAXPROCS is restored
-// after.
+// after. It runs in fake time, so that every worker runs operations however
+// loaded the machine (in 50 ms of real time under -race on a loaded machine
+// one did not).
 func TestSpareProcessorForCWorkers(t *testing.T) {
-	procs := runtime.GOMAXPROCS(0)
-	type tc struct {
-		db      engine.DB
-		threads int
-		want    int
-	}
-	cases := []tc{{kindDB{callsC: true}, procs, procs + 1}, {kindDB{callsC: true}, procs + 2, procs + 3},
-		{kindDB{remote: true}, procs, procs}}
-	// Server clients between GOMAXPROCS and twice the CPUs block in their
-	// reads with a processor each and one spare; beyond, they share the
-	// processors through the poller.
-	if spread := 2 * runtime.NumCPU(); spread > procs {
-		cases = append(cases, tc{kindDB{remote: true}, spread, spread + 1})
-	}
-	cases = append(cases, tc{kindDB{remote: true}, max(procs, 2*runtime.NumCPU()) + 1, procs})
-	if procs > 1 { // fewer workers than processors: one is idle already
-		cases = append(cases, tc{kindDB{callsC: true}, procs - 1, procs})
-	}
-	for _, c := range cases {
-		var seen atomic.Int32
-		st := workload.Step{Name: "c", Duration: 50 * time.Millisecond,
-			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
-				return opHook{&sleeper{d: time.Millisecond}, func() { seen.Store(int32(runtime.GOMAXPROCS(0))) }}, nil
-			}}
-		res, err := Measure(context.Background(), c.db, st, c.threads, 1, Options{})
-		if err != nil {
-			t.Fatal(err)
+	fake(t, func(t *testing.T, opt Options) {
+		procs := runtime.GOMAXPROCS(0)
+		type tc struct {
+			db      engine.DB
+			threads int
+			want    int
 		}
-		if got := res.Facts["client_gomaxprocs"]; int(got) != c.want {
-			t.Errorf("db %+v, %d threads: client_gomaxprocs fact %v, want %d", c.db, c.threads, got, c.want)
+		cases := []tc{{kindDB{callsC: true}, procs, procs + 1}, {kindDB{callsC: true}, procs + 2, procs + 3},
+			{kindDB{remote: true}, procs, procs}}
+		// Server clients between GOMAXPROCS and twice the CPUs block in their
+		// reads with a processor each and one spare; beyond, they share the
+		// processors through the poller.
+		if spread := 2 * runtime.NumCPU(); spread > procs {
+			cases = append(cases, tc{kindDB{remote: true}, spread, spread + 1})
 		}
-		if int(seen.Load()) != c.want {
-			t.Errorf("db %+v, %d threads: GOMAXPROCS %d during the step, want %d", c.db, c.threads, seen.Load(), c.want)
+		cases = append(cases, tc{kindDB{remote: true}, max(procs, 2*runtime.NumCPU()) + 1, procs})
+		if procs > 1 { // fewer workers than processors: one is idle already
+			cases = append(cases, tc{kindDB{callsC: true}, procs - 1, procs})
 		}
-		if got := runtime.GOMAXPROCS(0); got != procs {
-			t.Fatalf("GOMAXPROCS %d after the step, want %d restored", got, procs)
+		for _, c := range cases {
+			var seen atomic.Int32
+			st := workload.Step{Name: "c", Duration: 50 * time.Millisecond,
+				NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+					return opHook{&sleeper{d: time.Millisecond}, func() { seen.Store(int32(runtime.GOMAXPROCS(0))) }}, nil
+				}}
+			res, err := Measure(context.Background(), c.db, st, c.threads, 1, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Facts["client_gomaxprocs"]; int(got) != c.want {
+				t.Errorf("db %+v, %d threads: client_gomaxprocs fact %v, want %d", c.db, c.threads, got, c.want)
+			}
+			if int(seen.Load()) != c.want {
+				t.Errorf("db %+v, %d threads: GOMAXPROCS %d during the step, want %d", c.db, c.threads, seen.Load(), c.want)
+			}
+			if got := runtime.GOMAXPROCS(0); got != procs {
+				t.Fatalf("GOMAXPROCS %d after the step, want %d restored", got, procs)
+			}
 		}
-	}
+	})
 }
 
 // opHook calls f before each operation of w.
