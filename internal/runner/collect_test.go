@@ -11,13 +11,14 @@ import (
 )
 
 // TestCollect fills a role's result from two workers' states made by hand:
-// counts add up, latency percentiles come from the merged histograms, the
+// counts add up, latency percentiles come from the merged histograms
+// (whether handed over to the role's running total by a flush or not), the
 // service time is kept for a rate-limited role only, kinds and retries
 // become facts, and the error samples and seconds are the role's.
 func TestCollect(t *testing.T) {
 	for _, rate := range []float64{0, 100} {
 		role := workload.Role{Name: "w", Rate: rate}
-		rr := &roleRun{role: role, errs: &errorLog{}}
+		rr := &roleRun{role: role, errs: &errorLog{}, sofar: metrics.NewHistogram()}
 		for i := 0; i < 2; i++ {
 			w := &kinded{}
 			s := newWorkerState(w, role)
@@ -26,6 +27,11 @@ func TestCollect(t *testing.T) {
 			}
 			s.events, s.statements, s.errors, s.rows, s.retries, s.retried = 10, 30, 1, 20, 4, 2
 			for j := 1; j <= 10; j++ {
+				if j == 6 {
+					// A flush took the first half (series.go).
+					s.handoff.Store(true)
+					s.handOver(rr)
+				}
 				metrics.RecordLatency(s.hist, time.Duration(j)*time.Millisecond)
 				if s.svc != nil {
 					metrics.RecordLatency(s.svc, time.Duration(j)*time.Microsecond)
