@@ -299,10 +299,26 @@ type Step struct {
 	Verdict Verdict
 	// Found says a step qualified.
 	Found bool
-	// Power says whether any step could qualify with the groups' repeats:
-	// the exact test's floor against alpha/steps. When Power.Callable is
-	// false, "no step" says nothing about the sequence.
+	// Power says whether any step could qualify with the groups' repeats
+	// alone: the exact test's floor against alpha/steps. When Power.Callable
+	// is false and no step rests on more than its repeats (Evidence), "no
+	// step" says nothing about the sequence.
 	Power Power
+	// Evidence says what each step's verdict rests on (step i compares
+	// group i with group i+1), as CompareNoise says it.
+	Evidence []NoiseEvidence
+}
+
+// Beyond reports whether some step rests on more than its repeats (a
+// noise prior or within-run variance), whose t-test has no Mann-Whitney
+// floor, so that Power alone does not say whether a step can be found.
+func (s Step) Beyond() bool {
+	for _, e := range s.Evidence {
+		if e.Basis != BasisRepeats {
+			return true
+		}
+	}
+	return false
 }
 
 // FirstSignificantStep compares each adjacent pair of groups (all repeats of
@@ -312,16 +328,49 @@ type Step struct {
 // sequence does not find a step by chance. Short sequences with several
 // repeats per version suit this better than ChangePoints, which wants one
 // value per version. Power is computed for the smallest group, the weakest
-// step.
+// step. It is FirstSignificantStepNoise with no history and no within-run
+// variance.
 func FirstSignificantStep(groups [][]float64, dir Direction, opt CompareOptions) Step {
-	opt.Correction = Holm
-	var cells []Pair
-	for i := 0; i+1 < len(groups); i++ {
-		cells = append(cells, Pair{Base: groups[i], Other: groups[i+1], Dir: dir})
+	rs := make([][]Run, len(groups))
+	for i, g := range groups {
+		for _, v := range g {
+			rs[i] = append(rs[i], Run{Value: v, RelVar: math.NaN()})
+		}
 	}
-	fam := CompareFamily(cells, opt)
-	st := Step{Index: -1, Power: fam.Power}
-	for i, v := range fam.Verdicts {
+	return FirstSignificantStepNoise(rs, dir, nil, NoiseOptions{CompareOptions: opt})
+}
+
+// FirstSignificantStepNoise is FirstSignificantStep with all the evidence
+// at hand: each step is judged by CompareNoise with priors[i], the host's
+// noise history of the step from group i to i+1 (missing priors count as
+// no history), so a noise prior or the runs' within-run variance can call a
+// step that the repeats' Mann-Whitney floor cannot; the steps' p-values,
+// whatever their evidence, go through Holm over all the steps.
+func FirstSignificantStepNoise(groups [][]Run, dir Direction, priors []NoisePrior, opt NoiseOptions) Step {
+	copt, _ := opt.CompareOptions.withDefaults()
+	copt.Correction = Holm
+	opt.CompareOptions = copt
+	var vs []Verdict
+	st := Step{Index: -1}
+	nb, no := 0, 0
+	for i := 0; i+1 < len(groups); i++ {
+		var prior NoisePrior
+		if i < len(priors) {
+			prior = priors[i]
+		}
+		v, ev := CompareNoise(groups[i], groups[i+1], dir, prior, opt)
+		v.Direction = dir
+		vs = append(vs, v)
+		st.Evidence = append(st.Evidence, ev)
+		if i == 0 || v.NBase < nb {
+			nb = v.NBase
+		}
+		if i == 0 || v.NOther < no {
+			no = v.NOther
+		}
+	}
+	st.Power = PowerOf(len(vs), nb, no, copt.Alpha, Holm)
+	for i, v := range CorrectVerdicts(vs, copt) {
 		if v.Outcome == Slower || v.Outcome == Faster {
 			st.Index, st.Verdict, st.Found = i+1, v, true
 			return st

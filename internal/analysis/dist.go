@@ -169,3 +169,18 @@ func betaContinuedFraction(a, b, x float64) float64 {
 	}
 	return h
 }
+
+// fUpper is the upper tail P(F ≥ f) of Fisher's F distribution with d1 and
+// d2 degrees of freedom: I_{d2/(d2+d1·f)}(d2/2, d1/2).
+func fUpper(f, d1, d2 float64) float64 {
+	if math.IsNaN(f) || d1 <= 0 || d2 <= 0 {
+		return math.NaN()
+	}
+	if f <= 0 {
+		return 1
+	}
+	if math.IsInf(f, 1) {
+		return 0
+	}
+	return regIncBeta(d2/2, d1/2, d2/(d2+d1*f))
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,23 +35,34 @@ type calibration struct {
 	cte        int     // iterations of the planted tests' loop on the base
 	alpha      float64 // verdicts' significance level
 	threshold  float64 // the gate's smallest slowdown
+	temp       bool    // store is a temporary one of this invocation
 }
 
 // quickCalibration is calibrate --quick: a few minutes on a quiet machine.
 var quickCalibration = calibration{rounds: 2, copies: 3, effects: []float64{0.10, 0.30}, repeats: 3,
-	testTime: "300ms", gateTrials: 2, cte: 2000}
+	testTime: "700ms", gateTrials: 2, cte: 2000}
 
-// fullCalibration is calibrate's default size: 5 rounds x 7 tests x 6
-// copies = 210 A/A cells and 15 planted cells per effect and repeat count
-// at 1 and 3 repeats; the gate's 5 repeats come from 4 trials of the
-// synchronous experiment (off vs full, off vs off). 210 runs in all.
-var fullCalibration = calibration{rounds: 5, copies: 7, effects: []float64{0.05, 0.10, 0.30}, repeats: 3,
-	testTime: "300ms", gateTrials: 4, cte: 2000}
+// fullCalibration is calibrate's default size: 5 rounds of 5 identical
+// targets (every pair an A/A comparison: 10 pairs x 5 tests x 5 rounds =
+// 250 A/A cells at 3 repeats, 750 at 1) and 15 planted cells per effect at
+// 3 repeats (45 at 1); the gate's 5 repeats come from 4 trials of the
+// synchronous experiment (off vs full, off vs off). 180 runs in all, about
+// 10 minutes on a quiet 2-CPU VM.
+//
+// Tests last 700 ms: on a shared VM a stall of a few tens of milliseconds
+// is common, and it costs a 300 ms test several percent of its throughput,
+// a run-to-run noise users' tests of seconds do not have; 700 ms is as long
+// as 250 A/A cells at 3 repeats allow in about 10 minutes.
+var fullCalibration = calibration{rounds: 5, copies: 5, effects: []float64{0.05, 0.10, 0.30}, repeats: 3,
+	testTime: "700ms", gateTrials: 4, cte: 2000}
 
-// calibrationStore is calibrate's default results file: its experiments
-// teach the noise model of calibrate's own workloads, kept apart from the
-// user's experiments.
-const calibrationStore = "calibrate.db"
+// gateTestTime is the duration of the gate trials' sysbench tests.
+const gateTestTime = "300ms"
+
+// calibrate's results go to a fresh store in a temporary directory unless
+// --store names one: the figures then measure the history of this
+// invocation alone, not of earlier calibrations under other conditions (a
+// store of loaded-machine runs made every later figure worse).
 
 func newCalibrateCmd(env Env) *cobra.Command {
 	var quick bool
@@ -86,12 +98,13 @@ func newCalibrateCmd(env Env) *cobra.Command {
 		}),
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&c.store, "store", calibrationStore, "results database for calibrate's experiments (their history teaches the noise model)")
-	fs.BoolVar(&quick, "quick", false, "the quick size: 2 rounds of 5 targets, 3 repeats, 10% and 30%, 2 gate trials (a few minutes)")
+	fs.StringVar(&c.store, "store", "", "results database for calibrate's experiments, kept; earlier experiments in it count as history "+
+		"(default: a fresh temporary one, removed at the end, so the figures rest on this invocation's history alone)")
+	fs.BoolVar(&quick, "quick", false, "the quick size: 2 rounds of 5 targets, 3 repeats, 10% and 30%, 2 gate trials (about 4 minutes)")
 	fs.IntVar(&c.rounds, "rounds", c.rounds, "planted experiments (each gives A/A cells and planted cells)")
-	fs.IntVar(&c.copies, "copies", c.copies, "targets identical to the base in each planted experiment, the base included (A/A cells per test = copies-1)")
+	fs.IntVar(&c.copies, "copies", c.copies, "identical targets in each planted experiment, the base included (every pair is an A/A comparison: copies*(copies-1)/2 per test)")
 	fs.IntVar(&c.repeats, "repeats", c.repeats, "repeats of each planted experiment; verdicts are measured at 1, 3 and 5 repeats up to this")
-	fs.StringVar(&c.testTime, "time", c.testTime, "duration of every test (read and write time)")
+	fs.StringVar(&c.testTime, "time", c.testTime, "duration of every planted experiment's test (read and write time; the gate trials' tests take "+gateTestTime+")")
 	fs.IntVar(&c.gateTrials, "gate-trials", c.gateTrials, "synchronous=off vs full (and off vs off) experiments at 5 repeats for the gate")
 	fs.IntVar(&c.cte, "cte", c.cte, "loop iterations of the planted tests on the base")
 	fs.StringVar(&effects, "effects", "", "planted slowdowns, comma-separated fractions (default 0.05,0.1,0.3)")
@@ -143,11 +156,11 @@ func effectTarget(e float64) string { return fmt.Sprintf("e%g", math.Round(e*100
 func copyTarget(i int) string { return fmt.Sprintf("aa%d", i) }
 
 // plantedTests are the planted experiment's tests whose cost grows with the
-// loop count; the others (point, range, update, insert) only give A/A cells.
+// loop count; the others (point, update) only give A/A cells.
 var plantedTests = []string{"loop-count", "loop-sum", "loop-even"}
 
 // plantedSpec is one planted experiment: the base, copies-1 identical
-// targets and one target per effect, on a custom workload of 7 tests.
+// targets and one target per effect, on a custom workload of 5 tests.
 func (c calibration) plantedSpec() string {
 	var b strings.Builder
 	target := func(name string, loops int) {
@@ -173,8 +186,8 @@ report_interval = "0s"
 repeats = %[2]d
 
 [workload.custom]
-setup = ["CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)", "CREATE TABLE log (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)"]
-tables = ["t", "log"]
+setup = ["CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)"]
+tables = ["t"]
 
 [workload.custom.load]
 sql = "INSERT INTO t (id, v) VALUES (?, ?)"
@@ -199,21 +212,10 @@ statements = ["SELECT v FROM t WHERE id = ?"]
 args = ["uniform(1, 10000)"]
 
 [[workload.custom.test]]
-name = "range"
-statements = ["SELECT sum(v) FROM (SELECT v FROM t WHERE id >= ? ORDER BY id LIMIT 100)"]
-args = ["uniform(1, 9900)"]
-
-[[workload.custom.test]]
 name = "update"
 write = true
 statements = ["UPDATE t SET v = v + 1 WHERE id = ?"]
 args = ["uniform(1, 10000)"]
-
-[[workload.custom.test]]
-name = "insert"
-write = true
-statements = ["INSERT INTO log (v) VALUES (?)"]
-args = ["uniform(0, 1000)"]
 `, c.testTime, c.repeats, loop+"SELECT count(*) FROM c", loop+"SELECT sum(x) FROM c", loop+"SELECT count(*) FROM c WHERE x % 2 = 0")
 	return b.String()
 }
@@ -238,7 +240,7 @@ warmup = "100ms"
 postwrite_wait = "0s"
 report_interval = "0s"
 repeats = 5
-`, c.testTime)
+`, gateTestTime)
 	return b.String()
 }
 
@@ -271,15 +273,15 @@ func (t tally) String() string {
 }
 
 // subset is d restricted to some targets (the first is the base) and to
-// the first maxRepeat repeats; without history (withNoise false) the
-// verdicts rest on the repeats alone.
-func subset(d *report.Data, targets []string, maxRepeat int, withNoise bool) *report.Data {
+// the repeats lo to hi; without history (withNoise false) the verdicts rest
+// on the repeats alone.
+func subset(d *report.Data, targets []string, lo, hi int, withNoise bool) *report.Data {
 	out := *d
 	out.Experiment.Base = targets[0]
 	out.Experiment.Targets = targets
 	out.Runs = nil
 	for _, r := range d.Runs {
-		if r.Repeat <= maxRepeat && slices.Contains(targets, r.Target) {
+		if r.Repeat >= lo && r.Repeat <= hi && slices.Contains(targets, r.Target) {
 			out.Runs = append(out.Runs, r)
 		}
 	}
@@ -287,6 +289,31 @@ func subset(d *report.Data, targets []string, maxRepeat int, withNoise bool) *re
 		out.Noise = nil
 	}
 	return &out
+}
+
+// pairs lists every pair of the identical targets, each an A/A comparison
+// as a user makes one: the first of the pair is its base, and its tests
+// are the family the correction runs over.
+func pairs(copies []string) [][]string {
+	var out [][]string
+	for i := range copies {
+		for j := i + 1; j < len(copies); j++ {
+			out = append(out, []string{copies[i], copies[j]})
+		}
+	}
+	return out
+}
+
+// windows are the disjoint groups of n consecutive repeats of an
+// experiment of c.repeats: each is one comparison at n repeats, so an
+// experiment of 3 repeats gives three single-run comparisons (repeat 1, 2
+// and 3 on their own) and one of 3 repeats.
+func (c calibration) windows(n int) [][2]int {
+	var out [][2]int
+	for lo := 1; lo+n-1 <= c.repeats; lo += n {
+		out = append(out, [2]int{lo, lo + n - 1})
+	}
+	return out
 }
 
 // repeatCounts are the repeat counts verdicts are measured at.
@@ -306,6 +333,14 @@ func (c calibration) repeatCounts() []int {
 func runCalibrate(env Env, c calibration) error {
 	if err := c.check(); err != nil {
 		return err
+	}
+	if c.store == "" {
+		dir, err := os.MkdirTemp("", "benchlab-calibrate-")
+		if err != nil {
+			return fmt.Errorf("calibrate: temporary store: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		c.store, c.temp = filepath.Join(dir, "calibrate.db"), true
 	}
 	start := time.Now()
 	w := env.Stdout
@@ -405,22 +440,26 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 				if aa[k] == nil {
 					aa[k], basis[k], detect[k] = &tally{}, map[string]int{}, map[float64]*tally{}
 				}
-				for _, cmp := range report.Compare(subset(d, copies, n, m.withNoise), vopt) {
-					o := cmp.Verdict.Outcome
-					aa[k].add(o == analysis.Slower || o == analysis.Faster)
-					basis[k][cmp.Noise.Short()]++
-				}
-				for _, e := range c.effects {
-					if detect[k][e] == nil {
-						detect[k][e] = &tally{}
-					}
-					for _, cmp := range report.Compare(subset(d, []string{"base", effectTarget(e)}, n, m.withNoise), vopt) {
-						if !slices.Contains(plantedTests, cmp.Test) {
-							continue
+				for _, w := range c.windows(n) {
+					for _, pair := range pairs(copies) {
+						for _, cmp := range report.Compare(subset(d, pair, w[0], w[1], m.withNoise), vopt) {
+							o := cmp.Verdict.Outcome
+							aa[k].add(o == analysis.Slower || o == analysis.Faster)
+							basis[k][cmp.Noise.Short()]++
 						}
-						detect[k][e].add(cmp.Verdict.Outcome == analysis.Slower)
-						if m.withNoise && n == c.repeats {
-							ratios[e] = append(ratios[e], cmp.Verdict.Ratio)
+					}
+					for _, e := range c.effects {
+						if detect[k][e] == nil {
+							detect[k][e] = &tally{}
+						}
+						for _, cmp := range report.Compare(subset(d, []string{"base", effectTarget(e)}, w[0], w[1], m.withNoise), vopt) {
+							if !slices.Contains(plantedTests, cmp.Test) {
+								continue
+							}
+							detect[k][e].add(cmp.Verdict.Outcome == analysis.Slower)
+							if m.withNoise && n == c.repeats {
+								ratios[e] = append(ratios[e], cmp.Verdict.Ratio)
+							}
 						}
 					}
 				}
@@ -432,15 +471,15 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 					if gateAA[boolIndex(m.withNoise)] == nil {
 						gateAA[boolIndex(m.withNoise)] = &tally{}
 					}
-					found := gateFailures(report.Compare(subset(d, []string{"base", cp}, 5, m.withNoise), vopt), c.alpha, c.threshold)
+					found := gateFailures(report.Compare(subset(d, []string{"base", cp}, 1, 5, m.withNoise), vopt), c.alpha, c.threshold)
 					gateAA[boolIndex(m.withNoise)].add(len(found) == 0)
 				}
 			}
 		}
 	}
 
-	fmt.Fprintf(w, "A/A false alarms: cells where a target identical to the base was called slower or faster "+
-		"(alpha %g, minimum effect %g%%)\n", c.alpha, analysis.DefaultMinEffect*100)
+	fmt.Fprintf(w, "A/A false alarms: cells where one of two identical targets was called slower or faster than the other "+
+		"(every pair, alpha %g, minimum effect %g%%)\n", c.alpha, analysis.DefaultMinEffect*100)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "evidence\trepeats\tfalse alarms\tverdicts rest on\t")
 	for _, m := range modes {
@@ -455,7 +494,7 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "evidence\trepeats\t")
 	for _, e := range c.effects {
-		fmt.Fprintf(tw, "%g%% (measured x%.3f)\t", e*100, medianFloat(ratios[e]))
+		fmt.Fprintf(tw, "%g%% (measured x%.3f %s)\t", e*100, medianFloat(ratios[e]), spread(ratios[e]))
 	}
 	fmt.Fprintln(tw)
 	for _, m := range modes {
@@ -479,8 +518,8 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 			if err != nil {
 				return err
 			}
-			fires.add(len(gateFailures(report.Compare(subset(d, []string{"off", "full"}, 5, m.withNoise), vopt), c.alpha, c.threshold)) > 0)
-			quiet.add(len(gateFailures(report.Compare(subset(d, []string{"off", "off2"}, 5, m.withNoise), vopt), c.alpha, c.threshold)) == 0)
+			fires.add(len(gateFailures(report.Compare(subset(d, []string{"off", "full"}, 1, 5, m.withNoise), vopt), c.alpha, c.threshold)) > 0)
+			quiet.add(len(gateFailures(report.Compare(subset(d, []string{"off", "off2"}, 1, 5, m.withNoise), vopt), c.alpha, c.threshold)) == 0)
 		}
 		fmt.Fprintf(tw, "synchronous off vs full, 5 repeats (exit 3)\t%s\t%s\t\n", m.name, fires)
 		fmt.Fprintf(tw, "A/A off vs off, 5 repeats (exit 0)\t%s\t%s\t\n", m.name, quiet)
@@ -489,11 +528,15 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 		}
 	}
 	tw.Flush()
+	history := "the store's other experiments (" + c.store + ")"
+	if c.temp {
+		history = "this invocation's other experiments (a temporary store)"
+	}
 	fmt.Fprintf(w, "\nnotes: 'no history' judges each experiment on its own repeats (what a fresh store gives); "+
-		"'noise prior' adds the host's history from the store's other experiments (%s). "+
-		"A/A cells of one experiment share its base runs, so their false alarms are not independent. "+
+		"'noise prior' adds the host's history from %s. At 1 repeat each repeat of an experiment is a comparison of its own. "+
+		"A/A pairs of one experiment share their targets' runs, so their false alarms are not independent. "+
 		"%d of %d runs had a canary slower than the host's median by the flag thresholds.\n",
-		c.store, slowCanaries, runs)
+		history, slowCanaries, runs)
 	if total := aa[rowKey{"noise prior", c.repeats}]; total != nil && total.cells < 200 {
 		fmt.Fprintf(w, "notes: %d A/A cells per row, fewer than 200: use more --rounds or --copies for a rate to rely on\n", total.cells)
 	}
@@ -515,6 +558,14 @@ func basisText(m map[string]int) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// spread is the range of the cells' measured ratios, "[lo-hi]".
+func spread(xs []float64) string {
+	if len(xs) == 0 {
+		return "[-]"
+	}
+	return fmt.Sprintf("[%.3f-%.3f]", slices.Min(xs), slices.Max(xs))
 }
 
 // medianFloat is the median of xs (NaN when empty).

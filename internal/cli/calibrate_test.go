@@ -30,9 +30,10 @@ func TestCalibrateBadFlags(t *testing.T) {
 
 // TestCalibrateTiny runs the smallest calibration: two planted experiments
 // of base, one copy and a 30% target, 2 repeats, no gate trials. It checks
-// the tables' shape and counts (2 rounds x 7 tests = 14 A/A cells, 2 x 3
-// loop tests = 6 planted cells), not the rates, which depend on the
-// machine.
+// the tables' shape and counts (2 rounds x 5 tests = 10 A/A cells, 2 x 3
+// loop tests = 6 planted cells at 2 repeats, twice as many at 1 repeat,
+// where each repeat is a comparison of its own), not the rates, which
+// depend on the machine.
 func TestCalibrateTiny(t *testing.T) {
 	dir := t.TempDir()
 	code, out, stderr := run(t, Env{}, "calibrate", "--store", filepath.Join(dir, "c.db"), "--rounds", "2", "--copies", "2",
@@ -41,11 +42,14 @@ func TestCalibrateTiny(t *testing.T) {
 		t.Fatalf("calibrate exit %d\n%s\n%s", code, out, stderr)
 	}
 	for _, re := range []string{
-		`(?m)^ +no history +1 +0/14 \(0\.0%\) +repeats 14 *$`, // one run each, no history: no verdict at all
-		`(?m)^ +noise prior +2 +\d+/14 \(`,
-		`(?m)^ +evidence +repeats +30% \(measured x\d\.\d{3}\) *$`,
+		// one run each, no history: no verdict at all; each of the 2 repeats
+		// is a single-run comparison of its own, so 20 cells at 1 repeat
+		`(?m)^ +no history +1 +0/20 \(0\.0%\) +repeats 20 *$`,
+		`(?m)^ +noise prior +2 +\d+/10 \(`,
+		`(?m)^ +evidence +repeats +30% \(measured x\d\.\d{3} \[\d\.\d{3}-\d\.\d{3}\]\) *$`,
 		`(?m)^ +noise prior +2 +\d/6 \(`,
-		`notes: 14 A/A cells per row, fewer than 200`,
+		`(?m)^ +noise prior +1 +\d+/12 \(`,
+		`notes: 10 A/A cells per row, fewer than 200`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("output does not match %s:\n%s", re, out)

@@ -1,15 +1,21 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"benchlab/internal/analysis"
+	"benchlab/internal/metrics"
+	"benchlab/internal/noise"
 	"benchlab/internal/plan"
 	"benchlab/internal/report"
 	"benchlab/internal/schedule"
 	"benchlab/internal/spec"
+	"benchlab/internal/store"
 )
 
 func newPlanCmd(env Env) *cobra.Command {
@@ -44,6 +50,9 @@ func runPlan(env Env, f *runFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := addPlanHistory(env, &p, s, f.store, true); err != nil {
+		return err
+	}
 	if err := p.Write(env.Stdout); err != nil {
 		return err
 	}
@@ -58,9 +67,12 @@ func runPlan(env Env, f *runFlags) error {
 
 // planBeforeRun prints the power lines run shows before measuring and
 // refuses a spec whose gate cannot fire.
-func planBeforeRun(env Env, s spec.Spec) error {
+func planBeforeRun(env Env, s spec.Spec, storeFlag string) error {
 	p, err := plan.Of(s)
 	if err != nil {
+		return err
+	}
+	if err := addPlanHistory(env, &p, s, storeFlag, false); err != nil {
 		return err
 	}
 	if err := p.Check(); err != nil {
@@ -70,6 +82,45 @@ func planBeforeRun(env Env, s spec.Spec) error {
 		fmt.Fprintf(env.Stdout, "benchlab: %s\n", l)
 	}
 	return nil
+}
+
+// addPlanHistory reads what the store's noise history of this host lets
+// the plan's repeats call (plan.Plan.AddHistory): from the store --store
+// names, or the default one when it exists. No store is no history, not an
+// error, except for plan (strict) given a --store that does not exist.
+func addPlanHistory(env Env, p *plan.Plan, s spec.Spec, storeFlag string, strict bool) error {
+	path := storePath(env, storeFlag)
+	if !store.IsPostgres(path) {
+		if _, err := os.Stat(path); err != nil {
+			if strict && storeFlag != "" {
+				return usagef("flag --store: no results database at %s (no noise history to plan with; drop --store to plan without one)", path)
+			}
+			return nil
+		}
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ctx := context.Background()
+	host := metrics.HostFacts().ID()
+	specTOML := s.TOML()
+	var baseEngine string
+	var others []string
+	for i, t := range s.Targets {
+		if t.Name == s.Base || (s.Base == "" && i == 0) {
+			baseEngine = t.Engine
+		} else {
+			others = append(others, t.Engine)
+		}
+	}
+	return p.AddHistory(path, func(t int, test string, threads int) (analysis.NoisePrior, error) {
+		if t >= len(others) {
+			return analysis.NoisePrior{}, nil
+		}
+		return noise.PriorFor(ctx, st, host, specTOML, []string{baseEngine, others[t]}, test, threads)
+	})
 }
 
 // specGate applies a spec's [gate] to the experiment just run: it prints

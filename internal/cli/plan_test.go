@@ -68,3 +68,57 @@ func TestPlanAndETA(t *testing.T) {
 		t.Errorf("run header without progress:\n%s", out)
 	}
 }
+
+// TestPlanWithNoiseHistory: a gate at 3 repeats over one cell cannot fire on
+// repeats alone (3 vs 3 reach p = 0.1 at best, 8 s steps are needed for
+// within-run evidence), so plan refuses it with exit 2 on an empty store.
+// After one A/A experiment of the same workload with three identical
+// targets of 6 repeats (one configuration of 18 runs: 17 degrees of freedom
+// of history, 10 needed, fewer if a run's canary found the machine slow),
+// plan reads the history, prints the smallest slowdown the gate can
+// call per test, and accepts the gate.
+func TestPlanWithNoiseHistory(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	workload := `[workload]
+suite = "sysbench"
+tests = ["point-query"]
+table_size = 1000
+threads = [1]
+read_time = "100ms"
+write_time = "100ms"
+warmup = "50ms"
+postwrite_wait = "0s"
+report_interval = "0s"
+`
+	target := func(name string) string { return "[[target]]\nname = \"" + name + "\"\nengine = \"sqlite\"\n" }
+	gated := writeFile(t, dir, "gated.toml", "name = \"g\"\n"+target("a")+target("b")+workload+"repeats = 3\n[gate]\nfail_on_regression = true\n")
+	code, out, stderr := run(t, Env{}, "plan", gated, "--store", db)
+	if code != ExitUsage || !strings.Contains(stderr, "--store") {
+		t.Fatalf("plan with a missing store: exit %d\n%s\n%s", code, out, stderr)
+	}
+	aa := writeFile(t, dir, "aa.toml", "name = \"aa\"\n"+target("a")+target("b")+target("c")+workload+"repeats = 6\n")
+	if code, out, stderr := run(t, Env{}, "run", aa, "--store", db, "--yes"); code != ExitOK {
+		t.Fatalf("A/A run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	code, out, stderr = run(t, Env{}, "plan", gated, "--store", db)
+	if code != ExitOK {
+		t.Fatalf("plan with a history: exit %d, want 0\n%s\n%s", code, out, stderr)
+	}
+	if !regexp.MustCompile(`point-query @1 +s=[0-9.]+% \(1\d df\): marks callable [0-9.]+%, 90%: [0-9.]+%; gate callable [0-9.]+%`).MatchString(out) ||
+		!strings.Contains(out, "the gate can fire with this history on every compared test") {
+		t.Errorf("plan does not state the history's power:\n%s", out)
+	}
+	// The same spec in a directory without a store: refused, naming the
+	// missing history.
+	empty := t.TempDir()
+	code, _, stderr = run(t, Env{Getenv: func(k string) string {
+		if k == "BENCHLAB_STORE" {
+			return filepath.Join(empty, "none.db")
+		}
+		return ""
+	}}, "plan", gated)
+	if code != ExitUsage || !strings.Contains(stderr, "workload.repeats") || !strings.Contains(stderr, "no noise history") {
+		t.Errorf("plan without history: exit %d, stderr %q; want 2 naming workload.repeats and the missing history", code, stderr)
+	}
+}

@@ -290,7 +290,7 @@ func runRun(env Env, f *runFlags) error {
 	if err := ro.check(); err != nil {
 		return err
 	}
-	if err := planBeforeRun(env, s); err != nil {
+	if err := planBeforeRun(env, s, f.store); err != nil {
 		return err
 	}
 	if f.cpuProfile != "" {

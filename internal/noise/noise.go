@@ -145,9 +145,22 @@ func Entries(exp store.Experiment, runs []store.Run, results map[int64][]store.R
 
 // Learn stores what an experiment teaches the noise model, replacing what
 // it taught before, so learning twice (after a run, then when a copy is
-// reported) counts once.
+// reported) counts once. Runs whose canary found the machine slow
+// (CanaryBaseline.Check against the host's recent runs) teach nothing: their
+// variation is the machine's bad hour, not the test's.
 func Learn(ctx context.Context, st *store.Store, exp store.Experiment, runs []store.Run, results map[int64][]store.Result) error {
-	if err := st.SaveNoise(ctx, exp.ID, Entries(exp, runs, results)); err != nil {
+	recent, _, err := st.RecentRuns(ctx, CanaryHistory, 0)
+	if err != nil {
+		return fmt.Errorf("learn noise of experiment %d: %w", exp.ID, err)
+	}
+	base := Baseline(HostOf(runs), recent)
+	var calm []store.Run
+	for _, r := range runs {
+		if _, slow := base.Check(r); !slow {
+			calm = append(calm, r)
+		}
+	}
+	if err := st.SaveNoise(ctx, exp.ID, Entries(exp, calm, results)); err != nil {
 		return fmt.Errorf("learn noise of experiment %d: %w", exp.ID, err)
 	}
 	return nil
@@ -203,11 +216,7 @@ func Load(ctx context.Context, st *store.Store, exp store.Experiment, runs []sto
 			if err != nil {
 				return nil, err
 			}
-			var p analysis.NoisePrior
-			for _, e := range es {
-				p = analysis.CombinePrior(p, analysis.NoisePrior{Var: e.LogVar, DF: e.DF, Points: e.Runs})
-			}
-			m.priors[k] = p
+			m.priors[k] = pool(es)
 		}
 	}
 	// The baseline is the median of the newest runs' canaries: parsing every
@@ -284,4 +293,42 @@ func LearnStored(ctx context.Context, st *store.Store, id int64) error {
 		}
 	}
 	return Learn(ctx, st, exp, runs, results)
+}
+
+// PriorFor is the host's noise history of a test at a thread count for an
+// experiment that has not run yet, whose stored spec would be specTOML
+// (spec.Spec.TOML), pooled over the engines of both sides of a comparison
+// as Model.Prior pools them. It lets plan say what the history can call
+// before anything runs.
+func PriorFor(ctx context.Context, st *store.Store, host, specTOML string, engines []string, test string, threads int) (analysis.NoisePrior, error) {
+	var p analysis.NoisePrior
+	suite := suiteOf(store.Experiment{Spec: specTOML})
+	if host == "" || suite == "" {
+		return p, nil
+	}
+	seen := map[string]bool{}
+	for _, e := range engines {
+		if seen[e] {
+			continue
+		}
+		seen[e] = true
+		es, err := st.NoiseHistory(ctx, store.NoiseKey{Host: host, Engine: e, Test: TestName(suite, test), Threads: threads}, 0)
+		if err != nil {
+			return p, err
+		}
+		p = analysis.CombinePrior(p, pool(es))
+	}
+	return p, nil
+}
+
+// pool is the prior of a test's history entries: their variances pooled
+// with their degrees of freedom, the entries of far noisier periods set
+// aside (analysis.PoolHistory).
+func pool(es []store.NoiseEntry) analysis.NoisePrior {
+	ps := make([]analysis.NoisePrior, len(es))
+	for i, e := range es {
+		ps[i] = analysis.NoisePrior{Var: e.LogVar, DF: e.DF, Points: e.Runs}
+	}
+	p, _ := analysis.PoolHistory(ps)
+	return p
 }

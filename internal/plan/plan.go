@@ -10,6 +10,7 @@ package plan
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -48,6 +49,88 @@ type Plan struct {
 	// analysis.MinBatches seconds. Batch means may still fail on a series
 	// too autocorrelated, so this is an expectation, not a promise.
 	WithinRun bool
+	// Compared lists one target's measured tests at their thread counts,
+	// in plan order: the rows every other target is compared on.
+	Compared []TestCell
+	// History is what the host's noise history in the store lets each
+	// compared row call, set by AddHistory (nil when no store was read).
+	History []TestHistory
+	// HistoryFrom names where History was read ("" when none was).
+	HistoryFrom string
+}
+
+// TestCell is one measured test at one thread count.
+type TestCell struct {
+	Test    string
+	Threads int
+}
+
+// TestHistory is the power a noise history gives one compared row: for the
+// report's verdict marks and for the gate, the weakest over the targets
+// compared with the base.
+type TestHistory struct {
+	TestCell
+	Marks, Gate analysis.PriorPower
+}
+
+// PriorSource returns the host's noise history of a test at a thread count
+// for the comparison of the base with target (an index into the spec's
+// targets, the base excluded).
+type PriorSource func(target int, test string, threads int) (analysis.NoisePrior, error)
+
+// AddHistory reads, for every compared row and target, the noise history
+// prior gives and keeps per row the weakest power (the largest callable
+// slowdown over the targets) for the verdict marks and the gate; from
+// names the store for the plan's text.
+func (p *Plan) AddHistory(from string, prior PriorSource) error {
+	p.History = nil
+	p.HistoryFrom = from
+	if p.Targets < 2 {
+		return nil
+	}
+	for _, c := range p.Compared {
+		h := TestHistory{TestCell: c}
+		for t := 0; t < p.Targets-1; t++ {
+			pr, err := prior(t, c.Test, c.Threads)
+			if err != nil {
+				return err
+			}
+			marks := analysis.PriorPowerOf(pr, p.Repeats, p.Cells, analysis.DefaultAlpha, analysis.BH, 0, 0)
+			gate := analysis.PriorPowerOf(pr, p.Repeats, p.Cells, p.Gate.Alpha, p.Gate.Correction, 0, p.Gate.MinEffect)
+			if t == 0 || weaker(marks, h.Marks) {
+				h.Marks = marks
+			}
+			if t == 0 || weaker(gate, h.Gate) {
+				h.Gate = gate
+			}
+		}
+		p.History = append(p.History, h)
+	}
+	return nil
+}
+
+// weaker says a calls less than b: no usable history, or a larger
+// smallest callable slowdown.
+func weaker(a, b analysis.PriorPower) bool {
+	if a.Usable != b.Usable {
+		return !a.Usable
+	}
+	return a.Callable > b.Callable
+}
+
+// HistoryFires says the noise history lets the gate call a lone regression
+// on every compared row: each has a usable prior. The gate's t-test has no
+// floor, so a large enough slowdown is then always callable.
+func (p Plan) HistoryFires() bool {
+	if len(p.History) == 0 {
+		return false
+	}
+	for _, h := range p.History {
+		if !h.Gate.Usable {
+			return false
+		}
+	}
+	return true
 }
 
 // Of plans a validated spec.
@@ -71,6 +154,13 @@ func Of(s spec.Spec) (Plan, error) {
 		} else {
 			p.Tests += len(s.Workload.Threads)
 		}
+		threads := st.Threads
+		if len(threads) == 0 {
+			threads = s.Workload.Threads
+		}
+		for _, th := range threads {
+			p.Compared = append(p.Compared, TestCell{Test: st.Name, Threads: th})
+		}
 		if st.Duration > 0 && (p.ShortestStep == 0 || st.Duration < p.ShortestStep) {
 			p.ShortestStep = st.Duration
 		}
@@ -84,10 +174,10 @@ func Of(s spec.Spec) (Plan, error) {
 
 // Check refuses a spec whose gate cannot fire: the gate needs at least two
 // targets, and either repeats whose smallest Mann-Whitney p-value can pass
-// its correction or within-run evidence (WithinRun). A host noise prior in
-// the store is not counted here: it is known only when the runs are judged.
-// The error is a *spec.Error naming the field to change, so the command
-// line exits 2.
+// its correction, within-run evidence (WithinRun), or a noise history in
+// the store for every compared row (HistoryFires, after AddHistory). The
+// error is a *spec.Error naming the field to change, so the command line
+// exits 2.
 func (p Plan) Check() error {
 	if !p.GateOn {
 		return nil
@@ -95,15 +185,25 @@ func (p Plan) Check() error {
 	if p.Targets < 2 {
 		return &spec.Error{Field: "gate.fail_on_regression", Msg: "the gate compares targets with the base; add a second [[target]]"}
 	}
-	if analysis.CanFire(p.GatePower) || p.WithinRun {
+	if analysis.CanFire(p.GatePower) || p.WithinRun || p.HistoryFires() {
 		return nil
+	}
+	history := "and the store has no noise history of these tests on this host"
+	if len(p.History) > 0 {
+		n := 0
+		for _, h := range p.History {
+			if !h.Gate.Usable {
+				n++
+			}
+		}
+		history = fmt.Sprintf("and %d of the %d compared tests have too little noise history on this host (%s)", n, len(p.History), p.HistoryFrom)
 	}
 	g := p.GatePower
 	return &spec.Error{Field: "workload.repeats", Msg: fmt.Sprintf("%d repeats cannot fail the gate ([gate] fail_on_regression = true): "+
 		"%d cells under %s at alpha %g need p < %.2g for a lone regression, and %d against %d repeats reach %.2g at best "+
-		"(exact Mann-Whitney floor 2/C(2n,n)), and within-run evidence needs 2 repeats and measured steps of %d s or more; "+
-		"want repeats = %d or more", p.Repeats, g.Cells, g.Correction, g.Alpha,
-		g.Threshold, p.Repeats, p.Repeats, g.Floor, analysis.MinBatches, g.RepeatsNeeded)}
+		"(exact Mann-Whitney floor 2/C(2n,n)), within-run evidence needs 2 repeats and measured steps of %d s or more, "+
+		"%s; want repeats = %d or more", p.Repeats, g.Cells, g.Correction, g.Alpha,
+		g.Threshold, p.Repeats, p.Repeats, g.Floor, analysis.MinBatches, history, g.RepeatsNeeded)}
 }
 
 // Write prints the plan: what is compared, then for the gate (or, without
@@ -127,6 +227,7 @@ func (p Plan) Write(w io.Writer) error {
 			fmt.Fprintf(&b, "\nwithin-run evidence: not expected (needs 2 repeats and measured steps of %d s or more); "+
 				"a host noise prior in the store can still add evidence when the runs are judged\n", analysis.MinBatches)
 		}
+		p.writeHistory(&b)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -152,6 +253,45 @@ func (p Plan) writePower(b *strings.Builder, title string, pw analysis.Power) {
 	}
 }
 
+// writeHistory prints, per compared row, what the store's noise history
+// lets the planned repeats call.
+func (p Plan) writeHistory(b *strings.Builder) {
+	if p.HistoryFrom == "" {
+		b.WriteString("\nnoise history: no store read (give --store, or run in the directory of the results database)\n")
+		return
+	}
+	fmt.Fprintf(b, "\nnoise history of this host in %s (t-test on log throughput, %d repeats per side, the weakest target; "+
+		"callable: the smallest slowdown called, found about half of the time; %.0f%%: found %.0f%% of the time):\n",
+		p.HistoryFrom, p.Repeats, 100*analysis.DetectPower, 100*analysis.DetectPower)
+	usable := 0
+	for _, h := range p.History {
+		label := h.Test
+		if h.Threads > 0 {
+			label = fmt.Sprintf("%s @%d", h.Test, h.Threads)
+		}
+		if !h.Marks.Usable {
+			fmt.Fprintf(b, "  %-28s %s\n", label, h.Marks)
+			continue
+		}
+		usable++
+		line := fmt.Sprintf("  %-28s s=%.1f%% (%d df): marks callable %.1f%%, %.0f%%: %.1f%%", label,
+			100*math.Sqrt(h.Marks.Prior.Var), h.Marks.Prior.DF, 100*h.Marks.Callable, 100*analysis.DetectPower, 100*h.Marks.Likely)
+		if p.GateOn {
+			line += fmt.Sprintf("; gate callable %.1f%%, %.0f%%: %.1f%%", 100*math.Max(h.Gate.Callable, p.Gate.Threshold),
+				100*analysis.DetectPower, 100*math.Max(h.Gate.Likely, p.Gate.Threshold))
+		}
+		b.WriteString(line + "\n")
+	}
+	switch {
+	case len(p.History) == 0:
+	case p.GateOn && p.HistoryFires():
+		b.WriteString("  the gate can fire with this history on every compared test\n")
+	case p.GateOn:
+		fmt.Fprintf(b, "  the gate cannot rely on history: %d of %d compared tests have a usable one (%d degrees of freedom needed)\n",
+			usable, len(p.History), analysis.DefaultMinPriorDF)
+	}
+}
+
 // Lines are the one-line power statements `run` prints before measuring.
 func (p Plan) Lines() []string {
 	if p.Targets < 2 {
@@ -160,6 +300,20 @@ func (p Plan) Lines() []string {
 	out := []string{"verdict marks " + p.Marks.String()}
 	if p.GateOn {
 		out = append(out, "gate "+p.GatePower.String())
+	}
+	if len(p.History) > 0 {
+		usable, worst, best := 0, 0.0, 1.0
+		for _, h := range p.History {
+			if h.Marks.Usable {
+				usable++
+				worst, best = math.Max(worst, h.Marks.Callable), math.Min(best, h.Marks.Callable)
+			}
+		}
+		l := fmt.Sprintf("noise history (%s): %d of %d compared tests have one", p.HistoryFrom, usable, len(p.History))
+		if usable > 0 {
+			l += fmt.Sprintf("; with %d repeats the smallest callable slowdown is %.1f%%-%.1f%%", p.Repeats, 100*best, 100*worst)
+		}
+		out = append(out, l)
 	}
 	if p.WithinRun {
 		out = append(out, fmt.Sprintf("within-run evidence expected (steps of %s or more): verdicts can go beyond the repeats' floor", p.ShortestStep))

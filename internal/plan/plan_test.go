@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	_ "benchlab/internal/engine/sqlite"
 	_ "benchlab/internal/workload/sysbench"
 
+	"benchlab/internal/analysis"
 	"benchlab/internal/spec"
 )
 
@@ -126,5 +128,50 @@ func TestPlanWrite(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestPlanHistory: with a noise history of s = 2% (100 df) for every test,
+// a gate at 3 repeats over 5 cells, which the Mann-Whitney floor refuses
+// (3 vs 3 reach 0.1), can fire. Worked by hand for the marks (BH over 5
+// cells: p < 0.002, t(0.999, 104) ≈ 3.17, SE = 0.02·sqrt(2/3) = 0.01633):
+// callable = 1 − exp(−3.17·0.01633) ≈ 5.0%. One test without history
+// keeps the refusal, naming it.
+func TestPlanHistory(t *testing.T) {
+	p := mustPlan(t, specWith(t, 3, "[gate]\nfail_on_regression = true\n"))
+	if err := p.Check(); err == nil || !strings.Contains(err.Error(), "no noise history") {
+		t.Fatalf("no history read: %v, want refused naming the missing history", err)
+	}
+	if len(p.Compared) != 5 || p.Compared[0].Threads != 1 {
+		t.Fatalf("compared rows %+v, want 5 at 1 thread", p.Compared)
+	}
+	good := analysis.NoisePrior{Var: 0.0004, DF: 100, Points: 120}
+	if err := p.AddHistory("h.db", func(int, string, int) (analysis.NoisePrior, error) { return good, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !p.HistoryFires() || p.Check() != nil {
+		t.Fatalf("history for every test: fires %v, check %v", p.HistoryFires(), p.Check())
+	}
+	if c := p.History[0].Marks.Callable; math.Abs(c-0.050) > 0.002 {
+		t.Errorf("marks callable %.4f, want about 5.0%%", c)
+	}
+	var b strings.Builder
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "the gate can fire with this history on every compared test") {
+		t.Errorf("plan text:\n%s", b.String())
+	}
+	missing := p.Compared[2].Test
+	if err := p.AddHistory("h.db", func(_ int, test string, _ int) (analysis.NoisePrior, error) {
+		if test == missing {
+			return analysis.NoisePrior{Var: 0.0004, DF: 4, Points: 6}, nil
+		}
+		return good, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(); p.HistoryFires() || err == nil || !strings.Contains(err.Error(), "1 of the 5 compared tests have too little noise history") {
+		t.Errorf("one test short of history: %v", err)
 	}
 }

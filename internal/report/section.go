@@ -85,6 +85,19 @@ func RelativeCell(base, other []float64, dir analysis.Direction, opt VerdictOpti
 	return relativeCell(base, other, dir, opt)
 }
 
+// ThroughputCell compares a target's repeats of one measured step with the
+// base's on their headline throughput, with all the evidence at hand as the
+// generic relative table does (analysis.CompareNoise: the host's noise
+// prior, within-run variance, the repeats); the cell's detail names the
+// evidence. With a single run on a side and no usable prior it shows the
+// plain 0.95/1.05 bands.
+func (d *Data) ThroughputCell(base, other []store.Result, baseTarget, otherTarget string, opt VerdictOptions) Cell {
+	if len(base) == 0 || len(other) == 0 {
+		return Cell{Missing: true}
+	}
+	return d.throughputCell(base, other, baseTarget, otherTarget, cellKey{base[0].Test, base[0].Threads}, opt)
+}
+
 // BaseOption returns the ECharts option every chart starts from: title,
 // axes names, palette, tooltip and legend.
 func BaseOption(title, xName, yName string) map[string]any { return baseOption(title, xName, yName) }

@@ -278,26 +278,35 @@ func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 	}
 	order := d.Experiment.Targets
 	t := &Table{
-		Title:   "Changes across the sequence (targets in release order)",
-		Legend:  "first significant step between adjacent targets (Mann-Whitney over repeats, Holm-Bonferroni over the row's steps); change point: E-Divisive means over per-target medians, t-test p < 0.001",
+		Title: "Changes across the sequence (targets in release order)",
+		Legend: "first significant step between adjacent targets, Holm-Bonferroni over the row's steps, each step judged " +
+			"with the evidence at hand (repeats: Mann-Whitney over the repeats; prior: t-test on log throughput with the host's noise " +
+			"history; rep+within: t-test with within-run variance; 1run: a single run per target); change point: E-Divisive " +
+			"means over per-target medians, t-test p < 0.001",
 		Columns: []string{"first significant step", "change points"},
 	}
+	eng := d.engineOf()
 	for _, k := range keys {
-		var groupsV [][]float64
+		var groupsR [][]analysis.Run
+		var priors []analysis.NoisePrior
 		var medians []float64
-		for _, name := range order {
-			v := values(s[name][k], func(r store.Result) float64 { return r.Throughput() })
-			groupsV = append(groupsV, v)
-			medians = append(medians, medianOf(v))
+		for i, name := range order {
+			groupsR = append(groupsR, runValues(s[name][k]))
+			medians = append(medians, medianOf(values(s[name][k], func(r store.Result) float64 { return r.Throughput() })))
+			if i > 0 {
+				priors = append(priors, d.Noise.Prior([]string{eng[order[i-1]], eng[name]}, k.test, k.threads))
+			}
 		}
-		st := analysis.FirstSignificantStep(groupsV, s.metricOf(k).Direction, opt.Verdict)
-		step := "none"
+		st := analysis.FirstSignificantStepNoise(groupsR, s.metricOf(k).Direction, priors,
+			analysis.NoiseOptions{CompareOptions: opt.Verdict})
+		step := "none (" + stepEvidence(st) + ")"
 		switch {
 		case st.Found:
 			v := st.Verdict
-			step = fmt.Sprintf("%s -> %s: %s x%.2f (p=%.2g, Holm %.2g)", order[st.Index-1], order[st.Index], v.Outcome, v.Ratio, v.P, v.PAdjusted)
-		case !st.Power.Callable:
-			step = fmt.Sprintf("none possible: smallest p %.2g, needs p < %.2g; %d repeats per target needed",
+			step = fmt.Sprintf("%s -> %s: %s x%.2f (p=%.2g, Holm %.2g; %s)", order[st.Index-1], order[st.Index], v.Outcome,
+				v.Ratio, v.P, v.PAdjusted, st.Evidence[st.Index-1].Short())
+		case !st.Power.Callable && !st.Beyond():
+			step = fmt.Sprintf("none possible: smallest p %.2g, needs p < %.2g; %d repeats per target needed, or a noise history",
 				st.Power.Floor, st.Power.Threshold, st.Power.RepeatsNeeded)
 		}
 		var cps []string
@@ -312,6 +321,28 @@ func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 		t.Rows = append(t.Rows, Row{Group: groups[k], Label: label(k), Cells: []Cell{TextCell(step), TextCell(cp)}})
 	}
 	return t
+}
+
+// stepEvidence says what the steps of a sequence rest on, as counts of
+// NoiseEvidence.Short: "3 prior" or "2 repeats, 1 prior".
+func stepEvidence(st analysis.Step) string {
+	n := map[string]int{}
+	var kinds []string
+	for _, e := range st.Evidence {
+		k := e.Short()
+		if n[k] == 0 {
+			kinds = append(kinds, k)
+		}
+		n[k]++
+	}
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%d steps on %s", n[k], k))
+	}
+	if len(parts) == 0 {
+		return "no steps"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // ComparisonTable lists every comparison with the figures behind its verdict:

@@ -114,7 +114,7 @@ func insertTables(d *report.Data, opt report.Options) ([]report.Table, []string)
 	var tables []report.Table
 	tables = append(tables, ibSummary(ib, targets))
 	if len(targets) > 1 {
-		tables = append(tables, ibRelative(ib, targets, d.Experiment.Base, opt))
+		tables = append(tables, ibRelative(d, ib, targets, opt))
 	}
 	if qs := ib.queryStepsOf(); len(qs) > 0 {
 		tables = append(tables, ibInsertRates(ib, targets, qs), ibRowsPerQuery(ib, targets, qs))
@@ -192,15 +192,18 @@ func ibSummary(ib ibSteps, targets []string) report.Table {
 	return t
 }
 
-// ibRelative is tputr.tab: every target's rate over the base's.
-func ibRelative(ib ibSteps, targets []string, base string, opt report.Options) report.Table {
-	t := report.Table{Title: "Insert Benchmark relative throughput: rate(target) / rate(" + base + ")",
-		Legend: "2 decimals; + (green) >= 1.05 better, - (red) <= 0.95 worse, grey between; " +
-			"with repeats, signs are significance verdicts", Columns: ib.steps}
+// ibRelative is tputr.tab: every target's rate over the base's, each cell
+// judged with the evidence at hand (report.Data.ThroughputCell).
+func ibRelative(d *report.Data, ib ibSteps, targets []string, opt report.Options) report.Table {
+	t := report.Table{Title: "Insert Benchmark relative throughput: rate(target) / rate(" + targets[0] + ")",
+		Legend: "2 decimals; + (green) >= 1.05 better, - (red) <= 0.95 worse, grey between, when a single run per target " +
+			"has no noise history; otherwise signs are significance verdicts resting on the repeats, their within-run " +
+			"variance or the host's noise history (a cell's detail names its evidence)", Columns: ib.steps}
 	for _, tg := range targets[1:] {
 		row := report.Row{Label: tg}
 		for _, s := range ib.steps {
-			row.Cells = append(row.Cells, report.RelativeCell(ib.rate(targets[0], s), ib.rate(tg, s), analysis.HigherIsBetter, opt.Verdict))
+			h := headline(s)
+			row.Cells = append(row.Cells, d.ThroughputCell(ib.role(targets[0], s, h), ib.role(tg, s, h), targets[0], tg, opt.Verdict))
 		}
 		t.Rows = append(t.Rows, row)
 	}
