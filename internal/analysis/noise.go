@@ -203,6 +203,12 @@ func (e NoiseEvidence) Short() string {
 	return "repeats"
 }
 
+// PriorConflictP is the level of CompareNoise's check that a cell's own
+// repeats vary as the host's history says: when their pooled variance is
+// larger than the prior's with a one-sided F-test p below it, the prior
+// does not describe the cell and is not used.
+const PriorConflictP = 0.001
+
 // DefaultMinPriorDF is the history a noise prior needs before verdicts use
 // it: 10 degrees of freedom, for example three targets with 5 repeats or
 // five A/A pairs of 3 repeats.
@@ -234,8 +240,13 @@ type NoiseOptions struct {
 // rules (p < Alpha and beyond MinEffect: slower or faster; the whole
 // interval within ±MinEffect: same; otherwise unknown).
 //
-// The prior is used when it has at least MinPriorDF degrees of freedom;
-// with a single run per side only the prior can give a verdict. Without
+// The prior is used when it has at least MinPriorDF degrees of freedom and
+// the cell's own repeats agree with it: with ν ≥ 2, the one-sided F-test
+// of SS/ν against s₀² with (ν, ν₀) degrees of freedom must not fall below
+// PriorConflictP. A run disturbed by a stall (one slow run of three) would
+// otherwise be judged with the history's small variance and called a
+// change; with a single run per side only the prior can give a verdict,
+// and nothing can check it. Without
 // one, and with at least 2 repeats per side whose series all gave a
 // within-run variance, the t-test runs on the repeats alone (ν₀ = 0).
 // Otherwise the verdict is Compare's Mann-Whitney test over the repeats, and
@@ -262,6 +273,15 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 	}
 	usePrior := prior.DF >= opt.MinPriorDF && prior.Var > 0
 	allWithin := ev.Within == len(yb)+len(yo)
+	conflict := ""
+	if nu := len(yb) + len(yo) - 2; usePrior && nu >= 2 && len(yb) == len(base) && len(yo) == len(other) {
+		own := (sumSq(yb, mean(yb)) + sumSq(yo, mean(yo))) / float64(nu)
+		if p := fUpper(own/prior.Var, float64(nu), float64(prior.DF)); p < PriorConflictP {
+			usePrior = false
+			conflict = fmt.Sprintf("the repeats vary far more than the host's noise history (s %.1f%% against %.1f%%, F-test p=%.2g): "+
+				"a disturbed run, or a machine unlike its history", 100*math.Sqrt(own), 100*math.Sqrt(prior.Var), p)
+		}
+	}
 	switch {
 	case len(yb) == 0 || len(yo) == 0:
 		ev.Why = "a side has no positive values"
@@ -272,8 +292,14 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 	case len(yb) >= 2 && len(yo) >= 2 && allWithin:
 		ev.Basis = BasisRepeatsWithin
 		ev.Why = priorTooShort(prior, opt.MinPriorDF)
+		if conflict != "" {
+			ev.Why = conflict
+		}
 	default:
 		ev.Why = priorTooShort(prior, opt.MinPriorDF)
+		if conflict != "" {
+			ev.Why = conflict
+		}
 		if !allWithin {
 			ev.Why += fmt.Sprintf("; %d of %d runs have a series long enough for batch means", ev.Within, len(yb)+len(yo))
 		}

@@ -254,3 +254,64 @@ func TestNoiseJudge(t *testing.T) {
 		t.Errorf("cell the judge does not know: %q", v[2].Evidence)
 	}
 }
+
+// TestCompareNoisePriorConflict: one of three base runs was stalled 26%
+// (log −0.3). Worked by hand: base logs 0, 0, −0.3 have mean −0.1 and SS
+// 0.01 + 0.01 + 0.04 = 0.06, the other side none; own s² = 0.06/4 =
+// 0.015 against the history's 0.0004: F = 37.5 on (4, 100) df, p far
+// below 0.001, so the prior is not used. Pooled as before, s² = (100·0.0004
+// + 0.06)/104 = 0.00096154, SE = sqrt(s²·2/3) = 0.025318, t = 0.1/SE =
+// 3.95 on 104 df (p ≈ 1.4e-4): the stall alone would have been called
+// faster. Repeats that agree with the history (own s² 0.0001, F = 0.25)
+// keep the prior.
+func TestCompareNoisePriorConflict(t *testing.T) {
+	prior := NoisePrior{Var: 0.0004, DF: 100, Points: 130}
+	e := math.Exp
+	base, other := runs(100, 100, 100*e(-0.3)), runs(100, 100, 100)
+	near(t, "F tail", fUpper(37.5, 4, 100), fUpper(0.015/0.0004, 4, 100), 1e-15)
+	if p := fUpper(37.5, 4, 100); p > 1e-12 {
+		t.Fatalf("F(4,100) tail at 37.5 = %v, want tiny", p)
+	}
+	v, ev := CompareNoise(base, other, HigherIsBetter, prior, NoiseOptions{})
+	if ev.Basis != BasisRepeats || !strings.Contains(ev.Why, "vary far more than the host's noise history (s 12.2% against 2.0%") {
+		t.Fatalf("stalled run: evidence %+v, want repeats only with the conflict named", ev)
+	}
+	if v.Outcome == Faster || v.Outcome == Slower {
+		t.Errorf("stalled run called %v", v.Outcome)
+	}
+	// What pooling would have given: the hand figures above.
+	s2 := (100*0.0004 + 0.06) / 104
+	if tt := 0.1 / math.Sqrt(s2*2/3); math.Abs(tt-3.95) > 0.01 || studentTwoSided(tt, 104) > 0.001 {
+		t.Fatalf("hand figures: t %.3f p %.3g", tt, studentTwoSided(tt, 104))
+	}
+	// Agreeing repeats keep the prior.
+	v, ev = CompareNoise(runs(100, 100*e(0.01), 100*e(-0.01)), runs(90, 90*e(0.01), 90*e(-0.01)), HigherIsBetter, prior, NoiseOptions{})
+	if ev.Basis != BasisPrior || v.Outcome != Slower {
+		t.Errorf("agreeing repeats: %+v %v, want the prior and slower", ev, v.Outcome)
+	}
+	// A host whose runs stall now and then (5% of runs lose 10-40%): A/A
+	// cells of 3 repeats pooled with the quiet history alone gave false
+	// alarms in 20.4% of these 4000 cells; the check keeps them at 0.9%.
+	rng := rand.New(rand.NewPCG(3, 4))
+	draw := func(n int) []Run {
+		out := make([]Run, n)
+		for i := range out {
+			y := 0.02 * rng.NormFloat64()
+			if rng.Float64() < 0.05 {
+				y -= 0.1 + 0.3*rng.Float64()
+			}
+			out[i] = Run{Value: 100 * math.Exp(y), RelVar: math.NaN()}
+		}
+		return out
+	}
+	alarms := 0
+	const trials = 4000
+	for range trials {
+		if v, _ := CompareNoise(draw(3), draw(3), HigherIsBetter, prior, NoiseOptions{}); v.Outcome == Slower || v.Outcome == Faster {
+			alarms++
+		}
+	}
+	if rate := float64(alarms) / trials; rate > 0.02 {
+		t.Errorf("stalling host: false alarms %.4f of A/A cells at 3 repeats, want <= 0.02", rate)
+	}
+}

@@ -145,22 +145,13 @@ func Entries(exp store.Experiment, runs []store.Run, results map[int64][]store.R
 
 // Learn stores what an experiment teaches the noise model, replacing what
 // it taught before, so learning twice (after a run, then when a copy is
-// reported) counts once. Runs whose canary found the machine slow
-// (CanaryBaseline.Check against the host's recent runs) teach nothing: their
-// variation is the machine's bad hour, not the test's.
+// reported) counts once. Runs whose canary found the machine slow still
+// teach: on a busy host the canaries flag a third of the runs or more, and
+// a history without them would describe a calmer machine than the verdicts
+// judge; entries of far noisier periods are set aside when the history is
+// pooled instead (analysis.PoolHistory).
 func Learn(ctx context.Context, st *store.Store, exp store.Experiment, runs []store.Run, results map[int64][]store.Result) error {
-	recent, _, err := st.RecentRuns(ctx, CanaryHistory, 0)
-	if err != nil {
-		return fmt.Errorf("learn noise of experiment %d: %w", exp.ID, err)
-	}
-	base := Baseline(HostOf(runs), recent)
-	var calm []store.Run
-	for _, r := range runs {
-		if _, slow := base.Check(r); !slow {
-			calm = append(calm, r)
-		}
-	}
-	if err := st.SaveNoise(ctx, exp.ID, Entries(exp, calm, results)); err != nil {
+	if err := st.SaveNoise(ctx, exp.ID, Entries(exp, runs, results)); err != nil {
 		return fmt.Errorf("learn noise of experiment %d: %w", exp.ID, err)
 	}
 	return nil

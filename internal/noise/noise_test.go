@@ -47,10 +47,8 @@ func TestLearnPoolsIdenticalTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	// a and b are the same configuration (an A/A pair): 100, 110 | 100, 90
-	// pool into one group, but b's second repeat ran after a canary at half
-	// the host's median CPU speed (5 canaries, median 1000), so it teaches
-	// nothing: the group is 100, 110, 100, 3 runs, 2 df. c
-	// (synchronous=full) has one run and teaches nothing.
+	// pool into one group of 4 runs, 3 df. c (synchronous=full) has one run
+	// and teaches nothing.
 	saveRun(t, st, exp.ID, "a", "off", 1, 100, 1000)
 	saveRun(t, st, exp.ID, "b", "off", 1, 110, 1000)
 	saveRun(t, st, exp.ID, "a", "off", 2, 100, 1000)
@@ -78,14 +76,14 @@ func TestLearnPoolsIdenticalTargets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ys := []float64{math.Log(100), math.Log(110), math.Log(100)}
-	m := (ys[0] + ys[1] + ys[2]) / 3
+	ys := []float64{math.Log(100), math.Log(110), math.Log(100), math.Log(90)}
+	m := (ys[0] + ys[1] + ys[2] + ys[3]) / 4
 	var ss float64
 	for _, y := range ys {
 		ss += (y - m) * (y - m)
 	}
-	if len(hist) != 1 || hist[0].Runs != 3 || hist[0].DF != 2 || math.Abs(hist[0].LogVar-ss/2) > 1e-12 {
-		t.Fatalf("history %+v, want one group of 3 runs (the slow-canary run left out), 2 df, variance %.6g", hist, ss/2)
+	if len(hist) != 1 || hist[0].Runs != 4 || hist[0].DF != 3 || math.Abs(hist[0].LogVar-ss/3) > 1e-12 {
+		t.Fatalf("history %+v, want one group of 4 runs, 3 df, variance %.6g", hist, ss/3)
 	}
 	if !strings.Contains(hist[0].Config, "synchronous=off") {
 		t.Errorf("config %q does not name the settings", hist[0].Config)
