@@ -91,10 +91,13 @@ func planBeforeRun(env Env, s spec.Spec, storeFlag string) error {
 func addPlanHistory(env Env, p *plan.Plan, s spec.Spec, storeFlag string, strict bool) error {
 	path := storePath(env, storeFlag)
 	if !store.IsPostgres(path) {
-		if _, err := os.Stat(path); err != nil {
+		fi, err := os.Stat(path)
+		if err != nil || !fi.Mode().IsRegular() {
 			if strict && storeFlag != "" {
 				return usagef("flag --store: no results database at %s (no noise history to plan with; drop --store to plan without one)", path)
 			}
+			// run's preflight says what is wrong with a store that is not
+			// a file.
 			return nil
 		}
 	}
