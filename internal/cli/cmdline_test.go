@@ -30,7 +30,7 @@ func TestHelpOfEveryCommand(t *testing.T) {
 	// GNU-style flags as users type them, never Go's single-dash form.
 	_, out, _ := run(t, Env{}, "run", "--help")
 	for _, w := range []string{"--threads string", "--store string", "-o, --output", "--color", "tpcc", "custom",
-		"Options of the tpcc suite:\n      --max-tries", "      --warehouses", "Options of the insert suite:", "Connection to a running server",
+		"Options of the tpcc suite:\n      --isolation", "      --max-tries", "      --warehouses", "Options of the insert suite:", "Connection to a running server",
 		"--pgsql-host", "--mysql-port", "--rate float", "--events int", "--percentile", "--rand-type", "--warmup-time"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("run --help lacks %q", w)

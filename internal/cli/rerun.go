@@ -61,7 +61,7 @@ func runRerun(env Env, storeFlag string, idFlag int64, ro reportOut, yes, dryRun
 	if err != nil {
 		return err
 	}
-	s, err := spec.Parse([]byte(exp.Spec), fmt.Sprintf("experiment %d's stored spec", exp.ID), "")
+	s, err := spec.ParseStored([]byte(exp.Spec), fmt.Sprintf("experiment %d's stored spec", exp.ID))
 	if err != nil {
 		return err
 	}
@@ -87,6 +87,9 @@ func runRerun(env Env, storeFlag string, idFlag int64, ro reportOut, yes, dryRun
 	}
 	fmt.Fprintf(env.Stdout, "benchlab: running experiment %d (%s) again with seed %d and each repeat's stored seed\n",
 		exp.ID, exp.Name, s.Seed)
+	for _, n := range s.Workload.StoredNotes() {
+		fmt.Fprintf(env.Stdout, "benchlab: experiment %d was %s; this run cannot do the same\n", exp.ID, n)
+	}
 	newID, err := execute(env, s, path, runner.ExperimentOptions{RepeatSeeds: repeatSeeds}, planCheck{yes: yes, dryRun: dryRun})
 	if newID != 0 {
 		if rerr := printAndWriteReport(env, path, newID, ro); rerr != nil && err == nil {

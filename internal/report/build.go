@@ -443,7 +443,7 @@ func header(d *Data) []string {
 	}
 	h = append(h, fmt.Sprintf("created %s, preset %s, base %s%s", e.Created.Local().Format("2006-01-02 15:04:05"),
 		orDefault(e.Preset, "none"), e.Base, durationOf(d)))
-	if sp, err := spec.Parse([]byte(e.Spec), "stored spec", ""); err == nil {
+	if sp, err := spec.ParseStored([]byte(e.Spec), "stored spec"); err == nil {
 		w := sp.Workload
 		line := fmt.Sprintf("suite %s (%s), %d table(s) of %d rows, threads %v, read %s, write %s, warm-up %s",
 			w.Suite, workload.TestsLabel(sp.Params()), w.Tables, w.TableSize, w.Threads, w.ReadTime.Duration,
@@ -454,6 +454,9 @@ func header(d *Data) []string {
 			}
 		}
 		h = append(h, fmt.Sprintf("workload: %s, repeats %d", line, w.Repeats))
+		for _, n := range w.StoredNotes() {
+			h = append(h, "workload as run: "+n)
+		}
 	}
 	seen := map[string]bool{}
 	var host string
@@ -478,7 +481,7 @@ func header(d *Data) []string {
 
 // suiteOf is the experiment's suite as its stored spec names it.
 func suiteOf(d *Data) string {
-	sp, err := spec.Parse([]byte(d.Experiment.Spec), "stored spec", "")
+	sp, err := spec.ParseStored([]byte(d.Experiment.Spec), "stored spec")
 	if err != nil {
 		return ""
 	}
@@ -539,6 +542,22 @@ func notes(d *Data) []string {
 	var n []string
 	repeats := map[string]int{}
 	builds := map[string]bool{}
+	// A run's own notes (a cleanup part left out), one line per target and
+	// note however many runs had it.
+	var runNotes []string
+	runsOf := map[string][]string{}
+	for _, run := range d.Runs {
+		for _, note := range store.ParseManifest(run.Manifest).Notes {
+			k := run.Target + ": " + note
+			if _, ok := runsOf[k]; !ok {
+				runNotes = append(runNotes, k)
+			}
+			runsOf[k] = append(runsOf[k], fmt.Sprint(run.ID))
+		}
+	}
+	for _, k := range runNotes {
+		n = append(n, fmt.Sprintf("%s (run %s)", k, strings.Join(runsOf[k], ", ")))
+	}
 	for _, run := range d.Runs {
 		if run.Status == store.StatusOK {
 			repeats[run.Target]++

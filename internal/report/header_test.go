@@ -24,3 +24,40 @@ func TestHeaderDescribesSuite(t *testing.T) {
 		}
 	}
 }
+
+// TestRunNotes gives each target's run notes (a cleanup part left out, from
+// the manifest) one line however many runs had them, naming the runs.
+func TestRunNotes(t *testing.T) {
+	m := func(notes ...string) string { return store.Manifest{Notes: notes}.JSON() }
+	const note = "postload: CHECKPOINT left out: user plain is neither superuser nor a member of pg_checkpoint"
+	d := &Data{Experiment: store.Experiment{ID: 1, Name: "n", Base: "a", Targets: []string{"a", "b"}},
+		Runs: []store.Run{{ID: 1, Target: "a", Status: "ok", Manifest: m(note)}, {ID: 2, Target: "b", Status: "ok", Manifest: m()},
+			{ID: 3, Target: "a", Status: "ok", Manifest: m(note)}}}
+	var got []string
+	for _, n := range notes(d) {
+		if strings.Contains(n, "CHECKPOINT") {
+			got = append(got, n)
+		}
+	}
+	if want := "a: " + note + " (run 1, 3)"; len(got) != 1 || got[0] != want {
+		t.Errorf("notes %q; want the one line %q", got, want)
+	}
+}
+
+// TestHeaderOldStoredSpec reads an experiment stored before k_rand_type
+// existed as what it ran: k "special", and the table drawn per transaction
+// in a "workload as run" line (issue 18).
+func TestHeaderOldStoredSpec(t *testing.T) {
+	spec := "name = \"h\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n[workload]\nsuite = \"sysbench\"\ntables = 8\n"
+	d := &Data{Experiment: store.Experiment{ID: 1, Name: "h", Base: "a", Targets: []string{"a"}, Spec: spec}}
+	h := strings.Join(header(d), "\n")
+	for _, want := range []string{"k special (sysbench 1.0.20's default", "workload as run: stored before k_rand_type existed"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("header\n%s\nlacks %q", h, want)
+		}
+	}
+	d.Experiment.Spec += "[workload.sysbench]\nk_rand_type = \"uniform\"\n"
+	if h := strings.Join(header(d), "\n"); !strings.Contains(h, "k uniform") || strings.Contains(h, "workload as run") {
+		t.Errorf("header of a spec stored today\n%s\nwant k uniform and no note", h)
+	}
+}

@@ -98,6 +98,8 @@ type Outcome struct {
 	Status string
 	Err    error
 	Info   engine.Info
+	// Notes are the actions' notes (workload.Tally.Notes), for the manifest.
+	Notes []string
 }
 
 // RunCell opens the target's database in a fresh data dir, runs every step in
@@ -136,13 +138,14 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 	for _, st := range c.Steps {
 		if st.Action != nil {
 			seq++
-			res, err := runAction(ctx, db, st, c.DataDir, log)
+			res, notes, err := runAction(ctx, db, st, c.DataDir, log)
 			res.RunID, res.Seq = c.RunID, seq
+			out.Notes = append(out.Notes, notes...)
 			if st.Name == "prepare" && err == nil {
 				res.DBBytes = dbSize(c.DataDir)
 			}
 			if serr := sink.SaveResult(saveCtx, res); serr != nil {
-				return Outcome{Status: store.StatusFailed, Err: serr, Info: out.Info}
+				return Outcome{Status: store.StatusFailed, Err: serr, Info: out.Info, Notes: out.Notes}
 			}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -191,7 +194,7 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 			for _, res := range rs {
 				res.RunID, res.Seq = c.RunID, seq
 				if serr := sink.SaveResult(saveCtx, res); serr != nil {
-					return Outcome{Status: store.StatusFailed, Err: serr, Info: out.Info}
+					return Outcome{Status: store.StatusFailed, Err: serr, Info: out.Info, Notes: out.Notes}
 				}
 			}
 			if err != nil {
@@ -227,7 +230,7 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 // and what it cost: its resource use is sampled from /proc once a second, as
 // a measured step's is, so the load's CPU and IO per inserted row can be
 // reported (METHOD.md 2.2, sysbench's sb.prepare.met).
-func runAction(ctx context.Context, db engine.DB, st workload.Step, dataDir string, log io.Writer) (*store.Result, error) {
+func runAction(ctx context.Context, db engine.DB, st workload.Step, dataDir string, log io.Writer) (*store.Result, []string, error) {
 	start := time.Now()
 	fmt.Fprintf(log, "%s ...\n", st.Name)
 	var roots []int
@@ -267,7 +270,7 @@ func runAction(ctx context.Context, db engine.DB, st workload.Step, dataDir stri
 		res.Errors = 1
 		res.ErrorSamples = []string{err.Error()}
 	}
-	return res, err
+	return res, tally.Notes, err
 }
 
 // dbSize is the database size after load (METHOD.md 1.11 dbdirGB: du -bs of

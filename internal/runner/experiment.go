@@ -181,6 +181,7 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 		m.MachineLoad = append(m.MachineLoad, probe.Snapshot("after"))
 		m.Ended, m.Status = time.Now().UTC(), o.Status
 		m.Engine.Version, m.Engine.Build, m.Engine.Settings = o.Info.Version, o.Info.Build, o.Info.Settings
+		m.Notes = o.Notes
 		run.Status, run.Ended, run.Version, run.Manifest = o.Status, m.Ended, o.Info.Version, m.JSON()
 		if o.Err != nil {
 			run.Error = o.Err.Error()

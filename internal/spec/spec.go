@@ -138,6 +138,8 @@ type Workload struct {
 	// defaults, preset and the file's values, so that --suite can switch
 	// suites after the file is read.
 	options map[string]workload.Options
+	// storedNotes are ParseStored's notes on an old stored spec.
+	storedNotes []string
 }
 
 // Duration is a time.Duration written as "30s", "5m" or "500ms".
@@ -349,6 +351,42 @@ func Parse(src []byte, file, preset string) (Spec, error) {
 	s.Preset = preset
 	return s, nil
 }
+
+// ParseStored reads a spec stored with an experiment (or a run's manifest)
+// as what that experiment ran. A stored spec holds every key its options
+// had when it was written, so a key it lacks predates the option: the
+// suite's options then take the behaviour runs had before the option came
+// (workload.Legacy), not today's default, which a spec file a user writes
+// gets. Legacy notes on what such runs did that benchlab can no longer redo
+// are kept for the report header and rerun (Workload.StoredNotes).
+func ParseStored(src []byte, what string) (Spec, error) {
+	s, err := Parse(src, what, "")
+	if err != nil {
+		return s, err
+	}
+	var raw struct {
+		Workload map[string]any `toml:"workload"`
+	}
+	if _, err := toml.Decode(string(src), &raw); err != nil {
+		return Spec{}, tomlError(what, err)
+	}
+	table, _ := raw.Workload[s.Workload.Suite].(map[string]any)
+	has := func(key string) bool {
+		if _, ok := table[key]; ok {
+			return true
+		}
+		_, ok := raw.Workload[key] // the flat keys of specs stored before the suites' tables
+		return ok
+	}
+	if l, ok := s.Workload.Options().(workload.Legacy); ok {
+		s.Workload.storedNotes = l.StoredDefaults(has)
+	}
+	return s, nil
+}
+
+// StoredNotes are what the runs of a stored spec did that benchlab can no
+// longer redo (ParseStored), one line each; none for a spec file.
+func (w Workload) StoredNotes() []string { return w.storedNotes }
 
 // checkSettingsTables rejects a target's settings that are not a table of
 // plain values: the decoder would silently drop `settings = 5` and turn a

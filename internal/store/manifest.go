@@ -40,9 +40,12 @@ type Manifest struct {
 	// stored before canaries existed).
 	Canary      *Canary   `json:"canary,omitempty"`
 	MachineLoad []Machine `json:"machine"`
-	Started     time.Time `json:"started"`
-	Ended       time.Time `json:"ended"`
-	Status      string    `json:"status"`
+	// Notes say where the run did less than its steps should have, one
+	// line each (a cleanup part the server's user may not run).
+	Notes   []string  `json:"notes,omitempty"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	Status  string    `json:"status"`
 }
 
 // BuildInfo identifies the benchlab binary.

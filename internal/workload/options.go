@@ -50,6 +50,20 @@ type FlatKeys interface {
 	FlatKeys() []string
 }
 
+// Legacy is Options of which some default changed after runs were stored
+// with it. Every stored spec writes every key its options had then, so a
+// key missing from a stored spec means the run predates the option and ran
+// with the older behaviour; spec.ParseStored calls StoredDefaults so that a
+// report or rerun of such a run reads back what it ran, while a spec file a
+// user writes gets today's defaults.
+type Legacy interface {
+	// StoredDefaults sets each option whose key has(key) says the stored
+	// spec lacks to the value runs stored without it used, and returns one
+	// line for each thing those runs did that the current code cannot
+	// redo (for the report header and rerun), none when there is none.
+	StoredDefaults(has func(key string) bool) []string
+}
+
 // OptionsOf returns p's options as the suite's type T, or def() when p has
 // none of that type (Params built by hand in tests of another suite).
 func OptionsOf[T Options](p Params, def func() T) T {

@@ -80,7 +80,9 @@ func ConnectSQL(ctx context.Context, db engine.DB, who string) (engine.SQL, engi
 
 // CleanupStep is the postwrite cleanup of METHOD.md 1.9 and 2.5 as an
 // action: the engine's Maintain on tables (vacuum and checkpoint, flush,
-// checkpoint), then a wait until target has passed since it began.
+// checkpoint), then a wait until target has passed since it began. A part
+// the engine left out for want of rights is a warning in the log and a
+// note of the run (Tally.Notes).
 func CleanupStep(name string, tables []string, target time.Duration) Step {
 	return Step{
 		Name: name, Warm: true, Estimate: target,
@@ -90,8 +92,15 @@ func CleanupStep(name string, tables []string, target time.Duration) Step {
 			if err != nil {
 				return Tally{}, err
 			}
-			if err := sqldb.Maintain(ctx, tables); err != nil {
+			skipped, err := sqldb.Maintain(ctx, tables)
+			if err != nil {
 				return Tally{}, fmt.Errorf("%s: %w", name, err)
+			}
+			var t Tally
+			for _, s := range skipped {
+				note := name + ": " + s
+				fmt.Fprintf(log, "warning: %s\n", note)
+				t.Notes = append(t.Notes, note)
 			}
 			if rest := target - time.Since(start); rest > 0 {
 				fmt.Fprintf(log, "%s: done in %s, waiting %s more (target %s)\n", name,
@@ -99,10 +108,10 @@ func CleanupStep(name string, tables []string, target time.Duration) Step {
 				select {
 				case <-time.After(rest):
 				case <-ctx.Done():
-					return Tally{}, ctx.Err()
+					return t, ctx.Err()
 				}
 			}
-			return Tally{}, nil
+			return t, nil
 		},
 	}
 }
@@ -123,6 +132,10 @@ type Tally struct {
 	// gave up, as pgbench's --max-tries retries; the runner counts them and
 	// the operations that needed any. Statements counts every try's.
 	Retries int
+	// Notes are what an action wants the run to say about how it differed
+	// from what it should have done (a cleanup step it had to leave out);
+	// the runner keeps them in the run's manifest and the report shows them.
+	Notes []string
 }
 
 // Facter is a Worker that found facts about its session worth keeping with

@@ -263,21 +263,28 @@ var flushVars = []struct{ name, value string }{
 // InnoDB's dirty page limits so that the page cleaner flushes, wait until the
 // dirty pages are down (or stop falling), and restore the old values. The
 // target time beyond that is the caller's. On an existing server (dsn) whose
-// user lacks PROCESS or SUPER, the purge wait or the flush is left out.
-func (db *DB) Maintain(ctx context.Context, tables []string) error {
+// user lacks PROCESS or SUPER, the purge wait or the flush is left out and
+// returned as skipped.
+func (db *DB) Maintain(ctx context.Context, tables []string) ([]string, error) {
 	for _, t := range tables {
 		if _, err := db.admin.Query(ctx, "ANALYZE TABLE "+quoteIdent(t)); err != nil {
-			return db.Wrap(fmt.Errorf("%s: analyze table %s: %w", db.engine, t, err))
+			return nil, db.Wrap(fmt.Errorf("%s: analyze table %s: %w", db.engine, t, err))
 		}
 	}
-	if err := db.waitPurged(ctx); err != nil {
-		return err
+	var skipped []string
+	purged, err := db.waitPurged(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !purged {
+		skipped = append(skipped, fmt.Sprintf("purge wait left out: user %s lacks the PROCESS privilege that SHOW ENGINE INNODB STATUS needs",
+			db.user()))
 	}
 	old := map[string]string{}
 	for _, v := range flushVars {
 		cur, ok, err := db.admin.variable(ctx, v.name)
 		if err != nil {
-			return db.Wrap(fmt.Errorf("%s: read %s: %w", db.engine, v.name, err))
+			return skipped, db.Wrap(fmt.Errorf("%s: read %s: %w", db.engine, v.name, err))
 		}
 		if !ok {
 			continue // this server version lacks it
@@ -286,17 +293,21 @@ func (db *DB) Maintain(ctx context.Context, tables []string) error {
 			if isAccessDenied(err) && len(old) == 0 {
 				// A user of an existing server (dsn) without SUPER cannot
 				// make the page cleaner flush: the cleanup is then the
-				// analyze and the purge wait.
-				return nil
+				// analyze and the purge wait, and the run says so.
+				return append(skipped, fmt.Sprintf("dirty-page flush left out: user %s may not SET GLOBAL %s (SUPER or SYSTEM_VARIABLES_ADMIN)",
+					db.user(), v.name)), nil
 			}
 			werr := db.Wrap(fmt.Errorf("%s: set %s: %w", db.engine, v.name, err))
-			return errors.Join(werr, db.restoreFlushVars(ctx, old))
+			return skipped, errors.Join(werr, db.restoreFlushVars(ctx, old))
 		}
 		old[v.name] = cur
 	}
 	werr := db.waitFlushed(ctx)
-	return errors.Join(werr, db.restoreFlushVars(ctx, old))
+	return skipped, errors.Join(werr, db.restoreFlushVars(ctx, old))
 }
+
+// user is the server user benchlab connects as.
+func (db *DB) user() string { return db.cfg.User }
 
 // restoreFlushVars sets the flush variables in old back to their values.
 func (db *DB) restoreFlushVars(ctx context.Context, old map[string]string) error {
@@ -348,24 +359,24 @@ func isAccessDenied(err error) bool {
 // waitPurged polls the history list length each second until it is at most
 // purgedHistory or has not fallen for three polls, within maxFlushWait. A
 // user of an existing server (dsn) without the PROCESS privilege cannot read
-// it: the wait is then skipped, as the articles' cleanup has none.
-func (db *DB) waitPurged(ctx context.Context) error {
+// it: the wait is then skipped (false), as the articles' cleanup has none.
+func (db *DB) waitPurged(ctx context.Context) (bool, error) {
 	deadline := time.Now().Add(maxFlushWait)
 	best, still := int64(-1), 0
 	for time.Now().Before(deadline) {
 		n, err := db.HistoryLength(ctx)
 		if isAccessDenied(err) {
-			return nil
+			return false, nil
 		}
 		if err != nil {
-			return err
+			return true, err
 		}
 		if n <= purgedHistory {
-			return nil
+			return true, nil
 		}
 		if best >= 0 && n >= best {
 			if still++; still >= 3 {
-				return nil
+				return true, nil
 			}
 		} else {
 			best, still = n, 0
@@ -373,10 +384,10 @@ func (db *DB) waitPurged(ctx context.Context) error {
 		select {
 		case <-time.After(time.Second):
 		case <-ctx.Done():
-			return ctx.Err()
+			return true, ctx.Err()
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // maxFlushWait bounds waitFlushed on a server that keeps dirtying pages.

@@ -137,14 +137,14 @@ func (db *DB) Connect(ctx context.Context) (engine.Conn, error) { return db.conn
 
 // Maintain checkpoints the WAL into the database file and refreshes the
 // planner statistics: SQLite's equivalent of the postwrite cleanup.
-func (db *DB) Maintain(ctx context.Context, tables []string) error {
+func (db *DB) Maintain(ctx context.Context, tables []string) ([]string, error) {
 	if _, err := db.admin.Query(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-		return fmt.Errorf("sqlite: checkpoint: %w", err)
+		return nil, fmt.Errorf("sqlite: checkpoint: %w", err)
 	}
 	if _, err := db.admin.Exec(ctx, "ANALYZE"); err != nil {
-		return fmt.Errorf("sqlite: analyze: %w", err)
+		return nil, fmt.Errorf("sqlite: analyze: %w", err)
 	}
-	return nil
+	return nil, nil
 }
 
 // DBSize is the database file's pages times the page size.

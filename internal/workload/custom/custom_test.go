@@ -145,6 +145,7 @@ func TestCheckNamesTheField(t *testing.T) {
 		{func(p *workload.Params) { opts(*p).Tests[1].Args[1] = "pick(1)" }, "workload.custom.test[1].args[1]:"},
 		{func(p *workload.Params) { opts(*p).Tests[2].Name = "balance" }, "workload.custom.test[2].name:"},
 		{func(p *workload.Params) { opts(*p).Tests[2].Name = "a b" }, "workload.custom.test[2].name:"},
+		{func(p *workload.Params) { opts(*p).Tests[2].Name = "postload" }, "workload.custom.test[2].name:"},
 		{func(p *workload.Params) { opts(*p).Tests[3].Statements = []string{" "} }, "workload.custom.test[3].statements[0]:"},
 		{func(p *workload.Params) { opts(*p).Load.SQL = "" }, "workload.custom.load.sql:"},
 		{func(p *workload.Params) { opts(*p).Load.Args = opts(*p).Load.Args[:2] }, "workload.custom.load.args:"},
@@ -244,6 +245,66 @@ func TestRunsOnSQLite(t *testing.T) {
 	// A transfer moves a unit between accounts: the total is unchanged.
 	if tot, _ := admin.Values(ctx, "SELECT sum(balance) FROM accounts"); tot[0][0] != "100000" {
 		t.Fatalf("total balance %s after a transfer, want 100000", tot[0][0])
+	}
+}
+
+// TestPostloadSettles plans the postload cleanup between the load and the
+// first test by default (as the sysbench suite settles its load; issue 18)
+// and none with postload = false, and runs it on SQLite: after the load the
+// table has no statistics, after postload ANALYZE has made them.
+func TestPostloadSettles(t *testing.T) {
+	ctx := context.Background()
+	if !defaults().Postload {
+		t.Fatal("postload is off by default")
+	}
+	p := accounts(1000)
+	opts(p).Postload = true
+	steps, err := Suite{}.Plan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) < 3 || steps[1].Name != "postload" || steps[1].Action == nil || steps[2].Name != "balance" {
+		t.Fatalf("plan starts %q %q; want prepare, postload, balance", steps[0].Name, steps[1].Name)
+	}
+	db := enginetest.Open(t, engine.Target{Name: "t", Engine: "sqlite"})
+	admin, err := db.(engine.SQL).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	stats := func() string {
+		v, err := admin.Values(ctx, "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_stat1'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v[0][0] == "0" {
+			return "none"
+		}
+		v, err = admin.Values(ctx, "SELECT count(*) FROM sqlite_stat1 WHERE tbl = 'accounts'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v[0][0]
+	}
+	if _, err := steps[0].Action(ctx, db, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if s := stats(); s != "none" && s != "0" {
+		t.Fatalf("statistics of accounts right after the load: %s rows; want none", s)
+	}
+	if _, err := steps[1].Action(ctx, db, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if s := stats(); s == "none" || s == "0" {
+		t.Errorf("statistics of accounts after postload: %s; want ANALYZE's rows", s)
+	}
+	opts(p).Postload = false
+	steps, err = Suite{}.Plan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steps[1].Name != "balance" {
+		t.Errorf("postload = false: second step %q, want the first test", steps[1].Name)
 	}
 }
 

@@ -177,6 +177,9 @@ func check(p workload.Params) (*plan, error) {
 		if seen[t.Name] {
 			return nil, workload.Bad(f+".name", nil, "%q is used by two tests", t.Name)
 		}
+		if slices.Contains([]string{"prepare", "postload", "postwrite"}, t.Name) {
+			return nil, workload.Bad(f+".name", nil, "%q is the name of a step the suite adds; want another name", t.Name)
+		}
 		seen[t.Name] = true
 		for _, n := range t.Threads {
 			if n < 1 || n > 4096 {
@@ -284,15 +287,19 @@ func resolveMixes(tests []*test) error {
 	return nil
 }
 
-// Plan returns prepare (setup and load), then the selected tests in the
-// spec's order, with a postwrite cleanup wherever a write test is followed by
-// a read test.
+// Plan returns prepare (setup and load), the postload cleanup that settles
+// the load (unless postload = false), then the selected tests in the spec's
+// order, with a postwrite cleanup wherever a write test is followed by a
+// read test.
 func (Suite) Plan(p workload.Params) ([]workload.Step, error) {
 	pl, err := check(p)
 	if err != nil {
 		return nil, err
 	}
 	steps := []workload.Step{pl.prepareStep(p)}
+	if pl.c.Postload {
+		steps = append(steps, workload.CleanupStep("postload", pl.c.Tables, 0))
+	}
 	dirty := false
 	for _, t := range pl.tests {
 		if len(p.Tests) > 0 && !slices.Contains(p.Tests, t.Name) {

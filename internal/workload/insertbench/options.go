@@ -97,3 +97,18 @@ func (o *Options) EffectivePacing() string {
 func (*Options) FlatKeys() []string {
 	return []string{"clients", "rows", "inserts", "query_time", "rates", "pacing", "bursty"}
 }
+
+// StoredDefaults reads a spec stored before pacing existed as what its runs
+// did: background inserts on a fixed schedule that a stalled inserter caught
+// up, evenly spread ("even"), or each second's quota at its start with
+// bursty = true ("bursty"); iibench's limiter came with the pacing option.
+func (o *Options) StoredDefaults(has func(string) bool) []string {
+	if has("pacing") {
+		return nil
+	}
+	o.Pacing = "even"
+	if o.Bursty {
+		o.Pacing, o.Bursty = "bursty", false
+	}
+	return nil
+}

@@ -41,7 +41,7 @@ func kDraw(name string) (func(r *Rand, lo, hi int64) int64, error) {
 
 // loadStep creates and fills the tables (sysbench prepare, METHOD.md 2.2): k
 // uniform in [1, table_size] as sysbench 1.1 draws it (or sysbench 1.0.20's
-// "special" distribution when p.KRandType says so), c and pad random digit
+// "special" distribution when k_rand_type says so), c and pad random digit
 // groups, then the secondary index on k. It runs with one connection, as the
 // articles' prepare does.
 func loadStep(p workload.Params) workload.Step {

@@ -35,3 +35,17 @@ func (o *Options) Flags(fs *pflag.FlagSet) {
 
 // FlatKeys are the keys older spec files wrote under [workload].
 func (*Options) FlatKeys() []string { return []string{"k_rand_type"} }
+
+// StoredDefaults reads a spec stored before k_rand_type existed as what its
+// runs did: benchlab loaded k from sysbench 1.0.20's "special"
+// distribution then, and its transactions drew one table per transaction
+// (oltp_common.lua draws one per group of statements; benchlab has done so
+// since k_rand_type came, and cannot do otherwise).
+func (o *Options) StoredDefaults(has func(string) bool) []string {
+	if has("k_rand_type") {
+		return nil
+	}
+	o.KRandType = KSpecial
+	return []string{"stored before k_rand_type existed: k was loaded from sysbench 1.0.20's \"special\" distribution, " +
+		"and with several tables each transaction read and wrote one table (today a table per group of statements, as oltp_common.lua)"}
+}

@@ -13,12 +13,26 @@ import (
 // tpcc experiment: the suite's own words, with the protocol and the tries.
 func TestHeaderDescribesTPCC(t *testing.T) {
 	spec := "name = \"h\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n[workload]\nsuite = \"tpcc\"" +
-		"\nwarehouses = 2\nthreads = [1, 4]\nwrite_time = \"30s\"\nwarmup = \"5s\"\nrepeats = 3\n"
+		"\nthreads = [1, 4]\nwrite_time = \"30s\"\nwarmup = \"5s\"\nrepeats = 3\n[workload.tpcc]\nwarehouses = 2\nmax_tries = 10\nisolation = \"\"\n"
 	d := &report.Data{Experiment: store.Experiment{ID: 1, Name: "h", Base: "a", Targets: []string{"a"}, Spec: spec}}
 	want := "workload: TPC-C, 2 warehouse(s), terminals [1 4], 30s measured each after a 5s warm-up, no think time, " +
-		"prepared statements, up to 10 tries per transaction on conflicts (isolation per target in the TPC-C table), repeats 3"
+		"prepared statements, up to 10 tries per transaction on conflicts (isolation the server's default, per target in the TPC-C table), repeats 3"
 	if h := strings.Join(report.Build(d).Header, "\n"); !strings.Contains(h, want) {
 		t.Errorf("header\n%s\nlacks %q", h, want)
+	}
+	// Set per session, the level is in the header.
+	d.Experiment.Spec = strings.Replace(spec, `isolation = ""`, `isolation = "RR"`, 1)
+	if h := strings.Join(report.Build(d).Header, "\n"); !strings.Contains(h, "(isolation repeatable read set on each terminal's session)") {
+		t.Errorf("header\n%s\nlacks the isolation set per session", h)
+	}
+	// A spec stored before max_tries existed ran without retries and
+	// counted failed transactions: the header says both (issue 18).
+	d.Experiment.Spec = "name = \"h\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n[workload]\nsuite = \"tpcc\"\nwarehouses = 2\n"
+	h := strings.Join(report.Build(d).Header, "\n")
+	for _, want := range []string{"conflicts not retried", "workload as run: stored before max_tries existed"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("header of an old stored spec\n%s\nlacks %q", h, want)
+		}
 	}
 }
 

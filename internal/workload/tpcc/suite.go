@@ -61,9 +61,16 @@ func (Suite) Describe(p workload.Params) string {
 	if p.Unprepared {
 		protocol = "text protocol"
 	}
+	tries := fmt.Sprintf("up to %d tries per transaction on conflicts", opts(p).tries())
+	if opts(p).tries() == 1 {
+		tries = "conflicts not retried"
+	}
+	isolation := "isolation the server's default, per target in the TPC-C table"
+	if l := opts(p).Isolation; l != "" {
+		isolation = "isolation " + levelOf(l).String() + " set on each terminal's session"
+	}
 	return fmt.Sprintf("TPC-C, %d warehouse(s), terminals %v, %s measured each after a %s warm-up, no think time, "+
-		"%s, up to %d tries per transaction on conflicts (isolation per target in the TPC-C table)",
-		opts(p).Warehouses, p.Threads, p.WriteTime, p.Warmup, protocol, opts(p).tries())
+		"%s, %s (%s)", opts(p).Warehouses, p.Threads, p.WriteTime, p.Warmup, protocol, tries, isolation)
 }
 
 // Check validates the parameters this suite uses.
@@ -73,6 +80,10 @@ func (Suite) Check(p workload.Params) error {
 	}
 	if n := opts(p).MaxTries; n < 0 || n > 1000 {
 		return workload.Bad("tpcc.max_tries", n, "%d is not allowed; want 1 (no retry) to 1000 tries per transaction", n)
+	}
+	if l := opts(p).Isolation; l != "" && levelOf(l) == IsolationUnknown {
+		return workload.Bad("tpcc.isolation", l, "%q is not an isolation level; want rc, rr or ser (sysbench-tpcc's --trx_level), "+
+			"read-committed, repeatable-read or serializable, or leave it out for the server's default", l)
 	}
 	_, err := workload.SelectTests(p.Tests, Suite{}.Tests())
 	return err

@@ -2,6 +2,7 @@ package tpcc
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"sync"
@@ -194,5 +195,34 @@ func runOps(t *testing.T, w workload.Worker, n int) {
 func TestUnknownDialect(t *testing.T) {
 	if _, err := schema(engine.Dialect{Name: "oracle"}); err == nil || !strings.Contains(err.Error(), `"oracle"`) {
 		t.Errorf("got %v, want an error naming the dialect", err)
+	}
+}
+
+// TestIsolationOption checks the isolation option: sysbench-tpcc's
+// trx_level names and the SQL names are levels, anything else is an error
+// naming workload.tpcc.isolation, and SQLite, whose transactions are all
+// serializable, refuses another level rather than run at one it cannot set.
+func TestIsolationOption(t *testing.T) {
+	for in, want := range map[string]Isolation{"RC": ReadCommitted, "rr": RepeatableRead, "SER": Serializable,
+		"read-committed": ReadCommitted, "Repeatable Read": RepeatableRead, "serializable": Serializable,
+		"snapshot": IsolationUnknown, "read uncommitted": IsolationUnknown, "": IsolationUnknown} {
+		if got := levelOf(in); got != want {
+			t.Errorf("levelOf(%q) = %v, want %v", in, got, want)
+		}
+		err := Suite{}.Check(workload.Params{Options: &Options{Warehouses: 1, Isolation: in}})
+		var fe *workload.FieldError
+		switch {
+		case want == IsolationUnknown && in != "":
+			if !errors.As(err, &fe) || fe.Field != "tpcc.isolation" {
+				t.Errorf("isolation %q: %v; want an error naming tpcc.isolation", in, err)
+			}
+		case err != nil:
+			t.Errorf("isolation %q: %v", in, err)
+		}
+	}
+	db := openSQLite(t)
+	_, err := newTerminal(context.Background(), db, &Options{Warehouses: 1, Isolation: "rr"}, 0, 1, false)
+	if err == nil || !strings.Contains(err.Error(), "SQLite runs every transaction serializable") {
+		t.Errorf("rr on SQLite: %v; want a refusal", err)
 	}
 }

@@ -57,10 +57,18 @@ func newTerminal(ctx context.Context, db engine.DB, o *Options, id int, seed uin
 	warehouses := o.Warehouses
 	t := &terminal{conn: conn, r: newRand(seed), w: id%warehouses + 1, warehouses: warehouses,
 		district: id/warehouses%districtsPerWarehouse + 1, forUpdate: d.ForUpdate(), maxTries: o.tries()}
+	if err := setIsolation(ctx, conn, d, o.Isolation); err != nil {
+		t.Close()
+		return nil, fmt.Errorf("tpcc: %w", err)
+	}
 	level, err := isolationOf(ctx, conn, d)
 	if err != nil {
 		t.Close()
 		return nil, fmt.Errorf("tpcc: %w", err)
+	}
+	if want := levelOf(o.Isolation); o.Isolation != "" && level != want {
+		t.Close()
+		return nil, fmt.Errorf("tpcc: the session runs at %s after setting isolation %s", level, want)
 	}
 	t.facts = map[string]float64{FactIsolation: float64(level), FactPrepared: 1}
 	if unprepared {
@@ -560,6 +568,39 @@ var isolationQueries = map[string][]string{
 	"sqlite":   nil,
 	"postgres": {"SHOW transaction_isolation"},
 	"mysql":    {"SELECT @@SESSION.transaction_isolation", "SELECT @@SESSION.tx_isolation"},
+}
+
+// setIsolationSQL sets a session's isolation level per dialect, followed by
+// the level's name; none for SQLite, whose transactions are all
+// serializable.
+var setIsolationSQL = map[string]string{
+	"sqlite":   "",
+	"postgres": "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL ",
+	"mysql":    "SET SESSION TRANSACTION ISOLATION LEVEL ",
+}
+
+// setIsolation sets the session's isolation level to the option's, as
+// sysbench-tpcc's set_isolation_level does; nothing when it is empty.
+// SQLite accepts only serializable, the level it always runs at.
+func setIsolation(ctx context.Context, c engine.Conn, d engine.Dialect, option string) error {
+	if option == "" {
+		return nil
+	}
+	q, err := engine.Spell("tpcc isolation level", d, setIsolationSQL)
+	if err != nil {
+		return err
+	}
+	if q == "" {
+		if levelOf(option) != Serializable {
+			return fmt.Errorf("isolation %q: SQLite runs every transaction serializable; want ser or leave it out", option)
+		}
+		return nil
+	}
+	level := strings.ToUpper(levelOf(option).String())
+	if _, err := c.Exec(ctx, q+level); err != nil {
+		return fmt.Errorf("set isolation %s: %w", level, err)
+	}
+	return nil
 }
 
 // isolationOf asks the session its isolation level (isolationQueries).
