@@ -494,7 +494,7 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "evidence\trepeats\t")
 	for _, e := range c.effects {
-		fmt.Fprintf(tw, "%g%% (measured x%.3f %s)\t", e*100, medianFloat(ratios[e]), spread(ratios[e]))
+		fmt.Fprintf(tw, "%g%% (measured x%.3f %s)\t", e*100, analysis.Median(ratios[e]), spread(ratios[e]))
 	}
 	fmt.Fprintln(tw)
 	for _, m := range modes {
@@ -567,6 +567,3 @@ func spread(xs []float64) string {
 	}
 	return fmt.Sprintf("[%.3f-%.3f]", slices.Min(xs), slices.Max(xs))
 }
-
-// medianFloat is the median of xs (NaN when empty).
-func medianFloat(xs []float64) float64 { return analysis.Median(xs) }

@@ -50,8 +50,10 @@ func setGroup(fs *pflag.FlagSet, group string, names ...string) {
 
 // addKnobs registers sysbench's knobs on fs.
 func addKnobs(fs *pflag.FlagSet, k *knobs) {
-	fs.Float64Var(&k.rate, "rate", 0, "open loop: operations per second over all threads of each test (0: as fast as possible); latency counts from each operation's intended start")
-	fs.Int64Var(&k.events, "events", 0, "end each test after this many operations (warm-up included) or at its time, whichever comes first (0: no limit)")
+	fs.Float64Var(&k.rate, "rate", 0, "open loop: operations per second over all threads of each test (0: as fast as possible); latency counts from each operation's intended start. "+
+		"In a test of several roles it paces the headline one (insert's queries in qr/qp, its inserts in l.i0); a role with a rate of its own keeps it")
+	fs.Int64Var(&k.events, "events", 0, "end each test after this many measured operations (the warm-up's are not counted) or at its time, whichever comes first (0: no limit). "+
+		"In a test of several roles it counts the headline one's; a role with a count of its own (insert's l.i0) keeps it")
 	fs.Float64Var(&k.percentile, "percentile", 0, "latency percentile of the live lines (default 95)")
 	fs.StringVar(&k.randType, "rand-type", "", "the same as --k-rand-type (sysbench's name): k in the load uniform (sysbench 1.1) or special (1.0.20)")
 	setGroup(fs, groupWorkload, "rate", "events", "percentile", "rand-type")
@@ -91,6 +93,15 @@ func (k *knobs) apply(s *spec.Spec, set map[string]bool) error {
 	}
 	if set["events"] {
 		w.Events = k.events
+	}
+	for _, c := range []struct {
+		flag, what string
+		set        bool
+	}{{"rate", "pace its operations", w.Rate > 0}, {"events", "count its operations as they run", w.Events > 0}} {
+		if i, tool, ok := spec.StepToolTarget(s.Targets); ok && set[c.flag] && c.set {
+			return usagef("flag --%s: target %q runs each step in %s, its own process with its own threads, not in benchlab's "+
+				"workers, which alone can %s; leave --%s out for it", c.flag, s.Targets[i].Name, tool, c.what, c.flag)
+		}
 	}
 	if set["percentile"] {
 		w.Percentile = k.percentile

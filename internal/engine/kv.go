@@ -167,6 +167,15 @@ type StepRunner interface {
 	RunStep(ctx context.Context, s KVStep) (KVStepResult, error)
 }
 
+// StepTool is implemented by drivers whose databases are StepRunners: every
+// measured step runs in an outside program, with its own threads, rather
+// than in benchlab's workers. Tool names the program, so that options only
+// benchlab's workers can honour (an open-loop rate, an event limit) are
+// refused for such a target before anything runs.
+type StepTool interface {
+	Tool() string
+}
+
 // KVStep is one db_bench invocation: a step of the kv suite in db_bench's terms.
 type KVStep struct {
 	// Name is the kv suite's step name ("readrandom", "fwdrangewhilewriting").

@@ -44,15 +44,15 @@ func Baseline(host string, runs []store.Run) CanaryBaseline {
 			fs = append(fs, m.Canary.FsyncsPerSec)
 		}
 	}
-	return CanaryBaseline{Runs: max(len(cpu), len(fs)), CPU: medianOf(cpu), Fsync: medianOf(fs)}
-}
-
-// medianOf is the median of xs, 0 (no baseline) when empty.
-func medianOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
+	// No figure of a kind: 0, no baseline for it.
+	b := CanaryBaseline{Runs: max(len(cpu), len(fs))}
+	if len(cpu) > 0 {
+		b.CPU = analysis.Median(cpu)
 	}
-	return analysis.Median(xs)
+	if len(fs) > 0 {
+		b.Fsync = analysis.Median(fs)
+	}
+	return b
 }
 
 // Check compares a run's canary with the baseline: a sentence and true when

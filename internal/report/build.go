@@ -137,11 +137,6 @@ func (d *Data) targets() []string {
 	return out
 }
 
-// median is the median of f over the repeats rs, NaN when there are none.
-func median(rs []store.Result, f func(store.Result) float64) float64 {
-	return analysis.Median(values(rs, f))
-}
-
 // metricOf is the metric a row reports (its first result's).
 func (s samples) metricOf(k cellKey) metric.Metric {
 	for _, byKey := range s {
@@ -285,14 +280,14 @@ func kindTable(keys []cellKey, s samples, targets []string, groups map[cellKey]s
 			}
 			row := Row{Group: groups[k], Label: label(k), Cells: []Cell{{Kind: Text, Text: tg}}}
 			for _, kind := range kinds {
-				share := median(rs, func(r store.Result) float64 {
+				share := Median(rs, func(r store.Result) float64 {
 					if r.Events == 0 {
 						return math.NaN()
 					}
 					ks, _ := r.Kind(kind)
 					return 100 * float64(ks.Ops) / float64(r.Events)
 				})
-				p99 := median(rs, func(r store.Result) float64 {
+				p99 := Median(rs, func(r store.Result) float64 {
 					ks, _ := r.Kind(kind)
 					return ms(ks.P99.Seconds())
 				})
@@ -360,7 +355,7 @@ func BuildWith(d *Data, opt Options) *Report {
 	for _, k := range keys {
 		row := Row{Group: groups[k], Label: label(k)}
 		for _, t := range targets {
-			row.Cells = append(row.Cells, NumberCell(median(s[t][k], tput)))
+			row.Cells = append(row.Cells, NumberCell(Median(s[t][k], tput)))
 		}
 		abs.Rows = append(abs.Rows, row)
 	}
@@ -376,8 +371,8 @@ func BuildWith(d *Data, opt Options) *Report {
 		row := Row{Group: groups[k], Label: label(k)}
 		for _, t := range targets {
 			row.Cells = append(row.Cells,
-				NumberCell(median(s[t][k], func(x store.Result) float64 { return ms(x.Latency.P50.Seconds()) })),
-				NumberCell(median(s[t][k], func(x store.Result) float64 { return ms(x.Latency.P99.Seconds()) })))
+				NumberCell(Median(s[t][k], func(x store.Result) float64 { return ms(x.Latency.P50.Seconds()) })),
+				NumberCell(Median(s[t][k], func(x store.Result) float64 { return ms(x.Latency.P99.Seconds()) })))
 		}
 		lat.Rows = append(lat.Rows, row)
 	}
@@ -828,7 +823,7 @@ func efficiencyTables(d *Data, keys []cellKey, s samples, label func(cellKey) st
 					row.Cells = append(row.Cells, *c)
 					continue
 				}
-				row.Cells = append(row.Cells, NumberCell(medianOf(vals)))
+				row.Cells = append(row.Cells, NumberCell(analysis.Median(vals)))
 			}
 			abs.Rows = append(abs.Rows, row)
 		}

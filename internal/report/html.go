@@ -203,8 +203,8 @@ func buildCharts(d *Data) []chartDef {
 			for ti, t := range targets[1:] {
 				var vals []any
 				for _, k := range byGroup[g] {
-					vals = append(vals, num(analysis.Ratio(medianOf(values(s[t][k], tput)),
-						medianOf(values(s[targets[0]][k], tput)))))
+					vals = append(vals, num(analysis.Ratio(analysis.Median(values(s[t][k], tput)),
+						analysis.Median(values(s[targets[0]][k], tput)))))
 				}
 				ser := map[string]any{"name": t, "type": "bar", "data": vals}
 				if ti == 0 {
@@ -266,7 +266,7 @@ func buildCharts(d *Data) []chartDef {
 			for _, t := range targets {
 				var pts []any
 				for _, k := range tests[name] {
-					pts = append(pts, []any{k.threads, num(medianOf(values(s[t][k], tput)))})
+					pts = append(pts, []any{k.threads, num(analysis.Median(values(s[t][k], tput)))})
 				}
 				series = append(series, map[string]any{"name": t, "type": "line", "data": pts})
 			}
@@ -343,7 +343,7 @@ func buildCharts(d *Data) []chartDef {
 			} {
 				var vals []any
 				for _, k := range byGroup[g] {
-					v := medianOf(values(s[t][k], q.f))
+					v := analysis.Median(values(s[t][k], q.f))
 					if v > 0 {
 						lowest = min(lowest, v)
 					}
@@ -422,7 +422,7 @@ func effRelative(s samples, keys []cellKey, targets []string, f func(store.Resul
 				vals = append(vals, nil)
 				continue
 			}
-			v := analysis.Ratio(medianOf(other), medianOf(base))
+			v := analysis.Ratio(analysis.Median(other), analysis.Median(base))
 			measured = measured || !math.IsNaN(v)
 			vals = append(vals, num(v))
 		}

@@ -74,7 +74,9 @@ func chartsOf(d *Data) []Chart {
 func (d *Data) Targets() []string { return d.targets() }
 
 // Median is the median of f over the repeats rs, NaN when there are none.
-func Median(rs []store.Result, f func(store.Result) float64) float64 { return median(rs, f) }
+func Median(rs []store.Result, f func(store.Result) float64) float64 {
+	return analysis.Median(values(rs, f))
+}
 
 // Values extracts f from each of the repeats rs.
 func Values(rs []store.Result, f func(store.Result) float64) []float64 { return values(rs, f) }

@@ -114,7 +114,7 @@ func relativeCell(base, other []float64, dir analysis.Direction, opt VerdictOpti
 		return Cell{Missing: true}
 	}
 	if len(base) < 2 || len(other) < 2 {
-		return RatioCell(analysis.Ratio(medianOf(other), medianOf(base)), dir)
+		return RatioCell(analysis.Ratio(analysis.Median(other), analysis.Median(base)), dir)
 	}
 	return verdictCell(analysis.Compare(base, other, dir, opt))
 }
@@ -209,8 +209,6 @@ func ciText(lo, hi float64) string {
 	return f(lo) + "-" + f(hi)
 }
 
-func medianOf(xs []float64) float64 { return analysis.Median(xs) }
-
 // values extracts one metric from the repeats of a cell.
 func values(rs []store.Result, f func(store.Result) float64) []float64 {
 	out := make([]float64, len(rs))
@@ -292,7 +290,7 @@ func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 		var medians []float64
 		for i, name := range order {
 			groupsR = append(groupsR, runValues(s[name][k]))
-			medians = append(medians, medianOf(values(s[name][k], func(r store.Result) float64 { return r.Throughput() })))
+			medians = append(medians, analysis.Median(values(s[name][k], func(r store.Result) float64 { return r.Throughput() })))
 			if i > 0 {
 				priors = append(priors, d.Noise.Prior([]string{eng[order[i-1]], eng[name]}, k.test, k.threads))
 			}

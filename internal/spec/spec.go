@@ -562,6 +562,15 @@ func (s *Spec) Validate() error {
 	if w.Events < 0 {
 		return errf("workload.events", "%d is not allowed; want a count >= 0 (0: no limit)", w.Events)
 	}
+	for _, c := range []struct {
+		field, what string
+		set         bool
+	}{{"workload.rate", "pace their operations", w.Rate > 0}, {"workload.events", "count their operations as they run", w.Events > 0}} {
+		if i, tool, ok := StepToolTarget(s.Targets); ok && c.set {
+			return errf(c.field, "target[%d] (%s) runs each step in %s, its own process with its own threads: benchlab's workers "+
+				"do not run it, so they cannot %s; remove it or run that target with an in-process engine", i, s.Targets[i].Name, tool, c.what)
+		}
+	}
 	if !(w.Percentile >= 0 && w.Percentile < 100) {
 		return errf("workload.percentile", "%v is not allowed; want a percentile above 0 and below 100 (0: 95)", w.Percentile)
 	}
@@ -605,6 +614,18 @@ func checkKinds(targets []Target, suite workload.Suite) error {
 		}
 	}
 	return nil
+}
+
+// StepToolTarget returns the first of targets whose engine runs its steps
+// in an outside program (engine.StepTool), and that program's name.
+func StepToolTarget(targets []Target) (i int, tool string, ok bool) {
+	for i, t := range targets {
+		d, _ := engine.Lookup(t.Engine)
+		if st, ok := d.(engine.StepTool); ok {
+			return i, st.Tool(), true
+		}
+	}
+	return 0, "", false
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9._+-]+$`)

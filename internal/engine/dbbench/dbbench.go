@@ -27,10 +27,14 @@ type Driver struct{}
 // Name returns "db_bench".
 func (Driver) Name() string { return "db_bench" }
 
-// Summary describes the engine for `benchlab list`.
 // Kind says the engine is a key-value store.
 func (Driver) Kind() engine.Kind { return engine.KindKV }
 
+// Tool says that db_bench runs every measured step itself
+// (engine.StepTool).
+func (Driver) Tool() string { return "db_bench" }
+
+// Summary describes the engine for `benchlab list`.
 func (Driver) Summary() string {
 	return "RocksDB's db_bench binary (setting path; default db_bench on PATH), run once per kv step; other settings are db_bench flags"
 }

@@ -147,7 +147,7 @@ func (Suite) Check(p workload.Params) error {
 	case o.DrainTime.Duration < 0:
 		return workload.Bad("kv.drain_time", o.DrainTime, "%s is not allowed; want >= 0 (0: read_time capped at 300s)", o.DrainTime)
 	}
-	_, err := selectTests(p.Tests)
+	_, err := workload.SelectTests(p.Tests, Suite{}.Tests())
 	return err
 }
 
@@ -156,10 +156,6 @@ func numKeys(p workload.Params) int64 {
 		return n
 	}
 	return p.TableSize
-}
-
-func selectTests(names []string) (map[string]bool, error) {
-	return workload.SelectTests(names, Suite{}.Tests())
 }
 
 // WriterRate is the operations per second of the *whilewriting writer: the
@@ -185,7 +181,7 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 	if err := s.Check(p); err != nil {
 		return nil, err
 	}
-	sel, _ := selectTests(p.Tests)
+	sel, _ := workload.SelectTests(p.Tests, Suite{}.Tests())
 	data := ValueData(opts(p).CompressionRatio, opts(p).ValueSize)
 	var steps []workload.Step
 	for _, d := range defs() {

@@ -86,7 +86,7 @@ func (Suite) Check(p workload.Params) error {
 	if _, err := kDraw(opts(p).KRandType); err != nil {
 		return err
 	}
-	_, err := selectTests(p.Tests)
+	_, err := workload.SelectTests(p.Tests, Suite{}.Tests())
 	return err
 }
 
@@ -104,12 +104,6 @@ func (Suite) Describe(p workload.Params) string {
 		workload.TestsLabel(p), p.Tables, p.TableSize, p.Threads, p.ReadTime, p.WriteTime, p.Warmup, kd)
 }
 
-// selectTests resolves names (exact test names or families such as
-// "random-points") to test names; empty means every test.
-func selectTests(names []string) (map[string]bool, error) {
-	return workload.SelectTests(names, Suite{}.Tests())
-}
-
 // Plan returns the steps of one pass: load, then the run order of METHOD.md
 // 2.5. With a test selection the warm-up tests are left out, a cleanup
 // settles the fresh load before the first test ("postload"), and a postwrite
@@ -118,7 +112,7 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 	if err := s.Check(p); err != nil {
 		return nil, err
 	}
-	sel, _ := selectTests(p.Tests)
+	sel, _ := workload.SelectTests(p.Tests, Suite{}.Tests())
 	byName := map[string]*def{}
 	ds := defs()
 	for i := range ds {
