@@ -192,7 +192,7 @@ func clientFacts(rr *roleRun, remote, polled bool) map[string]float64 {
 		}
 	}
 	if len(rr.workers) > 0 {
-		if _, ok := batcherOf(rr.workers[0], rr.role); ok {
+		if _, ok := batcherOf(rr.workers[0], rr.role, rr.limit != nil); ok {
 			f[store.FactClientOpsPerCall] = batchSize
 		}
 	}

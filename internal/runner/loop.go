@@ -27,6 +27,11 @@ type stopper struct {
 	once  sync.Once
 	// lost is the first error that cost a worker its connection.
 	lost atomic.Pointer[error]
+	// stopped is when the step was first told to stop, as the time since
+	// base plus one (0: not yet): the step's end for its measured time,
+	// even if operations under way then end later.
+	base    time.Time
+	stopped atomic.Int64
 }
 
 // connLost ends the step because a worker's connection is gone.
@@ -39,6 +44,9 @@ func (s *stopper) connLost(err error) {
 // once or, with a drain time, once operations in flight have had it to
 // finish (a lost connection or a dead server ends it at once).
 func (s *stopper) Store(v bool) {
+	if v && s.stopped.Load() == 0 {
+		s.stopped.CompareAndSwap(0, int64(time.Since(s.base))+1)
+	}
 	s.flag.Store(v)
 	if !v {
 		return
@@ -48,6 +56,12 @@ func (s *stopper) Store(v bool) {
 		return
 	}
 	s.once.Do(func() { time.AfterFunc(s.drain, s.end) })
+}
+
+// at is when the step was first told to stop, and whether it was.
+func (s *stopper) at() (time.Time, bool) {
+	n := s.stopped.Load()
+	return s.base.Add(time.Duration(n - 1)), n != 0
 }
 
 // Load reports whether the step is stopping.
@@ -65,7 +79,8 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 	if rr.role.Ops > 0 && quota == 0 {
 		return
 	}
-	if b, ok := batcherOf(w, rr.role); ok {
+	limit := rr.limit
+	if b, ok := batcherOf(w, rr.role, limit != nil); ok {
 		workBatches(ctx, b, s, rr, clock, measureFromNs, deadlineNs, stop, errs)
 		return
 	}
@@ -105,6 +120,16 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 			lat = time.Duration(t1 - intendedNs)
 		}
 		failed := err != nil
+		last := false
+		if limit != nil && from >= measureFromNs {
+			var ok bool
+			if ok, last = limit.take(); !ok {
+				// Past the event limit, which another worker reached
+				// first: not counted, as if cut short by the end.
+				stop.Store(true)
+				return
+			}
+		}
 		s.live.Record(lat, tally.Statements, tally.Rows, failed)
 		if from >= measureFromNs {
 			// A failed operation counts as an error and its statements as
@@ -141,6 +166,10 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 		}
 		if s.handoff.Load() {
 			s.handOver(rr)
+		}
+		if last {
+			stop.Store(true)
+			return
 		}
 		if quota > 0 {
 			if mine++; mine == quota {

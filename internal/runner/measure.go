@@ -37,14 +37,16 @@ type Options struct {
 	// Progress, when set, gives a suffix for every live line (the
 	// experiment's ETA).
 	Progress func() string
-	// Rate runs the workers of a step without roles of its own open-loop
-	// at this many operations per second in total (sysbench's --rate);
+	// Rate runs a step's headline role (its first, or the workers of a
+	// step without roles) open-loop at this many operations per second in
+	// total (sysbench's --rate), unless the role has a rate of its own;
 	// latency then counts from each operation's intended start. 0: closed
 	// loop.
 	Rate float64
-	// Events ends such a step once its workers have done this many
-	// operations, warm-up included, or at its time, whichever comes first
-	// (sysbench's --events). 0: no limit.
+	// Events ends a step once its headline role has done this many
+	// measured operations (the warm-up's not counted), or at its time,
+	// whichever comes first (sysbench's --events); a role with a count of
+	// its own (Role.Ops) keeps it. 0: no limit.
 	Events int64
 	// Stream, when set, receives the step's results before the workers
 	// start and each role's new 1-second intervals every FlushEvery while
@@ -122,6 +124,9 @@ type roleRun struct {
 	rows bool
 	// errs keeps the role's failed operations' first messages.
 	errs *errorLog
+	// limit, when set, ends the step after its measured operations
+	// (Options.Events, headline role only).
+	limit *eventLimit
 	// sofar holds the latency histograms the workers have handed over
 	// (workerState.handOver) while the step runs, under mu.
 	mu    sync.Mutex
@@ -147,8 +152,9 @@ func (rr *roleRun) soFar(snap *hdr.Histogram, seconds float64) SoFar {
 // the results hold what was measured so far and have status interrupted; the
 // returned error is then ctx's.
 func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads int, seed uint64, opt Options) ([]*store.Result, error) {
-	roles, byEvents := stepRoles(st, threads, opt)
+	roles := stepRoles(st, threads, opt)
 	runs, results := newRuns(st, roles, threads)
+	runs[0].limit = newEventLimit(roles[0], opt)
 	defer func() {
 		for _, rr := range runs {
 			for _, w := range rr.workers {
@@ -181,8 +187,8 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	// statement return when the step is over, not only when ctx is done.
 	stepCtx, endStep := context.WithCancel(ctx)
 	defer endStep()
-	stop := &stopper{end: endStep, drain: st.Drain}
-	win := stepWindow(st, roles, byEvents, time.Now())
+	win := stepWindow(st, roles, time.Now())
+	stop := &stopper{end: endStep, drain: st.Drain, base: win.start}
 	for _, res := range results {
 		res.Started = win.measureFrom
 	}
@@ -219,7 +225,13 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		}
 	}
 	series := tick(ctx, st, threads, runs, win.start, win.measureFrom, done, stop, opt, sampler, alive)
+	// The step ended when it was told to stop (its deadline, its bounded
+	// roles done, its event limit met, ctx done), not when the last worker
+	// noticed.
 	end := time.Now()
+	if at, ok := stop.at(); ok && at.Before(end) {
+		end = at
+	}
 	if end.After(win.deadline) {
 		end = win.deadline
 	}

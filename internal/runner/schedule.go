@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"benchlab/internal/engine"
@@ -15,23 +16,51 @@ import (
 // loop.go runs and collect.go counts.
 
 // stepRoles returns the roles a step runs at the given thread count: its
-// own, or one role of the step's workers for a step without roles, with the
-// options' open-loop rate and event limit (byEvents). A role's Threads of 0
-// becomes the step's count.
-func stepRoles(st workload.Step, threads int, opt Options) (roles []workload.Role, byEvents bool) {
-	roles = st.Roles
+// own, or one role of the step's workers for a step without roles. The
+// options' open-loop rate (sysbench's --rate) paces the headline role, the
+// first, unless it has a rate of its own; other roles keep theirs. A role's
+// Threads of 0 becomes the step's count.
+func stepRoles(st workload.Step, threads int, opt Options) []workload.Role {
+	roles := st.Roles
 	if len(roles) == 0 {
-		roles = []workload.Role{{NewWorker: st.NewWorker, Rate: opt.Rate, Ops: opt.Events}}
-		byEvents = opt.Events > 0
+		roles = []workload.Role{{NewWorker: st.NewWorker}}
 	}
 	out := make([]workload.Role, len(roles))
 	for i, r := range roles {
 		if r.Threads <= 0 {
 			r.Threads = threads
 		}
+		if i == 0 && r.Rate <= 0 && opt.Rate > 0 {
+			r.Rate = opt.Rate
+		}
 		out[i] = r
 	}
-	return out, byEvents
+	return out
+}
+
+// eventLimit ends a step once its headline role has done n measured
+// operations, done or failed (sysbench's --events): the warm-up's do not
+// count, nor do operations that end after the n-th was taken.
+type eventLimit struct {
+	n     int64
+	taken atomic.Int64
+}
+
+// newEventLimit returns the limit of the options' Events for role r, the
+// headline role; nil when there is none or r has a count of its own
+// (Role.Ops).
+func newEventLimit(r workload.Role, opt Options) *eventLimit {
+	if opt.Events <= 0 || r.Ops > 0 {
+		return nil
+	}
+	return &eventLimit{n: opt.Events}
+}
+
+// take counts one measured operation: ok says it is within the limit, last
+// that it is the limit's last.
+func (l *eventLimit) take() (ok, last bool) {
+	k := l.taken.Add(1)
+	return k <= l.n, k == l.n
 }
 
 // roleMetric is the headline metric of role r of step st: its own, the
@@ -109,14 +138,11 @@ const forever = 100 * 365 * 24 * time.Hour
 // stepWindow is the window of st started at start: the warm-up, then the
 // step's Duration. A step with an op-bounded role ends when every such role
 // has done its operations, or at MaxDuration, which keeps one that cannot
-// sustain its rate from hanging; one bounded by events (byEvents) at its
-// Duration at the latest.
-func stepWindow(st workload.Step, roles []workload.Role, byEvents bool, start time.Time) window {
+// sustain its rate from hanging. An event limit (eventLimit) may end it
+// earlier, never later.
+func stepWindow(st workload.Step, roles []workload.Role, start time.Time) window {
 	w := window{start: start, measureFrom: start.Add(st.Warmup)}
 	w.deadline = w.measureFrom.Add(st.Duration)
-	if byEvents {
-		return w
-	}
 	for _, r := range roles {
 		if r.Ops > 0 {
 			w.deadline = start.Add(forever)
@@ -143,11 +169,12 @@ func share(ops int64, i, n int) int64 {
 }
 
 // batcherOf returns w as a Batcher when the runner runs it in batches: a
-// role that is neither paced nor bounded, of workers that do not wait.
-func batcherOf(w workload.Worker, r workload.Role) (workload.Batcher, bool) {
+// role that is neither paced nor bounded (by its own count or an event
+// limit), of workers that do not wait.
+func batcherOf(w workload.Worker, r workload.Role, limited bool) (workload.Batcher, bool) {
 	b, ok := w.(workload.Batcher)
 	_, waits := w.(workload.Waiter)
-	return b, ok && r.Rate <= 0 && r.Ops == 0 && !waits
+	return b, ok && r.Rate <= 0 && r.Ops == 0 && !limited && !waits
 }
 
 // batchSize is how many operations a Batcher runs per call: at a few

@@ -9,21 +9,51 @@ import (
 )
 
 // TestStepRoles checks the roles a step runs: a step without roles runs one
-// of its workers at the options' rate and event bound; a role's Threads of 0
-// becomes the step's thread count, and the step's own roles are not changed.
+// of its workers at the options' rate; in a step with roles the rate paces
+// the headline role unless it has its own, and no other; a role's Threads of
+// 0 becomes the step's thread count, and the step's own roles are not
+// changed. The event limit is the headline role's, unless it has a count of
+// its own.
 func TestStepRoles(t *testing.T) {
+	opt := Options{Rate: 100, Events: 50}
 	st := workload.Step{Name: "plain"}
-	roles, byEvents := stepRoles(st, 4, Options{Rate: 100, Events: 50})
-	if len(roles) != 1 || roles[0].Threads != 4 || roles[0].Rate != 100 || roles[0].Ops != 50 || !byEvents {
-		t.Errorf("plain step: roles %+v byEvents %v", roles, byEvents)
+	roles := stepRoles(st, 4, opt)
+	if len(roles) != 1 || roles[0].Threads != 4 || roles[0].Rate != 100 || roles[0].Ops != 0 {
+		t.Errorf("plain step: roles %+v", roles)
 	}
-	st = workload.Step{Name: "roles", Roles: []workload.Role{{Name: "a"}, {Name: "b", Threads: 1, Rate: 5}}}
-	roles, byEvents = stepRoles(st, 3, Options{})
-	if len(roles) != 2 || roles[0].Threads != 3 || roles[1].Threads != 1 || roles[1].Rate != 5 || byEvents {
-		t.Errorf("role step: roles %+v byEvents %v", roles, byEvents)
+	if l := newEventLimit(roles[0], opt); l == nil || l.n != 50 {
+		t.Errorf("plain step: event limit %+v, want 50", l)
 	}
-	if st.Roles[0].Threads != 0 {
+	st = workload.Step{Name: "roles", Roles: []workload.Role{{Name: "a"}, {Name: "b", Threads: 1}}}
+	roles = stepRoles(st, 3, opt)
+	if len(roles) != 2 || roles[0].Threads != 3 || roles[0].Rate != 100 || roles[1].Threads != 1 || roles[1].Rate != 0 {
+		t.Errorf("role step: roles %+v", roles)
+	}
+	if st.Roles[0].Threads != 0 || st.Roles[0].Rate != 0 {
 		t.Errorf("stepRoles changed the step's own role: %+v", st.Roles[0])
+	}
+	st.Roles[0].Rate, st.Roles[0].Ops = 5, 10
+	roles = stepRoles(st, 3, opt)
+	if roles[0].Rate != 5 || roles[1].Rate != 0 {
+		t.Errorf("a headline role's own rate must win: roles %+v", roles)
+	}
+	if l := newEventLimit(roles[0], opt); l != nil {
+		t.Errorf("a headline role with a count of its own got an event limit %+v", l)
+	}
+	if l := newEventLimit(roles[0], Options{}); l != nil {
+		t.Errorf("no --events: limit %+v", l)
+	}
+}
+
+// TestEventLimit checks that the limit admits exactly n operations and marks
+// the n-th as the last.
+func TestEventLimit(t *testing.T) {
+	l := &eventLimit{n: 3}
+	for i := 1; i <= 5; i++ {
+		ok, last := l.take()
+		if ok != (i <= 3) || last != (i == 3) {
+			t.Errorf("take %d: ok %v last %v", i, ok, last)
+		}
 	}
 }
 
@@ -49,25 +79,21 @@ func TestRoleMetric(t *testing.T) {
 
 // TestStepWindow checks when a step measures and ends: after its warm-up
 // for its Duration; with an op-bounded role at MaxDuration (or never, when
-// it has none) unless the bound is the options' events, which keep the
-// Duration.
+// it has none).
 func TestStepWindow(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	st := workload.Step{Warmup: time.Second, Duration: 10 * time.Second}
-	w := stepWindow(st, []workload.Role{{}}, false, start)
+	w := stepWindow(st, []workload.Role{{}}, start)
 	if w.measureFrom != start.Add(time.Second) || w.deadline != start.Add(11*time.Second) {
 		t.Errorf("timed step: %+v", w)
 	}
 	bounded := []workload.Role{{}, {Ops: 10}}
-	if w := stepWindow(st, bounded, false, start); w.deadline != start.Add(forever) {
+	if w := stepWindow(st, bounded, start); w.deadline != start.Add(forever) {
 		t.Errorf("op-bounded step without MaxDuration ends at %s", w.deadline)
 	}
 	st.MaxDuration = 30 * time.Second
-	if w := stepWindow(st, bounded, false, start); w.deadline != start.Add(30*time.Second) {
+	if w := stepWindow(st, bounded, start); w.deadline != start.Add(30*time.Second) {
 		t.Errorf("op-bounded step with MaxDuration 30 s ends at %s", w.deadline)
-	}
-	if w := stepWindow(st, bounded, true, start); w.deadline != start.Add(11*time.Second) {
-		t.Errorf("step bounded by events ends at %s, want at its Duration", w.deadline)
 	}
 }
 
