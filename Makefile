@@ -70,7 +70,7 @@ aa: build
 
 # Measured error rates of the verdicts on this machine (A/A false alarms,
 # planted 10% and 30% regressions, the gate): the quick size, a few
-# minutes. `./bin/benchlab calibrate` alone runs the full size (~20 min).
+# minutes. `./bin/benchlab calibrate` alone runs the full size (~10 min on a quiet 2-CPU VM).
 calibrate: build
 	./$(BIN) calibrate --quick
 

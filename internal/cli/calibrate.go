@@ -40,7 +40,7 @@ type calibration struct {
 
 // quickCalibration is calibrate --quick: a few minutes on a quiet machine.
 var quickCalibration = calibration{rounds: 2, copies: 3, effects: []float64{0.10, 0.30}, repeats: 3,
-	testTime: "700ms", gateTrials: 2, cte: 2000}
+	testTime: "600ms", gateTrials: 2, cte: 2000}
 
 // fullCalibration is calibrate's default size: 5 rounds of 5 identical
 // targets (every pair an A/A comparison: 10 pairs x 5 tests x 5 rounds =
@@ -49,12 +49,12 @@ var quickCalibration = calibration{rounds: 2, copies: 3, effects: []float64{0.10
 // synchronous experiment (off vs full, off vs off). 180 runs in all, about
 // 10 minutes on a quiet 2-CPU VM.
 //
-// Tests last 700 ms: on a shared VM a stall of a few tens of milliseconds
+// Tests last 600 ms: on a shared VM a stall of a few tens of milliseconds
 // is common, and it costs a 300 ms test several percent of its throughput,
-// a run-to-run noise users' tests of seconds do not have; 700 ms is as long
+// a run-to-run noise users' tests of seconds do not have; 600 ms is as long
 // as 250 A/A cells at 3 repeats allow in about 10 minutes.
 var fullCalibration = calibration{rounds: 5, copies: 5, effects: []float64{0.05, 0.10, 0.30}, repeats: 3,
-	testTime: "700ms", gateTrials: 4, cte: 2000}
+	testTime: "600ms", gateTrials: 4, cte: 2000}
 
 // gateTestTime is the duration of the gate trials' sysbench tests.
 const gateTestTime = "300ms"
