@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -150,5 +151,71 @@ func TestNoisePriorSingleRun(t *testing.T) {
 	}
 	if !strings.Contains(out, "noise prior, single run per target") || !strings.Contains(out, "noise history too short") {
 		t.Errorf("the notes do not count the single-run verdicts and the point-query fallback:\n%s", out)
+	}
+}
+
+// TestSequenceNoisePrior: three versions in release order, one run each,
+// the third with synchronous=FULL. On repeats alone no step can be found
+// (1 vs 1 reach p = 1); with a lab's history of update-index (40 df, s =
+// 20%, wide so that a busy machine does not make v1 -> v2 a step) the step
+// v2 -> v3 is found from single runs (FULL fsyncs every commit, several
+// times slower: t = ln(ratio)/(0.2·sqrt 2) is beyond -5.6 for any ratio
+// below 0.2, and Holm over 2 steps needs |t| > 2.97 on 40 df) and the table
+// names the evidence.
+func TestSequenceNoisePrior(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	storeFile := filepath.Join(dir, "s.db")
+	target := func(name, sync string) string {
+		return "[[target]]\nname = \"" + name + "\"\nengine = \"sqlite\"\n[target.settings]\njournal_mode = \"wal\"\nsynchronous = \"" + sync + "\"\n"
+	}
+	sp := writeFile(t, dir, "seq.toml", "name = \"seq\"\nbase = \"v1\"\nsequence = true\n"+target("v1", "off")+target("v2", "off")+
+		target("v3", "full")+`[workload]
+tests = ["update-index"]
+table_size = 2000
+threads = [1]
+read_time = "300ms"
+write_time = "300ms"
+warmup = "100ms"
+postwrite_wait = "0s"
+report_interval = "0s"
+repeats = 1
+`)
+	code, out, stderr := run(t, Env{}, "run", sp, "--store", storeFile)
+	if code != 0 {
+		t.Fatalf("run exit %d\n%s\n%s", code, out, stderr)
+	}
+	if !strings.Contains(out, "none possible: smallest p 1") {
+		t.Errorf("without history the sequence table should say no step is possible:\n%s", out)
+	}
+	st, err := store.Open(storeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := st.Experiment(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.Runs(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := store.NoiseKey{Host: store.ParseManifest(runs[0].Manifest).Host.ID(), Engine: "sqlite",
+		Test: noise.TestKey(exp, "update-index"), Threads: 1}
+	earlier := store.Experiment{Name: "earlier", Base: "x", Targets: []string{"x"}}
+	if err := st.CreateExperiment(ctx, &earlier); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveNoise(ctx, earlier.ID, []store.NoiseEntry{{NoiseKey: key, ExperimentID: earlier.ID,
+		Config: "x", Runs: 41, DF: 40, LogVar: 0.04}}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	code, out, stderr = run(t, Env{}, "report", "--store", storeFile, "--experiment", "1")
+	if code != 0 {
+		t.Fatalf("report exit %d\n%s\n%s", code, out, stderr)
+	}
+	if !regexp.MustCompile(`v2 -> v3: slower x0\.\d\d \(p=[0-9.e-]+, Holm [0-9.e-]+; prior,1run\)`).MatchString(out) {
+		t.Errorf("the sequence table does not find v2 -> v3 on the noise prior:\n%s", out)
 	}
 }
