@@ -70,7 +70,7 @@ func newCalibrateCmd(env Env) *cobra.Command {
 	c := fullCalibration
 	cmd := &cobra.Command{
 		Use:   "calibrate [--quick] [flags]",
-		Short: "measure the verdicts' false-alarm and detection rates on this machine (A/A and planted regressions on SQLite)",
+		Short: "measure the verdicts' false-alarm and detection rates here (A/A and planted regressions on SQLite)",
 		Long: "Runs A/A experiments and planted regressions on the embedded SQLite engine and prints the measured\n" +
 			"false-alarm rate over the A/A cells, the detection rate per effect size and repeat count, and how often\n" +
 			"the gate (compare --fail-on-regression) fires on synchronous=off vs full and on A/A at 5 repeats.\n" +

@@ -25,6 +25,10 @@ func run(t *testing.T, env Env, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// unwrap joins the continuation lines of prose wrapped to 120 columns
+// (wrapLine) back onto their first line, for checks of a whole sentence.
+func unwrap(s string) string { return strings.ReplaceAll(s, "\n  ", " ") }
+
 func writeFile(t *testing.T, dir, name, body string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // TestHelpOfEveryCommand asks every command for --help (and -h, and `help
@@ -22,11 +24,30 @@ func TestHelpOfEveryCommand(t *testing.T) {
 	for _, name := range names {
 		for _, args := range [][]string{{name, "--help"}, {name, "-h"}, {"help", name}} {
 			code, out, stderr := run(t, Env{}, args...)
-			if code != ExitOK || !strings.Contains(out, "benchlab "+name) || !strings.Contains(out, "--help") || stderr != "" {
+			if code != ExitOK || !strings.Contains(out, "Usage:") || !strings.Contains(out, "benchlab "+name) ||
+				!strings.Contains(out, "--help") || stderr != "" {
 				t.Errorf("%v: exit %d\n%s\n%s", args, code, out, stderr)
 			}
 		}
 	}
+	// The commands under commands (completion bash, ...) too.
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if sub.Hidden {
+				continue
+			}
+			path := strings.Fields(sub.CommandPath())[1:]
+			code, out, stderr := run(t, Env{}, append(path, "--help")...)
+			if code != ExitOK || !strings.Contains(out, "Usage:") || !strings.Contains(out, sub.CommandPath()) || stderr != "" {
+				t.Errorf("%v --help: exit %d\n%s\n%s", path, code, out, stderr)
+			}
+			walk(sub)
+		}
+	}
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	walk(root)
 	// GNU-style flags as users type them, never Go's single-dash form.
 	_, out, _ := run(t, Env{}, "run", "--help")
 	for _, w := range []string{"--threads string", "--store string", "-o, --output", "--color", "tpcc", "custom",

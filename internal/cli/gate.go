@@ -52,12 +52,12 @@ func gateReport(w io.Writer, cmps []report.Comparison, opt analysis.GateOptions)
 	case analysis.NoCorrection:
 		control = "no multiple-comparison correction"
 	}
-	fmt.Fprintf(w, "gate: %s over %d cells at alpha %g; a regression is a significant slowdown of at least %g%%\n",
+	printWrapped(w, "gate: %s over %d cells at alpha %g; a regression is a significant slowdown of at least %g%%\n",
 		control, len(cmps), o.Alpha, o.Threshold*100)
-	fmt.Fprintf(w, "gate %s\n", g.Power)
+	printWrapped(w, "gate %s", g.Power)
 	for _, c := range found {
 		v := c.Verdict
-		fmt.Fprintf(w, "REGRESSION %s: %s @%d threads: x%.3f (p=%.2g, %s %.2g, n=%d/%d, evidence: %s)\n", c.Target, c.Test,
+		printWrapped(w, "REGRESSION %s: %s @%d threads: x%.3f (p=%.2g, %s %.2g, n=%d/%d, evidence: %s)\n", c.Target, c.Test,
 			c.Threads, v.Ratio, v.P, o.Correction, v.PAdjusted, v.NBase, v.NOther, v.Evidence)
 	}
 	if len(found) > 0 {
@@ -108,9 +108,9 @@ func beyondRepeats(cmps []report.Comparison) int {
 
 // powerLines are the statements compare prints under its verdict counts.
 func powerLines(w io.Writer, cmps []report.Comparison, vopt report.VerdictOptions) {
-	fmt.Fprintf(w, "verdicts %s\n", report.PowerOf(cmps, vopt))
+	printWrapped(w, "verdicts %s\n", report.PowerOf(cmps, vopt))
 	if n := beyondRepeats(cmps); n > 0 {
-		fmt.Fprintf(w, "verdicts: %d of %d rest on more than the repeats (within-run variation or the host's noise prior), "+
+		printWrapped(w, "verdicts: %d of %d rest on more than the repeats (within-run variation or the host's noise prior), "+
 			"where that floor does not apply\n", n, len(cmps))
 	}
 }

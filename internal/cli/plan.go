@@ -29,6 +29,7 @@ func newPlanCmd(env Env) *cobra.Command {
 	}
 	f := newRunFlags(cmd.Flags())
 	f.getenv = env.Getenv
+	cmd.SetUsageFunc(groupedUsage)
 	cmd.RunE = body(func(_ *cobra.Command, args []string) error {
 		if err := f.args(args); err != nil {
 			return err
@@ -53,12 +54,14 @@ func runPlan(env Env, f *runFlags) error {
 	if err := addPlanHistory(env, &p, s, f.store, true); err != nil {
 		return err
 	}
-	if err := p.Write(env.Stdout); err != nil {
+	out := newFitWriter(env.Stdout) // 120 columns
+	defer out.Flush()
+	if err := p.Write(out); err != nil {
 		return err
 	}
-	if sc, err := schedule.Of(s); err == nil {
-		fmt.Fprintln(env.Stdout)
-		if err := sc.Write(env.Stdout, time.Now()); err != nil {
+	if sc, err := schedule.OfWithRates(s, storeRates(storePath(env, f.store), s)); err == nil {
+		fmt.Fprintln(out)
+		if err := sc.Write(out, time.Now()); err != nil {
 			return err
 		}
 	}
@@ -79,7 +82,7 @@ func planBeforeRun(env Env, s spec.Spec, storeFlag string) error {
 		return err
 	}
 	for _, l := range p.Lines() {
-		fmt.Fprintf(env.Stdout, "benchlab: %s\n", l)
+		printWrapped(env.Stdout, "benchlab: %s", l)
 	}
 	return nil
 }

@@ -56,16 +56,30 @@ func TestPlanAndETA(t *testing.T) {
 	}
 	plan := strings.Index(out, "Plan: 1 run(s)")
 	first := strings.Index(out, "== run 1/1")
-	if plan < 0 || first < plan || !strings.Contains(out[plan:first], "all 1 run(s): 2s") {
+	// 2 s measured and the load of 2,000 rows at the assumed 15,000 rows/s.
+	if plan < 0 || first < plan || !strings.Contains(out[plan:first], "all 1 run(s): 2.1s") {
 		t.Fatalf("no plan before the run:\n%s", out)
 	}
-	live := regexp.MustCompile(`(?m)^\[ +\d+s \] point-query thds: 1 .* \| (\d+)% done, eta \d\d:\d\d:\d\d \(in [0-9.]+m?s\)$`).
+	// The progress ends the live line, or starts its continuation line
+	// when the line would pass 120 columns.
+	live := regexp.MustCompile(`(?m)^\[ +\d+s \] point-query thds: 1 [^\n]*\s+\| (\d+)% done, eta \d\d:\d\d:\d\d \(in [0-9.]+m?s\)$`).
 		FindAllStringSubmatch(out, -1)
 	if len(live) < 1 {
 		t.Fatalf("no live line with an ETA:\n%s", out)
 	}
 	if !regexp.MustCompile(`== run 1/1: .* \| \d+% done, eta`).MatchString(out) {
 		t.Errorf("run header without progress:\n%s", out)
+	}
+	// Before the first run the load was estimated at the assumed rate;
+	// now the store holds one load of the same engine and suite, whose
+	// measured rate the next plan uses.
+	if !strings.Contains(out[plan:first], "prepare of sqlite: ~") || !strings.Contains(out[plan:first], "assumed 15k rows/s") {
+		t.Errorf("the first plan does not estimate the load at the assumed rate:\n%s", out[plan:first])
+	}
+	code, out, stderr = run(t, Env{}, "plan", "--engine", "sqlite", "--tests", "point-query", "--table-size", "2000",
+		"--time", "2", "--warmup", "0", "--store", filepath.Join(dir, "r.db"))
+	if code != ExitOK || !regexp.MustCompile(`prepare of sqlite: ~\S+ at [0-9.]+k? rows/s, median of 1 earlier load\(s\) in the store`).MatchString(out) {
+		t.Errorf("plan after a run: exit %d, no measured load rate\n%s\n%s", code, out, stderr)
 	}
 }
 

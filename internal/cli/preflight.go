@@ -2,20 +2,38 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"benchlab/internal/dsn"
+	"benchlab/internal/server"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
+	"benchlab/internal/workload"
 )
 
+// preflightOptions are the run's flags the checks before it depend on.
+type preflightOptions struct {
+	// keepData keeps every run's data dir, so the disk must hold them all.
+	keepData bool
+	// skipSpace skips the free-space check (--skip-space-check).
+	skipSpace bool
+}
+
 // preflight checks, before anything runs or is stored, what would otherwise
-// fail late: the results database can be written, and every running server
-// named by a DSN answers on its port. Its errors are usage errors (exit 2).
-func preflight(s spec.Spec, storeFile string) error {
+// fail late: the results database can be written, the work dir too, every
+// port a managed server is told to listen on is free, every running server
+// named by a DSN answers on its port, and the data dirs' filesystem has room
+// for the data the suite will write. (Install dirs and their programs are
+// checked with the spec, by the engines' CheckTarget.) Its errors are usage
+// errors (exit 2).
+func preflight(s spec.Spec, storeFile string, o preflightOptions) error {
 	if err := checkStoreWritable(storeFile); err != nil {
 		return err
 	}
@@ -24,6 +42,44 @@ func preflight(s spec.Spec, storeFile string) error {
 			return err
 		}
 	}
+	if err := checkPorts(s); err != nil {
+		return err
+	}
+	if err := checkDSNs(s); err != nil {
+		return err
+	}
+	if o.skipSpace {
+		return nil
+	}
+	return checkSpace(s, o.keepData)
+}
+
+// checkPorts checks that the port a managed server target names
+// (settings.port) is free on the address servers listen on.
+func checkPorts(s spec.Spec) error {
+	for i, t := range s.Targets {
+		if t.DSN != "" {
+			continue
+		}
+		for k, v := range t.Settings {
+			if !strings.EqualFold(k, "port") {
+				continue
+			}
+			port := fmt.Sprint(v)
+			l, err := net.Listen("tcp", net.JoinHostPort(server.Host, port))
+			if err != nil {
+				return usagef("target[%d].settings.%s: port %s on %s is in use (%v); stop what listens there, pick another port, "+
+					"or remove the setting and benchlab picks a free one", i, k, port, server.Host, dsn.Innermost(err))
+			}
+			l.Close()
+		}
+	}
+	return nil
+}
+
+// checkDSNs checks that every running server named by a DSN answers on its
+// port.
+func checkDSNs(s spec.Spec) error {
 	for i, t := range s.Targets {
 		if t.DSN == "" {
 			continue
@@ -47,6 +103,81 @@ func preflight(s spec.Spec, storeFile string) error {
 		c.Close()
 	}
 	return nil
+}
+
+// checkSpace compares the suite's estimate of the data one run writes
+// (workload.Sizer) with the free space of the filesystem the data dirs go on
+// (the work dir, or the temp dir): runs follow one another and each removes
+// its data dir, unless --keep-data keeps them all. Targets reached by a DSN
+// keep their data on their own server and are left out.
+func checkSpace(s spec.Spec, keepData bool) error {
+	suite, ok := workload.Lookup(s.Workload.Suite)
+	if !ok {
+		return nil
+	}
+	size, ok := workload.SizeOf(suite, s.Params())
+	if !ok || size.Bytes <= 0 {
+		return nil
+	}
+	var names []string
+	for _, t := range s.Targets {
+		if t.DSN == "" {
+			names = append(names, t.Name)
+		}
+	}
+	local := len(names)
+	if local == 0 {
+		return nil
+	}
+	need, what := size.Bytes, "one run's data"
+	if keepData {
+		need *= int64(local * s.Workload.Repeats)
+		what = fmt.Sprintf("%d runs' data (--keep-data)", local*s.Workload.Repeats)
+	}
+	dir, flag := s.WorkDir, "--workdir"
+	if dir == "" {
+		dir, flag = os.TempDir(), "--workdir (default: the temp dir)"
+	}
+	at := existingParent(dir)
+	var fs unix.Statfs_t
+	if err := unix.Statfs(at, &fs); err != nil {
+		return nil // unknown: the run finds out
+	}
+	free := int64(fs.Bavail) * fs.Bsize
+	if need <= free {
+		return nil
+	}
+	return usagef("disk space: %s needs about %s for target(s) %s (%s suite: %s) and %s has %s free; "+
+		"make the data smaller, put it on a larger filesystem with %s, or run anyway with --skip-space-check",
+		what, bytesIEC(need), strings.Join(names, ", "), s.Workload.Suite, size.Basis, at, bytesIEC(free), flag)
+}
+
+// existingParent is dir, or its nearest parent that exists.
+func existingParent(dir string) string {
+	for {
+		if _, err := os.Stat(dir); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir
+		}
+		dir = parent
+	}
+}
+
+// bytesIEC formats a byte count with a binary unit: 512 B, 1.5 MiB, 12.0 GiB.
+func bytesIEC(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, u := float64(n), 0
+	for v >= unit && u < 6 {
+		v /= unit
+		u++
+	}
+	return fmt.Sprintf("%.1f %ciB", v, "KMGTPE"[u-1])
 }
 
 // checkStoreWritable checks that a SQLite results file can be opened for

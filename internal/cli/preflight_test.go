@@ -60,3 +60,87 @@ func TestEarlyValidation(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestEarlyValidationServers checks the managed-server checks before a run:
+// a port a target names that something already listens on. Each exits 2
+// naming the field, before any store exists.
+func TestEarlyValidationServers(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	busy := itoa(l.Addr().(*net.TCPAddr).Port)
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"port in use", []string{"--engine", "postgres", "--set", "port=" + busy, "--tests", "point-query"},
+			[]string{"target[0].settings.port: port " + busy + " on 127.0.0.1 is in use", "pick another port"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, stderr := run(t, Env{}, append([]string{"run", "--store", db, "--time", "1"}, c.args...)...)
+			if code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				t.Errorf("exit %d, stderr %q; want %d and one line", code, stderr, ExitUsage)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q lacks %q", stderr, w)
+				}
+			}
+			if strings.Contains(out, "Plan:") {
+				t.Errorf("the plan was printed before the error:\n%s", out)
+			}
+			if _, err := os.Stat(db); err == nil {
+				t.Errorf("a store was created")
+				os.Remove(db)
+			}
+		})
+	}
+}
+
+// TestDiskSpaceCheck checks the free-space check against the suite's own
+// estimate of its data: a sysbench load of 100,000 rows (about 76 MiB at
+// the estimate's 800 B a row) is refused on a 2 MiB filesystem with exit 2,
+// the numbers, the field that sizes it and the override, before any store
+// exists; so is a load larger than any disk on the temp dir; with
+// --skip-space-check the plan goes on (shown with --dry-run), its load
+// estimated from the rows.
+func TestDiskSpaceCheck(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	check := func(args []string, want ...string) {
+		t.Helper()
+		code, out, stderr := run(t, Env{}, append([]string{"run", "--engine", "sqlite", "--tests", "point-query", "--time", "1",
+			"--store", db}, args...)...)
+		if code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want %d and one line", args, code, stderr, ExitUsage)
+		}
+		for _, w := range want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: stderr %q lacks %q", args, stderr, w)
+			}
+		}
+		if strings.Contains(out, "Plan:") {
+			t.Errorf("%v: the plan was printed before the error:\n%s", args, out)
+		}
+		if _, err := os.Stat(db); err == nil {
+			t.Errorf("%v: a store was created", args)
+			os.Remove(db)
+		}
+	}
+	// Larger than any disk: 10^12 rows x 800 B = 728 TiB.
+	check([]string{"--table-size", "1000000000000"}, "disk space: one run's data needs about 727.6 TiB for target(s) sqlite",
+		"sysbench suite: 1 table(s) x 1000000000000 rows (tables, table_size) x ~800 B", "free", "--skip-space-check")
+	code, out, stderr := run(t, Env{}, "run", "--engine", "sqlite", "--tests", "point-query", "--time", "1", "--store", db,
+		"--table-size", "1000000000000", "--skip-space-check", "--dry-run")
+	if code != ExitOK || !strings.Contains(out, "prepare of sqlite: ~") || !strings.Contains(out, "load 1000000M rows") {
+		t.Errorf("--skip-space-check --dry-run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	disk := smallDisk(t, "size=2m")
+	check([]string{"--table-size", "100000", "--workdir", disk}, "needs about 76.3 MiB", disk+" has ", "free")
+}

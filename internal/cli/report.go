@@ -470,7 +470,7 @@ func newRunsCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs [--store DB] [--limit N] [--offset M]",
 		Short: "list stored runs, newest first, under their experiments",
-		Long: "Lists the newest runs (50 by default) under their experiments, newest first; " +
+		Long: "Lists the newest runs (50 by default) under their experiments, newest first;\n" +
 			"--offset skips the newest M runs to page back, --limit 0 lists all.",
 		Args: noArgs,
 		RunE: body(func(*cobra.Command, []string) error {
@@ -532,13 +532,13 @@ func runRuns(env Env, storeFlag string, limit, offset int) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "experiment %d  %s  %s  preset=%s base=%s\n", e.ID, e.Created.Local().Format("2006-01-02 15:04:05"),
+		printWrapped(env.Stdout, "experiment %d  %s  %s  preset=%s base=%s", e.ID, e.Created.Local().Format("2006-01-02 15:04:05"),
 			e.Name, orNone(e.Preset), e.Base)
 		rs := byExp[id]
 		for i := len(rs) - 1; i >= 0; i-- {
 			r := rs[i]
 			status, took := runState(r)
-			fmt.Fprintf(env.Stdout, "  run %-4d %-20s %-8s %-10s repeat %d  %-11s %s\n", r.ID, r.Target, r.Engine,
+			printWrapped(env.Stdout, "  run %-4d %-20s %-8s %-10s repeat %d  %-11s %s", r.ID, r.Target, r.Engine,
 				r.Version, r.Repeat, status, took)
 		}
 	}
@@ -625,30 +625,30 @@ func runList(env Env) error {
 	fmt.Fprintln(w, "Engines:")
 	for _, n := range engine.Names() {
 		d, _ := engine.Lookup(n)
-		fmt.Fprintf(w, "  %-10s %s\n", n, d.Summary())
+		printHanging(w, fmt.Sprintf("  %-10s ", n), d.Summary())
 		for _, s := range d.Settings() {
-			fmt.Fprintf(w, "      %-20s %s (default %s)\n", s.Name, s.Doc, s.Default)
+			printHanging(w, fmt.Sprintf("      %-20s ", s.Name), fmt.Sprintf("%s (default %s)", s.Doc, s.Default))
 		}
 	}
 	fmt.Fprintln(w, "\nSuites and tests:")
 	for _, n := range workload.Names() {
 		s, _ := workload.Lookup(n)
-		fmt.Fprintf(w, "  %-10s %s\n", n, s.Summary())
+		printHanging(w, fmt.Sprintf("  %-10s ", n), s.Summary())
 		group := ""
 		for _, t := range s.Tests() {
 			if t.Group != group {
 				fmt.Fprintf(w, "    %s:\n", t.Group)
 				group = t.Group
 			}
-			fmt.Fprintf(w, "      %-24s %s\n", t.Name, t.Summary)
+			printHanging(w, fmt.Sprintf("      %-24s ", t.Name), t.Summary)
 		}
 	}
 	fmt.Fprintln(w, "\nPresets:")
 	all := spec.AllPresets()
 	for _, p := range spec.PresetNames() {
-		fmt.Fprintf(w, "  %-10s %s\n", p, all[p])
+		printHanging(w, fmt.Sprintf("  %-10s ", p), all[p])
 	}
-	fmt.Fprintf(w, "  %-10s %s\n", "(none)", "faithful defaults: METHOD.md durations (600 s reads, 900 s writes, 60 s scan warm-up)")
+	printHanging(w, fmt.Sprintf("  %-10s ", "(none)"), "faithful defaults: METHOD.md durations (600 s reads, 900 s writes, 60 s scan warm-up)")
 	return nil
 }
 

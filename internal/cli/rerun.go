@@ -19,14 +19,15 @@ import (
 func newRerunCmd(env Env) *cobra.Command {
 	var storeFlag, out, format, color string
 	var id int64
-	var yes, dryRun bool
+	var yes, dryRun, skipSpace bool
 	cmd := &cobra.Command{
 		Use:   "rerun [--experiment N] [-o report]",
 		Short: "run a stored experiment again from its stored spec and seed",
 		Long:  "Runs a stored experiment again from its stored spec and seed.",
 		Args:  noArgs,
 		RunE: body(func(*cobra.Command, []string) error {
-			return runRerun(env, storeFlag, id, reportOut{path: out, format: format, color: color}, yes, dryRun)
+			return runRerun(env, storeFlag, id, reportOut{path: out, format: format, color: color},
+				planCheck{yes: yes, dryRun: dryRun, skipSpace: skipSpace})
 		}),
 	}
 	fs := cmd.Flags()
@@ -35,10 +36,11 @@ func newRerunCmd(env Env) *cobra.Command {
 	addReportOutFlags(fs, &out, &format, &color)
 	fs.BoolVarP(&yes, "yes", "y", false, "run a plan of more than an hour without asking")
 	fs.BoolVar(&dryRun, "dry-run", false, "print the plan and exit without running")
+	fs.BoolVar(&skipSpace, "skip-space-check", false, "run even when the suite's estimate of its data exceeds the free space of the data dirs' filesystem")
 	return cmd
 }
 
-func runRerun(env Env, storeFlag string, idFlag int64, ro reportOut, yes, dryRun bool) error {
+func runRerun(env Env, storeFlag string, idFlag int64, ro reportOut, pc planCheck) error {
 	id := &idFlag
 	if err := ro.check(); err != nil {
 		return err
@@ -88,9 +90,9 @@ func runRerun(env Env, storeFlag string, idFlag int64, ro reportOut, yes, dryRun
 	fmt.Fprintf(env.Stdout, "benchlab: running experiment %d (%s) again with seed %d and each repeat's stored seed\n",
 		exp.ID, exp.Name, s.Seed)
 	for _, n := range s.Workload.StoredNotes() {
-		fmt.Fprintf(env.Stdout, "benchlab: experiment %d was %s; this run cannot do the same\n", exp.ID, n)
+		printWrapped(env.Stdout, "benchlab: experiment %d was %s; this run cannot do the same", exp.ID, n)
 	}
-	newID, err := execute(env, s, path, runner.ExperimentOptions{RepeatSeeds: repeatSeeds}, planCheck{yes: yes, dryRun: dryRun})
+	newID, err := execute(env, s, path, runner.ExperimentOptions{RepeatSeeds: repeatSeeds}, pc)
 	if newID != 0 {
 		if rerr := printAndWriteReport(env, path, newID, ro); rerr != nil && err == nil {
 			err = rerr

@@ -33,7 +33,7 @@ type runFlags struct {
 	seed                                              uint64
 	set                                               []string
 	store, workdir, reportOut, format, psMode, color  string
-	keepData, yes, dryRun                             bool
+	keepData, yes, dryRun, skipSpace                  bool
 	metricsAddr                                       string
 	waitQuiet, cpuProfile, flushEvery                 string
 	suite                                             string
@@ -74,6 +74,7 @@ func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	fs.BoolVar(&f.keepData, "keep-data", false, "keep each run's data dir")
 	fs.BoolVarP(&f.yes, "yes", "y", false, "run a plan of more than an hour without asking")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (steps, times, estimated end) and exit without running")
+	fs.BoolVar(&f.skipSpace, "skip-space-check", false, "run even when the suite's estimate of its data exceeds the free space of the data dirs' filesystem")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of benchlab itself to this file (to study the client's cost)")
 	fs.StringVar(&f.flushEvery, "flush-every", "", "how often a running step's 1-second series is written to the store, so a killed run keeps it (default 60s)")
 	fs.StringVar(&f.waitQuiet, "wait-quiet", "", "before each run, wait up to this long for the machine's CPU use to drop below 10%")
@@ -82,7 +83,7 @@ func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve live Prometheus metrics (ops/s, latency quantiles, errors per target and test) at http://ADDR/metrics during the run; loopback only, e.g. 127.0.0.1:9464")
 	addKnobs(fs, &f.k)
 	setGroup(fs, groupExperiment, "spec", "preset", "name", "base", "engine", "set", "suite", "repeats", "seed", "yes", "dry-run",
-		"workdir", "keep-data", "wait-quiet", "cpuprofile", "flush-every")
+		"workdir", "keep-data", "skip-space-check", "wait-quiet", "cpuprofile", "flush-every")
 	setGroup(fs, groupWorkload, "tests", "threads", "time", "read-time", "write-time", "warmup", "warmup-time",
 		"report-interval", "tables", "table-size", "db-ps-mode")
 	setGroup(fs, groupOutput, "store", "output", "format", "color", "metrics-addr")
@@ -333,7 +334,7 @@ func runRun(env Env, f *runFlags) error {
 		opt.Live = lm.record
 		fmt.Fprintf(env.Stdout, "benchlab: live metrics at http://%s/metrics\n", lm.Addr())
 	}
-	pc := planCheck{yes: f.yes, dryRun: f.dryRun, alt: func(preset string) (spec.Spec, error) {
+	pc := planCheck{yes: f.yes, dryRun: f.dryRun, skipSpace: f.skipSpace, alt: func(preset string) (spec.Spec, error) {
 		g := *f
 		g.preset = preset
 		return g.buildSpec()
@@ -355,9 +356,10 @@ func runRun(env Env, f *runFlags) error {
 // at once.
 func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOptions, pc planCheck) (int64, error) {
 	s.Getenv = env.Getenv
-	if err := preflight(s, storePath(env, storeFlag)); err != nil {
+	if err := preflight(s, storePath(env, storeFlag), preflightOptions{keepData: opt.KeepData, skipSpace: pc.skipSpace}); err != nil {
 		return 0, err
 	}
+	pc.rates = storeRates(storePath(env, storeFlag), s)
 	sc, err := planAndConfirm(env, s, pc)
 	if err != nil || pc.dryRun {
 		return 0, err
@@ -424,9 +426,13 @@ func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOption
 		case <-stopWatch:
 		}
 	}()
-	fmt.Fprintf(env.Stdout, "benchlab: experiment %q, %d target(s), suite %s, preset %s, results in %s\n",
+	printWrapped(env.Stdout, "benchlab: experiment %q, %d target(s), suite %s, preset %s, results in %s",
 		s.Name, len(s.Targets), s.Workload.Suite, orNone(s.Preset), st.Path())
-	opt.Out, opt.Build = env.Stdout, buildInfo()
+	// The run's live lines and log, each fitted to the terminal's 120
+	// columns.
+	out := newFitWriter(env.Stdout)
+	defer out.Flush()
+	opt.Out, opt.Build = out, buildInfo()
 	id, err := runner.RunExperiment(ctx, s, st, opt)
 	if err != nil && ctx.Err() != nil {
 		return id, errInterrupted
@@ -445,18 +451,20 @@ func orNone(s string) string {
 // confirmation on the terminal.
 const longRun = time.Hour
 
-// planCheck says how execute treats the plan: --yes, --dry-run, and how to
-// build the same run under another preset (nil when the command cannot).
+// planCheck says how execute treats the plan: --yes, --dry-run,
+// --skip-space-check, how to build the same run under another preset (nil
+// when the command cannot), and the load rates of earlier runs.
 type planCheck struct {
-	yes, dryRun bool
-	alt         func(preset string) (spec.Spec, error)
+	yes, dryRun, skipSpace bool
+	alt                    func(preset string) (spec.Spec, error)
+	rates                  schedule.Rates
 }
 
 // planAndConfirm prints the plan of s and, when it is longer than longRun
 // and neither --yes nor --dry-run was given, asks on a terminal or refuses
 // with a usage error that says how to shorten it.
 func planAndConfirm(env Env, s spec.Spec, pc planCheck) (schedule.Schedule, error) {
-	sc, err := schedule.Of(s)
+	sc, err := schedule.OfWithRates(s, pc.rates)
 	if err != nil {
 		return sc, err
 	}
@@ -468,8 +476,8 @@ func planAndConfirm(env Env, s spec.Spec, pc planCheck) (schedule.Schedule, erro
 	}
 	advice := shortenAdvice(s, pc)
 	if in, ok := env.Stdin.(*os.File); ok && isTerminal(in) && isTerminal(env.Stdout) {
-		fmt.Fprintf(env.Stdout, "This run is planned for %s, more than an hour. %s\nRun it? [y/N] ",
-			schedule.Long(sc.Total()), advice)
+		printWrapped(env.Stdout, "This run is planned for %s, more than an hour. %s", schedule.Long(sc.Total()), advice)
+		fmt.Fprint(env.Stdout, "Run it? [y/N] ")
 		line, _ := bufio.NewReader(in).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
 			return sc, nil
@@ -493,7 +501,7 @@ func shortenAdvice(s spec.Spec, pc planCheck) string {
 			if err != nil {
 				continue
 			}
-			if sc, err := schedule.Of(alt); err == nil {
+			if sc, err := schedule.OfWithRates(alt, pc.rates); err == nil {
 				opts = append(opts, fmt.Sprintf("--preset %s takes %s", p, schedule.Long(sc.Total())))
 			}
 		}

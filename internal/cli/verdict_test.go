@@ -52,7 +52,7 @@ fail_on_regression = true
 	// 2 cells under Holm at 0.01 need p < 0.005; 6 vs 6 reach 2/924 = 0.0022.
 	for _, want := range []string{"gate power with repeats alone: 2 cells, 6 vs 6 repeats, alpha 0.01, holm: smallest p 0.0022, a lone change needs p < 0.005: can be called",
 		"REGRESSION full: update-index"} {
-		if !strings.Contains(out, want) {
+		if !strings.Contains(unwrap(out), want) {
 			t.Errorf("run output lacks %q:\n%s", want, out)
 		}
 	}
@@ -76,10 +76,10 @@ fail_on_regression = true
 	if !strings.Contains(out, "REGRESSION full: update-index") || strings.Contains(out, "REGRESSION full: point-query") {
 		t.Errorf("gate output:\n%s", out)
 	}
-	if !strings.Contains(out, "Holm-Bonferroni over 2 cells") {
+	if !strings.Contains(unwrap(out), "Holm-Bonferroni over 2 cells") {
 		t.Errorf("gate does not say how it controls the family-wise error:\n%s", out)
 	}
-	if !strings.Contains(out, "verdicts power with repeats alone: 2 cells, 6 vs 6 repeats, alpha 0.01, bh") {
+	if !strings.Contains(unwrap(out), "verdicts power with repeats alone: 2 cells, 6 vs 6 repeats, alpha 0.01, bh") {
 		t.Errorf("compare does not state the verdicts' power:\n%s", out)
 	}
 	// At alpha 0.001 the gate needs p < 0.0005, which 6 repeats cannot

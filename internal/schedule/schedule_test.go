@@ -24,6 +24,7 @@ func parse(t *testing.T, src string) spec.Spec {
 }
 
 // TestScheduleTimes checks a plan worked by hand: two targets x 3 repeats;
+// the load of 150,000 rows (10 s at the assumed 15,000 rows/s),
 // update-index (write, 20 s + 2 s warm-up at 1 and 4 threads), the postwrite
 // cleanup (a 7 s target), point-query (10 s + 2 s at 1 and 4 threads).
 func TestScheduleTimes(t *testing.T) {
@@ -36,7 +37,7 @@ name = "b"
 engine = "sqlite"
 [workload]
 tests = ["point-query", "update-index"]
-table_size = 2000
+table_size = 150000
 threads = [1, 4]
 read_time = "10s"
 write_time = "20s"
@@ -51,10 +52,10 @@ repeats = 3
 	if sc.Runs != 6 || sc.Measured() != 4 {
 		t.Fatalf("runs %d measured %d, want 6 and 4", sc.Runs, sc.Measured())
 	}
-	// (20+2)*2 + 7 + (10+2)*2 = 75 s per run; the load and the cleanup
-	// that settles it (postload, no wait of its own) are not estimated.
-	if sc.PerRun != 75*time.Second || sc.Total() != 450*time.Second || sc.Unknown != 2 {
-		t.Fatalf("per run %s, total %s, unknown %d; want 1m15s, 7m30s, 2", sc.PerRun, sc.Total(), sc.Unknown)
+	// 10 + (20+2)*2 + 7 + (10+2)*2 = 85 s per run; the cleanup that
+	// settles the load (postload, no wait of its own) is not estimated.
+	if sc.PerRun != 85*time.Second || sc.Total() != 510*time.Second || sc.Unknown != 1 {
+		t.Fatalf("per run %s, total %s, unknown %d; want 1m25s, 8m30s, 1", sc.PerRun, sc.Total(), sc.Unknown)
 	}
 	var b strings.Builder
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -63,7 +64,9 @@ repeats = 3
 	}
 	out := b.String()
 	for _, w := range []string{"6 run(s) = 2 target(s) x 3 repeat(s)", "update-index", "1,4", "2s+20s", "44s",
-		"postwrite", "7s", "one run: 1m15s", "all 6 run(s): 7m30s", "estimated end: 2026-01-02 03:11:35 UTC"} {
+		"postwrite", "7s", "one run: 1m25s", "all 6 run(s): 8m30s", "estimated end: 2026-01-02 03:12:35 UTC",
+		"load 150k rows", "~10s", "prepare of a: ~10s at assumed 15k rows/s (no earlier prepare of sqlite in the store)",
+		"prepare of b: ~10s"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("plan lacks %q:\n%s", w, out)
 		}
@@ -72,6 +75,33 @@ repeats = 3
 		if len(l) > 120 {
 			t.Errorf("line of %d columns: %q", len(l), l)
 		}
+	}
+}
+
+// TestLoadRates checks that a measured load rate replaces the assumed one:
+// 100,000 rows at 25,000 rows/s take 4 s, and the plan says where the rate
+// comes from.
+func TestLoadRates(t *testing.T) {
+	s := parse(t, "name = \"x\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n[workload]\ntests = [\"point-query\"]\n"+
+		"table_size = 100000\nread_time = \"10s\"\nwarmup = \"0s\"\n")
+	var asked []string
+	sc, err := OfWithRates(s, func(engine, step string) (LoadRate, bool) {
+		asked = append(asked, engine+"/"+step)
+		return LoadRate{RowsPerSec: 25000, From: "median of 3 earlier load(s) in the store"}, true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.PerRun != 14*time.Second || len(sc.Loads) != 1 || sc.Loads[0].Time != 4*time.Second ||
+		strings.Join(asked, ",") != "sqlite/prepare" {
+		t.Fatalf("per run %s, loads %+v, asked %v; want 14s and one 4 s load of sqlite/prepare", sc.PerRun, sc.Loads, asked)
+	}
+	var b strings.Builder
+	if err := sc.Write(&b, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "prepare of a: ~4s at 25k rows/s, median of 3 earlier load(s) in the store") {
+		t.Errorf("plan does not say the measured rate:\n%s", b.String())
 	}
 }
 
