@@ -29,10 +29,9 @@ type preflightOptions struct {
 // preflight checks, before anything runs or is stored, what would otherwise
 // fail late: the results database can be written, the work dir too, every
 // port a managed server is told to listen on is free, every running server
-// named by a DSN answers on its port, and the data dirs' filesystem has room
-// for the data the suite will write. (Install dirs and their programs are
-// checked with the spec, by the engines' CheckTarget.) Its errors are usage
-// errors (exit 2).
+// named by a DSN answers on its port, every server install benchlab starts
+// has programs that run, and the data dirs' filesystem has room for the
+// data the suite will write. Its errors are usage errors (exit 2).
 func preflight(s spec.Spec, storeFile string, o preflightOptions) error {
 	if err := checkStoreWritable(storeFile); err != nil {
 		return err
@@ -41,6 +40,9 @@ func preflight(s spec.Spec, storeFile string, o preflightOptions) error {
 		if err := checkDirWritable(s.WorkDir); err != nil {
 			return err
 		}
+	}
+	if err := checkInstalls(s); err != nil {
+		return err
 	}
 	if err := checkPorts(s); err != nil {
 		return err
@@ -52,6 +54,18 @@ func preflight(s spec.Spec, storeFile string, o preflightOptions) error {
 		return nil
 	}
 	return checkSpace(s, o.keepData)
+}
+
+// checkInstalls checks that the install of every server benchlab starts
+// is usable: its programs are there, run (`--version`) and are reachable by
+// the user the server runs as (server.CheckInstall).
+func checkInstalls(s spec.Spec) error {
+	for i, t := range s.Targets {
+		if err := server.CheckInstall(t.EngineTarget(s.Getenv)); err != nil {
+			return usagef("target[%d].%v", i, err)
+		}
+	}
+	return nil
 }
 
 // checkPorts checks that the port a managed server target names

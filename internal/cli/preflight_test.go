@@ -62,8 +62,9 @@ func TestEarlyValidation(t *testing.T) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestEarlyValidationServers checks the managed-server checks before a run:
-// a port a target names that something already listens on. Each exits 2
-// naming the field, before any store exists.
+// a port a target names that something already listens on, and an install
+// dir whose programs are there but do not run. Each exits 2 naming the
+// field, before any store exists.
 func TestEarlyValidationServers(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "r.db")
@@ -73,6 +74,19 @@ func TestEarlyValidationServers(t *testing.T) {
 	}
 	defer l.Close()
 	busy := itoa(l.Addr().(*net.TCPAddr).Port)
+	// An install dir with initdb and postgres that cannot run (not
+	// executables of this machine, as a build for another one).
+	broken := filepath.Join(dir, "pg")
+	if err := os.MkdirAll(filepath.Join(broken, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"initdb", "postgres"} {
+		if err := os.WriteFile(filepath.Join(broken, "bin", p), []byte("\x7fELF not really\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sp := writeFile(t, dir, "broken.toml", "name = \"b\"\n[[target]]\nname = \"pg\"\nengine = \"postgres\"\nbasedir = \""+broken+
+		"\"\n[workload]\ntests = [\"point-query\"]\n")
 	cases := []struct {
 		name string
 		args []string
@@ -80,6 +94,9 @@ func TestEarlyValidationServers(t *testing.T) {
 	}{
 		{"port in use", []string{"--engine", "postgres", "--set", "port=" + busy, "--tests", "point-query"},
 			[]string{"target[0].settings.port: port " + busy + " on 127.0.0.1 is in use", "pick another port"}},
+		{"install does not run", []string{sp},
+			[]string{"target[0].basedir: " + broken + ": " + filepath.Join(broken, "bin", "postgres") + " --version failed",
+				"exec format error"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
