@@ -32,7 +32,17 @@ func BenchmarkHarnessOverhead(b *testing.B) {
 	if _, err := steps[0].Action(ctx, db, io.Discard); err != nil { // load
 		b.Fatal(err)
 	}
-	point := steps[1]
+	// The measured point-query step (the plan puts actions such as the
+	// postload cleanup between the load and it).
+	var point workload.Step
+	for _, st := range steps[1:] {
+		if st.Family == "point-query" && st.NewWorker != nil {
+			point = st
+		}
+	}
+	if point.NewWorker == nil {
+		b.Fatal("no measured point-query step in the plan")
+	}
 	point.Warmup = 200 * time.Millisecond
 
 	conn, err := db.(engine.SQL).Connect(ctx)
