@@ -263,6 +263,18 @@ func (p Plan) writeHistory(b *strings.Builder) {
 	fmt.Fprintf(b, "\nnoise history of this host in %s (t-test on log throughput, %d repeats per side, the weakest target; "+
 		"callable: the smallest slowdown called, found about half of the time; %.0f%%: found %.0f%% of the time):\n",
 		p.HistoryFrom, p.Repeats, 100*analysis.DetectPower, 100*analysis.DetectPower)
+	known := false
+	for _, h := range p.History {
+		known = known || h.Marks.Prior.Points > 0
+	}
+	if !known {
+		fmt.Fprintf(b, "  none of the %d compared tests has history on this host: verdicts rest on the repeats (and within-run variance)\n",
+			len(p.History))
+		if p.GateOn {
+			b.WriteString("  the gate cannot rely on history\n")
+		}
+		return
+	}
 	usable := 0
 	for _, h := range p.History {
 		label := h.Test

@@ -175,3 +175,19 @@ func TestPlanHistory(t *testing.T) {
 		t.Errorf("one test short of history: %v", err)
 	}
 }
+
+// TestPlanNoHistoryOneLine: a store without any history of the spec's
+// tests gives one line, not one per test.
+func TestPlanNoHistoryOneLine(t *testing.T) {
+	p := mustPlan(t, specWith(t, 3, ""))
+	if err := p.AddHistory("h.db", func(int, string, int) (analysis.NoisePrior, error) { return analysis.NoisePrior{}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "none of the 5 compared tests has history on this host") || strings.Contains(out, "no usable noise history") {
+		t.Errorf("plan text:\n%s", out)
+	}
+}
