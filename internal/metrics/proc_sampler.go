@@ -70,8 +70,16 @@ type StepSampler struct {
 	dev     blockDevice
 	devOK   bool
 
-	at     time.Time
-	tree   treeSample
+	at   time.Time
+	tree treeSample
+	// ioTree is the latest full sample (IO, context switches, memory),
+	// taken at ioAt; light samples in between read CPU only. light is
+	// false when the kernel cannot list a process's children, and every
+	// sample is then full.
+	ioTree treeSample
+	ioAt   time.Time
+	light  bool
+
 	client clientSample
 	cpu    CPUStat
 	cpuOK  bool
@@ -98,6 +106,7 @@ func NewStepSampler(roots []int, dataDir string) *StepSampler {
 	}
 	s.at = time.Now()
 	s.tree = readTree(s.procDir, roots)
+	s.ioTree, s.ioAt, s.light = s.tree, s.at, true
 	s.client = readClient()
 	s.cpu, s.cpuOK = readCPUStat()
 	return s
@@ -112,11 +121,27 @@ func readCPUStat() (CPUStat, bool) {
 	return c, err == nil
 }
 
-// Sample reads every counter and returns the CPU use since the previous
-// sample (or since NewStepSampler).
+// fullEvery is how often a sample reads the server's IO, context switches and
+// memory and lists /proc for new processes; the samples in between read the
+// known processes' CPU only.
+const fullEvery = 10 * time.Second
+
+// Sample reads the counters and returns the CPU use since the previous
+// sample (or since NewStepSampler): every second the server tree's CPU, and
+// every fullEvery (and at Mark and Efficiency) the rest.
 func (s *StepSampler) Sample() store.IntervalLoad {
 	now := time.Now()
-	tree := readTree(s.procDir, s.roots)
+	var tree treeSample
+	full := !s.light || now.Sub(s.ioAt) >= fullEvery-50*time.Millisecond
+	if !full {
+		var ok bool
+		if tree, ok = readKnown(s.procDir, s.roots, s.tree); !ok {
+			s.light, full = false, true
+		}
+	}
+	if full {
+		tree = readTree(s.procDir, s.roots)
+	}
 	client := readClient()
 	cpu, cpuOK := readCPUStat()
 
@@ -132,33 +157,9 @@ func (s *StepSampler) Sample() store.IntervalLoad {
 			t.serverTicks += ticks
 			load.ServerCPU = float64(ticks) * ClockTick.Seconds()
 		}
-		var io PidIO
-		okIO := true
-		for _, f := range []struct {
-			dst *int64
-			get func(PidIO) int64
-		}{
-			{&io.ReadBytes, func(x PidIO) int64 { return x.ReadBytes }},
-			{&io.WriteBytes, func(x PidIO) int64 { return x.WriteBytes }},
-			{&io.SysCR, func(x PidIO) int64 { return x.SysCR }},
-			{&io.SysCW, func(x PidIO) int64 { return x.SysCW }},
-		} {
-			d, ok := treeDelta(s.tree, tree, true, func(e procEntry) (int64, bool) { return f.get(e.io), e.ioOK })
-			*f.dst, okIO = d, okIO && ok
+		if tree.full {
+			s.addIO(tree, now)
 		}
-		if okIO && tree.roots > 0 {
-			t.serverIO = t.serverIO.Add(io)
-		} else {
-			t.badServerIO = true
-		}
-		// A waited-for child's switches do not show in its parent's status.
-		cs, ok := treeDelta(s.tree, tree, false, func(e procEntry) (int64, bool) { return e.cs, e.csOK })
-		if ok && tree.roots > 0 {
-			t.serverCS += cs
-		} else {
-			t.badServerCS = true
-		}
-		s.peakServer = max(s.peakServer, tree.rss())
 	}
 	if client.ok && s.client.ok {
 		d := client.cpu - s.client.cpu
@@ -194,16 +195,61 @@ func (s *StepSampler) Sample() store.IntervalLoad {
 	return load
 }
 
+// addIO adds the server tree's IO and context switches since the previous
+// full sample to the totals, from the full sample tree taken at now.
+func (s *StepSampler) addIO(tree treeSample, now time.Time) {
+	t := &s.sum
+	var io PidIO
+	okIO := true
+	for _, f := range []struct {
+		dst *int64
+		get func(PidIO) int64
+	}{
+		{&io.ReadBytes, func(x PidIO) int64 { return x.ReadBytes }},
+		{&io.WriteBytes, func(x PidIO) int64 { return x.WriteBytes }},
+		{&io.SysCR, func(x PidIO) int64 { return x.SysCR }},
+		{&io.SysCW, func(x PidIO) int64 { return x.SysCW }},
+	} {
+		d, ok := treeDelta(s.ioTree, tree, true, func(e procEntry) (int64, bool) { return f.get(e.io), e.ioOK })
+		*f.dst, okIO = d, okIO && ok
+	}
+	if okIO && tree.roots > 0 {
+		t.serverIO = t.serverIO.Add(io)
+	} else {
+		t.badServerIO = true
+	}
+	// A waited-for child's switches do not show in its parent's status.
+	cs, ok := treeDelta(s.ioTree, tree, false, func(e procEntry) (int64, bool) { return e.cs, e.csOK })
+	if ok && tree.roots > 0 {
+		t.serverCS += cs
+	} else {
+		t.badServerCS = true
+	}
+	s.peakServer = max(s.peakServer, tree.rss())
+	s.ioTree, s.ioAt = tree, now
+}
+
+// refreshIO takes a full sample of the server tree for its IO, context
+// switches and memory when the latest sample was a light one.
+func (s *StepSampler) refreshIO() {
+	if len(s.roots) == 0 || s.tree.full {
+		return
+	}
+	now := time.Now()
+	s.addIO(readTree(s.procDir, s.roots), now)
+}
+
 // Mark makes the latest sample the start of the measured part (the end of
 // the warm-up): Efficiency counts from here, and peaks restart.
 func (s *StepSampler) Mark() {
+	s.refreshIO()
 	s.sum.badServerCPU, s.sum.badServerIO, s.sum.badServerCS = false, false, false
 	s.sum.badClient, s.sum.badClientIO, s.sum.badMachine = false, false, false
 	s.marked, s.markAt, s.markSum = true, s.at, s.sum
 	if s.devOK {
 		s.markDisk, s.markDiskOK = s.dev.read()
 	}
-	s.peakServer, s.peakClient = s.tree.rss(), s.client.rss
+	s.peakServer, s.peakClient = s.ioTree.rss(), s.client.rss
 }
 
 // Efficiency returns the totals from Mark to the latest sample; nil when
@@ -212,6 +258,7 @@ func (s *StepSampler) Efficiency() *store.Efficiency {
 	if !s.marked {
 		return nil
 	}
+	s.refreshIO()
 	t, m := s.sum, s.markSum
 	e := &store.Efficiency{Seconds: s.at.Sub(s.markAt).Seconds()}
 	if len(s.roots) == 0 {

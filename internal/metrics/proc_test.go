@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -321,4 +322,51 @@ func TestSamplerWithoutServer(t *testing.T) {
 		t.Error("DirBytes of a missing dir: want an error")
 	}
 	_ = x
+}
+
+// TestLightSampleFindsNewChildren checks the samples between two full ones:
+// they read the known processes and the children those have started since,
+// without listing /proc, and drop processes that have exited.
+func TestLightSampleFindsNewChildren(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("no /proc")
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d/children", os.Getpid(), os.Getpid())); err != nil {
+		t.Skip("kernel without /proc/PID/task/TID/children: every sample is a full one")
+	}
+	// The shell's first child exits after 0.5 s; its second then runs (the
+	// trailing true keeps the shell from exec'ing it in its own place).
+	cmd := exec.Command("sh", "-c", "sleep 0.5; sleep 30; true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	time.Sleep(100 * time.Millisecond)
+	s := NewStepSampler([]int{cmd.Process.Pid}, "")
+	first := map[int]bool{}
+	for k := range s.tree.procs {
+		first[k.pid] = true
+	}
+	if len(first) != 2 {
+		t.Fatalf("first (full) sample: %d processes, want the shell and its first sleep", len(first))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+		s.Sample()
+		if s.tree.full {
+			t.Fatal("a sample within fullEvery of the first was a full one")
+		}
+		if len(s.tree.procs) == 2 {
+			var fresh bool
+			for k := range s.tree.procs {
+				fresh = fresh || !first[k.pid]
+			}
+			if fresh {
+				return // the second sleep, and the first one gone
+			}
+		}
+	}
+	t.Fatalf("light samples never saw the shell's second child in place of its first: %v", s.tree.procs)
 }
