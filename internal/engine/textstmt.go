@@ -14,14 +14,26 @@ type TextStmt struct {
 	Short bool
 }
 
+// TextPreparer is a Conn with text statements of its own, cheaper per call
+// than TextStmt: the statement is parsed once and the arguments inlined by
+// benchlab into a reused buffer (see Template). A Short one runs without
+// the caller's context, as TextStmt's does.
+type TextPreparer interface {
+	PrepareText(sql string, cost Cost) Stmt
+}
+
 // PrepareOrText prepares sql on c at the given cost or, with text (prepared
 // statements turned off: sysbench's --db-ps-mode=disable), returns a
 // TextStmt that sends it as text on every call; a Short one runs without the
 // caller's context, as prepared Short statements do (pgx would otherwise set
 // a cancellation watcher on the context every worker shares, under its lock,
-// for each call). Every workload prepares through it.
+// for each call). A TextPreparer makes its own text statements. Every
+// workload prepares through it.
 func PrepareOrText(ctx context.Context, c Conn, sql string, cost Cost, text bool) (Stmt, error) {
 	if text {
+		if tp, ok := c.(TextPreparer); ok {
+			return tp.PrepareText(sql, cost), nil
+		}
 		return TextStmt{Conn: c, SQL: sql, Short: cost == Short}, nil
 	}
 	return c.Prepare(ctx, sql, cost)

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -597,7 +598,7 @@ func (db *DB) fail(err error) error {
 // statements stay text, as sysbench sends them.
 func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engine.Stmt, error) {
 	if isControl(sql) {
-		return engine.TextStmt{Conn: c, SQL: sql, Short: true}, nil
+		return c.PrepareText(sql, engine.Short), nil
 	}
 	s, err := c.c.(driver.ConnPrepareContext).PrepareContext(ctx, sql)
 	if err != nil {
@@ -608,6 +609,129 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 
 // Close closes the connection.
 func (c *Conn) Close() error { return c.c.Close() }
+
+// PrepareText returns a statement sent as text (COM_QUERY) with its
+// arguments inlined from a template parsed once (engine.TextPreparer),
+// rather than by the driver's interpolateParams on every call (5.3% of the
+// client's CPU in TPC-C at 8 threads); a statement the template cannot
+// hold, or arguments it cannot write, take the driver's own path.
+func (c *Conn) PrepareText(sql string, cost engine.Cost) engine.Stmt {
+	t := &textStmt{c: c, sql: sql, long: cost == engine.Long}
+	if tpl, err := engine.ParseTemplate(sql, false); err == nil {
+		t.tpl, t.ok = tpl, true
+	}
+	return t
+}
+
+// textStmt is a statement sent as text, with reused buffers.
+type textStmt struct {
+	c    *Conn
+	sql  string
+	tpl  engine.Template
+	ok   bool
+	long bool
+	buf  []byte
+	dest []driver.Value
+}
+
+// literal writes one argument as interpolateParams would; strings that
+// would need escaping (whose escape depends on the session's
+// NO_BACKSLASH_ESCAPES) are left to the driver.
+func literal(dst []byte, arg any) ([]byte, bool) {
+	if b, ok := engine.AppendInt(dst, arg); ok {
+		return b, true
+	}
+	switch v := arg.(type) {
+	case nil:
+		return append(dst, "NULL"...), true
+	case string:
+		if strings.ContainsAny(v, "\\'\"\x00\n\r\x1a") {
+			return dst, false
+		}
+		dst = append(dst, '\'')
+		dst = append(dst, v...)
+		return append(dst, '\''), true
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return dst, false
+		}
+		return strconv.AppendFloat(dst, v, 'g', -1, 64), true
+	case bool:
+		if v {
+			return append(dst, '1'), true
+		}
+		return append(dst, '0'), true
+	}
+	return dst, false
+}
+
+// text builds the statement's text for args; ok is false when the driver
+// must interpolate them.
+func (t *textStmt) text(args []any) (string, bool) {
+	if !t.ok {
+		return "", false
+	}
+	if len(args) == 0 && t.tpl.Args() == 0 {
+		return t.sql, true
+	}
+	var ok bool
+	t.buf, ok = t.tpl.Append(t.buf[:0], args, literal)
+	return engine.BytesText(t.buf), ok
+}
+
+// ctx is the context a call runs under: short statements run without the
+// caller's, which spares the driver its cancellation watcher (a channel
+// send to its watcher goroutine per call).
+func (t *textStmt) ctx(ctx context.Context) context.Context {
+	if t.long {
+		return ctx
+	}
+	return context.Background()
+}
+
+// Exec runs the statement and returns the rows changed.
+func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	sql, ok := t.text(args)
+	if !ok {
+		return t.c.Exec(t.ctx(ctx), t.sql, args...)
+	}
+	r, err := t.c.c.(driver.ExecerContext).ExecContext(t.ctx(ctx), sql, nil)
+	if err != nil {
+		return 0, t.c.db.fail(err)
+	}
+	return r.RowsAffected()
+}
+
+// Query runs the statement and counts the rows it returns.
+func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
+	sql, ok := t.text(args)
+	if !ok {
+		return t.c.Query(t.ctx(ctx), t.sql, args...)
+	}
+	rows, err := t.c.c.(driver.QueryerContext).QueryContext(t.ctx(ctx), sql, nil)
+	if err != nil {
+		return 0, t.c.db.fail(err)
+	}
+	n, err := engine.DrainRows(rows, &t.dest)
+	return n, t.c.db.fail(err)
+}
+
+// Values runs the statement and returns its rows as text.
+func (t *textStmt) Values(ctx context.Context, args ...any) ([][]string, error) {
+	sql, ok := t.text(args)
+	if !ok {
+		return t.c.Values(t.ctx(ctx), t.sql, args...)
+	}
+	rows, err := t.c.c.(driver.QueryerContext).QueryContext(t.ctx(ctx), sql, nil)
+	if err != nil {
+		return nil, t.c.db.fail(err)
+	}
+	out, err := engine.ReadValues(rows)
+	return out, t.c.db.fail(err)
+}
+
+// Close does nothing: nothing was prepared.
+func (t *textStmt) Close() error { return nil }
 
 // Stmt is a server-side prepared statement; it reuses its argument and row
 // buffers. Short statements use the driver's context-free calls, which skip

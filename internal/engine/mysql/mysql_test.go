@@ -164,3 +164,5 @@ report_interval = "0s"
 		t.Errorf("report lines on the cleanup: %q; want one for the purge wait and one for the flush\n%s", lines, rep)
 	}
 }
+
+func TestTextStatements(t *testing.T) { servertest.TextStatements(t, "mariadb") }

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -398,7 +399,7 @@ func (c *Conn) fail(err error) error {
 // statements stay text, as sysbench sends them.
 func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engine.Stmt, error) {
 	if isControl(sql) {
-		return engine.TextStmt{Conn: c, SQL: sql, Short: true}, nil
+		return c.PrepareText(sql, engine.Short), nil
 	}
 	sd, err := c.c.Prepare(ctx, "bl"+strconv.FormatInt(stmtSeq.Add(1), 10), sql)
 	if err != nil {
@@ -409,6 +410,135 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 
 // Close closes the connection.
 func (c *Conn) Close() error { return c.c.Close(context.Background()) }
+
+// PrepareText returns a statement sent as text (simple query protocol) with
+// its arguments inlined from a template parsed once (engine.TextPreparer);
+// a statement the template cannot hold, or arguments it cannot write, take
+// pgx's own text path.
+func (c *Conn) PrepareText(sql string, cost engine.Cost) engine.Stmt {
+	t := &textStmt{c: c, sql: sql, long: cost == engine.Long}
+	if tpl, err := engine.ParseTemplate(sql, true); err == nil {
+		t.tpl, t.ok = tpl, true
+	}
+	return t
+}
+
+// textStmt is a statement sent as text, with a reused buffer.
+type textStmt struct {
+	c    *Conn
+	sql  string
+	tpl  engine.Template
+	ok   bool
+	long bool
+	buf  []byte
+}
+
+// literal writes one argument as PostgreSQL reads it with
+// standard_conforming_strings on (the default since 9.1), as pgx's simple
+// protocol does.
+func literal(dst []byte, arg any) ([]byte, bool) {
+	if b, ok := engine.AppendInt(dst, arg); ok {
+		return b, true
+	}
+	switch v := arg.(type) {
+	case nil:
+		return append(dst, "NULL"...), true
+	case string:
+		if strings.IndexByte(v, 0) >= 0 {
+			return dst, false
+		}
+		dst = append(dst, '\'')
+		for i := 0; i < len(v); i++ {
+			if v[i] == '\'' {
+				dst = append(dst, '\'')
+			}
+			dst = append(dst, v[i])
+		}
+		return append(dst, '\''), true
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return dst, false
+		}
+		return strconv.AppendFloat(dst, v, 'f', -1, 64), true
+	case bool:
+		return strconv.AppendBool(dst, v), true
+	}
+	return dst, false
+}
+
+// text builds the statement's text for args; ok is false when pgx's own
+// path must send it.
+func (t *textStmt) text(args []any) (string, bool) {
+	if !t.ok {
+		return "", false
+	}
+	if len(args) == 0 && t.tpl.Args() == 0 {
+		return t.sql, true
+	}
+	var ok bool
+	t.buf, ok = t.tpl.Append(t.buf[:0], args, literal)
+	return engine.BytesText(t.buf), ok
+}
+
+// ctx is as Stmt.ctx: short statements run without the caller's context.
+func (t *textStmt) ctx(ctx context.Context) context.Context {
+	if t.long {
+		return ctx
+	}
+	return context.Background()
+}
+
+// run sends the statement and reads its results, counting their rows and
+// the rows their commands changed; each row's values go to row when set.
+func (t *textStmt) run(ctx context.Context, sql string, row func([][]byte)) (rows, changed int64, err error) {
+	mrr := t.c.c.PgConn().Exec(t.ctx(ctx), sql)
+	for mrr.NextResult() {
+		rr := mrr.ResultReader()
+		for rr.NextRow() {
+			rows++
+			if row != nil {
+				row(rr.Values())
+			}
+		}
+		tag, _ := rr.Close() // its error is mrr's too
+		changed += tag.RowsAffected()
+	}
+	return rows, changed, t.c.fail(mrr.Close())
+}
+
+// Exec runs the statement and returns the rows changed.
+func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	sql, ok := t.text(args)
+	if !ok {
+		return t.c.Exec(t.ctx(ctx), t.sql, args...)
+	}
+	_, n, err := t.run(ctx, sql, nil)
+	return n, err
+}
+
+// Query runs the statement and counts the rows it returns.
+func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
+	sql, ok := t.text(args)
+	if !ok {
+		return t.c.Query(t.ctx(ctx), t.sql, args...)
+	}
+	n, _, err := t.run(ctx, sql, nil)
+	return n, err
+}
+
+// Values runs the statement and returns its rows as text.
+func (t *textStmt) Values(ctx context.Context, args ...any) ([][]string, error) {
+	sql, ok := t.text(args)
+	if !ok {
+		return t.c.Values(t.ctx(ctx), t.sql, args...)
+	}
+	var out [][]string
+	_, _, err := t.run(ctx, sql, func(raw [][]byte) { out = append(out, textRow(raw)) })
+	return out, err
+}
+
+// Close does nothing: nothing was prepared.
+func (t *textStmt) Close() error { return nil }
 
 // Stmt is a prepared statement; it reuses its parameter buffers.
 type Stmt struct {
