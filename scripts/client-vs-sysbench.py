@@ -32,7 +32,8 @@ rounds, the same window, the same servers); the columns then read "old" and
 "new" and the ratios are new/old.
 
 Compact form for the whole table (both databases, point and TPC-C, 1 to 64
-threads; about 20 minutes on 2 CPUs): --compact, which is --rounds 3
+threads; an estimated 20-35 minutes on 2 CPUs, most of it benchlab's
+TPC-C load, which every round repeats): --compact, which is --rounds 3
 --skip 2 --secs 6 --rows 100000.
 
 Every process has a time limit, the whole run has one (--max-minutes), and the
