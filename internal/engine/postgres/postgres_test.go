@@ -204,4 +204,5 @@ report_interval = "0s"
 		t.Errorf("sbtest1 vacuumed: %v %v; want once", v, err)
 	}
 }
+
 func TestTextStatements(t *testing.T) { servertest.TextStatements(t, "postgres") }
