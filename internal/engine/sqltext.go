@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -141,4 +142,54 @@ func AppendInt(dst []byte, arg any) ([]byte, bool) {
 		return strconv.AppendUint(dst, v, 10), true
 	}
 	return dst, false
+}
+
+// TextSQL is the part a driver's text statement shares across engines: the
+// statement, its template when it parsed, and the reused buffer its text is
+// written into.
+type TextSQL struct {
+	sql     string
+	tpl     Template
+	ok      bool
+	long    bool
+	literal func(dst []byte, arg any) ([]byte, bool)
+	buf     []byte
+}
+
+// NewTextSQL parses sql once (dollar: $n placeholders, else ?) for a
+// statement of the given cost; literal writes one argument in the engine's
+// syntax and reports false for one it cannot write.
+func NewTextSQL(sql string, dollar bool, cost Cost, literal func(dst []byte, arg any) ([]byte, bool)) TextSQL {
+	t := TextSQL{sql: sql, long: cost == Long, literal: literal}
+	if tpl, err := ParseTemplate(sql, dollar); err == nil {
+		t.tpl, t.ok = tpl, true
+	}
+	return t
+}
+
+// SQL is the statement as given.
+func (t *TextSQL) SQL() string { return t.sql }
+
+// Text builds the statement's text for args; ok is false when the driver
+// must send it its own way (no template, or an argument literal refused).
+// The text is valid until the next call.
+func (t *TextSQL) Text(args []any) (string, bool) {
+	if !t.ok {
+		return "", false
+	}
+	if len(args) == 0 && t.tpl.Args() == 0 {
+		return t.sql, true
+	}
+	var ok bool
+	t.buf, ok = t.tpl.Append(t.buf[:0], args, t.literal)
+	return BytesText(t.buf), ok
+}
+
+// Ctx is the context a call runs under: short statements run without the
+// caller's, which spares the driver its cancellation watcher.
+func (t *TextSQL) Ctx(ctx context.Context) context.Context {
+	if t.long {
+		return ctx
+	}
+	return context.Background()
 }

@@ -616,21 +616,13 @@ func (c *Conn) Close() error { return c.c.Close() }
 // client's CPU in TPC-C at 8 threads); a statement the template cannot
 // hold, or arguments it cannot write, take the driver's own path.
 func (c *Conn) PrepareText(sql string, cost engine.Cost) engine.Stmt {
-	t := &textStmt{c: c, sql: sql, long: cost == engine.Long}
-	if tpl, err := engine.ParseTemplate(sql, false); err == nil {
-		t.tpl, t.ok = tpl, true
-	}
-	return t
+	return &textStmt{c: c, TextSQL: engine.NewTextSQL(sql, false, cost, literal)}
 }
 
 // textStmt is a statement sent as text, with reused buffers.
 type textStmt struct {
-	c    *Conn
-	sql  string
-	tpl  engine.Template
-	ok   bool
-	long bool
-	buf  []byte
+	c *Conn
+	engine.TextSQL
 	dest []driver.Value
 }
 
@@ -665,37 +657,13 @@ func literal(dst []byte, arg any) ([]byte, bool) {
 	return dst, false
 }
 
-// text builds the statement's text for args; ok is false when the driver
-// must interpolate them.
-func (t *textStmt) text(args []any) (string, bool) {
-	if !t.ok {
-		return "", false
-	}
-	if len(args) == 0 && t.tpl.Args() == 0 {
-		return t.sql, true
-	}
-	var ok bool
-	t.buf, ok = t.tpl.Append(t.buf[:0], args, literal)
-	return engine.BytesText(t.buf), ok
-}
-
-// ctx is the context a call runs under: short statements run without the
-// caller's, which spares the driver its cancellation watcher (a channel
-// send to its watcher goroutine per call).
-func (t *textStmt) ctx(ctx context.Context) context.Context {
-	if t.long {
-		return ctx
-	}
-	return context.Background()
-}
-
 // Exec runs the statement and returns the rows changed.
 func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
-	sql, ok := t.text(args)
+	sql, ok := t.Text(args)
 	if !ok {
-		return t.c.Exec(t.ctx(ctx), t.sql, args...)
+		return t.c.Exec(t.Ctx(ctx), t.SQL(), args...)
 	}
-	r, err := t.c.c.(driver.ExecerContext).ExecContext(t.ctx(ctx), sql, nil)
+	r, err := t.c.c.(driver.ExecerContext).ExecContext(t.Ctx(ctx), sql, nil)
 	if err != nil {
 		return 0, t.c.db.fail(err)
 	}
@@ -704,11 +672,11 @@ func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 
 // Query runs the statement and counts the rows it returns.
 func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
-	sql, ok := t.text(args)
+	sql, ok := t.Text(args)
 	if !ok {
-		return t.c.Query(t.ctx(ctx), t.sql, args...)
+		return t.c.Query(t.Ctx(ctx), t.SQL(), args...)
 	}
-	rows, err := t.c.c.(driver.QueryerContext).QueryContext(t.ctx(ctx), sql, nil)
+	rows, err := t.c.c.(driver.QueryerContext).QueryContext(t.Ctx(ctx), sql, nil)
 	if err != nil {
 		return 0, t.c.db.fail(err)
 	}
@@ -718,11 +686,11 @@ func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
 
 // Values runs the statement and returns its rows as text.
 func (t *textStmt) Values(ctx context.Context, args ...any) ([][]string, error) {
-	sql, ok := t.text(args)
+	sql, ok := t.Text(args)
 	if !ok {
-		return t.c.Values(t.ctx(ctx), t.sql, args...)
+		return t.c.Values(t.Ctx(ctx), t.SQL(), args...)
 	}
-	rows, err := t.c.c.(driver.QueryerContext).QueryContext(t.ctx(ctx), sql, nil)
+	rows, err := t.c.c.(driver.QueryerContext).QueryContext(t.Ctx(ctx), sql, nil)
 	if err != nil {
 		return nil, t.c.db.fail(err)
 	}

@@ -416,21 +416,13 @@ func (c *Conn) Close() error { return c.c.Close(context.Background()) }
 // a statement the template cannot hold, or arguments it cannot write, take
 // pgx's own text path.
 func (c *Conn) PrepareText(sql string, cost engine.Cost) engine.Stmt {
-	t := &textStmt{c: c, sql: sql, long: cost == engine.Long}
-	if tpl, err := engine.ParseTemplate(sql, true); err == nil {
-		t.tpl, t.ok = tpl, true
-	}
-	return t
+	return &textStmt{c: c, TextSQL: engine.NewTextSQL(sql, true, cost, literal)}
 }
 
 // textStmt is a statement sent as text, with a reused buffer.
 type textStmt struct {
-	c    *Conn
-	sql  string
-	tpl  engine.Template
-	ok   bool
-	long bool
-	buf  []byte
+	c *Conn
+	engine.TextSQL
 }
 
 // literal writes one argument as PostgreSQL reads it with
@@ -466,32 +458,10 @@ func literal(dst []byte, arg any) ([]byte, bool) {
 	return dst, false
 }
 
-// text builds the statement's text for args; ok is false when pgx's own
-// path must send it.
-func (t *textStmt) text(args []any) (string, bool) {
-	if !t.ok {
-		return "", false
-	}
-	if len(args) == 0 && t.tpl.Args() == 0 {
-		return t.sql, true
-	}
-	var ok bool
-	t.buf, ok = t.tpl.Append(t.buf[:0], args, literal)
-	return engine.BytesText(t.buf), ok
-}
-
-// ctx is as Stmt.ctx: short statements run without the caller's context.
-func (t *textStmt) ctx(ctx context.Context) context.Context {
-	if t.long {
-		return ctx
-	}
-	return context.Background()
-}
-
 // run sends the statement and reads its results, counting their rows and
 // the rows their commands changed; each row's values go to row when set.
 func (t *textStmt) run(ctx context.Context, sql string, row func([][]byte)) (rows, changed int64, err error) {
-	mrr := t.c.c.PgConn().Exec(t.ctx(ctx), sql)
+	mrr := t.c.c.PgConn().Exec(t.Ctx(ctx), sql)
 	for mrr.NextResult() {
 		rr := mrr.ResultReader()
 		for rr.NextRow() {
@@ -508,9 +478,9 @@ func (t *textStmt) run(ctx context.Context, sql string, row func([][]byte)) (row
 
 // Exec runs the statement and returns the rows changed.
 func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
-	sql, ok := t.text(args)
+	sql, ok := t.Text(args)
 	if !ok {
-		return t.c.Exec(t.ctx(ctx), t.sql, args...)
+		return t.c.Exec(t.Ctx(ctx), t.SQL(), args...)
 	}
 	_, n, err := t.run(ctx, sql, nil)
 	return n, err
@@ -518,9 +488,9 @@ func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 
 // Query runs the statement and counts the rows it returns.
 func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
-	sql, ok := t.text(args)
+	sql, ok := t.Text(args)
 	if !ok {
-		return t.c.Query(t.ctx(ctx), t.sql, args...)
+		return t.c.Query(t.Ctx(ctx), t.SQL(), args...)
 	}
 	n, _, err := t.run(ctx, sql, nil)
 	return n, err
@@ -528,9 +498,9 @@ func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
 
 // Values runs the statement and returns its rows as text.
 func (t *textStmt) Values(ctx context.Context, args ...any) ([][]string, error) {
-	sql, ok := t.text(args)
+	sql, ok := t.Text(args)
 	if !ok {
-		return t.c.Values(t.ctx(ctx), t.sql, args...)
+		return t.c.Values(t.Ctx(ctx), t.SQL(), args...)
 	}
 	var out [][]string
 	_, _, err := t.run(ctx, sql, func(raw [][]byte) { out = append(out, textRow(raw)) })
