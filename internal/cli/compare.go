@@ -96,7 +96,7 @@ func runCompare(env Env, f *compareFlags) error {
 	r := report.BuildWith(d, report.Options{Verdict: vopt, Sequence: f.sequence})
 	var keep []report.Table // the relative and sequence tables; `report` shows the rest
 	for _, t := range r.Tables {
-		if strings.HasPrefix(t.Title, "Relative throughput") || strings.HasPrefix(t.Title, "Changes across") ||
+		if t.Relative || strings.HasPrefix(t.Title, "Changes across") ||
 			strings.HasPrefix(t.Title, "Insert Benchmark relative") {
 			keep = append(keep, t)
 		}

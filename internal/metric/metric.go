@@ -11,6 +11,7 @@ package metric
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +44,9 @@ type Metric struct {
 	// Quantity is what the number measures, in the title of the report's
 	// table of absolute values ("Absolute latency"); "" is "throughput".
 	Quantity string
+	// Symbol names the number in formulas, such as the relative table's
+	// title ("QPS(target) / QPS(base)"); "" is the name in capitals.
+	Symbol string
 	// Value computes the metric of a whole step from its counts.
 	Value func(Counts) float64
 	// Series computes one second's value from that second's counts, for
@@ -105,6 +109,15 @@ func (m Metric) QuantityOf() string {
 		return "throughput"
 	}
 	return m.Quantity
+}
+
+// SymbolOf is m's short name in formulas: its Symbol, or its name in
+// capitals ("QPS").
+func (m Metric) SymbolOf() string {
+	if m.Symbol == "" {
+		return strings.ToUpper(m.Name)
+	}
+	return m.Symbol
 }
 
 // Lookup returns the metric registered under name.

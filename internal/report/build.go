@@ -217,19 +217,82 @@ func absoluteLegend(s samples, keys []cellKey) string {
 // second), "Absolute latency" (connect's milliseconds), "Absolute values"
 // for rows of several quantities.
 func absoluteTitle(s samples, keys []cellKey) string {
+	if q := quantityOf(s, keys); q != "" {
+		return "Absolute " + q
+	}
+	return "Absolute values"
+}
+
+// quantityOf is what every row's metric measures ("throughput",
+// "latency"), "" when the rows measure several quantities.
+func quantityOf(s samples, keys []cellKey) string {
 	q := ""
 	for _, k := range keys {
 		switch mq := s.metricOf(k).QuantityOf(); {
 		case q == "":
 			q = mq
 		case q != mq:
-			return "Absolute values"
+			return ""
 		}
 	}
 	if q == "" {
 		q = metric.QPS.QuantityOf()
 	}
-	return "Absolute " + q
+	return q
+}
+
+// relativeTitle titles the relative table after what its rows' metrics
+// measure and how the ratio is taken: "Relative throughput: QPS(target) /
+// QPS(base)" when queries per second head the rows (other throughputs are
+// named in the legend), "Relative latency: ms(target) / ms(base)" for
+// connect's rows, "Relative values: target / base" for rows of several
+// quantities.
+func relativeTitle(s samples, keys []cellKey, base string) string {
+	q := quantityOf(s, keys)
+	if q == "" {
+		return "Relative values: target / " + base
+	}
+	m := metric.QPS
+	if !hasQPS(s, keys) {
+		if others := otherMetrics(s, keys); len(others) == 1 {
+			m = others[0].m
+		} else {
+			return "Relative " + q + ": target / " + base
+		}
+	}
+	return "Relative " + q + ": " + m.SymbolOf() + "(target) / " + m.SymbolOf() + "(" + base + ")"
+}
+
+// relativeMarks says how the relative table marks its ratios: 1.05 and
+// more is better where more is better, worse where less is (latencies),
+// and the other way round at 0.95 and less.
+func relativeMarks(s samples, keys []cellKey) string {
+	const higher = "+ (green) >= 1.05 better, - (red) <= 0.95 worse, grey between"
+	const lower = "+ (green) <= 0.95 better, - (red) >= 1.05 worse, grey between"
+	var lowerTests []string
+	for _, k := range keys {
+		if s.metricOf(k).Direction == analysis.LowerIsBetter && !slices.Contains(lowerTests, k.test) {
+			lowerTests = append(lowerTests, k.test)
+		}
+	}
+	switch {
+	case len(lowerTests) == 0:
+		return higher
+	case len(lowerTests) == len(uniqueTests(keys)):
+		return "lower is better: " + lower
+	}
+	return higher + "; lower is better for " + strings.Join(lowerTests, ", ") + ": " + lower
+}
+
+// uniqueTests lists the tests of keys once each, in order.
+func uniqueTests(keys []cellKey) []string {
+	var out []string
+	for _, k := range keys {
+		if !slices.Contains(out, k.test) {
+			out = append(out, k.test)
+		}
+	}
+	return out
 }
 
 // hasQPS reports whether any row reports queries per second.
@@ -325,10 +388,10 @@ func BuildWith(d *Data, opt Options) *Report {
 	tput := func(x store.Result) float64 { return x.Throughput() }
 	if len(targets) > 1 {
 		rel := Table{
-			Title: "Relative throughput: QPS(target) / QPS(" + d.Experiment.Base + ")",
-			Legend: "2 decimals; + (green) >= 1.05 better, - (red) <= 0.95 worse, grey between" +
-				compareLegend(s, keys),
-			Columns: targets[1:],
+			Title:    relativeTitle(s, keys, d.Experiment.Base),
+			Legend:   "2 decimals; " + relativeMarks(s, keys) + compareLegend(s, keys),
+			Columns:  targets[1:],
+			Relative: true,
 		}
 		verdicts := false
 		for _, k := range keys {

@@ -77,7 +77,7 @@ func WriteHTML(w io.Writer, d *Data, r *Report) error {
 	page := htmlPage{Title: r.Title, Header: r.Header, Notes: uniqueNotes(r.Notes), ECharts: template.JS(echartsJS)}
 	for _, t := range r.Tables {
 		ht := toHTMLTable(t)
-		if strings.HasPrefix(t.Title, "Relative throughput") {
+		if t.Relative {
 			page.Relative = append(page.Relative, ht)
 		} else {
 			page.Tables = append(page.Tables, ht)
@@ -189,11 +189,13 @@ func buildCharts(d *Data) []chartDef {
 		}
 		byGroup[g] = append(byGroup[g], k)
 	}
-	// Relative throughput per group, one bar per non-base target.
+	// Relative throughput (or the group's metrics' quantity) per group, one
+	// bar per non-base target.
 	if len(targets) > 1 {
 		for _, g := range groupNames {
-			o := baseOption("Relative throughput: "+orDefault(g, "tests")+" (target / "+targets[0]+")",
-				"test", "relative throughput (1 = base)")
+			q := orDefault(quantityOf(s, byGroup[g]), "values")
+			o := baseOption("Relative "+q+": "+orDefault(g, "tests")+" (target / "+targets[0]+")",
+				"test", "relative "+q+" (1 = base)")
 			var cats []string
 			for _, k := range byGroup[g] {
 				cats = append(cats, label(k))
@@ -215,7 +217,7 @@ func buildCharts(d *Data) []chartDef {
 				series = append(series, ser)
 			}
 			o["series"] = series
-			out = append(out, chartDef{htmlChart{Title: "relative throughput", Height: 380}, o})
+			out = append(out, chartDef{htmlChart{Title: "relative " + q, Height: 380}, o})
 		}
 	}
 	// Throughput per second, all targets of a test on one chart (first

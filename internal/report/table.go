@@ -26,6 +26,9 @@ type Table struct {
 	Legend  string
 	Columns []string
 	Rows    []Row
+	// Relative marks the headline table of ratios to the base, whatever
+	// its title names: the HTML page shows it first and compare keeps it.
+	Relative bool
 }
 
 // Row is one labelled line of a table; Group starts a new section when it

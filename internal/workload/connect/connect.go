@@ -29,7 +29,7 @@ func init() { workload.Register(Suite{}) }
 // second, the charts count connections.
 var ConnectMS = metric.Register(metric.Metric{
 	Name: "connect_ms", Unit: "ms", Legend: "mean milliseconds to open a connection, run one query and close it",
-	Direction: analysis.LowerIsBetter, Quantity: "latency",
+	Direction: analysis.LowerIsBetter, Quantity: "latency", Symbol: "ms",
 	Value:  func(c metric.Counts) float64 { return float64(c.Mean) / 1e6 },
 	Series: func(c metric.Counts) float64 { return metric.PerSecond(c.Events, c.Seconds) }, SeriesUnit: "connections",
 })

@@ -51,14 +51,16 @@ func TestRunOnSQLite(t *testing.T) {
 	if code := cli.Main(cli.Env{Stdout: &out, Stderr: &errb}, []string{"run", file, "--store", db}); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	for _, want := range []string{"connection cost", "connect compares mean milliseconds", "Relative throughput"} {
+	for _, want := range []string{"connection cost", "connect compares mean",
+		"Relative latency: ms(target) / ms(wal)", "lower is better: + (green) <= 0.95 better"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
 	}
-	// The table of absolute values is titled after the metric, a latency.
-	if !strings.Contains(out.String(), "Absolute latency") || strings.Contains(out.String(), "Absolute throughput") {
-		t.Errorf("report's absolute table is not titled 'Absolute latency':\n%s", out.String())
+	// The tables of relative and absolute values are titled after the
+	// metric, a latency.
+	if !strings.Contains(out.String(), "Absolute latency") || strings.Contains(out.String(), "throughput") {
+		t.Errorf("report's tables are not titled after latency:\n%s", out.String())
 	}
 	st, err := store.Open(db)
 	if err != nil {

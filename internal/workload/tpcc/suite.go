@@ -39,7 +39,7 @@ func (Suite) Summary() string {
 // TpmC is TPC-C's headline: New-Order transactions committed per minute
 // (each terminal counts its committed New-Orders as the Tally's Rows).
 var TpmC = metric.Register(metric.Metric{
-	Name: "tpmc", Unit: "tpmC", Legend: "tpmC, New-Order transactions committed per minute",
+	Name: "tpmc", Unit: "tpmC", Symbol: "tpmC", Legend: "tpmC, New-Order transactions committed per minute",
 	Direction:  analysis.HigherIsBetter,
 	Value:      func(c metric.Counts) float64 { return 60 * metric.PerSecond(c.Rows, c.Seconds) },
 	Series:     func(c metric.Counts) float64 { return 60 * metric.PerSecond(c.Rows, c.Seconds) },
