@@ -1,9 +1,11 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Batch-means settings. A run's 1-second series is autocorrelated (a
@@ -145,6 +147,11 @@ const (
 	// BasisPrior is a t-test whose run-to-run variance pools the host's
 	// noise history with the repeats (and within-run variance as a floor).
 	BasisPrior
+	// BasisRepeatsOwn is a t-test over the repeats with their own variance,
+	// used when they vary far more than the host's history says (so that
+	// variance is not small by chance) and no single disturbed run explains
+	// it.
+	BasisRepeatsOwn
 )
 
 // NoiseEvidence says in detail what a verdict of CompareNoise rests on;
@@ -161,6 +168,9 @@ type NoiseEvidence struct {
 	DF int
 	// Why explains a fallback to repeats only.
 	Why string
+	// SetAside describes the run left out as disturbed ("base repeat 2,
+	// −8.1% from the others"), empty when none was.
+	SetAside string
 }
 
 // SingleRun reports whether a side has a single run: a verdict that only
@@ -182,9 +192,14 @@ func (e NoiseEvidence) String() string {
 		if e.SingleRun() {
 			s += ", single run"
 		}
+		if e.SetAside != "" {
+			s += ", " + e.SetAside + " set aside as disturbed"
+		}
 		return s
 	case BasisRepeatsWithin:
 		return fmt.Sprintf("repeats %d/%d + within-run", e.NBase, e.NOther)
+	case BasisRepeatsOwn:
+		return fmt.Sprintf("repeats %d/%d, t-test on their own variance", e.NBase, e.NOther)
 	}
 	return fmt.Sprintf("repeats only %d/%d", e.NBase, e.NOther)
 }
@@ -196,9 +211,14 @@ func (e NoiseEvidence) Short() string {
 		if e.SingleRun() {
 			return "prior,1run"
 		}
+		if e.SetAside != "" {
+			return "prior-1"
+		}
 		return "prior"
 	case BasisRepeatsWithin:
 		return "rep+within"
+	case BasisRepeatsOwn:
+		return "rep-t"
 	}
 	return "repeats"
 }
@@ -243,11 +263,21 @@ type NoiseOptions struct {
 // The prior is used when it has at least MinPriorDF degrees of freedom and
 // the cell's own repeats agree with it: with ν ≥ 2, the one-sided F-test
 // of SS/ν against s₀² with (ν, ν₀) degrees of freedom must not fall below
-// PriorConflictP. A run disturbed by a stall (one slow run of three) would
-// otherwise be judged with the history's small variance and called a
-// change; with a single run per side only the prior can give a verdict,
-// and nothing can check it. Without
-// one, and with at least 2 repeats per side whose series all gave a
+// PriorConflictP. When it does, the usual cause on a shared machine is one
+// run disturbed by a stall (one slow run of three), which pooling would
+// judge with the history's small variance and call a change, and which
+// falling back to the repeats would let hide a real one (Mann-Whitney never
+// goes below p = 0.1 at 3 and 3, so a base with one stalled run hid every
+// regression measured against it). So the fewest runs, at most one per
+// side and only from a side of 3 or more, whose removal leaves repeats that
+// agree with the history (F-test p ≥ SetAsideAgreeP) are set aside as
+// disturbed, named in NoiseEvidence.SetAside, and the prior's t-test runs
+// on the rest. When no such run explains the conflict (repeats spread
+// evenly: a noisy period, or a machine unlike its history), the t-test runs
+// on the repeats alone with their own variance (BasisRepeatsOwn), which the
+// conflict shows is not small by chance. With a single run per side only
+// the prior can give a verdict, and nothing can check it. Without a usable
+// prior, and with at least 2 repeats per side whose series all gave a
 // within-run variance, the t-test runs on the repeats alone (ν₀ = 0).
 // Otherwise the verdict is Compare's Mann-Whitney test over the repeats, and
 // NoiseEvidence.Why says why.
@@ -259,11 +289,6 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 	yb, wb := logRuns(base)
 	yo, wo := logRuns(other)
 	ev := NoiseEvidence{NBase: len(yb), NOther: len(yo), Prior: prior}
-	for _, w := range append(append([]float64(nil), wb...), wo...) {
-		if !math.IsNaN(w) {
-			ev.Within++
-		}
-	}
 	values := func(rs []Run) []float64 {
 		out := make([]float64, len(rs))
 		for i, r := range rs {
@@ -272,34 +297,57 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 		return out
 	}
 	usePrior := prior.DF >= opt.MinPriorDF && prior.Var > 0
-	allWithin := ev.Within == len(yb)+len(yo)
+	positive := len(yb) == len(base) && len(yo) == len(other)
 	conflict := ""
-	if nu := len(yb) + len(yo) - 2; usePrior && nu >= 2 && len(yb) == len(base) && len(yo) == len(other) {
-		own := (sumSq(yb, mean(yb)) + sumSq(yo, mean(yo))) / float64(nu)
-		if p := fUpper(own/prior.Var, float64(nu), float64(prior.DF)); p < PriorConflictP {
-			usePrior = false
-			conflict = fmt.Sprintf("the repeats vary far more than the host's noise history (s %.1f%% against %.1f%%, F-test p=%.2g): "+
-				"a disturbed run, or a machine unlike its history", 100*math.Sqrt(own), 100*math.Sqrt(prior.Var), p)
+	if nu := len(yb) + len(yo) - 2; usePrior && positive && nu >= 2 {
+		if p, own := priorConflict(yb, yo, prior); p < PriorConflictP {
+			if drop, ok := disturbedRuns(yb, yo, prior); ok {
+				sides := [2]*[]Run{&base, &other}
+				ys := [2]*[]float64{&yb, &yo}
+				ws := [2]*[]float64{&wb, &wo}
+				var notes []string
+				for side, i := range drop {
+					if i < 0 {
+						continue
+					}
+					rest := slices.Delete(slices.Clone(*ys[side]), i, i+1)
+					dev := 100 * (math.Exp((*ys[side])[i]-mean(rest)) - 1)
+					notes = append(notes, fmt.Sprintf("%s run %d of %d (%+.1f%% from its others)", [2]string{"base", "other"}[side], i+1, len(*ys[side]), dev))
+					*sides[side] = slices.Delete(slices.Clone(*sides[side]), i, i+1)
+					*ys[side] = rest
+					*ws[side] = slices.Delete(slices.Clone(*ws[side]), i, i+1)
+				}
+				ev.SetAside = strings.Join(notes, " and ")
+				ev.NBase, ev.NOther = len(yb), len(yo)
+			} else {
+				usePrior = false
+				conflict = fmt.Sprintf("the repeats vary far more than the host's noise history (s %.1f%% against %.1f%%, F-test p=%.2g), "+
+					"more than one disturbed run explains: a noisy period, or a machine unlike its history", 100*math.Sqrt(own), 100*math.Sqrt(prior.Var), p)
+			}
 		}
 	}
+	ev.Within = 0
+	for _, w := range append(append([]float64(nil), wb...), wo...) {
+		if !math.IsNaN(w) {
+			ev.Within++
+		}
+	}
+	allWithin := ev.Within == len(yb)+len(yo)
 	switch {
 	case len(yb) == 0 || len(yo) == 0:
 		ev.Why = "a side has no positive values"
-	case len(yb) != len(base) || len(yo) != len(other):
+	case !positive:
 		ev.Why = "some values are not positive, so there is no log scale"
 	case usePrior:
 		ev.Basis = BasisPrior
 	case len(yb) >= 2 && len(yo) >= 2 && allWithin:
 		ev.Basis = BasisRepeatsWithin
-		ev.Why = priorTooShort(prior, opt.MinPriorDF)
-		if conflict != "" {
-			ev.Why = conflict
-		}
+		ev.Why = cmp.Or(conflict, priorTooShort(prior, opt.MinPriorDF))
+	case len(yb) >= 2 && len(yo) >= 2 && conflict != "":
+		ev.Basis = BasisRepeatsOwn
+		ev.Why = conflict
 	default:
-		ev.Why = priorTooShort(prior, opt.MinPriorDF)
-		if conflict != "" {
-			ev.Why = conflict
-		}
+		ev.Why = cmp.Or(conflict, priorTooShort(prior, opt.MinPriorDF))
 		if !allWithin {
 			ev.Why += fmt.Sprintf("; %d of %d runs have a series long enough for batch means", ev.Within, len(yb)+len(yo))
 		}
@@ -343,6 +391,82 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 	v.Outcome = decide(v, copt)
 	v.Warnings = warns
 	return v, ev
+}
+
+// SetAsideAgreeP is the level at which the runs left after setting one
+// aside as disturbed must agree with the host's history (the one-sided
+// F-test of their pooled variance against the prior's): stricter than
+// PriorConflictP, so that repeats spread evenly (a noisy period, not one
+// stalled run) are not made to look quiet by dropping their extreme.
+const SetAsideAgreeP = 0.05
+
+// priorConflict is the one-sided F-test of the repeats' pooled variance
+// (each side around its own mean) against the prior's: its p and the
+// repeats' variance.
+func priorConflict(yb, yo []float64, prior NoisePrior) (p, own float64) {
+	nu := len(yb) + len(yo) - 2
+	own = (sumSq(yb, mean(yb)) + sumSq(yo, mean(yo))) / float64(nu)
+	return fUpper(own/prior.Var, float64(nu), float64(prior.DF)), own
+}
+
+// disturbedRuns finds the fewest runs, at most one per side, whose
+// removal leaves repeats that agree with the prior. Only a side with at
+// least 3 runs can lose one (of 2, which is disturbed cannot be told).
+// Single removals are tried first, then one run of each side; of each
+// kind, the one leaving the smallest pooled sum of squares is taken, and
+// accepted when the remaining repeats pass priorConflict at
+// SetAsideAgreeP. drop[0] and drop[1] are the indexes of the base's and
+// the other side's run to leave out, −1 for none.
+func disturbedRuns(yb, yo []float64, prior NoisePrior) (drop [2]int, ok bool) {
+	sides := [2][]float64{yb, yo}
+	options := func(sd int) []int {
+		out := []int{-1}
+		if len(sides[sd]) >= 3 {
+			for i := range sides[sd] {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	without := func(ys []float64, i int) []float64 {
+		if i < 0 {
+			return ys
+		}
+		return slices.Delete(slices.Clone(ys), i, i+1)
+	}
+	for _, removals := range []int{1, 2} {
+		best, found := math.Inf(1), false
+		var cand [2]int
+		for _, i := range options(0) {
+			for _, j := range options(1) {
+				if n := boolInt(i >= 0) + boolInt(j >= 0); n != removals {
+					continue
+				}
+				b, o := without(yb, i), without(yo, j)
+				if ss := sumSq(b, mean(b)) + sumSq(o, mean(o)); ss < best {
+					best, cand, found = ss, [2]int{i, j}, true
+				}
+			}
+		}
+		if !found {
+			continue
+		}
+		b, o := without(yb, cand[0]), without(yo, cand[1])
+		if len(b)+len(o) < 3 {
+			continue
+		}
+		if p, _ := priorConflict(b, o, prior); p >= SetAsideAgreeP {
+			return cand, true
+		}
+	}
+	return [2]int{-1, -1}, false
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // priorTooShort says why the noise prior was not used.

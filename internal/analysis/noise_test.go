@@ -259,11 +259,15 @@ func TestNoiseJudge(t *testing.T) {
 // (log −0.3). Worked by hand: base logs 0, 0, −0.3 have mean −0.1 and SS
 // 0.01 + 0.01 + 0.04 = 0.06, the other side none; own s² = 0.06/4 =
 // 0.015 against the history's 0.0004: F = 37.5 on (4, 100) df, p far
-// below 0.001, so the prior is not used. Pooled as before, s² = (100·0.0004
-// + 0.06)/104 = 0.00096154, SE = sqrt(s²·2/3) = 0.025318, t = 0.1/SE =
-// 3.95 on 104 df (p ≈ 1.4e-4): the stall alone would have been called
+// below 0.001, so the repeats conflict with the prior. Pooled as before,
+// s² = (100·0.0004 + 0.06)/104 = 0.00096154, SE = sqrt(s²·2/3) = 0.025318,
+// t = 0.1/SE = 3.95 on 104 df (p ≈ 1.4e-4): the stall alone would have
+// been called faster. Leaving the stalled run out leaves SS 0, which agrees
+// with the history, so it is set aside: base 0, 0 against 0, 0, 0, d = 0,
+// s² = 100·0.0004/103, SE² = s²(1/2 + 1/3), and the interval ±t(0.975,
+// 103)·SE = ±3.6% is wider than the 2% minimum effect: unknown, not
 // faster. Repeats that agree with the history (own s² 0.0001, F = 0.25)
-// keep the prior.
+// keep the prior as they are.
 func TestCompareNoisePriorConflict(t *testing.T) {
 	prior := NoisePrior{Var: 0.0004, DF: 100, Points: 130}
 	e := math.Exp
@@ -273,12 +277,15 @@ func TestCompareNoisePriorConflict(t *testing.T) {
 		t.Fatalf("F(4,100) tail at 37.5 = %v, want tiny", p)
 	}
 	v, ev := CompareNoise(base, other, HigherIsBetter, prior, NoiseOptions{})
-	if ev.Basis != BasisRepeats || !strings.Contains(ev.Why, "vary far more than the host's noise history (s 12.2% against 2.0%") {
-		t.Fatalf("stalled run: evidence %+v, want repeats only with the conflict named", ev)
+	if ev.Basis != BasisPrior || ev.NBase != 2 || ev.NOther != 3 || ev.DF != 103 ||
+		!strings.Contains(ev.String(), "base run 3 of 3 (-25.9% from its others) set aside as disturbed") {
+		t.Fatalf("stalled run: evidence %+v (%s), want the prior with base run 3 set aside", ev, ev)
 	}
-	if v.Outcome == Faster || v.Outcome == Slower {
-		t.Errorf("stalled run called %v", v.Outcome)
+	if v.Outcome != Unknown || v.Ratio != 1 {
+		t.Errorf("stalled run: %v ratio %v, want unknown at ratio 1", v.Outcome, v.Ratio)
 	}
+	se := math.Sqrt(100 * 0.0004 / 103 * (1.0/2 + 1.0/3))
+	near(t, "interval high", v.RatioHi, e(studentQuantile(0.975, 103)*se), 1e-9)
 	// What pooling would have given: the hand figures above.
 	s2 := (100*0.0004 + 0.06) / 104
 	if tt := 0.1 / math.Sqrt(s2*2/3); math.Abs(tt-3.95) > 0.01 || studentTwoSided(tt, 104) > 0.001 {
@@ -286,12 +293,12 @@ func TestCompareNoisePriorConflict(t *testing.T) {
 	}
 	// Agreeing repeats keep the prior.
 	v, ev = CompareNoise(runs(100, 100*e(0.01), 100*e(-0.01)), runs(90, 90*e(0.01), 90*e(-0.01)), HigherIsBetter, prior, NoiseOptions{})
-	if ev.Basis != BasisPrior || v.Outcome != Slower {
+	if ev.Basis != BasisPrior || ev.SetAside != "" || v.Outcome != Slower {
 		t.Errorf("agreeing repeats: %+v %v, want the prior and slower", ev, v.Outcome)
 	}
 	// A host whose runs stall now and then (5% of runs lose 10-40%): A/A
 	// cells of 3 repeats pooled with the quiet history alone gave false
-	// alarms in 20.4% of these 4000 cells; the check keeps them at 0.9%.
+	// alarms in 20.4% of these 4000 cells; the check keeps them below 2%.
 	rng := rand.New(rand.NewPCG(3, 4))
 	draw := func(n int) []Run {
 		out := make([]Run, n)
@@ -304,14 +311,101 @@ func TestCompareNoisePriorConflict(t *testing.T) {
 		}
 		return out
 	}
-	alarms := 0
+	alarms, found := 0, 0
 	const trials = 4000
+	slower := func(rs []Run) []Run {
+		for i := range rs {
+			rs[i].Value *= 0.9
+		}
+		return rs
+	}
 	for range trials {
 		if v, _ := CompareNoise(draw(3), draw(3), HigherIsBetter, prior, NoiseOptions{}); v.Outcome == Slower || v.Outcome == Faster {
 			alarms++
 		}
+		if v, _ := CompareNoise(draw(3), slower(draw(3)), HigherIsBetter, prior, NoiseOptions{}); v.Outcome == Slower {
+			found++
+		}
 	}
-	if rate := float64(alarms) / trials; rate > 0.02 {
-		t.Errorf("stalling host: false alarms %.4f of A/A cells at 3 repeats, want <= 0.02", rate)
+	t.Logf("stalling host, 3 repeats: false alarms %.4f, 10%% found %.4f", float64(alarms)/trials, float64(found)/trials)
+	// Setting stalled runs aside raises the false alarms from 0.9% to 1.95%
+	// of these cells (a side with two mild stalls can lose one and keep the
+	// other), within issue 15's bound of 5%.
+	if rate := float64(alarms) / trials; rate > 0.03 {
+		t.Errorf("stalling host: false alarms %.4f of A/A cells at 3 repeats, want <= 0.03", rate)
+	}
+	// A 10% slowdown: of these cells 26% hold a stalled run, which used to
+	// send the cell to Mann-Whitney (never below p = 0.1 at 3 and 3).
+	if rate := float64(found) / trials; rate < 0.9 {
+		t.Errorf("stalling host: 10%% slowdowns found in %.4f of cells at 3 repeats, want >= 0.9", rate)
+	}
+}
+
+// TestCompareNoiseSetAsideEachSide: one stalled run on each side. Logs
+// base 0, 0.01, −0.10 and other −0.10, −0.09, −0.20 against a history of
+// variance 0.0001 (100 df). Leaving out the base's stall alone leaves the
+// other side's SS 0.0074 (mean −0.13): s² = 0.00745/3, F = 24.8 on (3,
+// 100), far from agreeing; leaving out both stalls leaves 0, 0.01 against
+// −0.10, −0.09, SS 0.0001 on 2 df, which agrees. Then d = −0.10, s² =
+// (100·0.0001 + 0.0001)/102, SE² = s²(1/2 + 1/2): t = −10.05, slower.
+func TestCompareNoiseSetAsideEachSide(t *testing.T) {
+	prior := NoisePrior{Var: 0.0001, DF: 100, Points: 150}
+	e := math.Exp
+	base, other := runs(100, 100*e(0.01), 100*e(-0.10)), runs(100*e(-0.10), 100*e(-0.09), 100*e(-0.20))
+	if p := fUpper(0.00745/3/0.0001, 3, 100); p > 1e-9 {
+		t.Fatalf("one stall left: F tail %v, want tiny", p)
+	}
+	v, ev := CompareNoise(base, other, HigherIsBetter, prior, NoiseOptions{})
+	if ev.Basis != BasisPrior || ev.NBase != 2 || ev.NOther != 2 || ev.DF != 102 {
+		t.Fatalf("evidence %+v, want the prior on 2 and 2 runs, 102 df", ev)
+	}
+	for _, want := range []string{"base run 3 of 3 (-10.0% from its others)", "other run 3 of 3 (-10.0% from its others)"} {
+		if !strings.Contains(ev.SetAside, want) {
+			t.Errorf("set aside %q, want it to name %q", ev.SetAside, want)
+		}
+	}
+	s2 := (100*0.0001 + 0.0001) / 102
+	tt := -0.10 / math.Sqrt(s2)
+	near(t, "t", tt, -10.05, 0.01)
+	near(t, "p", v.P, studentTwoSided(tt, 102), 1e-12)
+	near(t, "ratio", v.Ratio, e(-0.10), 1e-12)
+	if v.Outcome != Slower {
+		t.Errorf("outcome %v, want slower", v.Outcome)
+	}
+}
+
+// TestCompareNoiseOwnVariance: repeats spread evenly over 6%, no single run
+// to blame, against a history of 1% (variance 0.0001, 100 df). Logs base 0,
+// 0.03, 0.06 and other the same minus 0.15: SS 0.0018 per side, s² =
+// 0.0036/4 = 0.0009, F = 9 on (4, 100): conflict. One run out leaves
+// s² = 0.00225/3 (F = 7.5 on (3, 100)), one per side 0.0009/2 (F = 4.5 on
+// (2, 100)), both p < 0.05: nothing is set aside, and the t-test runs on
+// the repeats' own variance: SE = sqrt(0.0009·2/3) = 0.024495, t = −6.12
+// on 4 df, p ≈ 0.0036 (Mann-Whitney could not go below 0.1).
+func TestCompareNoiseOwnVariance(t *testing.T) {
+	prior := NoisePrior{Var: 0.0001, DF: 100, Points: 150}
+	e := math.Exp
+	base := runs(100, 100*e(0.03), 100*e(0.06))
+	other := runs(100*e(-0.15), 100*e(-0.12), 100*e(-0.09))
+	for _, c := range []struct {
+		f       float64
+		d1      float64
+		atLeast float64
+		atMost  float64
+		what    string
+	}{{9, 4, 0, 0.001, "all runs"}, {7.5, 3, 0, 0.05, "one run out"}, {4.5, 2, 0, 0.05, "one per side out"}} {
+		if p := fUpper(c.f, c.d1, 100); p < c.atLeast || p >= c.atMost {
+			t.Fatalf("%s: F tail %v, want below %v", c.what, p, c.atMost)
+		}
+	}
+	v, ev := CompareNoise(base, other, HigherIsBetter, prior, NoiseOptions{})
+	if ev.Basis != BasisRepeatsOwn || ev.DF != 4 || ev.SetAside != "" || !strings.Contains(ev.Why, "more than one disturbed run explains") {
+		t.Fatalf("evidence %+v, want the repeats' own variance on 4 df", ev)
+	}
+	tt := -0.15 / math.Sqrt(0.0009*2/3)
+	near(t, "t", tt, -6.124, 0.001)
+	near(t, "p", v.P, studentTwoSided(tt, 4), 1e-12)
+	if v.P > 0.01 || v.Outcome != Slower || ev.Short() != "rep-t" {
+		t.Errorf("p %v outcome %v (%s), want slower below 0.01", v.P, v.Outcome, ev.Short())
 	}
 }

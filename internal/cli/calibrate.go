@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/metrics"
@@ -65,7 +66,7 @@ const gateTestTime = "300ms"
 // store of loaded-machine runs made every later figure worse).
 
 func newCalibrateCmd(env Env) *cobra.Command {
-	var quick bool
+	var quick, rejudge bool
 	var effects string
 	c := fullCalibration
 	cmd := &cobra.Command{
@@ -94,12 +95,17 @@ func newCalibrateCmd(env Env) *cobra.Command {
 				}
 			}
 			size.store, size.alpha, size.threshold = c.store, c.alpha, c.threshold
+			if rejudge {
+				return rejudgeCalibration(env, size, cmd.Flags())
+			}
 			return runCalibrate(env, size)
 		}),
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&c.store, "store", "", "results database for calibrate's experiments, kept; earlier experiments in it count as history "+
 		"(default: a fresh temporary one, removed at the end, so the figures rest on this invocation's history alone)")
+	fs.BoolVar(&rejudge, "rejudge", false, "run nothing: judge again the calibrate experiments already in --store "+
+		"(after an upgrade of benchlab, to see what its verdicts make of the same runs); their sizes are read from the store")
 	fs.BoolVar(&quick, "quick", false, "the quick size: 2 rounds of 5 targets, 3 repeats, 10% and 30%, 2 gate trials (about 4 minutes)")
 	fs.IntVar(&c.rounds, "rounds", c.rounds, "planted experiments (each gives A/A cells and planted cells)")
 	fs.IntVar(&c.copies, "copies", c.copies, "identical targets in each planted experiment, the base included (every pair is an A/A comparison: copies*(copies-1)/2 per test)")
@@ -375,6 +381,66 @@ func runCalibrate(env Env, c calibration) error {
 	return c.evaluate(w, planted, syncs)
 }
 
+// rejudgeCalibration judges the calibrate experiments stored in c.store
+// without running anything: the planted experiments and gate trials are
+// found by their spec names, and the sizes (copies, effects, repeats) are
+// read from the first planted experiment's targets and runs.
+func rejudgeCalibration(env Env, c calibration, fs *pflag.FlagSet) error {
+	for _, name := range []string{"quick", "rounds", "copies", "repeats", "time", "gate-trials", "cte", "effects"} {
+		if fs.Changed(name) {
+			return usagef("flag --%s: not with --rejudge, which judges the stored experiments as they ran", name)
+		}
+	}
+	if c.store == "" {
+		return usagef("flag --rejudge: needs --store naming a results database that holds calibrate experiments")
+	}
+	if _, err := os.Stat(c.store); err != nil {
+		return usagef("flag --store: %s: %v; want an existing results database", c.store, err)
+	}
+	ctx := context.Background()
+	st, err := store.Open(c.store)
+	if err != nil {
+		return err
+	}
+	exps, err := st.Experiments(ctx)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	var planted, syncs []int64
+	for _, e := range slices.Backward(exps) {
+		switch e.Name {
+		case "calibrate-planted":
+			planted = append(planted, e.ID)
+		case "calibrate-sync":
+			syncs = append(syncs, e.ID)
+		}
+	}
+	if len(planted) == 0 {
+		st.Close()
+		return usagef("flag --store: %s holds no calibrate-planted experiment to judge", c.store)
+	}
+	d, err := report.Load(ctx, st, planted[0], true)
+	st.Close()
+	if err != nil {
+		return err
+	}
+	c.copies, c.effects, c.repeats = 1, nil, 0
+	for _, t := range d.Experiment.Targets {
+		if strings.HasPrefix(t, "aa") {
+			c.copies++
+		} else if pct, err := strconv.ParseFloat(strings.TrimPrefix(t, "e"), 64); err == nil && t != "base" {
+			c.effects = append(c.effects, pct/100)
+		}
+	}
+	for _, r := range d.Runs {
+		c.repeats = max(c.repeats, r.Repeat)
+	}
+	fmt.Fprintf(env.Stdout, "calibrate --rejudge: %d planted experiments (base + %d identical targets + effects %s, %d repeats), "+
+		"%d gate trials, as stored in %s\n\n", len(planted), c.copies-1, effectList(c.effects), c.repeats, len(syncs), c.store)
+	return c.evaluate(env.Stdout, planted, syncs)
+}
+
 // loadLine describes the machine's load now.
 func loadLine() string {
 	b, err := os.ReadFile("/proc/loadavg")
@@ -552,7 +618,7 @@ func boolIndex(b bool) int {
 
 func basisText(m map[string]int) string {
 	var parts []string
-	for _, k := range []string{"prior", "prior,1run", "rep+within", "repeats"} {
+	for _, k := range []string{"prior", "prior-1", "prior,1run", "rep+within", "rep-t", "repeats"} {
 		if m[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 		}

@@ -18,6 +18,8 @@ func TestCalibrateBadFlags(t *testing.T) {
 		{[]string{"--alpha", "1.5"}, "flag --alpha: 1.5 is not allowed"},
 		{[]string{"--time", "soon"}, "time"},
 		{[]string{"--quick", "--rounds", "3"}, "flag --rounds: not with --quick"},
+		{[]string{"--rejudge", "--rounds", "3"}, "flag --rounds: not with --rejudge"},
+		{[]string{"--rejudge"}, "flag --store: "},
 	} {
 		dir := t.TempDir()
 		args := append([]string{"calibrate", "--store", filepath.Join(dir, "c.db")}, c.args...)
@@ -54,5 +56,16 @@ func TestCalibrateTiny(t *testing.T) {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("output does not match %s:\n%s", re, out)
 		}
+	}
+	// --rejudge runs nothing and judges the same stored experiments the
+	// same way: the tables are those above, sizes read from the store.
+	code, again, stderr := run(t, Env{}, "calibrate", "--rejudge", "--store", filepath.Join(dir, "c.db"))
+	if code != 0 {
+		t.Fatalf("calibrate --rejudge exit %d\n%s\n%s", code, again, stderr)
+	}
+	tables := func(s string) string { return s[strings.Index(s, "A/A false alarms"):] }
+	if !strings.HasPrefix(again, "calibrate --rejudge: 2 planted experiments (base + 1 identical targets + effects 30%, 2 repeats), 0 gate trials") ||
+		tables(again) != tables(out) {
+		t.Errorf("rejudged:\n%s\nwant the tables of the run:\n%s", again, tables(out))
 	}
 }

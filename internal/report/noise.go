@@ -126,12 +126,17 @@ func evidenceKind(e analysis.NoiseEvidence) string {
 		if e.SingleRun() {
 			return "noise prior, single run per target"
 		}
+		if e.SetAside != "" {
+			return "noise prior + repeats, a disturbed run set aside"
+		}
 		if e.Within > 0 {
 			return "noise prior + repeats + within-run"
 		}
 		return "noise prior + repeats"
 	case analysis.BasisRepeatsWithin:
 		return "repeats + within-run"
+	case analysis.BasisRepeatsOwn:
+		return "repeats, t-test on their own variance"
 	}
 	return "repeats only (Mann-Whitney)"
 }

@@ -1,0 +1,47 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"benchlab/internal/analysis"
+)
+
+// TestEvidenceNotesSetAside: the notes under a verdict table count the
+// cells whose verdict set a disturbed run aside and those judged on the
+// repeats' own variance, with the reason of the latter, from what
+// analysis.CompareNoise says of real cells (one stalled base run; repeats
+// spread evenly).
+func TestEvidenceNotesSetAside(t *testing.T) {
+	prior := analysis.NoisePrior{Var: 0.0001, DF: 100, Points: 150}
+	run := func(logs ...float64) []analysis.Run {
+		out := make([]analysis.Run, len(logs))
+		for i, l := range logs {
+			out[i] = analysis.Run{Value: 100 * math.Exp(l), RelVar: math.NaN()}
+		}
+		return out
+	}
+	var cs []Comparison
+	for _, c := range [][2][]analysis.Run{
+		{run(0, 0.005, -0.2), run(-0.1, -0.095, -0.105)},
+		{run(0, 0.03, 0.06), run(-0.15, -0.12, -0.09)},
+	} {
+		v, ev := analysis.CompareNoise(c[0], c[1], analysis.HigherIsBetter, prior, analysis.NoiseOptions{})
+		cs = append(cs, Comparison{Target: "t", Test: "x", Threads: 1, Verdict: v, Noise: ev})
+	}
+	notes := strings.Join(evidenceNotes(cs, nil), "\n")
+	for _, want := range []string{
+		"evidence of the 2 verdicts (noise model of this host): ",
+		"1 noise prior + repeats, a disturbed run set aside",
+		"1 repeats, t-test on their own variance",
+		"fallback to repeats in 1 cells: the repeats vary far more than the host's noise history",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	if cs[0].Verdict.Outcome != analysis.Slower || !strings.Contains(string(cs[0].Verdict.Evidence), "base run 3 of 3") {
+		t.Errorf("stalled base: %v %q, want slower with base run 3 set aside", cs[0].Verdict.Outcome, cs[0].Verdict.Evidence)
+	}
+}
