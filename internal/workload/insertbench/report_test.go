@@ -2,14 +2,18 @@ package insertbench
 
 import (
 	"bytes"
+	"context"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"benchlab/internal/analysis"
 	"benchlab/internal/metrics"
+	"benchlab/internal/noise"
 	"benchlab/internal/report"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
@@ -122,5 +126,58 @@ func TestRateAtPercentile(t *testing.T) {
 	}
 	if !math.IsNaN(RateAtPercentile(rates[:9], 0.5)) {
 		t.Error("fewer than 10 seconds must give no percentile")
+	}
+}
+
+// TestInsertRelativeWithHistory: the relative table of single runs per
+// target. Without history its cells follow the 0.95/1.05 bands; with the
+// host's history of l.i0 (s = 2%, 40 df) b's 1.30 and c's 0.60 are
+// verdicts on the noise prior, single run (t = ln 1.3/(0.02·√2) = 9.3 on 40
+// df), and their details say so; with a history of s = 30% neither can be
+// told from noise (t = 0.62), so both are unknown.
+func TestInsertRelativeWithHistory(t *testing.T) {
+	ctx := context.Background()
+	d := ibData(t)
+	d.Experiment.ID = 1000 // history leaves the experiment itself out: not the store's experiment 1
+	host := store.Host{Hostname: "h1", CPUModel: "cpu", Cores: 2}
+	for i := range d.Runs {
+		var m store.Manifest
+		m.Host = host
+		d.Runs[i].Engine, d.Runs[i].Manifest = "sqlite", m.JSON()
+	}
+	rel := func(t *testing.T, r *report.Report) report.Table { return mustTable(t, r, "Insert Benchmark relative") }
+	plain := rel(t, report.Build(d))
+	if c := plain.Rows[0].Cells[0]; c.Band != analysis.Better || c.Verdict != "" {
+		t.Fatalf("no history: b's l.i0 %+v, want the plain better band and no verdict", c)
+	}
+	for _, c := range []struct {
+		s            float64
+		wantB, wantC string
+	}{{0.02, "faster", "slower"}, {0.30, "unknown", "unknown"}} {
+		st, err := store.Open(filepath.Join(t.TempDir(), "s.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		earlier := store.Experiment{Name: "earlier", Base: "x", Targets: []string{"x"}}
+		if err := st.CreateExperiment(ctx, &earlier); err != nil {
+			t.Fatal(err)
+		}
+		key := store.NoiseKey{Host: host.ID(), Engine: "sqlite", Test: noise.TestKey(d.Experiment, "l.i0"), Threads: 0}
+		if err := st.SaveNoise(ctx, earlier.ID, []store.NoiseEntry{{NoiseKey: key, ExperimentID: earlier.ID,
+			Config: "x", Runs: 41, DF: 40, LogVar: c.s * c.s}}); err != nil {
+			t.Fatal(err)
+		}
+		if d.Noise, err = noise.Load(ctx, st, d.Experiment, d.Runs, d.Results); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		tb := rel(t, report.Build(d))
+		for i, want := range []string{c.wantB, c.wantC} {
+			cell := tb.Rows[i].Cells[0]
+			if cell.Verdict != want || !strings.Contains(cell.Detail, "noise prior (41 history points) + repeats 1/1, single run") {
+				t.Errorf("s=%g, %s's l.i0: verdict %q, detail %q; want %s on the noise prior, single run",
+					c.s, tb.Rows[i].Label, cell.Verdict, cell.Detail, want)
+			}
+		}
 	}
 }
