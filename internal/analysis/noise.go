@@ -165,14 +165,28 @@ type NoiseEvidence struct {
 	DF int
 	// Why explains a fallback to repeats only.
 	Why string
-	// SetAside describes the run left out as disturbed ("base repeat 2,
-	// −8.1% from the others"), empty when none was.
-	SetAside string
+	// SetAside describes each run left out as disturbed, the base's first:
+	// "base run 2 of 3 (-8.1% from its others)" or "other run ...".
+	SetAside []string
 }
 
 // SingleRun reports whether a side has a single run: a verdict that only
 // the noise prior makes possible.
 func (e NoiseEvidence) SingleRun() bool { return e.NBase == 1 || e.NOther == 1 }
+
+// Brief is String without the set-aside runs' details ("1 run set aside
+// as disturbed"), for a table's column; the report's notes name the runs.
+func (e NoiseEvidence) Brief() string {
+	if len(e.SetAside) == 0 {
+		return e.String()
+	}
+	n := fmt.Sprintf("%d run", len(e.SetAside))
+	if len(e.SetAside) != 1 {
+		n += "s"
+	}
+	e.SetAside = []string{n}
+	return e.String()
+}
 
 // String is the evidence in a few words, as the tables show it.
 func (e NoiseEvidence) String() string {
@@ -185,8 +199,8 @@ func (e NoiseEvidence) String() string {
 		if e.SingleRun() {
 			s += ", single run"
 		}
-		if e.SetAside != "" {
-			s += ", " + e.SetAside + " set aside as disturbed"
+		if len(e.SetAside) > 0 {
+			s += ", " + strings.Join(e.SetAside, " and ") + " set aside as disturbed"
 		}
 		return s
 	case BasisRepeatsWithin:
@@ -204,7 +218,7 @@ func (e NoiseEvidence) Short() string {
 		if e.SingleRun() {
 			return "prior,1run"
 		}
-		if e.SetAside != "" {
+		if len(e.SetAside) > 0 {
 			return "prior-1"
 		}
 		return "prior"
@@ -310,7 +324,7 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 					*ys[side] = rest
 					*ws[side] = slices.Delete(slices.Clone(*ws[side]), i, i+1)
 				}
-				ev.SetAside = strings.Join(notes, " and ")
+				ev.SetAside = notes
 				ev.NBase, ev.NOther = len(yb), len(yo)
 			} else {
 				usePrior = false

@@ -36,6 +36,7 @@ func TestEvidenceNotesSetAside(t *testing.T) {
 		"1 noise prior + repeats, a disturbed run set aside",
 		"1 repeats, t-test on their own variance",
 		"fallback to repeats in 1 cells: the repeats vary far more than the host's noise history",
+		"runs set aside as disturbed (without them the cell's repeats agree with the host's noise history): x @1: base run 3 of 3 (-18.3% from its others)",
 	} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
@@ -43,5 +44,14 @@ func TestEvidenceNotesSetAside(t *testing.T) {
 	}
 	if cs[0].Verdict.Outcome != analysis.Slower || !strings.Contains(string(cs[0].Verdict.Evidence), "base run 3 of 3") {
 		t.Errorf("stalled base: %v %q, want slower with base run 3 set aside", cs[0].Verdict.Outcome, cs[0].Verdict.Evidence)
+	}
+	// The verdicts table counts the runs set aside and gives no reasons:
+	// the notes above do, and the column stays narrow.
+	tb := ComparisonTable(cs, "base")
+	want := []string{"noise prior (150 history points) + repeats 2/3, 1 run set aside as disturbed", "repeats 3/3, t-test on their own variance"}
+	for i, w := range want {
+		if got := tb.Rows[i].Cells[len(tb.Rows[i].Cells)-1].Text; got != w {
+			t.Errorf("row %d evidence %q, want %q", i, got, w)
+		}
 	}
 }

@@ -94,10 +94,22 @@ func evidenceNotes(cs []Comparison, model *noise.Model) []string {
 	}
 	byText := map[string]int{}
 	why := map[string]int{}
+	var setAside []string
+	seen := map[string]bool{}
 	for _, c := range cs {
 		byText[evidenceKind(c.Noise)]++
 		if c.Noise.Basis != analysis.BasisPrior && c.Noise.Why != "" {
 			why[c.Noise.Why]++
+		}
+		for _, run := range c.Noise.SetAside {
+			// The base's run is the same in every target's cell: named once.
+			if r, ok := strings.CutPrefix(run, "other "); ok {
+				run = c.Target + " " + r
+			}
+			if s := fmt.Sprintf("%s @%d: %s", c.Test, c.Threads, run); !seen[s] {
+				seen[s] = true
+				setAside = append(setAside, s)
+			}
 		}
 	}
 	var parts []string
@@ -111,6 +123,10 @@ func evidenceNotes(cs []Comparison, model *noise.Model) []string {
 	out := []string{fmt.Sprintf("evidence of the %d verdicts (noise model of %s): %s", len(cs), host, strings.Join(parts, ", "))}
 	for _, w := range sortedByCount(why) {
 		out = append(out, fmt.Sprintf("fallback to repeats in %d cells: %s", why[w], w))
+	}
+	if len(setAside) > 0 {
+		out = append(out, "runs set aside as disturbed (without them the cell's repeats agree with the host's noise history): "+
+			strings.Join(setAside, "; "))
 	}
 	if byText["noise prior, single run per target"] > 0 {
 		out = append(out, "single run per target: the verdict rests on the host's noise history alone, "+
@@ -126,7 +142,7 @@ func evidenceKind(e analysis.NoiseEvidence) string {
 		if e.SingleRun() {
 			return "noise prior, single run per target"
 		}
-		if e.SetAside != "" {
+		if len(e.SetAside) > 0 {
 			return "noise prior + repeats, a disturbed run set aside"
 		}
 		if e.Within > 0 {

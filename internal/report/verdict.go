@@ -371,10 +371,21 @@ func ComparisonTable(cs []Comparison, base string) Table {
 			TextCell(c.Target), TextCell(summaryText(c.Base)), TextCell(summaryText(c.Other)),
 			TextCell(fmt.Sprintf("%.3f [%s]", v.Ratio, ciText(v.RatioLo, v.RatioHi))),
 			TextCell(fmt.Sprintf("%.2g", v.P)), TextCell(fmt.Sprintf("%d/%d", v.NBase, v.NOther)),
-			TextCell(v.Outcome.String()), TextCell(string(v.Evidence)),
+			TextCell(v.Outcome.String()), TextCell(evidenceBrief(c)),
 		}})
 	}
 	return t
+}
+
+// evidenceBrief is a comparison's evidence for the table's column: the
+// basis in a few words, the runs set aside counted (the notes name them)
+// and no reasons for a fallback (the notes give them), so that the column
+// stays narrow.
+func evidenceBrief(c Comparison) string {
+	if c.Noise.NBase+c.Noise.NOther == 0 {
+		return string(c.Verdict.Evidence)
+	}
+	return c.Noise.Brief()
 }
 
 func summaryText(s analysis.Summary) string {
