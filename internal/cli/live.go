@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"benchlab/internal/engine"
 	"benchlab/internal/runner"
 )
 
@@ -131,7 +132,10 @@ var goMemory = []metrics.Sample{
 // writeGoMemory writes benchlab_go_memory_bytes (what the Go runtime has
 // mapped and not returned to the OS: heap, stacks, its own metadata; an
 // upper bound of its part of the resident set) and benchlab_go_heap_bytes
-// (live and not yet collected heap objects).
+// (live and not yet collected heap objects), then the runtime's detail
+// (writeGoDetail) and benchlab_engine_memory_bytes{engine}, what each
+// in-process engine holds (engine.InProcessMemory): the resident set less
+// that is benchlab's own memory.
 func writeGoMemory(w io.Writer) {
 	s := append([]metrics.Sample(nil), goMemory...)
 	metrics.Read(s)
@@ -145,4 +149,49 @@ func writeGoMemory(w io.Writer) {
 		"# TYPE benchlab_go_memory_bytes gauge\nbenchlab_go_memory_bytes %d\n", val(0)-min(val(1), val(0)))
 	fmt.Fprintf(w, "# HELP benchlab_go_heap_bytes Go heap objects, live and not yet collected, bytes.\n"+
 		"# TYPE benchlab_go_heap_bytes gauge\nbenchlab_go_heap_bytes %d\n", val(2))
+	writeGoDetail(w)
+	by, _ := engine.InProcessMemory()
+	fmt.Fprintf(w, "# HELP benchlab_engine_memory_bytes Memory an in-process engine holds from its own allocator (SQLite: sqlite3_memory_used, page caches included), bytes.\n"+
+		"# TYPE benchlab_engine_memory_bytes gauge\n")
+	for _, n := range engine.MemoryEngines() {
+		fmt.Fprintf(w, "benchlab_engine_memory_bytes{engine=%q} %d\n", n, by[n])
+	}
+}
+
+// goDetail are the Go runtime's figures behind benchlab_go_memory_bytes:
+// every memory class, the heap goal, the goroutines and the OS threads.
+var goDetail = func() []metrics.Sample {
+	var s []metrics.Sample
+	for _, d := range metrics.All() {
+		if strings.HasPrefix(d.Name, "/memory/classes/") && d.Kind == metrics.KindUint64 {
+			s = append(s, metrics.Sample{Name: d.Name})
+		}
+	}
+	return append(s, metrics.Sample{Name: "/gc/heap/goal:bytes"}, metrics.Sample{Name: "/gc/heap/live:bytes"},
+		metrics.Sample{Name: "/sched/goroutines:goroutines"}, metrics.Sample{Name: "/gc/cycles/total:gc-cycles"},
+		metrics.Sample{Name: "/gc/heap/objects:objects"}, metrics.Sample{Name: "/gc/gogc:percent"},
+		metrics.Sample{Name: "/gc/gomemlimit:bytes"})
+}()
+
+// writeGoDetail writes benchlab_go_memory_class_bytes{class} for every
+// memory class of the Go runtime and benchlab_go_runtime{metric} for the
+// rest of goDetail, so that what the Go part of the resident set is made of
+// can be read during a run.
+func writeGoDetail(w io.Writer) {
+	s := append([]metrics.Sample(nil), goDetail...)
+	metrics.Read(s)
+	fmt.Fprintf(w, "# HELP benchlab_go_memory_class_bytes The Go runtime's memory by class (runtime/metrics /memory/classes), bytes.\n"+
+		"# TYPE benchlab_go_memory_class_bytes gauge\n")
+	for _, x := range s {
+		if c, ok := strings.CutPrefix(x.Name, "/memory/classes/"); ok {
+			fmt.Fprintf(w, "benchlab_go_memory_class_bytes{class=%q} %d\n", strings.TrimSuffix(c, ":bytes"), x.Value.Uint64())
+		}
+	}
+	fmt.Fprintf(w, "# HELP benchlab_go_runtime Other Go runtime figures (runtime/metrics, named by metric).\n# TYPE benchlab_go_runtime gauge\n")
+	for _, x := range s {
+		if strings.HasPrefix(x.Name, "/memory/classes/") || x.Value.Kind() != metrics.KindUint64 {
+			continue
+		}
+		fmt.Fprintf(w, "benchlab_go_runtime{metric=%q} %d\n", x.Name, x.Value.Uint64())
+	}
 }

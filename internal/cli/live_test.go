@@ -63,6 +63,18 @@ func TestMetricsAddr(t *testing.T) {
 		if g, h := goMem.Metric[0].GetGauge().GetValue(), heap.Metric[0].GetGauge().GetValue(); h <= 0 || g < h || g > 1<<30 {
 			t.Fatalf("Go memory %.0f bytes, heap %.0f: want 0 < heap <= memory < 1 GiB", g, h)
 		}
+		classes := map[string]float64{}
+		for _, m := range fams["benchlab_go_memory_class_bytes"].GetMetric() {
+			classes[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+		}
+		if classes["total"] <= 0 || classes["heap/objects"] <= 0 {
+			t.Fatalf("Go memory classes %v: want total and heap/objects", classes)
+		}
+		// SQLite's page caches: the run's connection has read pages.
+		eng := fams["benchlab_engine_memory_bytes"]
+		if eng == nil || len(eng.Metric) != 1 || eng.Metric[0].GetLabel()[0].GetValue() != "sqlite" || eng.Metric[0].GetGauge().GetValue() < 64<<10 {
+			t.Fatalf("engine memory %v: want sqlite's, at least 64 KiB", eng)
+		}
 		scraped = true
 	}
 	if code := <-done; code != ExitOK {

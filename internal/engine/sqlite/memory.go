@@ -1,0 +1,20 @@
+package sqlite
+
+// SQLite's allocator counts every byte it hands out (memory statistics are
+// on: SQLITE_DEFAULT_MEMSTATUS is 1 in the amalgamation mattn/go-sqlite3
+// compiles); the functions are that amalgamation's, linked into benchlab.
+
+/*
+extern long long sqlite3_memory_used(void);
+*/
+import "C"
+
+import "benchlab/internal/engine"
+
+func init() { engine.RegisterMemory("sqlite", MemoryUsed) }
+
+// MemoryUsed is the bytes SQLite holds from its allocator now, in every
+// connection of the process: page caches (cache_size per connection),
+// schemas, prepared statements, and the results store when it is a SQLite
+// file. Malloc's own overhead and fragmentation are not included.
+func MemoryUsed() int64 { return int64(C.sqlite3_memory_used()) }
