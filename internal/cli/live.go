@@ -159,7 +159,8 @@ func writeGoMemory(w io.Writer) {
 }
 
 // goDetail are the Go runtime's figures behind benchlab_go_memory_bytes:
-// every memory class, the heap goal, the goroutines and the OS threads.
+// every memory class, the heap goal and limit, the goroutines, the GC cycles
+// and the CPU the GC took.
 var goDetail = func() []metrics.Sample {
 	var s []metrics.Sample
 	for _, d := range metrics.All() {
@@ -170,12 +171,13 @@ var goDetail = func() []metrics.Sample {
 	return append(s, metrics.Sample{Name: "/gc/heap/goal:bytes"}, metrics.Sample{Name: "/gc/heap/live:bytes"},
 		metrics.Sample{Name: "/sched/goroutines:goroutines"}, metrics.Sample{Name: "/gc/cycles/total:gc-cycles"},
 		metrics.Sample{Name: "/gc/heap/objects:objects"}, metrics.Sample{Name: "/gc/gogc:percent"},
-		metrics.Sample{Name: "/gc/gomemlimit:bytes"})
+		metrics.Sample{Name: "/gc/gomemlimit:bytes"}, metrics.Sample{Name: "/gc/limiter/last-enabled:gc-cycle"},
+		metrics.Sample{Name: "/cpu/classes/gc/total:cpu-seconds"}, metrics.Sample{Name: "/cpu/classes/total:cpu-seconds"})
 }()
 
 // writeGoDetail writes benchlab_go_memory_class_bytes{class} for every
 // memory class of the Go runtime and benchlab_go_runtime{metric} for the
-// rest of goDetail, so that what the Go part of the resident set is made of
+// rest of goDetail (the GC's CPU among them, as the runtime estimates it), so that what the Go part of the resident set is made of
 // can be read during a run.
 func writeGoDetail(w io.Writer) {
 	s := append([]metrics.Sample(nil), goDetail...)
@@ -189,9 +191,12 @@ func writeGoDetail(w io.Writer) {
 	}
 	fmt.Fprintf(w, "# HELP benchlab_go_runtime Other Go runtime figures (runtime/metrics, named by metric).\n# TYPE benchlab_go_runtime gauge\n")
 	for _, x := range s {
-		if strings.HasPrefix(x.Name, "/memory/classes/") || x.Value.Kind() != metrics.KindUint64 {
-			continue
+		switch {
+		case strings.HasPrefix(x.Name, "/memory/classes/"):
+		case x.Value.Kind() == metrics.KindUint64:
+			fmt.Fprintf(w, "benchlab_go_runtime{metric=%q} %d\n", x.Name, x.Value.Uint64())
+		case x.Value.Kind() == metrics.KindFloat64:
+			fmt.Fprintf(w, "benchlab_go_runtime{metric=%q} %s\n", x.Name, fmtF(x.Value.Float64()))
 		}
-		fmt.Fprintf(w, "benchlab_go_runtime{metric=%q} %d\n", x.Name, x.Value.Uint64())
 	}
 }

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"os"
+	"runtime/metrics"
 	"syscall"
 	"time"
 
@@ -16,6 +17,30 @@ type clientSample struct {
 	ioOK bool
 	rss  int64
 	ok   bool
+	// goMem is what the Go runtime holds (mapped, not released to the OS);
+	// engine what in-process engines hold from their own allocators
+	// (StepSampler.EngineMemory), both read with rss.
+	goMem, engine int64
+}
+
+// goMemory reads the Go runtime's mapped and not released memory: heap,
+// stacks and metadata (runtime/metrics; no stop of the world).
+func goMemory() int64 {
+	s := [2]metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s[:])
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64() - min(s[1].Value.Uint64(), s[0].Value.Uint64()))
+}
+
+func (s *StepSampler) sampleClient() clientSample {
+	c := readClient()
+	c.goMem = goMemory()
+	if s.EngineMemory != nil {
+		c.engine = s.EngineMemory()
+	}
+	return c
 }
 
 func readClient() clientSample {
@@ -92,7 +117,37 @@ type StepSampler struct {
 	markDiskOK bool
 	peakServer int64
 	peakClient int64
+	mem        Memory
+
+	// EngineMemory, when set before the first Sample, reads the bytes that
+	// in-process engines hold from their own allocators, which benchlab's
+	// resident set includes (engine.InProcessMemoryTotal).
+	EngineMemory func() int64
 }
+
+// Memory is benchlab's resident memory over the measured part of a step,
+// split: the peaks, in bytes, of what the Go runtime held, of what
+// in-process engines held from their own allocators (SQLite's page caches),
+// and of benchlab's own memory, the resident set less the engines' at the
+// same sample. OK is false when no sample read the resident set.
+type Memory struct {
+	GoPeak, EnginePeak, OwnPeak int64
+	OK                          bool
+}
+
+// peak raises m's peaks by one sample.
+func (m *Memory) peak(c clientSample) {
+	if c.rss <= 0 {
+		return
+	}
+	m.OK = true
+	m.GoPeak = max(m.GoPeak, c.goMem)
+	m.EnginePeak = max(m.EnginePeak, c.engine)
+	m.OwnPeak = max(m.OwnPeak, c.rss-min(c.engine, c.rss))
+}
+
+// Memory returns the memory split from Mark to the latest sample.
+func (s *StepSampler) Memory() Memory { return s.mem }
 
 // NewStepSampler takes the first sample. roots are the server's root PIDs
 // (none for an in-process engine, whose server figures are then not
@@ -107,9 +162,16 @@ func NewStepSampler(roots []int, dataDir string) *StepSampler {
 	s.at = time.Now()
 	s.tree = readTree(s.procDir, roots)
 	s.ioTree, s.ioAt, s.light = s.tree, s.at, true
-	s.client = readClient()
+	s.client = s.sampleClient()
 	s.cpu, s.cpuOK = readCPUStat()
 	return s
+}
+
+// SetEngineMemory sets EngineMemory and reads the first sample's memory
+// again with it.
+func (s *StepSampler) SetEngineMemory(f func() int64) {
+	s.EngineMemory = f
+	s.client = s.sampleClient()
 }
 
 func readCPUStat() (CPUStat, bool) {
@@ -142,7 +204,7 @@ func (s *StepSampler) Sample() store.IntervalLoad {
 	if full {
 		tree = readTree(s.procDir, s.roots)
 	}
-	client := readClient()
+	client := s.sampleClient()
 	cpu, cpuOK := readCPUStat()
 
 	load := store.IntervalLoad{ServerCPU: store.NotMeasured, ClientCPU: store.NotReadable,
@@ -175,6 +237,7 @@ func (s *StepSampler) Sample() store.IntervalLoad {
 		t.badClientIO = true
 	}
 	s.peakClient = max(s.peakClient, client.rss)
+	s.mem.peak(client)
 	if cpuOK && s.cpuOK {
 		d := CPUStat{Total: cpu.Total - s.cpu.Total, Busy: cpu.Busy - s.cpu.Busy, Steal: cpu.Steal - s.cpu.Steal}
 		t.machine.Total += d.Total
@@ -250,6 +313,8 @@ func (s *StepSampler) Mark() {
 		s.markDisk, s.markDiskOK = s.dev.read()
 	}
 	s.peakServer, s.peakClient = s.ioTree.rss(), s.client.rss
+	s.mem = Memory{}
+	s.mem.peak(s.client)
 }
 
 // Efficiency returns the totals from Mark to the latest sample; nil when

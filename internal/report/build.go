@@ -801,6 +801,12 @@ var effMetrics = []effMetric{
 	{"peak server RSS MB", func(r store.Result) float64 {
 		return effF(r, func(e *store.Efficiency) float64 { return mb(e.ServerPeakRSS) })
 	}, false},
+	{"peak client RSS MB", func(r store.Result) float64 {
+		return effF(r, func(e *store.Efficiency) float64 { return mb(e.ClientPeakRSS) })
+	}, false},
+	{"peak client own MB", func(r store.Result) float64 {
+		return effF(r, func(*store.Efficiency) float64 { return factMB(r, store.FactClientOwnPeakRSS) })
+	}, false},
 	{"steal %", func(r store.Result) float64 {
 		return effF(r, func(e *store.Efficiency) float64 { return e.StealPct() })
 	}, false},
@@ -815,6 +821,16 @@ func effF(r store.Result, f func(*store.Efficiency) float64) float64 {
 		return math.NaN()
 	}
 	return f(r.Eff)
+}
+
+// factMB is a fact in bytes as MB; NotMeasured when r does not have it
+// (results stored before it was measured).
+func factMB(r store.Result, name string) float64 {
+	v, ok := r.Facts[name]
+	if !ok {
+		return store.NotMeasured
+	}
+	return v / (1 << 20)
 }
 
 func mb(b int64) float64 {
@@ -852,6 +868,20 @@ func hasEfficiency(s samples, keys []cellKey) bool {
 		for _, k := range keys {
 			for _, r := range byKey[k] {
 				if r.Eff != nil {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// hasFact reports whether a result of the keys' cells holds the fact.
+func hasFact(s samples, keys []cellKey, fact string) bool {
+	for _, byKey := range s {
+		for _, k := range keys {
+			for _, r := range byKey[k] {
+				if _, ok := r.Facts[fact]; ok {
 					return true
 				}
 			}
@@ -980,6 +1010,12 @@ func efficiencyNotes(d *Data, keys []cellKey, s samples) []string {
 		n = append(n, fmt.Sprintf("efficiency: %s run in-process (no server process): server cpu and RSS are n/a, "+
 			"the engine's CPU is inside the client figures, and its IO (KB, reads, writes per op) is benchlab's own "+
 			"/proc/self/io", strings.Join(sortedKeys(inProcess), ", ")))
+	}
+	if hasFact(s, keys, store.FactClientOwnPeakRSS) {
+		n = append(n, "efficiency: peak client RSS MB is benchlab's whole resident set, an in-process engine's memory "+
+			"included; peak client own MB is that less what in-process engines held from their own allocators at the same "+
+			"moment (SQLite: sqlite3_memory_used, its page caches of cache_size per connection), so benchlab's own memory "+
+			"is told from the engine's")
 	}
 	if len(inProcess) < len(d.targets()) && hasEfficiency(s, keys) {
 		n = append(n, "efficiency: for servers, KB read/written per op are bytes the server processes caused storage to "+

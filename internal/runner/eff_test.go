@@ -87,6 +87,19 @@ func TestCellEfficiencySQLite(t *testing.T) {
 	if e.Seconds < 1.2 || e.Seconds > 3 {
 		t.Errorf("sampled window %.2f s, want about the 1.5 s measured", e.Seconds)
 	}
+	// benchlab's memory, split: the point queries read the 10,000-row table
+	// (a few MB) into the connection's page cache, which is SQLite's, not
+	// benchlab's own; own + SQLite's cannot exceed the resident set's peak
+	// by more than the samples' drift.
+	own, goPeak, eng := res.Facts[store.FactClientOwnPeakRSS], res.Facts[store.FactClientGoPeak], res.Facts[store.FactEnginePeakMemory]
+	t.Logf("peak RSS %.1f MB: own %.1f (Go %.1f), SQLite %.1f", float64(e.ClientPeakRSS)/(1<<20), own/(1<<20), goPeak/(1<<20), eng/(1<<20))
+	if eng < float64(prep.DBBytes)/2 || own <= 0 || goPeak <= 0 || own >= float64(e.ClientPeakRSS) || goPeak >= float64(e.ClientPeakRSS) {
+		t.Errorf("memory facts own %.0f, Go %.0f, SQLite %.0f bytes, peak RSS %d, database %d bytes: want SQLite's >= half "+
+			"the database (its pages cached), 0 < own and Go < RSS", own, goPeak, eng, e.ClientPeakRSS, prep.DBBytes)
+	}
+	if lim, ok := res.Facts[store.FactClientGoMemLimit]; ok && lim < goPeak/4 {
+		t.Errorf("Go memory limit %.0f bytes for a step whose Go runtime held %.0f", lim, goPeak)
+	}
 	var sampled int
 	for _, iv := range res.Intervals {
 		if iv.Load != nil && iv.Load.ClientCPU >= 0 {

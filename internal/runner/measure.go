@@ -174,10 +174,15 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	if err := newWorkers(iop.workerContext(ctx), db, st, threads, seed, runs, results); err != nil {
 		return results, err
 	}
+	memLimit, unlimit := limitStepMemory()
+	defer unlimit()
 	// How the workers ran is part of what was measured, so each result
 	// keeps it.
 	for ri, rr := range runs {
 		results[ri].Facts = clientFacts(rr, iop.remote, iop.polled)
+		if memLimit > 0 {
+			results[ri].Facts[store.FactClientGoMemLimit] = float64(memLimit)
+		}
 	}
 	if opt.Stream != nil && opt.Stream.Begin(results) != nil {
 		opt.Stream = nil
@@ -205,6 +210,7 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		roots = srv.PIDs()
 	}
 	sampler := metrics.NewStepSampler(roots, opt.DataDir)
+	sampler.SetEngineMemory(engine.InProcessMemoryTotal)
 	if st.Warmup <= 0 {
 		sampler.Mark()
 	}
@@ -236,6 +242,9 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		end = win.deadline
 	}
 	results[0].Eff = sampler.Efficiency()
+	if m := sampler.Memory(); m.OK && results[0].Eff != nil {
+		addMemoryFacts(results[0], m)
+	}
 	for ri, rr := range runs {
 		collect(results[ri], rr, series[ri], max(0, end.Sub(win.measureFrom).Seconds()))
 		if ctx.Err() != nil {

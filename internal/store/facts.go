@@ -23,6 +23,24 @@ const (
 	// FactClientOpsPerCall is the operations per call into the engine (1,
 	// or the batch size of a Batcher).
 	FactClientOpsPerCall = "client_ops_per_call"
+	// FactClientGoMemLimit is the soft memory limit benchlab set on the Go
+	// runtime for the step (twice the live heap at its start, plus the
+	// runtime's other memory and some slack); absent when GOMEMLIMIT set one.
+	FactClientGoMemLimit = "client_go_memory_limit_bytes"
+	// FactClientOwnPeakRSS is benchlab's own resident memory at its peak
+	// over the measured part of a step: its resident set less what
+	// in-process engines held from their own allocators at the same
+	// moment (SQLite's page caches: sqlite3_memory_used). For a server
+	// target it is the client's resident set (less the results store's
+	// SQLite memory when the store is a SQLite file).
+	FactClientOwnPeakRSS = "client_own_peak_rss_bytes"
+	// FactClientGoPeak is the most the Go runtime held (mapped, not
+	// released) over the measured part; FactEnginePeakMemory the most
+	// in-process engines held (SQLite's allocator, every database of the
+	// process). Absent, like FactClientOwnPeakRSS, in results stored
+	// before they were measured.
+	FactClientGoPeak     = "client_go_peak_bytes"
+	FactEnginePeakMemory = "engine_peak_memory_bytes"
 	// FactToolOpsPerSec is the rate an external tool (db_bench) reported.
 	FactToolOpsPerSec = "tool_ops_per_sec"
 	// FactRetries are the tries after the first that a role's operations
