@@ -11,7 +11,8 @@ Next to the resident set it prints, read from benchlab's --metrics-addr, what
 the Go runtime holds (mapped and not released: heap, stacks, metadata), the
 Go heap's objects, and what SQLite holds from its allocator (sqlite3_memory_used:
 its page caches, cache_size per connection, 64 MiB by default, filled as each
-connection reads pages, plus schemas and statements). benchlab's own memory
+connection reads pages, plus schemas and statements; on a server engine only the
+results store's, a few MB). benchlab's own memory
 ("own") is the resident set less SQLite's: the Go runtime's part plus memory
 allocated in C outside SQLite (thread stacks, malloc's overhead). The growth
 per hour and the peak are given for both; the target of issue 19 (below 200 MB)
