@@ -6,12 +6,15 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"benchlab/internal/dsn"
+	"benchlab/internal/engine"
 	"benchlab/internal/server"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
@@ -30,8 +33,9 @@ type preflightOptions struct {
 // fail late: the results database can be written, the work dir too, every
 // port a managed server is told to listen on is free, every running server
 // named by a DSN answers on its port, every server install benchlab starts
-// has programs that run, and the data dirs' filesystem has room for the
-// data the suite will write. Its errors are usage errors (exit 2).
+// has programs that run, the data dirs' filesystem has room for the data
+// the suite will write, and an embedded engine's per-connection caches fit
+// in the available memory. Its errors are usage errors (exit 2).
 func preflight(s spec.Spec, storeFile string, o preflightOptions) error {
 	if err := checkStoreWritable(storeFile); err != nil {
 		return err
@@ -53,7 +57,69 @@ func preflight(s spec.Spec, storeFile string, o preflightOptions) error {
 	if o.skipSpace {
 		return nil
 	}
-	return checkSpace(s, o.keepData)
+	if err := checkSpace(s, o.keepData); err != nil {
+		return err
+	}
+	return checkCacheMemory(s, memAvailable())
+}
+
+// checkCacheMemory refuses a run whose embedded engine's per-connection
+// caches could outgrow the machine's available memory (available bytes;
+// 0 when unknown): each thread's connection may cache up to the smaller of
+// its cache setting and the data (SQLite: cache_size, 64 MiB by default),
+// all inside benchlab's process, where an overrun ends in swapping or the
+// OOM killer rather than in a measurement.
+func checkCacheMemory(s spec.Spec, available int64) error {
+	if available <= 0 {
+		return nil
+	}
+	p := s.Params()
+	conns := int64(1) // the engine's administrative connection
+	conns += int64(slices.Max(append([]int{0}, p.Threads...)))
+	data := int64(-1)
+	if suite, ok := workload.Lookup(s.Workload.Suite); ok {
+		if size, ok := workload.SizeOf(suite, p); ok && size.Bytes > 0 {
+			data = size.Bytes
+		}
+	}
+	for _, t := range s.Targets {
+		d, ok := engine.Lookup(t.Engine)
+		c, cacher := d.(engine.ConnectionCacher)
+		if !ok || !cacher || t.DSN != "" {
+			continue
+		}
+		each := c.ConnectionCache(t.TargetSettings())
+		if data >= 0 {
+			each = min(each, data)
+		}
+		if need := conns * each; need > available {
+			return usagef("memory: target %s (%s) may cache about %s in benchlab's process (%d connections x %s each: its "+
+				"per-connection cache setting, at most the data's estimated size) and %s is available; lower its cache "+
+				"(SQLite: cache_size in [target.settings], e.g. -2000 for 2 MB) or the threads, or run anyway with --skip-space-check",
+				t.Name, t.Engine, bytesIEC(need), conns, bytesIEC(each), bytesIEC(available))
+		}
+	}
+	return nil
+}
+
+// memAvailable is /proc/meminfo's MemAvailable in bytes, 0 when unknown.
+func memAvailable() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				n, err := strconv.ParseInt(f[0], 10, 64)
+				if err == nil {
+					return n * 1024
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // checkInstalls checks that the install of every server benchlab starts

@@ -67,3 +67,12 @@ func MemoryEngines() []string {
 	sort.Strings(names)
 	return names
 }
+
+// ConnectionCacher is a driver of an in-process engine whose every
+// connection keeps a cache of its own inside benchlab's process (SQLite's
+// page cache), so that N threads may hold N of them.
+type ConnectionCacher interface {
+	// ConnectionCache is the most bytes one connection's cache may hold
+	// under the target's settings (the defaults where unset).
+	ConnectionCache(settings map[string]string) int64
+}

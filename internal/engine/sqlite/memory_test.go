@@ -56,3 +56,21 @@ func TestMemoryUsed(t *testing.T) {
 		t.Errorf("closing the connection freed %d bytes of SQLite's memory (%d to %d); want its 4 MiB cache back", after-closed, after, closed)
 	}
 }
+
+// TestConnectionCache: cache_size is KiB when negative, pages of page_size
+// when positive; unset settings take the engine's defaults (-65536: 64 MiB).
+func TestConnectionCache(t *testing.T) {
+	for _, c := range []struct {
+		set  map[string]string
+		want int64
+	}{
+		{nil, 64 << 20},
+		{map[string]string{"cache_size": "-2000"}, 2000 << 10},
+		{map[string]string{"cache_size": "100"}, 100 * 4096},
+		{map[string]string{"cache_size": "100", "page_size": "8192"}, 100 * 8192},
+	} {
+		if got := (Driver{}).ConnectionCache(c.set); got != c.want {
+			t.Errorf("ConnectionCache(%v) = %d, want %d", c.set, got, c.want)
+		}
+	}
+}
