@@ -529,12 +529,23 @@ func header(d *Data) []string {
 			continue
 		}
 		seen[run.Target] = true
-		h = append(h, fmt.Sprintf("target %s: %s %s; %s", run.Target, run.Engine, run.Version, settingsLine(m.Engine.Settings)))
+		h = append(h, targetLine(run, m))
 	}
 	if host != "" {
 		h = append(h, host)
 	}
 	return h
+}
+
+// targetLine is the header's line of one target: its engine, the version
+// the server reported and its settings, each left out when the run never
+// read it (a server that did not start).
+func targetLine(run store.Run, m store.Manifest) string {
+	line := "target " + run.Target + ": " + strings.TrimSpace(run.Engine+" "+run.Version)
+	if set := settingsLine(m.Engine.Settings); set != "" {
+		line += "; " + set
+	}
+	return line
 }
 
 // suiteOf is the experiment's suite as its stored spec names it.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,5 +60,22 @@ func TestHeaderOldStoredSpec(t *testing.T) {
 	d.Experiment.Spec += "[workload.sysbench]\nk_rand_type = \"uniform\"\n"
 	if h := strings.Join(header(d), "\n"); !strings.Contains(h, "k uniform") || strings.Contains(h, "workload as run") {
 		t.Errorf("header of a spec stored today\n%s\nwant k uniform and no note", h)
+	}
+}
+
+// TestHeaderTargetLine checks each target's header line: engine, version
+// and settings, and for a run whose server never started (no version, no
+// settings read back) the engine alone, without a stray separator.
+func TestHeaderTargetLine(t *testing.T) {
+	ok := store.Manifest{}
+	ok.Engine.Settings = map[string]string{"fsync": "on", "work_mem": "4MB"}
+	d := &Data{Experiment: store.Experiment{ID: 1, Name: "h", Base: "a", Targets: []string{"a", "b"}},
+		Runs: []store.Run{{ID: 1, Target: "a", Engine: "postgres", Version: "15.18", Status: "ok", Manifest: ok.JSON()},
+			{ID: 2, Target: "b", Engine: "mariadb", Status: "failed", Manifest: store.Manifest{}.JSON()}}}
+	h := header(d)
+	for _, want := range []string{"target a: postgres 15.18; fsync=on work_mem=4MB", "target b: mariadb"} {
+		if !slices.Contains(h, want) {
+			t.Errorf("header\n%s\nlacks the line %q", strings.Join(h, "\n"), want)
+		}
 	}
 }

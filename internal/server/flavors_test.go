@@ -359,7 +359,7 @@ func TestFlavorRegistry(t *testing.T) {
 
 // TestCheckInstall checks the pre-run check of a target's install: Debian's
 // packages pass, a dsn target needs no install, and an install whose server
-// program does not run, an empty dir, a missing version (looked up in the
+// program does not run (with its output, or saying it printed none), an empty dir, a missing version (looked up in the
 // versions dir of the injected environment) and an unknown engine are
 // errors starting with the field they are about.
 func TestCheckInstall(t *testing.T) {
@@ -380,6 +380,17 @@ func TestCheckInstall(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A server program that fails, or succeeds, without a word.
+	silent, quiet := t.TempDir(), t.TempDir()
+	for dir, code := range map[string]string{silent: "1", quiet: "0"} {
+		for _, p := range []string{"bin/initdb", "bin/postgres"} {
+			p = filepath.Join(dir, p)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, []byte("#!/bin/sh\nexit "+code+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	versions := t.TempDir()
 	getenv := func(k string) string { return map[string]string{"BENCHLAB_VERSIONS": versions}[k] }
 	for _, c := range []struct {
@@ -387,6 +398,8 @@ func TestCheckInstall(t *testing.T) {
 		want []string
 	}{
 		{engine.Target{Name: "a", Engine: "postgres", Basedir: broken}, []string{"basedir: ", "--version failed", "libicuuc.so.72"}},
+		{engine.Target{Name: "a", Engine: "postgres", Basedir: silent}, []string{"basedir: ", "--version failed (exit status 1) and printed nothing"}},
+		{engine.Target{Name: "a", Engine: "postgres", Basedir: quiet}, []string{"basedir: ", "--version printed nothing; want the server's version"}},
 		{engine.Target{Name: "a", Engine: "mariadb", Basedir: t.TempDir()}, []string{"basedir: ", "mariadbd or mysqld"}},
 		{engine.Target{Name: "a", Engine: "postgres", Version: "16.99", Getenv: getenv}, []string{"version: ", versions, "benchlab install postgres 16.99"}},
 		{engine.Target{Name: "a", Engine: "oracle"}, []string{"engine: ", `unknown engine "oracle"`}},
@@ -395,6 +408,9 @@ func TestCheckInstall(t *testing.T) {
 		if err == nil {
 			t.Errorf("%+v: no error", c.t)
 			continue
+		}
+		if strings.HasSuffix(err.Error(), ": ") || strings.Contains(err.Error(), ": : ") {
+			t.Errorf("%+v: %q: a stray ': ' where the output would be", c.t, err)
 		}
 		if !strings.HasPrefix(err.Error(), c.want[0]) {
 			t.Errorf("%+v: %v; want it to start with %q", c.t, err, c.want[0])

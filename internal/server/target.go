@@ -149,7 +149,8 @@ const versionTimeout = 10 * time.Second
 
 // ServerVersion runs the install's server program with --version and
 // returns what it printed (one line: "postgres (PostgreSQL) 15.14",
-// "mariadbd  Ver 10.11.14-MariaDB ..."). The error quotes its output.
+// "mariadbd  Ver 10.11.14-MariaDB ..."). The error quotes its output, or
+// says that it printed nothing.
 func ServerVersion(ctx context.Context, b Binaries) (string, error) {
 	out, err := exec.CommandContext(ctx, b.Server, "--version").CombinedOutput()
 	text := strings.TrimSpace(string(out))
@@ -157,7 +158,13 @@ func ServerVersion(ctx context.Context, b Binaries) (string, error) {
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("%s --version did not answer within %s", b.Server, versionTimeout)
 		}
+		if text == "" {
+			return "", fmt.Errorf("%s --version failed (%v) and printed nothing", b.Server, err)
+		}
 		return "", fmt.Errorf("%s --version failed (%v): %s", b.Server, err, tail(text, 5))
+	}
+	if text == "" {
+		return "", fmt.Errorf("%s --version printed nothing; want the server's version", b.Server)
 	}
 	return text, nil
 }
