@@ -122,6 +122,9 @@ type roleRun struct {
 	bounded  int64
 	// rows makes the live line show rows per second (RowsPS roles).
 	rows bool
+	// polled: the step's workers wait through Go's network poller
+	// (ioPlan.polled), so they do not yield.
+	polled bool
 	// errs keeps the role's failed operations' first messages.
 	errs *errorLog
 	// limit, when set, ends the step after its measured operations
@@ -170,6 +173,9 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	if iop.procs > 0 {
 		prev := runtime.GOMAXPROCS(iop.procs)
 		defer runtime.GOMAXPROCS(prev)
+	}
+	for _, rr := range runs {
+		rr.polled = iop.polled
 	}
 	if err := newWorkers(iop.workerContext(ctx), db, st, threads, seed, runs, results); err != nil {
 		return results, err

@@ -202,12 +202,12 @@ func (d kindDB) CallsC() bool                            { return d.callsC }
 
 // TestPolledIOWhenWorkersOutnumberProcs checks that workers of a remote DB
 // are told to wait through the poller only when they outnumber both
-// GOMAXPROCS and twice the CPUs, and never those of other engines (in fake
+// GOMAXPROCS and spreadPerCPU per CPU, and never those of other engines (in fake
 // time, as TestSpareProcessorForCWorkers).
 func TestPolledIOWhenWorkersOutnumberProcs(t *testing.T) {
 	fake(t, func(t *testing.T, opt Options) {
 		procs := runtime.GOMAXPROCS(0)
-		many := max(procs, 2*runtime.NumCPU()) + 1
+		many := max(procs, spreadPerCPU*runtime.NumCPU()) + 1
 		for _, c := range []struct {
 			db      engine.DB
 			threads int
@@ -256,13 +256,13 @@ func TestSpareProcessorForCWorkers(t *testing.T) {
 		}
 		cases := []tc{{kindDB{callsC: true}, procs, procs + 1}, {kindDB{callsC: true}, procs + 2, procs + 3},
 			{kindDB{remote: true}, procs, procs}}
-		// Server clients between GOMAXPROCS and twice the CPUs block in their
-		// reads with a processor each and one spare; beyond, they share the
-		// processors through the poller.
-		if spread := 2 * runtime.NumCPU(); spread > procs {
+		// Server clients between GOMAXPROCS and spreadPerCPU per CPU block
+		// in their reads with a processor each and one spare; beyond, they
+		// share the processors through the poller.
+		if spread := spreadPerCPU * runtime.NumCPU(); spread > procs {
 			cases = append(cases, tc{kindDB{remote: true}, spread, spread + 1})
 		}
-		cases = append(cases, tc{kindDB{remote: true}, max(procs, 2*runtime.NumCPU()) + 1, procs})
+		cases = append(cases, tc{kindDB{remote: true}, max(procs, spreadPerCPU*runtime.NumCPU()) + 1, procs})
 		if procs > 1 { // fewer workers than processors: one is idle already
 			cases = append(cases, tc{kindDB{callsC: true}, procs - 1, procs})
 		}
@@ -432,6 +432,10 @@ func TestPauseYieldsJustUnderPreemption(t *testing.T) {
 	at := start + yieldEvery
 	if !pause(at, deadline, &yielded, stop) || yielded != at {
 		t.Fatalf("yielded = %d after yieldEvery, want %d", yielded, at)
+	}
+	// A polled worker (nil) never yields, and still stops at the deadline.
+	if !pause(at+10*yieldEvery, deadline, nil, stop) {
+		t.Fatal("pause without yields ended the step before the deadline")
 	}
 	if pause(deadline, deadline, &yielded, stop) || !stop.Load() {
 		t.Fatal("pause at the deadline did not end the step")

@@ -78,18 +78,34 @@ func roleMetric(st workload.Step, r workload.Role) metric.Metric {
 
 // ioPlan is how a step's workers wait for their engine and hold threads.
 // Server clients wait for their answers in one of three ways (measured on 2
-// CPUs against sysbench's point query, PostgreSQL 15):
+// CPUs against sysbench's point query):
 //   - no more workers than processors: blocking reads, each worker on its
 //     own OS thread;
-//   - up to twice as many workers as CPUs: blocking reads on threads Go may
-//     swap, with a processor for each worker and one spare (4 threads: 0.92
-//     of sysbench's rate, against 0.85 through the poller);
+//   - up to spreadPerCPU workers per CPU: blocking reads on threads Go may
+//     swap, with a processor for each worker and one spare (PostgreSQL 15,
+//     4 threads: 0.92 of sysbench's rate, against 0.85 through the poller);
 //   - more: Go's network poller, on threads shared between workers
-//     (engine.WithPolledIO; 8 threads: 0.89, against 0.83 blocking).
+//     (engine.WithPolledIO).
+//
+// Through the poller every answer costs the client the runtime's hand-offs
+// besides the read: the read that finds nothing, the poller's thread waking,
+// idle processors' threads started for the goroutines it readies, the
+// monitor's deep sleep ended by the next system call (counted with perf on
+// MariaDB's point query at 8 threads: 4.1-4.5 system calls, 0.3-0.5 futex
+// calls and 0.9-1.3 context switches per query, against sysbench's 3.9, 0 and
+// 1.0); a blocking read is woken by the kernel directly. At 8 and 16 threads
+// blocking reads cost 20-26 us of client CPU per query where the poller cost
+// 28-41 (MariaDB 10.11; PostgreSQL 15: 21-26 against 28-32; alternating
+// pairs, load average 8-20). At 64 the poller was the cheaper on MariaDB
+// (32-36 against 40-59 us) and no worse on PostgreSQL: each blocked worker's
+// periodic pass through the scheduler (yieldEvery) starts a thread, 8,000 a
+// second at 64 workers. (An earlier measurement, by rate, had the poller
+// ahead at 8 threads on PostgreSQL: 0.89 of sysbench's rate against 0.83.)
 type ioPlan struct {
 	// remote: the engine is a server reached over a socket.
 	remote bool
-	// polled: workers wait through Go's network poller.
+	// polled: workers wait through Go's network poller (and never yield:
+	// every read that waits passes through the scheduler).
 	polled bool
 	// lockThreads: each worker keeps its own OS thread.
 	lockThreads bool
@@ -102,7 +118,7 @@ type ioPlan struct {
 func planIO(db engine.DB, total, procs, cpus int) ioPlan {
 	r, _ := db.(engine.Remote)
 	remote := r != nil && r.Remote()
-	p := ioPlan{remote: remote, polled: remote && total > max(procs, 2*cpus)}
+	p := ioPlan{remote: remote, polled: remote && total > max(procs, spreadPerCPU*cpus)}
 	spread := remote && !p.polled && total > procs
 	p.lockThreads = !p.polled && !spread
 	// Workers in C calls with no processor idle make Go's monitor take
@@ -114,6 +130,10 @@ func planIO(db engine.DB, total, procs, cpus int) ioPlan {
 	}
 	return p
 }
+
+// spreadPerCPU is how many server clients per CPU still wait with blocking
+// reads, each on a thread of its own (see ioPlan).
+const spreadPerCPU = 8
 
 // workerContext is the context workers are created with: it asks for
 // polled IO when the plan says so.

@@ -118,8 +118,8 @@ func TestShare(t *testing.T) {
 
 // TestPlanIO checks how workers wait and hold threads: in-process workers
 // keep their threads; server clients block on their own threads up to the
-// processors, spread over threads with a spare processor up to twice the
-// CPUs, and go through the poller beyond; cgo workers that would take every
+// processors, spread over threads with a spare processor up to eight per
+// CPU, and go through the poller beyond; cgo workers that would take every
 // processor get a spare one.
 func TestPlanIO(t *testing.T) {
 	const procs, cpus = 2, 2
@@ -133,7 +133,9 @@ func TestPlanIO(t *testing.T) {
 		{kindDB{callsC: true}, 2, ioPlan{lockThreads: true, procs: 3}},
 		{kindDB{remote: true}, 2, ioPlan{remote: true, lockThreads: true}},
 		{kindDB{remote: true}, 4, ioPlan{remote: true, procs: 5}},
-		{kindDB{remote: true}, 5, ioPlan{remote: true, polled: true}},
+		{kindDB{remote: true}, 5, ioPlan{remote: true, procs: 6}},
+		{kindDB{remote: true}, 16, ioPlan{remote: true, procs: 17}},
+		{kindDB{remote: true}, 17, ioPlan{remote: true, polled: true}},
 	} {
 		if got := planIO(c.db, c.total, procs, cpus); got != c.want {
 			t.Errorf("db %+v, %d workers on %d procs: %+v, want %+v", c.db, c.total, procs, got, c.want)

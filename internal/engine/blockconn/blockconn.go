@@ -34,9 +34,10 @@ import (
 
 // Dial connects like net.Dialer.DialContext and returns a blocking conn, or
 // Go's own conn when ctx carries engine.WithPolledIO (the runner sets it
-// when workers outnumber both the processors and twice the CPUs: a thread
+// when workers outnumber both the processors and eight per CPU: a thread
 // blocked in a read holds a processor, and with many more workers than
-// CPUs the poller's shared threads cost less, 8 threads on 2 CPUs here).
+// CPUs the poller's shared threads cost less, 64 threads on 2 CPUs here;
+// see the runner's ioPlan).
 // Its signature matches pgconn's DialFunc.
 func Dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
