@@ -1,6 +1,8 @@
 package tpcc
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -66,12 +68,44 @@ func opts(p workload.Params) *Options { return workload.OptionsOf(p, defaults) }
 // Preset sizes nothing: the scale is the user's choice.
 func (o *Options) Preset(string) bool { return false }
 
-// Flags binds --warehouses, --max-tries and --isolation.
+// Flags binds --warehouses, --max-tries and --isolation, and --trx_level,
+// sysbench-tpcc's name for --isolation with its values (RC, RR, SER).
 func (o *Options) Flags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Warehouses, "warehouses", o.Warehouses, "tpcc suite: warehouses (the scale)")
 	fs.IntVar(&o.MaxTries, "max-tries", o.MaxTries, "tpcc suite: tries per transaction on serialization failures and deadlocks (1: no retry)")
-	fs.StringVar(&o.Isolation, "isolation", o.Isolation, "tpcc suite: isolation level each terminal sets, rc, rr or ser (sysbench-tpcc's --trx_level); empty: the server's default")
+	fs.Var(isolationFlag{&o.Isolation, false}, "isolation", "tpcc suite: isolation level each terminal sets, rc, rr or ser (sysbench-tpcc's --trx_level); empty: the server's default")
+	fs.Var(isolationFlag{&o.Isolation, true}, "trx_level", "tpcc suite: sysbench-tpcc's name for --isolation, with its values RC, RR or SER")
 }
+
+// isolationFlag is the isolation option on the command line: a level
+// levelOf reads, or for --trx_level (short) one of sysbench-tpcc's names
+// (tpcc.lua's RC, RR and SER; any case). A value it cannot read is an
+// error, which the command line reports naming the flag.
+type isolationFlag struct {
+	level *string
+	short bool
+}
+
+func (f isolationFlag) String() string {
+	if f.level == nil {
+		return ""
+	}
+	return *f.level
+}
+
+func (f isolationFlag) Set(v string) error {
+	switch {
+	case f.short && !slices.Contains([]string{"rc", "rr", "ser"}, strings.ToLower(v)):
+		return fmt.Errorf("%q is not one of sysbench-tpcc's levels; want RC, RR or SER", v)
+	case !f.short && v != "" && levelOf(v) == IsolationUnknown:
+		return fmt.Errorf("%q is not an isolation level; want rc, rr or ser, read-committed, repeatable-read or "+
+			"serializable, or leave it out for the server's default", v)
+	}
+	*f.level = v
+	return nil
+}
+
+func (isolationFlag) Type() string { return "level" }
 
 // FlatKeys are the keys older spec files wrote under [workload].
 func (*Options) FlatKeys() []string { return []string{"warehouses"} }
