@@ -23,8 +23,10 @@ arrives, it reads the tool's process CPU (utime + stime of /proc/PID/stat) and,
 for TPC-C, the New-Orders the database has committed (sum of d_next_o_id).
 QPS is the mean of the window's per-second qps values (point) or New-Orders
 per second counted by the database (tpcc); client CPU per operation is the CPU
-of the window over its operations (queries, or New-Order transactions). The
-table shows medians over the rounds and the spread ((max-min)/median).
+of the window over its operations (queries, or New-Order transactions), and
+its system part (stime: the kernel's loopback TCP and scheduling, which a
+client can hardly make cheaper) is shown apart. The table shows medians over
+the rounds and the spread ((max-min)/median).
 
 With --against OLD_BINARY the other side is an older benchlab build instead
 of sysbench (an A/B of two builds under the same conditions: alternating
@@ -83,11 +85,12 @@ def run(cmd, what, user=None, timeout=300, **kw):
 
 
 def cpu_ticks(pid):
-    """utime + stime of a process, in clock ticks."""
+    """(utime, stime) of a process, in clock ticks: user and system (kernel)
+    time."""
     with open(f"/proc/{pid}/stat") as f:
         s = f.read()
     fields = s[s.rindex(")") + 2:].split()
-    return int(fields[11]) + int(fields[12])
+    return int(fields[11]), int(fields[12])
 
 
 class Postgres:
@@ -198,7 +201,7 @@ max_connections=300
 def watch(cmd, threads, skip, secs, limit, counter, cwd=None):
     """Runs cmd on a pseudo-terminal (so both tools write each line as it is
     made) and measures each thread count's window; returns
-    {threads: (qps_from_lines, cpu_seconds, counted_ops)}."""
+    {threads: (qps_from_lines, (user_seconds, system_seconds), counted_ops)}."""
     master, slave = pty.openpty()
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, cwd=cwd, start_new_session=True)
     os.close(slave)
@@ -238,7 +241,8 @@ def watch(cmd, threads, skip, secs, limit, counter, cwd=None):
                     if n == skip + secs:
                         c0, k0, qps = opened[t]
                         c1, k1 = cpu_ticks(p.pid), counter()
-                        out[t] = (statistics.fmean(qps), (c1 - c0) / CLK, None if k0 is None else k1 - k0)
+                        out[t] = (statistics.fmean(qps), ((c1[0] - c0[0]) / CLK, (c1[1] - c0[1]) / CLK),
+                                  None if k0 is None else k1 - k0)
         rc = p.wait(max(1, end - time.monotonic()))
     except BaseException:
         os.killpg(p.pid, signal.SIGKILL)
@@ -409,13 +413,14 @@ def measure(a, srv, w, threads, work):
     for t in threads:
         row = {"db": srv.name, "workload": w, "threads": t}
         for tool in ("sysbench", "benchlab"):
-            qps, us = [], []
-            for lineqps, cpu, counted in res[tool][t]:
+            qps, us, sys_us = [], [], []
+            for lineqps, (user, system), counted in res[tool][t]:
                 rate = lineqps if counted is None else counted / a.secs
                 ops = rate * a.secs
                 qps.append(rate)
-                us.append(cpu * 1e6 / ops if ops > 0 else float("nan"))
-            row[tool] = (qps, us)
+                us.append((user + system) * 1e6 / ops if ops > 0 else float("nan"))
+                sys_us.append(system * 1e6 / ops if ops > 0 else float("nan"))
+            row[tool] = (qps, us, sys_us)
         rows.append(row)
     return rows
 
@@ -435,17 +440,22 @@ def print_table(a, rows, started, load0):
           f"alternating rounds, spread = (max-min)/median; point: op = query, QPS from the tools' per-second lines; "
           f"tpcc: op = New-Order, rate = New-Orders/s counted by the database, benchlab "
           f"{'prepared' if a.benchlab_prepared else 'text protocol'}")
+    print(f"sys: the system (kernel) part of each tool's us/op (stime of /proc/PID/stat), medians; "
+          f"{mshort} sys/{short} = {mine}'s system time over {other}'s whole CPU per op: at 0.8 or more the "
+          f"kernel alone keeps {mine} from costing 0.8x {other}")
     if a.against:
         print(f"old: {a.against}; new: {a.benchlab}")
     hdr = (f"{'database':<14} {'workload':<8} {'thr':>4} {other[:9] + ' op/s':>14} {'±%':>5} {mine[:9] + ' op/s':>14} "
-           f"{'±%':>5} {'ratio':>6} {short + ' us/op':>9} {'±%':>5} {mshort + ' us/op':>9} {'±%':>5} {'cpu ratio':>9}")
+           f"{'±%':>5} {'ratio':>6} {short + ' us/op':>9} {'±%':>5} {mshort + ' us/op':>9} {'±%':>5} {'cpu ratio':>9} "
+           f"{short + ' sys':>7} {mshort + ' sys':>7} {mshort + ' sys/' + short:>9}")
     print(hdr)
     for r in rows:
         (sq, ss), (bq, bs) = med_spread(r["sysbench"][0]), med_spread(r["benchlab"][0])
         (sc, scs), (bc, bcs) = med_spread(r["sysbench"][1]), med_spread(r["benchlab"][1])
+        ssys, bsys = statistics.median(r["sysbench"][2]), statistics.median(r["benchlab"][2])
         print(f"{r['db']:<14} {r['workload']:<8} {r['threads']:>4} {sq:>14.1f} {ss:>5.0f} {bq:>14.1f} {bs:>5.0f} "
               f"{bq / sq if sq else float('nan'):>6.2f} {sc:>9.2f} {scs:>5.0f} {bc:>9.2f} {bcs:>5.0f} "
-              f"{bc / sc if sc else float('nan'):>9.2f}")
+              f"{bc / sc if sc else float('nan'):>9.2f} {ssys:>7.2f} {bsys:>7.2f} {bsys / sc if sc else float('nan'):>9.2f}")
 
 
 if __name__ == "__main__":
