@@ -36,7 +36,7 @@ func newRerunCmd(env Env) *cobra.Command {
 	addReportOutFlags(fs, &out, &format, &color)
 	fs.BoolVarP(&yes, "yes", "y", false, "run a plan of more than an hour without asking")
 	fs.BoolVar(&dryRun, "dry-run", false, "print the plan and exit without running")
-	fs.BoolVar(&skipSpace, "skip-space-check", false, "run even when the suite's estimate of its data exceeds the free space of the data dirs' filesystem")
+	fs.BoolVar(&skipSpace, "skip-space-check", false, "run even when the suite's estimate of its data exceeds the free space of the data dirs' filesystem, or an embedded engine's per-connection caches the available memory")
 	return cmd
 }
 
