@@ -159,7 +159,7 @@ func Main(env Env, args []string) int {
 		if !strings.Contains(msg, "benchlab") && cmd != nil {
 			msg += fmt.Sprintf("; run `%s --help`", cmd.CommandPath())
 		}
-		fmt.Fprintf(env.Stderr, "%s: %s\n", name, msg)
+		printError(env.Stderr, name, msg)
 		return ExitUsage
 	}
 	if ce != nil {
@@ -252,16 +252,16 @@ func exitCode(env Env, name string, err error) int {
 	var ue *usageError
 	switch {
 	case errors.As(err, &ue), spec.IsInvalid(err):
-		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		printError(env.Stderr, name, err.Error())
 		return ExitUsage
 	case errors.Is(err, errRegression):
-		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		printError(env.Stderr, name, err.Error())
 		return ExitRegression
 	case errors.Is(err, errInterrupted):
 		fmt.Fprintf(env.Stderr, "%s: interrupted; the results measured so far are stored\n", name)
 		return ExitInterrupted
 	}
-	fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+	printError(env.Stderr, name, err.Error())
 	return ExitFailure
 }
 

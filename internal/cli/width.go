@@ -38,6 +38,17 @@ func printWrapped(w io.Writer, format string, args ...any) {
 	fmt.Fprintln(w, wrapLine(strings.TrimSuffix(fmt.Sprintf(format, args...), "\n")))
 }
 
+// printError prints a command's error as "name: msg" on w, each of its lines
+// wrapped to lineWidth columns at spaces (wrapLine), so the field, flag or
+// file it names and what was expected stay whole words.
+func printError(w io.Writer, name, msg string) {
+	lines := strings.Split(strings.TrimRight(name+": "+msg, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = wrapLine(l)
+	}
+	fmt.Fprintln(w, strings.Join(lines, "\n"))
+}
+
 // printHanging prints prefix and desc, desc wrapped to lineWidth columns
 // under itself: continuation lines start where desc started (a name column
 // and its description).

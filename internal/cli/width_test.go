@@ -105,3 +105,47 @@ func TestFitLine(t *testing.T) {
 		t.Errorf("a line that fits was changed: %q", fitLine(short))
 	}
 }
+
+// TestErrorsFit120 extends the 120-column rule to stderr: the errors of bad
+// input (flags, spec fields, engines) wrap at spaces, and still name the
+// flag or field and what was expected, exit 2.
+func TestErrorsFit120(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	badIsolation := writeFile(t, dir, "iso.toml", `name = "iso"
+[[target]]
+name = "a-target-with-a-rather-long-name"
+engine = "sqlite"
+[workload]
+suite = "tpcc"
+[workload.tpcc]
+isolation = "snapshot-isolation-please"
+`)
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "--engine", "sqlite", "--suite", "tpcc", "--trx_level", "read-committed-snapshot"},
+			[]string{`"--trx_level"`, "want RC, RR or SER", "benchlab run --help"}},
+		{[]string{"run", "--engine", "sqlite", "--suite", "tpcc", "--isolation", "snapshot-isolation-please"},
+			[]string{`"--isolation"`, "read-committed, repeatable-read or serializable"}},
+		{[]string{"run", badIsolation}, []string{"workload.tpcc.isolation", "read-committed, repeatable-read or serializable"}},
+		{[]string{"run", "--engine", "no-such-engine-of-a-long-name", "--suite", "sysbench"}, []string{"no-such-engine-of-a-long-name", "sqlite"}},
+		{[]string{"run", "--engine", "sqlite", "--suite", "insert", "--clients", "0"}, []string{"workload.insert.clients"}},
+	} {
+		code, _, stderr := run(t, Env{}, append(c.args, "--store", db)...)
+		if code != ExitUsage {
+			t.Errorf("%v: exit %d, want 2: %s", c.args, code, stderr)
+		}
+		for _, l := range strings.Split(stderr, "\n") {
+			if n := len([]rune(l)); n > lineWidth {
+				t.Errorf("%v: stderr line of %d columns: %q", c.args, n, l)
+			}
+		}
+		for _, w := range c.want {
+			if !strings.Contains(unwrap(stderr), w) {
+				t.Errorf("%v: stderr lacks %q:\n%s", c.args, w, stderr)
+			}
+		}
+	}
+}
