@@ -24,7 +24,7 @@ func TestCalibrateBadFlags(t *testing.T) {
 		dir := t.TempDir()
 		args := append([]string{"calibrate", "--store", filepath.Join(dir, "c.db")}, c.args...)
 		code, _, stderr := run(t, Env{}, args...)
-		if code != ExitUsage || !strings.Contains(stderr, c.want) {
+		if code != ExitUsage || !strings.Contains(unwrap(stderr), c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, ExitUsage, c.want)
 		}
 	}

@@ -96,11 +96,11 @@ func TestBadInput(t *testing.T) {
 				t.Fatalf("exit code %d, want %d; stderr: %s", code, ExitUsage, stderr)
 			}
 			for _, w := range c.want {
-				if !strings.Contains(stderr, w) {
+				if !strings.Contains(unwrap(stderr), w) {
 					t.Errorf("stderr %q does not mention %q", stderr, w)
 				}
 			}
-			if strings.Count(strings.TrimSpace(stderr), "\n") > 0 || strings.Contains(stderr, "goroutine") {
+			if strings.Count(strings.TrimSpace(unwrap(stderr)), "\n") > 0 || strings.Contains(unwrap(stderr), "goroutine") {
 				t.Errorf("want one line without a stack trace, got %q", stderr)
 			}
 		})
@@ -108,7 +108,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestUnknownCommand(t *testing.T) {
-	if code, _, stderr := run(t, Env{}, "frobnicate"); code != ExitUsage || !strings.Contains(stderr, "frobnicate") {
+	if code, _, stderr := run(t, Env{}, "frobnicate"); code != ExitUsage || !strings.Contains(unwrap(stderr), "frobnicate") {
 		t.Fatalf("code %d stderr %q", code, stderr)
 	}
 }

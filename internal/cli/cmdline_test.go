@@ -94,7 +94,7 @@ func TestDidYouMean(t *testing.T) {
 	}
 	for _, c := range cases {
 		code, out, stderr := run(t, Env{}, c.args...)
-		if code != ExitUsage || !strings.Contains(stderr, c.want) || out != "" {
+		if code != ExitUsage || !strings.Contains(unwrap(stderr), c.want) || out != "" {
 			t.Errorf("%v: exit %d stderr %q stdout %q, want %d naming %q", c.args, code, stderr, out, ExitUsage, c.want)
 		}
 	}
@@ -104,7 +104,7 @@ func TestDidYouMean(t *testing.T) {
 // versions still parse, as their GNU form.
 func TestSingleDashLongFlags(t *testing.T) {
 	code, _, stderr := run(t, Env{}, "run", "-engine", "sqlite", "-threads", "x", "--store", filepath.Join(t.TempDir(), "r.db"))
-	if code != ExitUsage || !strings.Contains(stderr, "--threads") || !strings.Contains(stderr, `"x"`) {
+	if code != ExitUsage || !strings.Contains(unwrap(stderr), "--threads") || !strings.Contains(unwrap(stderr), `"x"`) {
 		t.Errorf("exit %d %q: want the --threads value error, not an unknown flag", code, stderr)
 	}
 }
@@ -181,7 +181,7 @@ func TestOutputChecksBeforeRun(t *testing.T) {
 		db := filepath.Join(dir, "r.db")
 		args := append([]string{"run", "--engine", "sqlite", "--tests", "point-query", "--time", "1", "--store", db}, c.args...)
 		code, out, stderr := run(t, Env{}, args...)
-		if code != ExitUsage || !strings.Contains(stderr, c.want) {
+		if code != ExitUsage || !strings.Contains(unwrap(stderr), c.want) {
 			t.Errorf("%v: exit %d stderr %q, want %d naming %q", c.args, code, stderr, ExitUsage, c.want)
 		}
 		if _, err := os.Stat(db); err == nil {

@@ -29,7 +29,7 @@ func TestCopy(t *testing.T) {
 	if code != ExitOK || strings.Count(out, "experiment ") != 2 || strings.Count(out, "  run ") != 2 {
 		t.Errorf("runs of the copy:\n%s", out)
 	}
-	if code, _, stderr := run(t, Env{}, "copy", "--from", src); code != ExitUsage || !strings.Contains(stderr, "--to") {
+	if code, _, stderr := run(t, Env{}, "copy", "--from", src); code != ExitUsage || !strings.Contains(unwrap(stderr), "--to") {
 		t.Errorf("copy without --to: exit %d %q, want %d naming --to", code, stderr, ExitUsage)
 	}
 	if code, _, _ := run(t, Env{}, "copy", "--from", src, "--to", src); code != ExitUsage {

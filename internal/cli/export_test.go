@@ -32,7 +32,7 @@ func TestReportMachineReadable(t *testing.T) {
 	if code != ExitOK || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Results) != len(lines)-1 {
 		t.Fatalf("json: exit %d, %d results for %d csv lines", code, len(doc.Results), len(lines)-1)
 	}
-	if code, _, stderr := run(t, Env{}, "report", "--store", db, "--series"); code != ExitUsage || !strings.Contains(stderr, "--series") {
+	if code, _, stderr := run(t, Env{}, "report", "--store", db, "--series"); code != ExitUsage || !strings.Contains(unwrap(stderr), "--series") {
 		t.Errorf("--series with text: exit %d %q, want %d naming the flag", code, stderr, ExitUsage)
 	}
 }

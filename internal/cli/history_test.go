@@ -140,7 +140,7 @@ func TestRunsPages(t *testing.T) {
 	}
 	for _, bad := range [][]string{{"--limit", "-1"}, {"--offset", "-3"}} {
 		code, _, stderr = run(t, Env{}, append([]string{"runs", "--store", storeFile}, bad...)...)
-		if code != 2 || !strings.Contains(stderr, bad[0]) {
+		if code != 2 || !strings.Contains(unwrap(stderr), bad[0]) {
 			t.Errorf("runs %v: exit %d, %q; want 2 naming the flag", bad, code, stderr)
 		}
 	}

@@ -45,7 +45,7 @@ func TestInsertSuiteFromFlags(t *testing.T) {
 		}
 	}
 	code, _, stderr = run(t, Env{}, "run", "--engine", "sqlite", "--suite", "insert", "--clients", "0", "--store", filepath.Join(dir, "r.db"))
-	if code != 2 || !strings.Contains(stderr, "workload.insert.clients") {
+	if code != 2 || !strings.Contains(unwrap(stderr), "workload.insert.clients") {
 		t.Errorf("--clients 0: exit %d, %s", code, stderr)
 	}
 }
@@ -77,7 +77,7 @@ func TestSuiteFlags(t *testing.T) {
 		{[]string{"--engine", "sqlite", "--suite", "tpcc", "--warehouses", "0"}, "workload.tpcc.warehouses"},
 	} {
 		code, _, stderr := run(t, Env{}, append([]string{"run", "--store", filepath.Join(t.TempDir(), "r.db")}, c.args...)...)
-		if code != 2 || !strings.Contains(stderr, c.want) {
+		if code != 2 || !strings.Contains(unwrap(stderr), c.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
 		}
 	}

@@ -62,7 +62,7 @@ func TestConnectionFlags(t *testing.T) {
 		{[]string{"--pgsql-port", "70000"}, "port \"70000\""},
 	} {
 		code, _, stderr := run(t, Env{}, append([]string{"run", "--store", filepath.Join(t.TempDir(), "r.db")}, bad.args...)...)
-		if code != ExitUsage || !strings.Contains(stderr, bad.want) || strings.Contains(stderr, "secret") {
+		if code != ExitUsage || !strings.Contains(unwrap(stderr), bad.want) || strings.Contains(unwrap(stderr), "secret") {
 			t.Errorf("%v: exit %d %q, want %d naming %q (and no password)", bad.args, code, stderr, ExitUsage, bad.want)
 		}
 	}

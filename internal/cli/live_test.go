@@ -84,7 +84,7 @@ func TestMetricsAddr(t *testing.T) {
 		t.Fatal("no live metrics scraped during the run")
 	}
 	code, _, stderr := run(t, Env{}, "run", "--engine", "sqlite", "--metrics-addr", "0.0.0.0:9464", "--store", filepath.Join(dir, "x.db"))
-	if code != ExitUsage || !strings.Contains(stderr, "not a loopback address") {
+	if code != ExitUsage || !strings.Contains(unwrap(stderr), "not a loopback address") {
 		t.Errorf("non-loopback --metrics-addr: exit %d %q", code, stderr)
 	}
 }

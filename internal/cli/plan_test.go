@@ -18,9 +18,9 @@ func TestLongRunRefused(t *testing.T) {
 	if code != ExitUsage {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitUsage, out, stderr)
 	}
-	if !regexp.MustCompile(`planned for 1d \d+h\d+m, more than an hour`).MatchString(stderr) ||
-		!regexp.MustCompile(`--preset smoke takes \d+m\d+s, --preset credible takes \dh\d+m`).MatchString(stderr) ||
-		!strings.Contains(stderr, "--yes") {
+	if !regexp.MustCompile(`planned for 1d \d+h\d+m, more than an hour`).MatchString(unwrap(stderr)) ||
+		!regexp.MustCompile(`--preset smoke takes \d+m\d+s, --preset credible takes \dh\d+m`).MatchString(unwrap(stderr)) ||
+		!strings.Contains(unwrap(stderr), "--yes") {
 		t.Errorf("refusal does not say how long and how to shorten: %q", stderr)
 	}
 	for _, w := range []string{"Plan: 2 run(s) = 2 target(s) x 1 repeat(s)", "update-index", "5s+15m", "estimated end:"} {
@@ -108,7 +108,7 @@ report_interval = "0s"
 	target := func(name string) string { return "[[target]]\nname = \"" + name + "\"\nengine = \"sqlite\"\n" }
 	gated := writeFile(t, dir, "gated.toml", "name = \"g\"\n"+target("a")+target("b")+workload+"repeats = 3\n[gate]\nfail_on_regression = true\n")
 	code, out, stderr := run(t, Env{}, "plan", gated, "--store", db)
-	if code != ExitUsage || !strings.Contains(stderr, "--store") {
+	if code != ExitUsage || !strings.Contains(unwrap(stderr), "--store") {
 		t.Fatalf("plan with a missing store: exit %d\n%s\n%s", code, out, stderr)
 	}
 	aa := writeFile(t, dir, "aa.toml", "name = \"aa\"\n"+target("a")+target("b")+target("c")+workload+"repeats = 6\n")
@@ -132,7 +132,7 @@ report_interval = "0s"
 		}
 		return ""
 	}}, "plan", gated)
-	if code != ExitUsage || !strings.Contains(stderr, "workload.repeats") || !strings.Contains(stderr, "no noise history") {
+	if code != ExitUsage || !strings.Contains(unwrap(stderr), "workload.repeats") || !strings.Contains(unwrap(stderr), "no noise history") {
 		t.Errorf("plan without history: exit %d, stderr %q; want 2 naming workload.repeats and the missing history", code, stderr)
 	}
 }

@@ -45,7 +45,7 @@ func TestEarlyValidation(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"run", "--store", db, "--tests", "point-query", "--time", "1"}, c.args...)
 			code, out, stderr := run(t, Env{}, args...)
-			if code != ExitUsage || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			if code != ExitUsage || !strings.Contains(unwrap(stderr), c.want) || strings.Count(strings.TrimSpace(unwrap(stderr)), "\n") > 0 {
 				t.Errorf("exit %d, stderr %q; want %d and one line naming %q", code, stderr, ExitUsage, c.want)
 			}
 			if strings.Contains(out, "Plan:") {
@@ -101,11 +101,11 @@ func TestEarlyValidationServers(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, stderr := run(t, Env{}, append([]string{"run", "--store", db, "--time", "1"}, c.args...)...)
-			if code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			if code != ExitUsage || strings.Count(strings.TrimSpace(unwrap(stderr)), "\n") > 0 {
 				t.Errorf("exit %d, stderr %q; want %d and one line", code, stderr, ExitUsage)
 			}
 			for _, w := range c.want {
-				if !strings.Contains(stderr, w) {
+				if !strings.Contains(unwrap(stderr), w) {
 					t.Errorf("stderr %q lacks %q", stderr, w)
 				}
 			}
@@ -134,11 +134,11 @@ func TestDiskSpaceCheck(t *testing.T) {
 		t.Helper()
 		code, out, stderr := run(t, Env{}, append([]string{"run", "--engine", "sqlite", "--tests", "point-query", "--time", "1",
 			"--store", db}, args...)...)
-		if code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		if code != ExitUsage || strings.Count(strings.TrimSpace(unwrap(stderr)), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want %d and one line", args, code, stderr, ExitUsage)
 		}
 		for _, w := range want {
-			if !strings.Contains(stderr, w) {
+			if !strings.Contains(unwrap(stderr), w) {
 				t.Errorf("%v: stderr %q lacks %q", args, stderr, w)
 			}
 		}

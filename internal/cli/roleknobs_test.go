@@ -133,8 +133,8 @@ func TestRateAndEventsRefusedForDBBench(t *testing.T) {
 	db := filepath.Join(dir, "r.db")
 	for _, flag := range []string{"--rate", "--events"} {
 		code, _, stderr := run(t, Env{}, "run", "--engine", "db_bench", "--suite", "kv", flag, "100", "--store", db)
-		if code != ExitUsage || !strings.Contains(stderr, "flag "+flag) || !strings.Contains(stderr, "db_bench") ||
-			!strings.Contains(stderr, "own process") {
+		if code != ExitUsage || !strings.Contains(unwrap(stderr), "flag "+flag) || !strings.Contains(unwrap(stderr), "db_bench") ||
+			!strings.Contains(unwrap(stderr), "own process") {
 			t.Errorf("%s with db_bench: exit %d %q, want %d naming the flag and why", flag, code, stderr, ExitUsage)
 		}
 	}
@@ -147,7 +147,7 @@ suite = "kv"
 events = 100
 `)
 	code, _, stderr := run(t, Env{}, "run", sp, "--store", db)
-	if code != ExitUsage || !strings.Contains(stderr, "workload.events") || !strings.Contains(stderr, "db_bench") {
+	if code != ExitUsage || !strings.Contains(unwrap(stderr), "workload.events") || !strings.Contains(unwrap(stderr), "db_bench") {
 		t.Errorf("events = 100 with db_bench: exit %d %q, want %d naming workload.events", code, stderr, ExitUsage)
 	}
 	if _, err := os.Stat(db); !os.IsNotExist(err) {

@@ -41,7 +41,7 @@ func TestTrxLevelFlag(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2 (%s)", c.args, code, stderr)
 		}
 		for _, w := range c.want {
-			if !strings.Contains(stderr, w) {
+			if !strings.Contains(unwrap(stderr), w) {
 				t.Errorf("%v: %q lacks %q", c.args, stderr, w)
 			}
 		}

