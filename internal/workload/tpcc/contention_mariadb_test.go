@@ -3,11 +3,9 @@ package tpcc
 import (
 	"context"
 	"io"
-	"strconv"
 	"testing"
 	"time"
 
-	"benchlab/internal/engine"
 	_ "benchlab/internal/engine/mysql"
 	"benchlab/internal/runner"
 	"benchlab/internal/store"
@@ -34,15 +32,8 @@ func TestContentionMariaDB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts MariaDB and loads a warehouse")
 	}
-	logs := t.TempDir()
 	ctx := context.Background()
-	drv, _ := engine.Lookup("mariadb")
-	db, err := drv.Open(ctx, engine.Target{Name: "rr", Engine: "mariadb",
-		Settings: map[string]string{"innodb_buffer_pool_size": "256M", "innodb_snapshot_isolation": "ON"},
-		Getenv:   func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": logs}[k] }}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openServer(ctx, t, "mariadb", map[string]string{"innodb_buffer_pool_size": "256M", "innodb_snapshot_isolation": "ON"})
 	defer db.Close()
 	const terminals = 8
 	steps, err := Suite{}.Plan(workload.Params{Options: &Options{Warehouses: 1, Isolation: "rr"}, Seed: 7,
@@ -50,22 +41,8 @@ func TestContentionMariaDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := steps[0].Action(ctx, db, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	c, err := db.(engine.SQL).Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, orders := loadAndCount(ctx, t, db, steps[0])
 	defer c.Close()
-	orders := func() int64 {
-		rows, err := c.Values(ctx, "SELECT count(*) FROM oorder")
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, _ := strconv.ParseInt(rows[0][0], 10, 64)
-		return n
-	}
 	before := orders()
 	r, err := runner.Measure(ctx, db, steps[2], terminals, 11, runner.Options{})
 	if err != nil {

@@ -4,12 +4,10 @@ import (
 	"context"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"benchlab/internal/engine"
 	_ "benchlab/internal/engine/postgres"
 	"benchlab/internal/runner"
 	"benchlab/internal/store"
@@ -30,18 +28,11 @@ func TestContentionPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL and loads a warehouse")
 	}
-	logs := t.TempDir()
 	ctx := context.Background()
-	drv, _ := engine.Lookup("postgres")
 	// The server's default stays READ COMMITTED: the terminals set
 	// REPEATABLE READ on their sessions (isolation = "rr", as
 	// sysbench-tpcc's --trx_level=RR).
-	db, err := drv.Open(ctx, engine.Target{Name: "rr", Engine: "postgres",
-		Settings: map[string]string{"shared_buffers": "128MB"},
-		Getenv:   func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": logs}[k] }}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openServer(ctx, t, "postgres", map[string]string{"shared_buffers": "128MB"})
 	closed := false
 	defer func() {
 		if !closed {
@@ -59,22 +50,8 @@ func TestContentionPostgres(t *testing.T) {
 		return steps
 	}
 	steps := plan(1)
-	if _, err := steps[0].Action(ctx, db, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	c, err := db.(engine.SQL).Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, orders := loadAndCount(ctx, t, db, steps[0])
 	defer c.Close()
-	orders := func() int64 {
-		rows, err := c.Values(ctx, "SELECT count(*) FROM oorder")
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, _ := strconv.ParseInt(rows[0][0], 10, 64)
-		return n
-	}
 	kindSum := func(r *store.Result, suffix string) float64 {
 		var n float64
 		for _, k := range Kinds {
