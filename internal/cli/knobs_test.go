@@ -110,8 +110,8 @@ func TestSysbenchKnobs(t *testing.T) {
 	}
 }
 
-// measured returns the one measured result of experiment id.
-func measured(t *testing.T, db string, id int64) store.Result {
+// runResults returns every result of experiment id's one run.
+func runResults(t *testing.T, db string, id int64) []store.Result {
 	t.Helper()
 	st, err := store.Open(db)
 	if err != nil {
@@ -126,6 +126,13 @@ func measured(t *testing.T, db string, id int64) store.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+// measured returns the one measured result of experiment id.
+func measured(t *testing.T, db string, id int64) store.Result {
+	t.Helper()
+	res := runResults(t, db, id)
 	for _, r := range res {
 		if !r.Action && !r.Warm {
 			return r

@@ -31,14 +31,7 @@ journal_mode = "wal"
 synchronous = "` + otherSync + `"
 [workload]
 tests = ["point-query", "update-index"]
-table_size = 2000
-threads = [1]
-read_time = "300ms"
-write_time = "300ms"
-warmup = "100ms"
-postwrite_wait = "0s"
-report_interval = "0s"
-repeats = ` + strconv.Itoa(repeats) + "\n"
+` + shortSteps + "repeats = " + strconv.Itoa(repeats) + "\n"
 }
 
 // TestNoisePriorSingleRun: without history a single run per target gives
@@ -169,15 +162,7 @@ func TestSequenceNoisePrior(t *testing.T) {
 	sp := writeFile(t, dir, "seq.toml", "name = \"seq\"\nbase = \"v1\"\nsequence = true\n"+target("v1", "off")+target("v2", "off")+
 		target("v3", "full")+`[workload]
 tests = ["update-index"]
-table_size = 2000
-threads = [1]
-read_time = "300ms"
-write_time = "300ms"
-warmup = "100ms"
-postwrite_wait = "0s"
-report_interval = "0s"
-repeats = 1
-`)
+`+shortSteps+"repeats = 1\n")
 	code, out, stderr := run(t, Env{}, "run", sp, "--store", storeFile)
 	if code != 0 {
 		t.Fatalf("run exit %d\n%s\n%s", code, out, stderr)
@@ -220,3 +205,14 @@ repeats = 1
 		t.Errorf("the sequence table finds no step on the noise prior:\n%s", out)
 	}
 }
+
+// shortSteps are the [workload] fields of the verdict tests' experiments:
+// 2,000 rows, one thread, 300 ms steps after a 100 ms warm-up, no waits.
+const shortSteps = `table_size = 2000
+threads = [1]
+read_time = "300ms"
+write_time = "300ms"
+warmup = "100ms"
+postwrite_wait = "0s"
+report_interval = "0s"
+`

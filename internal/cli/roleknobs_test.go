@@ -14,19 +14,7 @@ import (
 // results returns every result of experiment id, by "test/role".
 func results(t *testing.T, db string, id int64) map[string]store.Result {
 	t.Helper()
-	st, err := store.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	runs, err := st.Runs(context.Background(), id)
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("experiment %d: runs %v %v", id, runs, err)
-	}
-	rs, err := st.Results(context.Background(), runs[0].ID, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := runResults(t, db, id)
 	out := map[string]store.Result{}
 	for _, r := range rs {
 		out[r.Test+"/"+r.Role.Name] = r

@@ -34,14 +34,7 @@ journal_mode = "wal"
 synchronous = "full"
 [workload]
 tests = ["point-query", "update-index"]
-table_size = 2000
-threads = [1]
-read_time = "300ms"
-write_time = "300ms"
-warmup = "100ms"
-postwrite_wait = "0s"
-report_interval = "0s"
-repeats = 6
+`+shortSteps+`repeats = 6
 [gate]
 fail_on_regression = true
 `)
