@@ -126,6 +126,9 @@ type NoisePrior struct {
 	DF int
 	// Points is the number of runs behind Var.
 	Points int
+	// SetAside counts the history entries left out as from periods far
+	// noisier than the rest (PoolHistory).
+	SetAside int
 }
 
 // Basis names the evidence a verdict rests on.
@@ -193,6 +196,10 @@ func (e NoiseEvidence) String() string {
 	switch e.Basis {
 	case BasisPrior:
 		s := fmt.Sprintf("noise prior (%d history points) + repeats %d/%d", e.Prior.Points, e.NBase, e.NOther)
+		if e.Prior.SetAside > 0 {
+			s = fmt.Sprintf("noise prior (%d history points, %d noisy entries set aside) + repeats %d/%d",
+				e.Prior.Points, e.Prior.SetAside, e.NBase, e.NOther)
+		}
 		if e.Within > 0 {
 			s += fmt.Sprintf(" + within-run (%d runs)", e.Within)
 		}
@@ -561,7 +568,7 @@ func PoolPrior(p NoisePrior, values []float64) NoisePrior {
 // freedom.
 func CombinePrior(a, b NoisePrior) NoisePrior {
 	df := a.DF + b.DF
-	out := NoisePrior{DF: df, Points: a.Points + b.Points}
+	out := NoisePrior{DF: df, Points: a.Points + b.Points, SetAside: a.SetAside + b.SetAside}
 	if df > 0 {
 		out.Var = (float64(a.DF)*a.Var + float64(b.DF)*b.Var) / float64(df)
 	}
@@ -600,4 +607,51 @@ func (j NoiseJudge) Judge(c Pair, repeats Verdict, opt CompareOptions) (Verdict,
 		return repeats, true
 	}
 	return v, true
+}
+
+// PriorOutlierP is the level at which PoolHistory sets aside a history
+// entry whose variance is too large for the rest: a one-sided F-test of the
+// entry's variance against the pool of the others.
+const PriorOutlierP = 0.001
+
+// PoolHistory pools a test's history entries (each a group of repeats of
+// one configuration in one experiment) into a prior, setting aside the
+// entries from periods when the machine varied far more than usual: while
+// the entry with the largest variance v has P(F ≥ v/V) < PriorOutlierP
+// under F(df, DF), where V and DF are the pooled variance and degrees of
+// freedom of the other entries, it is left out. Under a constant noise a
+// true entry is left out with chance 0.001 per test, and leaving one out
+// changes little; a loaded hour, whose variance is several times the
+// usual, no longer inflates the prior of every later verdict (a pooled
+// variance is a mean of squares, which one such entry dominates). It
+// returns the prior and the number of entries left out.
+func PoolHistory(entries []NoisePrior) (NoisePrior, int) {
+	kept := slices.Clone(entries)
+	dropped := 0
+	for len(kept) > 1 {
+		worst := 0
+		for i, e := range kept {
+			if e.Var > kept[worst].Var {
+				worst = i
+			}
+		}
+		var rest NoisePrior
+		for i, e := range kept {
+			if i != worst {
+				rest = CombinePrior(rest, e)
+			}
+		}
+		w := kept[worst]
+		if w.DF < 1 || rest.DF < 1 || !(rest.Var > 0) || fUpper(w.Var/rest.Var, float64(w.DF), float64(rest.DF)) >= PriorOutlierP {
+			break
+		}
+		kept = slices.Delete(kept, worst, worst+1)
+		dropped++
+	}
+	var p NoisePrior
+	for _, e := range kept {
+		p = CombinePrior(p, e)
+	}
+	p.SetAside += dropped
+	return p, dropped
 }

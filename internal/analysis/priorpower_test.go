@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -104,5 +105,40 @@ func TestFirstSignificantStepNoise(t *testing.T) {
 	}
 	if old := FirstSignificantStep([][]float64{{100, 101, 99}, {90, 91, 89}}, HigherIsBetter, CompareOptions{}); old.Found {
 		t.Errorf("3 vs 3 on repeats alone found %+v; the floor is 0.1", old)
+	}
+}
+
+// TestPoolHistory: ten entries of s² = 0.0004 with 2 df each (20 df) and
+// one of 0.01 (a loaded hour, 25 times the rest): P(F(2, 20) ≥ 25) =
+// (20/70)^10 = 3.6e-6 (I_x(a, 1) = x^a), below 0.001, so it is set aside
+// and the prior stays 0.0004 with 20 df instead of (0.008 + 0.02)/22 =
+// 0.00127. An entry of 4 times the rest, P = (20/28)^10 = 0.035, stays:
+// (0.008 + 0.0032)/22 = 0.000509.
+func TestPoolHistory(t *testing.T) {
+	near(t, "F(2,2) tail at 3", fUpper(3, 2, 2), 0.25, 1e-12)
+	near(t, "F(2,20) tail at 25", fUpper(25, 2, 20), math.Pow(20.0/70, 10), 1e-12)
+	var es []NoisePrior
+	for range 10 {
+		es = append(es, NoisePrior{Var: 0.0004, DF: 2, Points: 3})
+	}
+	p, n := PoolHistory(append(slices.Clone(es), NoisePrior{Var: 0.01, DF: 2, Points: 3}))
+	if n != 1 || p.DF != 20 || p.Points != 30 || p.SetAside != 1 {
+		t.Errorf("loaded entry: %+v, %d set aside; want it set aside", p, n)
+	}
+	near(t, "var without the loaded entry", p.Var, 0.0004, 1e-15)
+	plain := CombinePrior(NoisePrior{Var: 0.0004, DF: 20}, NoisePrior{Var: 0.01, DF: 2})
+	near(t, "old pooled var", plain.Var, 0.028/22, 1e-12)
+
+	p, n = PoolHistory(append(slices.Clone(es), NoisePrior{Var: 0.0016, DF: 2, Points: 3}))
+	if n != 0 || p.DF != 22 {
+		t.Errorf("4x entry: %+v, %d set aside; want kept", p, n)
+	}
+	near(t, "var with the 4x entry", p.Var, 0.0112/22, 1e-12)
+	if p, n := PoolHistory(nil); n != 0 || p.DF != 0 {
+		t.Errorf("empty: %+v", p)
+	}
+	ev := NoiseEvidence{Basis: BasisPrior, NBase: 3, NOther: 3, Prior: NoisePrior{Var: 0.0004, DF: 20, Points: 30, SetAside: 1}}
+	if !strings.Contains(ev.String(), "1 noisy entries set aside") {
+		t.Errorf("evidence %q does not say an entry was set aside", ev)
 	}
 }

@@ -131,7 +131,10 @@ func TestNoisePriorSingleRun(t *testing.T) {
 	for _, v := range doc.Verdicts {
 		if v.Test == "update-index" && v.Target == "other" && v.Threads == 1 {
 			found = true
-			if v.Outcome != "slower" || v.Evidence != "noise prior (47 history points) + repeats 1/1, single run" {
+			// 47 points, or 41 when the A/A entry measured here varied far
+			// more than the lab's 10% and was set aside (a busy machine).
+			if v.Outcome != "slower" || (v.Evidence != "noise prior (47 history points) + repeats 1/1, single run" &&
+				v.Evidence != "noise prior (41 history points, 1 noisy entries set aside) + repeats 1/1, single run") {
 				t.Errorf("update-index, one run each with 47 history points: got %q on %q, want slower on the noise prior, single run", v.Outcome, v.Evidence)
 			}
 		}

@@ -148,7 +148,8 @@ func Entries(exp store.Experiment, runs []store.Run, results map[int64][]store.R
 // reported) counts once. Runs whose canary found the machine slow still
 // teach: on a busy host the canaries flag a third of the runs or more, and
 // a history without them would describe a calmer machine than the verdicts
-// judge.
+// judge; entries of far noisier periods are set aside when the history is
+// pooled instead (analysis.PoolHistory).
 func Learn(ctx context.Context, st *store.Store, exp store.Experiment, runs []store.Run, results map[int64][]store.Result) error {
 	if err := st.SaveNoise(ctx, exp.ID, Entries(exp, runs, results)); err != nil {
 		return fmt.Errorf("learn noise of experiment %d: %w", exp.ID, err)
@@ -312,18 +313,13 @@ func PriorFor(ctx context.Context, st *store.Store, host, specTOML string, engin
 }
 
 // pool is the prior of a test's history entries: their variances pooled
-// with their degrees of freedom, every entry kept. Entries that hold a
-// stalled run are part of what the host does: a verdict on a single run
-// per target cannot see a stall of its own, and a prior without them made
-// those verdicts overconfident (calibrate's quiet store: A/A false alarms
-// at 1 repeat 4.4% with entries far noisier than the rest set aside, 2.0%
-// with all kept). Cells of several repeats deal with their own stalled
-// runs (analysis.CompareNoise). A loaded hour in the history widens the
-// prior: verdicts lose power, not trust, until later history dilutes it.
+// with their degrees of freedom, the entries of far noisier periods set
+// aside (analysis.PoolHistory).
 func pool(es []store.NoiseEntry) analysis.NoisePrior {
-	var p analysis.NoisePrior
-	for _, e := range es {
-		p = analysis.CombinePrior(p, analysis.NoisePrior{Var: e.LogVar, DF: e.DF, Points: e.Runs})
+	ps := make([]analysis.NoisePrior, len(es))
+	for i, e := range es {
+		ps[i] = analysis.NoisePrior{Var: e.LogVar, DF: e.DF, Points: e.Runs}
 	}
+	p, _ := analysis.PoolHistory(ps)
 	return p
 }
