@@ -126,10 +126,13 @@ func (t Template) Args() int { return t.nargs }
 // Exec, go-sql-driver's query and exec): b must not change until then.
 func BytesText(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// AppendInt writes the integer kinds the workloads pass; ok is false for
-// any other type.
-func AppendInt(dst []byte, arg any) ([]byte, bool) {
+// AppendScalar writes what every SQL dialect writes alike: the integer
+// kinds the workloads pass, and nil as NULL; ok is false for any other
+// type, which the dialect's own literal writes or refuses.
+func AppendScalar(dst []byte, arg any) ([]byte, bool) {
 	switch v := arg.(type) {
+	case nil:
+		return append(dst, "NULL"...), true
 	case int:
 		return strconv.AppendInt(dst, int64(v), 10), true
 	case int64:

@@ -7,7 +7,7 @@ import (
 
 func TestTemplate(t *testing.T) {
 	lit := func(dst []byte, a any) ([]byte, bool) {
-		if b, ok := AppendInt(dst, a); ok {
+		if b, ok := AppendScalar(dst, a); ok {
 			return b, true
 		}
 		if s, ok := a.(string); ok {
@@ -28,6 +28,8 @@ func TestTemplate(t *testing.T) {
 		{"UPDATE t SET v = v -? WHERE id = ?", false, []any{-5, 1}, "UPDATE t SET v = v - -5  WHERE id =  1 ", true},
 		// $2 before $1, and one argument used twice.
 		{"SELECT $2, $1, $2", true, []any{1, "x"}, "SELECT  'x' ,  1 ,  'x' ", true},
+		// nil is NULL in every dialect (AppendScalar).
+		{"UPDATE t SET v = ? WHERE id = ?", false, []any{nil, uint64(3)}, "UPDATE t SET v =  NULL  WHERE id =  3 ", true},
 		// Placeholders in strings, identifiers and comments are text.
 		{"SELECT '?', \"a?\", `b?` -- ?\n, ? /* ? */", false, []any{"it's"}, "SELECT '?', \"a?\", `b?` -- ?\n,  'it''s'  /* ? */", true},
 		{"SELECT 'it''s $1', $1", true, []any{2}, "SELECT 'it''s $1',  2 ", true},

@@ -630,12 +630,10 @@ type textStmt struct {
 // would need escaping (whose escape depends on the session's
 // NO_BACKSLASH_ESCAPES) are left to the driver.
 func literal(dst []byte, arg any) ([]byte, bool) {
-	if b, ok := engine.AppendInt(dst, arg); ok {
+	if b, ok := engine.AppendScalar(dst, arg); ok {
 		return b, true
 	}
 	switch v := arg.(type) {
-	case nil:
-		return append(dst, "NULL"...), true
 	case string:
 		if strings.ContainsAny(v, "\\'\"\x00\n\r\x1a") {
 			return dst, false

@@ -429,12 +429,10 @@ type textStmt struct {
 // standard_conforming_strings on (the default since 9.1), as pgx's simple
 // protocol does.
 func literal(dst []byte, arg any) ([]byte, bool) {
-	if b, ok := engine.AppendInt(dst, arg); ok {
+	if b, ok := engine.AppendScalar(dst, arg); ok {
 		return b, true
 	}
 	switch v := arg.(type) {
-	case nil:
-		return append(dst, "NULL"...), true
 	case string:
 		if strings.IndexByte(v, 0) >= 0 {
 			return dst, false
