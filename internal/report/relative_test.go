@@ -96,3 +96,21 @@ func TestRelativeTitle(t *testing.T) {
 		}
 	}
 }
+
+// TestComparisonTitle checks that compare's verdicts table names the
+// quantity its rows compare, in its title and in the legend's t-test.
+func TestComparisonTitle(t *testing.T) {
+	for _, c := range []struct {
+		metrics       []string
+		title, logsOf string
+	}{
+		{[]string{waitMS.Name}, "Verdicts cell by cell (latency)", "t-test on log latency"},
+		{[]string{metric.QPS.Name}, "Verdicts cell by cell (throughput)", "t-test on log throughput"},
+		{[]string{metric.QPS.Name, waitMS.Name}, "Verdicts cell by cell (throughput and latency)", "t-test on log values"},
+	} {
+		tb := ComparisonTable(Compare(relativeData(c.metrics...), VerdictOptions{}), "a")
+		if tb.Title != c.title || !strings.Contains(tb.Legend, c.logsOf) {
+			t.Errorf("%v: title %q legend %q, want %q and %q", c.metrics, tb.Title, tb.Legend, c.title, c.logsOf)
+		}
+	}
+}

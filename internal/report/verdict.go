@@ -3,9 +3,11 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"benchlab/internal/analysis"
+	"benchlab/internal/metric"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
 )
@@ -27,7 +29,10 @@ type Comparison struct {
 	Test    string
 	Threads int
 	Verdict analysis.Verdict
-	// Base and Other summarise each side's throughput over its repeats:
+	// Metric is the row's headline: what Base and Other measure (its
+	// quantity, throughput or latency) and which way is better.
+	Metric metric.Metric
+	// Base and Other summarise each side's headline over its repeats:
 	// median with a 95% confidence interval from order statistics.
 	Base, Other analysis.Summary
 	// Noise says in detail what the verdict rests on (Verdict.Evidence is
@@ -37,7 +42,7 @@ type Comparison struct {
 }
 
 // Compare judges every target against the base in every row, on the
-// headline throughput of each repeat, with all the evidence the data and
+// headline metric of each repeat (throughput, or connect's latency), with all the evidence the data and
 // the host's noise model hold (analysis.CompareNoise), then decides every
 // cell again after opt's correction (default Benjamini-Hochberg) over all
 // the cells, the family a reader of compare scans at once.
@@ -54,7 +59,7 @@ func Compare(d *Data, opt VerdictOptions) []Comparison {
 				continue
 			}
 			v, ev := d.judge(baseRs, otherRs, targets[0], t, k, opt)
-			out = append(out, Comparison{Target: t, Test: k.test, Threads: k.threads, Verdict: v, Noise: ev,
+			out = append(out, Comparison{Target: t, Test: k.test, Threads: k.threads, Verdict: v, Noise: ev, Metric: s.metricOf(k),
 				Base:  analysis.Summarize(values(baseRs, tput), analysis.DefaultConfidence),
 				Other: analysis.Summarize(values(otherRs, tput), analysis.DefaultConfidence)})
 		}
@@ -352,10 +357,15 @@ func ComparisonTable(cs []Comparison, base string) Table {
 	if len(cs) > 0 && cs[0].Verdict.Correction != "" {
 		corr = cs[0].Verdict.Correction
 	}
+	q := comparedQuantities(cs)
+	logOf := "log values"
+	if len(q) == 1 {
+		logOf = "log " + q[0]
+	}
 	t := Table{
-		Title: "Verdicts cell by cell (throughput)",
+		Title: "Verdicts cell by cell (" + strings.Join(q, " and ") + ")",
 		Legend: "median [95% CI from order statistics] over the repeats; ratio with its 95% CI and two-sided p: " +
-			"of medians and Mann-Whitney for 'repeats only', of geometric means and a t-test on log throughput otherwise " +
+			"of medians and Mann-Whitney for 'repeats only', of geometric means and a t-test on " + logOf + " otherwise " +
 			"(run-to-run variance from the repeats, pooled with the host's noise history for 'noise prior', each run " +
 			"counted with at least its within-run variance from batch means); p is before correction, the verdict is decided by p " +
 			"adjusted with " + corr.Long() + " over all cells (compare --format json gives it); n = repeats of base/target",
@@ -375,6 +385,22 @@ func ComparisonTable(cs []Comparison, base string) Table {
 		}})
 	}
 	return t
+}
+
+// comparedQuantities lists, once each and in order, what the comparisons'
+// metrics measure ("throughput", "latency"); queries per second's
+// quantity when there are none.
+func comparedQuantities(cs []Comparison) []string {
+	var out []string
+	for _, c := range cs {
+		if q := c.Metric.QuantityOf(); !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, metric.QPS.QuantityOf())
+	}
+	return out
 }
 
 // evidenceBrief is a comparison's evidence for the table's column: the

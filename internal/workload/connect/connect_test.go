@@ -62,6 +62,28 @@ func TestRunOnSQLite(t *testing.T) {
 	if !strings.Contains(out.String(), "Absolute latency") || strings.Contains(out.String(), "throughput") {
 		t.Errorf("report's tables are not titled after latency:\n%s", out.String())
 	}
+	// compare judges the same latency: its verdicts table and legend name
+	// latency in every format, and nothing calls it throughput.
+	for _, format := range []string{"text", "markdown", "html"} {
+		var cout, cerr bytes.Buffer
+		if code := cli.Main(cli.Env{Stdout: &cout, Stderr: &cerr}, []string{"compare", "--store", db, "--format", format}); code != 0 {
+			t.Fatalf("compare --format %s: exit %d\n%s\n%s", format, code, cout.String(), cerr.String())
+		}
+		text := cout.String()
+		if format == "html" {
+			// The page's charts of connections per second are rightly
+			// throughput; its tables end where the charts begin.
+			text, _, _ = strings.Cut(text, "<h2>Charts</h2>")
+		}
+		for _, want := range []string{"Verdicts cell by cell (latency)", "t-test on log latency", "Relative latency: ms(target) / ms(wal)"} {
+			if !strings.Contains(cout.String(), want) {
+				t.Errorf("compare --format %s lacks %q", format, want)
+			}
+		}
+		if strings.Contains(strings.ToLower(text), "throughput") {
+			t.Errorf("compare --format %s calls the latency throughput:\n%s", format, text)
+		}
+	}
 	st, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)
