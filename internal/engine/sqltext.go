@@ -188,6 +188,10 @@ func (t *TextSQL) Text(args []any) (string, bool) {
 	return BytesText(t.buf), ok
 }
 
+// Long reports whether the statement runs under the caller's context (a
+// Long statement); a short one runs without it (see Ctx).
+func (t *TextSQL) Long() bool { return t.long }
+
 // Ctx is the context a call runs under: short statements run without the
 // caller's, which spares the driver its cancellation watcher.
 func (t *TextSQL) Ctx(ctx context.Context) context.Context {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/blockconn"
@@ -423,6 +424,7 @@ func (c *Conn) PrepareText(sql string, cost engine.Cost) engine.Stmt {
 type textStmt struct {
 	c *Conn
 	engine.TextSQL
+	query pgproto3.Query // the reused Query message of a short statement
 }
 
 // literal writes one argument as PostgreSQL reads it with
@@ -459,7 +461,11 @@ func literal(dst []byte, arg any) ([]byte, bool) {
 // run sends the statement and reads its results, counting their rows and
 // the rows their commands changed; each row's values go to row when set.
 func (t *textStmt) run(ctx context.Context, sql string, row func([][]byte)) (rows, changed int64, err error) {
-	mrr := t.c.c.PgConn().Exec(t.Ctx(ctx), sql)
+	if !t.Long() {
+		rows, changed, err = t.queryDirect(sql, row)
+		return rows, changed, t.c.fail(err)
+	}
+	mrr := t.c.c.PgConn().Exec(ctx, sql)
 	for mrr.NextResult() {
 		rr := mrr.ResultReader()
 		for rr.NextRow() {
@@ -508,23 +514,17 @@ func (t *textStmt) Values(ctx context.Context, args ...any) ([][]string, error) 
 // Close does nothing: nothing was prepared.
 func (t *textStmt) Close() error { return nil }
 
-// Stmt is a prepared statement; it reuses its parameter buffers.
+// Stmt is a prepared statement; it reuses its parameter buffers and, short,
+// its Bind message. Short statements run without the caller's context (a
+// managed server is stopped when the experiment is cancelled, which ends any
+// call) and on pgconn's frontend directly (direct.go).
 type Stmt struct {
 	c    *Conn
 	sd   *pgconn.StatementDescription
 	long bool
 	vals [][]byte
 	bufs [][]byte
-}
-
-// ctx returns the context a call runs under: short statements use
-// Background, which spares pgconn a context watcher per call. A managed
-// server is stopped when the experiment is cancelled, which ends any call.
-func (s *Stmt) ctx(ctx context.Context) context.Context {
-	if s.long {
-		return ctx
-	}
-	return context.Background()
+	bind pgproto3.Bind // the reused Bind message of a short statement
 }
 
 // encode writes args as text parameters into reused buffers.
@@ -560,42 +560,45 @@ func (s *Stmt) encode(args []any) error {
 	return nil
 }
 
-func (s *Stmt) run(ctx context.Context, args []any) (rows int64, tag pgconn.CommandTag, err error) {
+// run executes the statement, counting the rows it returns and those it
+// changed; each row's values go to row when set. A short statement is
+// exchanged on pgconn's frontend directly (direct.go).
+func (s *Stmt) run(ctx context.Context, args []any, row func([][]byte)) (rows, changed int64, err error) {
 	if err := s.encode(args); err != nil {
-		return 0, tag, err
+		return 0, 0, err
 	}
-	rr := s.c.c.PgConn().ExecStatement(s.ctx(ctx), s.sd, s.vals, nil, nil)
+	if !s.long {
+		rows, changed, err = s.execDirect(row)
+		return rows, changed, s.c.fail(err)
+	}
+	rr := s.c.c.PgConn().ExecStatement(ctx, s.sd, s.vals, nil, nil)
 	for rr.NextRow() {
 		rows++
+		if row != nil {
+			row(rr.Values())
+		}
 	}
-	tag, err = rr.Close()
-	return rows, tag, s.c.fail(err)
+	tag, err := rr.Close()
+	return rows, tag.RowsAffected(), s.c.fail(err)
 }
 
 // Exec runs the statement and returns the rows changed.
 func (s *Stmt) Exec(ctx context.Context, args ...any) (int64, error) {
-	_, tag, err := s.run(ctx, args)
-	return tag.RowsAffected(), err
+	_, n, err := s.run(ctx, args, nil)
+	return n, err
 }
 
 // Query runs the statement and counts the rows it returns.
 func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
-	n, _, err := s.run(ctx, args)
+	n, _, err := s.run(ctx, args, nil)
 	return n, err
 }
 
 // Values runs the statement and returns its rows as text.
 func (s *Stmt) Values(ctx context.Context, args ...any) ([][]string, error) {
-	if err := s.encode(args); err != nil {
-		return nil, err
-	}
-	rr := s.c.c.PgConn().ExecStatement(s.ctx(ctx), s.sd, s.vals, nil, nil)
 	var out [][]string
-	for rr.NextRow() {
-		out = append(out, textRow(rr.Values()))
-	}
-	_, err := rr.Close()
-	return out, s.c.fail(err)
+	_, _, err := s.run(ctx, args, func(raw [][]byte) { out = append(out, textRow(raw)) })
+	return out, err
 }
 
 // Close deallocates the statement.

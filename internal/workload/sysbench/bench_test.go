@@ -8,6 +8,7 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/enginetest"
+	_ "benchlab/internal/engine/mysql"
 	_ "benchlab/internal/engine/postgres"
 	"benchlab/internal/workload"
 )
@@ -76,4 +77,22 @@ func BenchmarkInsert(b *testing.B) { benchOps(b, benchWorker(b, "insert")) }
 // run without the step's context.
 func BenchmarkPointQueryPostgresText(b *testing.B) {
 	benchOps(b, benchWorkerOn(b, "postgres", "point-query", true))
+}
+
+// BenchmarkPointQueryPostgres is the prepared point query (sysbench's
+// default) on a PostgreSQL server on loopback.
+func BenchmarkPointQueryPostgres(b *testing.B) {
+	benchOps(b, benchWorkerOn(b, "postgres", "point-query", false))
+}
+
+// BenchmarkPointQueryMariaDB is the prepared point query (COM_STMT_EXECUTE,
+// sysbench's default) on a MariaDB server on loopback.
+func BenchmarkPointQueryMariaDB(b *testing.B) {
+	benchOps(b, benchWorkerOn(b, "mariadb", "point-query", false))
+}
+
+// BenchmarkPointQueryMariaDBText is the point query sent as text
+// (--db-ps-mode=disable) to a MariaDB server on loopback.
+func BenchmarkPointQueryMariaDBText(b *testing.B) {
+	benchOps(b, benchWorkerOn(b, "mariadb", "point-query", true))
 }
