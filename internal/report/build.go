@@ -267,14 +267,23 @@ func relativeTitle(s samples, keys []cellKey, base string) string {
 // more is better where more is better, worse where less is (latencies),
 // and the other way round at 0.95 and less.
 func relativeMarks(s samples, keys []cellKey) string {
-	const higher = "+ (green) >= 1.05 better, - (red) <= 0.95 worse, grey between"
-	const lower = "+ (green) <= 0.95 better, - (red) >= 1.05 worse, grey between"
-	var lowerTests []string
-	for _, k := range keys {
-		if s.metricOf(k).Direction == analysis.LowerIsBetter && !slices.Contains(lowerTests, k.test) {
-			lowerTests = append(lowerTests, k.test)
-		}
-	}
+	return byDirection(s, keys, "+ (green) >= 1.05 better, - (red) <= 0.95 worse, grey between",
+		"+ (green) <= 0.95 better, - (red) >= 1.05 worse, grey between")
+}
+
+// verdictLegend says on which side of 1 the relative table's significant
+// verdicts lie: - slower below 1 and + faster above where more is better,
+// the other way round where less is (a latency ratio above 1 is slower).
+func verdictLegend(s samples, keys []cellKey) string {
+	return "significant verdicts, " + byDirection(s, keys, "- (slower, red) below 1, + (faster, green) above 1",
+		"- (slower, red) above 1, + (faster, green) below 1")
+}
+
+// byDirection says higher of rows whose metric is higher-is-better and
+// lower of those whose metric is lower-is-better, naming the
+// lower-is-better tests when the rows mix both.
+func byDirection(s samples, keys []cellKey, higher, lower string) string {
+	lowerTests := lowerIsBetterTests(s, keys)
 	switch {
 	case len(lowerTests) == 0:
 		return higher
@@ -282,6 +291,18 @@ func relativeMarks(s samples, keys []cellKey) string {
 		return "lower is better: " + lower
 	}
 	return higher + "; lower is better for " + strings.Join(lowerTests, ", ") + ": " + lower
+}
+
+// lowerIsBetterTests lists, once each and in order, the tests of keys
+// whose metric is lower-is-better (latencies).
+func lowerIsBetterTests(s samples, keys []cellKey) []string {
+	var out []string
+	for _, k := range keys {
+		if s.metricOf(k).Direction == analysis.LowerIsBetter && !slices.Contains(out, k.test) {
+			out = append(out, k.test)
+		}
+	}
+	return out
 }
 
 // uniqueTests lists the tests of keys once each, in order.
@@ -404,9 +425,8 @@ func BuildWith(d *Data, opt Options) *Report {
 			rel.Rows = append(rel.Rows, row)
 		}
 		if _, hi := repeatRange(s, keys); hi >= 2 || verdicts {
-			rel.Legend = "ratio over the repeats, 2 decimals; - slower and + faster: significant verdicts " +
-				"(coloured red and green), = same, ? unknown (grey); the notes say which evidence each rests on" +
-				compareLegend(s, keys)
+			rel.Legend = "ratio over the repeats, 2 decimals; " + verdictLegend(s, keys) +
+				"; = same, ? unknown (grey); the notes say which evidence each rests on" + compareLegend(s, keys)
 		}
 		r.Tables = append(r.Tables, rel)
 		if seq := sequenceTable(d, keys, s, label, groups, opt); seq != nil {

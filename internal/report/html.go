@@ -51,18 +51,46 @@ type htmlChart struct {
 	Height    int
 }
 
+// htmlConvention is the colour convention of one direction of the
+// relative tables' rows: the ratios that are better and worse than the base.
+type htmlConvention struct {
+	Where, Better, Worse string
+}
+
+// conventionsOf are the colour conventions of the directions d's rows
+// have: more is better (1.05 and up green), less is better (0.95 and down
+// green), or both, each saying where it applies.
+func conventionsOf(d *Data) []htmlConvention {
+	s, keys, _ := d.samples()
+	more := htmlConvention{Better: "1.05+", Worse: "0.95-"}
+	less := htmlConvention{Where: "lower is better: ", Better: "0.95-", Worse: "1.05+"}
+	lower := lowerIsBetterTests(s, keys)
+	switch {
+	case len(lower) == 0:
+		return []htmlConvention{more}
+	case len(lower) == len(uniqueTests(keys)):
+		return []htmlConvention{less}
+	}
+	more.Where = "where more is better, "
+	less.Where = "where lower is better (" + strings.Join(lower, ", ") + "), "
+	return []htmlConvention{more, less}
+}
+
 type htmlManifest struct {
 	Label, JSON string
 }
 
 type htmlPage struct {
-	Title     string
-	Header    []string
-	Relative  []htmlTable
-	Charts    []htmlChart
-	Tables    []htmlTable
-	Notes     []string
-	Manifests []htmlManifest
+	Title    string
+	Header   []string
+	Relative []htmlTable
+	// Conventions say which ratios the relative tables colour better and
+	// worse, per direction of their rows' metrics.
+	Conventions []htmlConvention
+	Charts      []htmlChart
+	Tables      []htmlTable
+	Notes       []string
+	Manifests   []htmlManifest
 	// Options holds every chart's ECharts option as JSON (escaped by
 	// encoding/json, so no "<" can close the script element).
 	Options template.JS
@@ -74,7 +102,8 @@ type htmlPage struct {
 // the tables are plain HTML that reads without JavaScript. Everything taken
 // from the store is escaped by html/template or encoding/json.
 func WriteHTML(w io.Writer, d *Data, r *Report) error {
-	page := htmlPage{Title: r.Title, Header: r.Header, Notes: uniqueNotes(r.Notes), ECharts: template.JS(echartsJS)}
+	page := htmlPage{Title: r.Title, Header: r.Header, Notes: uniqueNotes(r.Notes), ECharts: template.JS(echartsJS),
+		Conventions: conventionsOf(d)}
 	for _, t := range r.Tables {
 		ht := toHTMLTable(t)
 		if t.Relative {
@@ -534,8 +563,8 @@ ul.header li { margin: 2px 0; }
 {{$g := ""}}{{range .Rows}}{{if and .Group (ne .Group $g)}}{{$g = .Group}}<tr class="group"><td colspan="99">{{.Group}}</td></tr>{{end}}<tr><td>{{.Label}}</td>{{range .Cells}}<td class="{{.Class}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table>{{end}}
 {{range .Relative}}{{template "table" .}}{{end}}
-<p class="legend">Colour convention: <span class="swatch better">1.05+</span> green with + is better than the base,
-<span class="swatch worse">0.95-</span> red (vermillion) with - is worse, <span class="swatch neutral">1.00</span> grey is within
+<p class="legend">Colour convention: {{range $i, $c := .Conventions}}{{if $i}}; {{end}}{{$c.Where}}<span class="swatch better">{{$c.Better}}</span> green with + is better than the base,
+<span class="swatch worse">{{$c.Worse}}</span> red (vermillion) with - is worse{{end}}; <span class="swatch neutral">1.00</span> grey is within
 the band (or not significant when repeats allow a test). The colours come from Okabe and Ito's colour-blind-safe palette and
 the sign repeats the verdict, so the table reads without telling colours apart.</p>
 <h2>Charts</h2>
