@@ -267,30 +267,47 @@ func relativeTitle(s samples, keys []cellKey, base string) string {
 // more is better where more is better, worse where less is (latencies),
 // and the other way round at 0.95 and less.
 func relativeMarks(s samples, keys []cellKey) string {
-	return byDirection(s, keys, "+ (green) >= 1.05 better, - (red) <= 0.95 worse, grey between",
-		"+ (green) <= 0.95 better, - (red) >= 1.05 worse, grey between")
+	return RelativeMarks(uniqueTests(keys), lowerIsBetterTests(s, keys))
 }
 
 // verdictLegend says on which side of 1 the relative table's significant
 // verdicts lie: - slower below 1 and + faster above where more is better,
 // the other way round where less is (a latency ratio above 1 is slower).
 func verdictLegend(s samples, keys []cellKey) string {
-	return "significant verdicts, " + byDirection(s, keys, "- (slower, red) below 1, + (faster, green) above 1",
+	return VerdictLegend(uniqueTests(keys), lowerIsBetterTests(s, keys))
+}
+
+// RelativeMarks says how a table of ratios to the base marks them without
+// a verdict, for rows of the tests all, of which those in lower report a
+// lower-is-better metric (latencies): + (green) at 1.05 and more and -
+// (red) at 0.95 and less where more is better, the other way round where
+// less is.
+func RelativeMarks(all, lower []string) string {
+	return byDirection(all, lower, "+ (green) >= 1.05 better, - (red) <= 0.95 worse, grey between",
+		"+ (green) <= 0.95 better, - (red) >= 1.05 worse, grey between")
+}
+
+// VerdictLegend says on which side of 1 a table of ratios to the base puts
+// its significant verdicts, for rows of the tests all, of which those in
+// lower report a lower-is-better metric: - slower below 1 and + faster
+// above where more is better, the other way round where less is (a
+// latency ratio above 1 is slower).
+func VerdictLegend(all, lower []string) string {
+	return "significant verdicts, " + byDirection(all, lower, "- (slower, red) below 1, + (faster, green) above 1",
 		"- (slower, red) above 1, + (faster, green) below 1")
 }
 
-// byDirection says higher of rows whose metric is higher-is-better and
-// lower of those whose metric is lower-is-better, naming the
-// lower-is-better tests when the rows mix both.
-func byDirection(s samples, keys []cellKey, higher, lower string) string {
-	lowerTests := lowerIsBetterTests(s, keys)
+// byDirection is higher for rows of the tests all whose metric is
+// higher-is-better and lower for those in lower, naming the lower ones
+// when the rows mix both.
+func byDirection(all, lower []string, higher, lowerText string) string {
 	switch {
-	case len(lowerTests) == 0:
+	case len(lower) == 0:
 		return higher
-	case len(lowerTests) == len(uniqueTests(keys)):
-		return "lower is better: " + lower
+	case len(lower) == len(all):
+		return "lower is better: " + lowerText
 	}
-	return higher + "; lower is better for " + strings.Join(lowerTests, ", ") + ": " + lower
+	return higher + "; lower is better for " + strings.Join(lower, ", ") + ": " + lowerText
 }
 
 // lowerIsBetterTests lists, once each and in order, the tests of keys

@@ -10,6 +10,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"benchlab/internal/analysis"
+	"benchlab/internal/metric"
 	"benchlab/internal/report"
 	"benchlab/internal/store"
 )
@@ -193,12 +194,22 @@ func ibSummary(ib ibSteps, targets []string) report.Table {
 }
 
 // ibRelative is tputr.tab: every target's rate over the base's, each cell
-// judged with the evidence at hand (report.Data.ThroughputCell).
+// judged with the evidence at hand (report.Data.ThroughputCell). It is the
+// report's relative table (report.Table.Relative): titled after its steps'
+// metrics (IPS for the load steps, QPS for the query steps) and marked for
+// their direction.
 func ibRelative(d *report.Data, ib ibSteps, targets []string, opt report.Options) report.Table {
-	t := report.Table{Title: "Insert Benchmark relative throughput: rate(target) / rate(" + targets[0] + ")",
-		Legend: "2 decimals; + (green) >= 1.05 better, - (red) <= 0.95 worse, grey between, when a single run per target " +
-			"has no noise history; otherwise signs are significance verdicts resting on the repeats, their within-run " +
-			"variance or the host's noise history (a cell's detail names its evidence)", Columns: ib.steps}
+	var lower []string
+	for _, s := range ib.steps {
+		if ib.metricOf(targets, s).Direction == analysis.LowerIsBetter {
+			lower = append(lower, s)
+		}
+	}
+	t := report.Table{Title: ibRelativeTitle(ib, targets),
+		Legend: "2 decimals; " + report.RelativeMarks(ib.steps, lower) + ", when a single run per target " +
+			"has no noise history; otherwise " + report.VerdictLegend(ib.steps, lower) + ", resting on the repeats, " +
+			"their within-run variance or the host's noise history (a cell's detail names its evidence)",
+		Columns: ib.steps, Relative: true}
 	for _, tg := range targets[1:] {
 		row := report.Row{Label: tg}
 		for _, s := range ib.steps {
@@ -208,6 +219,51 @@ func ibRelative(d *report.Data, ib ibSteps, targets []string, opt report.Options
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// metricOf is the metric step's headline role reports (its first result's
+// on any target), QPS when none ran.
+func (ib ibSteps) metricOf(targets []string, step string) metric.Metric {
+	for _, tg := range targets {
+		if rs := ib.role(tg, step, headline(step)); len(rs) > 0 {
+			return metric.Of(rs[0].Metric)
+		}
+	}
+	return metric.QPS
+}
+
+// ibRelativeTitle names what the relative table's ratios are, per metric
+// of its steps: "Insert Benchmark relative throughput: IPS(target) /
+// IPS(base) for l.i0, l.x; QPS(target) / QPS(base) for qp100".
+func ibRelativeTitle(ib ibSteps, targets []string) string {
+	var ms []metric.Metric
+	stepsOf := map[string][]string{}
+	quantity := ""
+	for _, s := range ib.steps {
+		m := ib.metricOf(targets, s)
+		if _, ok := stepsOf[m.Name]; !ok {
+			ms = append(ms, m)
+		}
+		stepsOf[m.Name] = append(stepsOf[m.Name], s)
+		switch q := m.QuantityOf(); {
+		case quantity == "":
+			quantity = q
+		case quantity != q:
+			quantity = "values"
+		}
+	}
+	var parts []string
+	for _, m := range ms {
+		part := m.SymbolOf() + "(target) / " + m.SymbolOf() + "(" + targets[0] + ")"
+		if len(ms) > 1 {
+			part += " for " + strings.Join(stepsOf[m.Name], ", ")
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return "Insert Benchmark relative throughput: target / " + targets[0]
+	}
+	return "Insert Benchmark relative " + quantity + ": " + strings.Join(parts, "; ")
 }
 
 // ibInsertRates is iput.tab: the background inserts/s of each query step,

@@ -97,6 +97,20 @@ func TestInsertBenchmarkTables(t *testing.T) {
 	if got := rel.Rows[0].Cells[0].Value; math.Abs(got-1.3) > 1e-9 {
 		t.Errorf("b's relative l.i0 = %v, want 1.30", got)
 	}
+	// It is the report's relative table (the HTML page shows it first,
+	// compare keeps it), titled after its steps' metrics and marked for
+	// their direction, throughput's.
+	const title = "Insert Benchmark relative throughput: IPS(target) / IPS(a) for l.i0; QPS(target) / QPS(a) for qp100"
+	if !rel.Relative || rel.Title != title || !strings.Contains(rel.Legend, "+ (green) >= 1.05 better") ||
+		!strings.Contains(rel.Legend, "significant verdicts, - (slower, red) below 1, + (faster, green) above 1") {
+		t.Errorf("relative table: marked %v, title %q, legend %q; want marked, %q, throughput's marks", rel.Relative,
+			rel.Title, rel.Legend, title)
+	}
+	for _, tb := range r.Tables {
+		if tb.Relative && tb.Title != rel.Title {
+			t.Errorf("table %q is marked relative too", tb.Title)
+		}
+	}
 	rows := mustTable(t, r, "Insert Benchmark rows fetched")
 	if got := rows.Rows[0].Cells[0].Value; math.Abs(got-0.98) > 1e-9 {
 		t.Errorf("rows per query %v, want 49000 rows / 50000 queries = 0.98", got)
