@@ -141,3 +141,27 @@ func measured(t *testing.T, db string, id int64) store.Result {
 	t.Fatalf("experiment %d: no measured result", id)
 	return store.Result{}
 }
+
+// TestSetTargetField: --set with a key that is a field of the target
+// (basedir, dsn, ...) rather than an engine setting exits 2 before anything
+// runs, naming --set, the key and what to use instead; an engine setting
+// passes to the plan.
+func TestSetTargetField(t *testing.T) {
+	for _, c := range []struct{ set, instead string }{
+		{"basedir=/usr/lib/postgresql/15", "give basedir = ... in a spec file's [[target]]"},
+		{"Version=15", "give version = ... in a spec file's [[target]]"},
+		{"dsn=postgres://u@h/db", "use --dsn"},
+		{"engine=mariadb", "use --engine"},
+		{"cpus=0", "give cpus = ... in a spec file's [[target]]"},
+	} {
+		code, _, stderr := run(t, Env{}, "run", "--engine", "postgres", "--set", c.set, "--dry-run")
+		key, _, _ := strings.Cut(c.set, "=")
+		if msg := unwrap(stderr); code != ExitUsage || !strings.Contains(msg, "flag --set: "+key+" is a field of the target") ||
+			!strings.Contains(msg, c.instead) {
+			t.Errorf("--set %s: exit %d, stderr %q; want %d naming --set, %s and %q", c.set, code, stderr, ExitUsage, key, c.instead)
+		}
+	}
+	if code, _, stderr := run(t, Env{}, "run", "--engine", "postgres", "--set", "work_mem=64kB", "--dry-run"); code != 0 {
+		t.Errorf("--set work_mem=64kB: exit %d, %s", code, stderr)
+	}
+}

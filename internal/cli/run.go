@@ -156,6 +156,9 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 		if f.spec != "" {
 			return s, usagef("flag --set: only for runs without a spec file; put settings in [target.settings]")
 		}
+		if field, ok := spec.TargetField(k); ok {
+			return s, usagef("flag --set: %s is a field of the target, not an engine setting; %s", k, targetFieldHint(field))
+		}
 		s.Targets[0].Settings[k] = v
 	}
 	w := &s.Workload
@@ -508,4 +511,18 @@ func shortenAdvice(s spec.Spec, pc planCheck) string {
 	}
 	opts = append(opts, "--time, --tests, --threads or --repeats shorten it too")
 	return strings.Join(opts, ", ")
+}
+
+// targetFieldHint says how to give a target field that --set cannot set:
+// the flag that sets it, or the spec file's [[target]].
+func targetFieldHint(field string) string {
+	switch field {
+	case "engine":
+		return "use --engine"
+	case "dsn":
+		return "use --dsn for a running server"
+	case "name":
+		return "the flag-built target is named after its engine; name targets in a spec file's [[target]] (--name names the experiment)"
+	}
+	return fmt.Sprintf("give %s = ... in a spec file's [[target]] (benchlab run spec.toml)", field)
 }

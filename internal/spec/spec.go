@@ -10,6 +10,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -94,6 +95,22 @@ type Target struct {
 	Config   string         `toml:"config"`
 	CPUs     string         `toml:"cpus"`
 	Settings map[string]any `toml:"settings"`
+}
+
+// TargetField reports whether key (in any case) names a field of a
+// [[target]] itself (name, engine, basedir, version, dsn, config, cpus)
+// rather than an engine setting, and returns the field's name: such a key
+// under [target.settings] (or in run's --set) would reach the server as a
+// setting of that name and fail late, inside the server's start.
+func TargetField(key string) (string, bool) {
+	rt := reflect.TypeFor[Target]()
+	for i := range rt.NumField() {
+		tag, _, _ := strings.Cut(rt.Field(i).Tag.Get("toml"), ",")
+		if tag != "" && tag != "settings" && strings.EqualFold(tag, key) {
+			return tag, true
+		}
+	}
+	return "", false
 }
 
 // EngineTarget converts t to what engines open, reading the environment
@@ -494,6 +511,12 @@ func (s *Spec) Validate() error {
 		d, ok := engine.Lookup(t.Engine)
 		if !ok {
 			return errf(f+".engine", "unknown engine %q; known: %s", t.Engine, strings.Join(engine.Names(), ", "))
+		}
+		for _, k := range slices.Sorted(maps.Keys(t.Settings)) {
+			if field, ok := TargetField(k); ok {
+				return errf(f+".settings."+k, "is a field of the target, not an engine setting; want %s = ... "+
+					"directly under [[target]], before [target.settings]", field)
+			}
 		}
 		if err := engine.CheckSettings(d, t.TargetSettings()); err != nil {
 			return errf(f+".settings", "%v", err)

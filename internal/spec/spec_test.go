@@ -123,6 +123,31 @@ func TestSettingsMustBeATable(t *testing.T) {
 	}
 }
 
+// TestTargetFieldInSettings: a target's own field (basedir, dsn, ...)
+// under [target.settings] is refused when the spec is validated, naming the
+// key and where it belongs, for a server engine and an embedded one alike;
+// a setting that is no target field passes.
+func TestTargetFieldInSettings(t *testing.T) {
+	for _, c := range []struct{ engine, key, field string }{
+		{"postgres", "basedir", "basedir"}, {"postgres", "DSN", "dsn"}, {"mariadb", "version", "version"},
+		{"sqlite", "cpus", "cpus"}, {"sqlite", "engine", "engine"}, {"postgres", "Config", "config"},
+	} {
+		src := "name = \"x\"\n[[target]]\nname = \"a\"\nengine = \"" + c.engine + "\"\n[target.settings]\n" + c.key + " = \"/x\"\n"
+		s, err := Parse([]byte(src), "x.toml", "")
+		if err == nil {
+			err = s.Validate()
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Field != "target[0].settings."+c.key ||
+			!strings.Contains(e.Msg, "is a field of the target, not an engine setting; want "+c.field+" = ... directly under [[target]]") {
+			t.Errorf("%s %s: error %v, want target[0].settings.%s naming %s under [[target]]", c.engine, c.key, err, c.key, c.field)
+		}
+	}
+	if _, ok := TargetField("work_mem"); ok {
+		t.Error("work_mem is a server setting, not a target field")
+	}
+}
+
 // TestGateSection: [gate] values out of range are errors naming the field;
 // good ones round-trip through the stored TOML.
 func TestGateSection(t *testing.T) {
