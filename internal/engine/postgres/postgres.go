@@ -95,6 +95,11 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 		}
 		return db, nil
 	}
+	// What the environment could break (PGSERVICE) breaks before a
+	// server starts, not in its readiness probe.
+	if _, err := managedConfig(5432, "postgres"); err != nil {
+		return nil, fmt.Errorf("postgres target %s: %w", t.Name, err)
+	}
 	inst, err := server.LaunchTarget(ctx, Flavor, "postgres", t, dir, probe)
 	if err != nil {
 		return nil, err
@@ -104,7 +109,11 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 		db.Close()
 		return nil, err
 	}
-	admin, err := pgx.ConnectConfig(ctx, managedConfig(inst, "postgres"))
+	cfg, err := managedConfig(inst.Port, "postgres")
+	if err != nil {
+		return fail(fmt.Errorf("postgres target %s: %w", t.Name, err))
+	}
+	admin, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return fail(fmt.Errorf("postgres target %s at %s: connect: %w", t.Name, inst.Addr(), err))
 	}
@@ -113,7 +122,9 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 		return fail(fmt.Errorf("postgres target %s at %s: create database %s: %w", t.Name, inst.Addr(), Database, err))
 	}
 	admin.Close(ctx)
-	db.cfg = managedConfig(inst, Database)
+	if db.cfg, err = managedConfig(inst.Port, Database); err != nil {
+		return fail(fmt.Errorf("postgres target %s: %w", t.Name, err))
+	}
 	if db.admin, err = db.dial(ctx, db.cfg); err != nil {
 		return fail(err)
 	}
@@ -121,17 +132,44 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 }
 
 // managedConfig reaches a managed server over TCP on loopback, as the
-// superuser that initdb created with trust authentication.
-func managedConfig(inst *server.Instance, database string) *pgx.ConnConfig {
-	cfg, err := pgx.ParseConfig(fmt.Sprintf("host=%s port=%d user=postgres dbname=%s sslmode=disable", server.Host, inst.Port, database))
+// superuser that initdb created with trust authentication, and as nothing
+// else: pgx reads libpq's PG* variables (PGOPTIONS, PGTZ, PGAPPNAME,
+// PGSSLMODE, PGPASSWORD, ...) and ~/.pgpass for every parameter a DSN
+// leaves out, so the DSN names every one of them (managedDSN) and the
+// session settings they could add are dropped: the user's shell cannot
+// change a server benchlab started, nor the configuration it measures. A
+// target's own dsn keeps pgx's standard behaviour (Open).
+func managedConfig(port int, database string) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(fmt.Sprintf(managedDSN, server.Host, port, database))
 	if err != nil {
-		panic("postgres: cannot parse a DSN benchlab built: " + err.Error())
+		// Only PGSERVICE cannot be overridden by a DSN: pgx reads the
+		// service it names before the DSN's values apply.
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner // not the long DSN pgx quotes
+		}
+		return nil, fmt.Errorf("connection to the server benchlab starts: %w; a server benchlab starts takes no PG* "+
+			"variable: unset PGSERVICE (or give the target a dsn)", err)
 	}
-	return cfg
+	cfg.RuntimeParams = map[string]string{}
+	return cfg, nil
 }
 
+// managedDSN gives every parameter pgx would otherwise take from the
+// environment its libpq default (pgconn's parseEnvSettings lists them):
+// host, port, database and user as formatted, no password (nor a passfile
+// to find one in), no TLS, no connect timeout, any server, protocol 3.0,
+// and empty session parameters, which managedConfig drops.
+const managedDSN = "host=%s port=%d dbname=%s user=postgres password='' passfile='' " +
+	"sslmode=disable sslcertmode=allow sslkey='' sslcert='' sslrootcert='' sslpassword='' sslsni=1 sslnegotiation=postgres " +
+	"connect_timeout=0 target_session_attrs=any min_protocol_version=3.0 max_protocol_version=3.0 " +
+	"channel_binding=prefer require_auth='' application_name='' options='' timezone=''"
+
 func probe(ctx context.Context, inst *server.Instance) error {
-	c, err := pgx.ConnectConfig(ctx, managedConfig(inst, "postgres"))
+	cfg, err := managedConfig(inst.Port, "postgres")
+	if err != nil {
+		return err
+	}
+	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
