@@ -188,7 +188,7 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 				return
 			}
 		}
-		if !pause(t1, deadlineNs, yp, stop) {
+		if !pause(t1, deadlineNs, yp, stop, rr.locked) {
 			return
 		}
 	}
@@ -210,15 +210,29 @@ func (l *errorLog) keep(err error, stop *stopper) bool {
 // yieldEvery. A nil yielded never yields: a worker whose reads go through
 // Go's network poller passes through the scheduler whenever one waits, and a
 // yield there only wakes an idle processor's thread for nothing (at 64
-// polled workers, 8,000 thread wake-ups a second).
-func pause(now, deadlineNs int64, yielded *int64, stop *stopper) bool {
+// polled workers, 8,000 thread wake-ups a second). A worker locked to its
+// thread (locked) unlocks it for the yield and locks the thread it comes
+// back on: a locked goroutine's yield makes the runtime hand its processor
+// to another thread, which finds the goroutine, hands the processor back and
+// wakes the locked thread (5.5 futex calls per yield, counted with perf
+// stat on MariaDB's point query at one thread, against 2.2 unlocked: 0.04
+// futex calls per query instead of 0.10, 1.03-1.13 context switches instead
+// of 1.05-1.21, in 4 alternating pairs at load average 15-28). Moving thread
+// once per yieldEvery costs a locked worker nothing that matters.
+func pause(now, deadlineNs int64, yielded *int64, stop *stopper, locked bool) bool {
 	if now >= deadlineNs {
 		stop.Store(true)
 		return false
 	}
 	if yielded != nil && now-*yielded >= yieldEvery {
 		*yielded = now
-		runtime.Gosched()
+		if locked {
+			runtime.UnlockOSThread()
+			runtime.Gosched()
+			runtime.LockOSThread()
+		} else {
+			runtime.Gosched()
+		}
 	}
 	return true
 }
@@ -263,7 +277,7 @@ func workBatches(ctx context.Context, b workload.Batcher, s *workerState, rr *ro
 		if s.handoff.Load() {
 			s.handOver(rr)
 		}
-		if !pause(t1, deadlineNs, yp, stop) {
+		if !pause(t1, deadlineNs, yp, stop, rr.locked) {
 			return
 		}
 	}

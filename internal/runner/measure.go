@@ -125,6 +125,8 @@ type roleRun struct {
 	// polled: the step's workers wait through Go's network poller
 	// (ioPlan.polled), so they do not yield.
 	polled bool
+	// locked: each of its workers keeps its own OS thread (ioPlan.lockThreads).
+	locked bool
 	// errs keeps the role's failed operations' first messages.
 	errs *errorLog
 	// limit, when set, ends the step after its measured operations
@@ -319,6 +321,7 @@ func startWorkers(ctx context.Context, runs []*roleRun, clock metrics.Clock, win
 		stop.Store(true)
 	}
 	for _, rr := range runs {
+		rr.locked = lockThreads
 		for i, w := range rr.workers {
 			wg.Add(1)
 			p := newPacer(rr.role, i, len(rr.workers), win.start)
