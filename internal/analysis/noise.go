@@ -129,6 +129,24 @@ type NoisePrior struct {
 	// SetAside counts the history entries left out as from periods far
 	// noisier than the rest (PoolHistory).
 	SetAside int
+	// AsidePoints is the number of runs in the entries set aside.
+	AsidePoints int
+	// Shifts holds, for each entry set aside, the size on the log scale of
+	// the disturbance that explains it: one run of k moved by δ gives the
+	// entry a variance of δ²/k, so δ = sqrt(k·variance). Together with the
+	// runs behind the history they say how often and by how much this host
+	// disturbs a run, which a single run cannot see in itself.
+	Shifts []float64
+}
+
+// DisturbedRate is the share of the history's runs that a disturbance
+// moved: the entries set aside (one disturbed run each, at least) over all
+// the runs behind the history; 0 without history.
+func (p NoisePrior) DisturbedRate() float64 {
+	if n := p.Points + p.AsidePoints; n > 0 {
+		return float64(len(p.Shifts)) / float64(n)
+	}
+	return 0
 }
 
 // Basis names the evidence a verdict rests on.
@@ -171,6 +189,25 @@ type NoiseEvidence struct {
 	// SetAside describes each run left out as disturbed, the base's first:
 	// "base run 2 of 3 (-8.1% from its others)" or "other run ...".
 	SetAside []string
+	// SetAsideIndex holds, per side (base, other), the index in the values
+	// given to CompareNoise of the run set aside, −1 for none.
+	SetAsideIndex [2]int
+	// PDisturbed is the chance that a disturbance of the kind the host's
+	// history shows, in a run no test could check (a side of one or two
+	// runs), explains the difference alone; it is added to the t-test's p
+	// (disturbanceP). 0 when the history shows no disturbance.
+	PDisturbed float64
+}
+
+// Kept is values (one side's, in the order given to CompareNoise) without
+// the run set aside from that side (side 0 the base, 1 the other); values
+// itself when none was.
+func (e NoiseEvidence) Kept(side int, values []float64) []float64 {
+	i := e.SetAsideIndex[side]
+	if len(e.SetAside) == 0 || i < 0 || i >= len(values) {
+		return values
+	}
+	return slices.Delete(slices.Clone(values), i, i+1)
 }
 
 // SingleRun reports whether a side has a single run: a verdict that only
@@ -205,6 +242,10 @@ func (e NoiseEvidence) String() string {
 		}
 		if e.SingleRun() {
 			s += ", single run"
+		}
+		if e.PDisturbed > 0 {
+			s += fmt.Sprintf(", host disturbed %d of %d history runs (p+%.2g)", len(e.Prior.Shifts),
+				e.Prior.Points+e.Prior.AsidePoints, e.PDisturbed)
 		}
 		if len(e.SetAside) > 0 {
 			s += ", " + strings.Join(e.SetAside, " and ") + " set aside as disturbed"
@@ -302,7 +343,8 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 	copt, warns := opt.CompareOptions.withDefaults()
 	yb, wb := logRuns(base)
 	yo, wo := logRuns(other)
-	ev := NoiseEvidence{NBase: len(yb), NOther: len(yo), Prior: prior}
+	ev := NoiseEvidence{NBase: len(yb), NOther: len(yo), Prior: prior, SetAsideIndex: [2]int{-1, -1}}
+	nb0, no0 := len(yb), len(yo)
 	values := func(rs []Run) []float64 {
 		out := make([]float64, len(rs))
 		for i, r := range rs {
@@ -332,6 +374,7 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 					*ws[side] = slices.Delete(slices.Clone(*ws[side]), i, i+1)
 				}
 				ev.SetAside = notes
+				ev.SetAsideIndex = drop
 				ev.NBase, ev.NOther = len(yb), len(yo)
 			} else {
 				usePrior = false
@@ -401,10 +444,57 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 		q := studentQuantile((1+copt.Confidence)/2, float64(df))
 		v.RatioLo, v.RatioHi = math.Exp(d-q*se), math.Exp(d+q*se)
 	}
+	if ev.Basis == BasisPrior {
+		ev.PDisturbed = disturbanceP(d, se, nb0, no0, prior)
+		v.P = min(1, v.P+ev.PDisturbed)
+		v.Evidence = Evidence(ev.String())
+	}
 	v.PAdjusted = v.P
 	v.Outcome = decide(v, copt)
 	v.Warnings = warns
 	return v, ev
+}
+
+// disturbanceP is the chance that a disturbance of a run explains a
+// difference d of mean log throughput on its own, as the host's history
+// knows its disturbances (NoisePrior.Shifts and DisturbedRate), given the
+// sides' run counts before any was set aside. Only runs no check saw can
+// hide one: a single run, and both runs of a side of two compared with a
+// single run (with 2 against 2 or more, CompareNoise's conflict check sees
+// a disturbed run in the spread; a side of 3 or more has it set aside). A
+// disturbed run of a side of n moves the side's mean by δ/n, and
+// it explains d when δ/n reaches |d| less two standard errors of the
+// comparison (the rest is ordinary noise). A disturbance (a stall, a
+// neighbour's load) slows a run, so only the side that came out lower can
+// hold it: the other side when d < 0, the base when d > 0. By the union
+// bound over that side's unchecked runs, the chance is at most n · rate ·
+// (share of the history's shifts δ with δ/n ≥ |d| − 2·se), which the
+// verdict adds to the t-test's p. A quiet host's history sets nothing aside and adds nothing;
+// on a host with bad minutes a single run per target cannot call a change
+// that such a minute explains, and says so, instead of calling it falsely.
+func disturbanceP(d, se float64, nb, no int, prior NoisePrior) float64 {
+	rate := prior.DisturbedRate()
+	if rate == 0 {
+		return 0
+	}
+	need := math.Abs(d) - 2*se
+	checked := nb+no-2 >= 2
+	// A disturbance slows a run: a lower other side can be its other's
+	// disturbed run, a higher one its base's.
+	n := no
+	if d > 0 {
+		n = nb
+	}
+	if n < 1 || n > 2 || (n == 2 && checked) {
+		return 0
+	}
+	explain := 0
+	for _, delta := range prior.Shifts {
+		if delta/float64(n) >= need {
+			explain++
+		}
+	}
+	return float64(n) * rate * float64(explain) / float64(len(prior.Shifts))
 }
 
 // SetAsideAgreeP is the level at which the runs left after setting one
@@ -568,7 +658,8 @@ func PoolPrior(p NoisePrior, values []float64) NoisePrior {
 // freedom.
 func CombinePrior(a, b NoisePrior) NoisePrior {
 	df := a.DF + b.DF
-	out := NoisePrior{DF: df, Points: a.Points + b.Points, SetAside: a.SetAside + b.SetAside}
+	out := NoisePrior{DF: df, Points: a.Points + b.Points, SetAside: a.SetAside + b.SetAside,
+		AsidePoints: a.AsidePoints + b.AsidePoints, Shifts: append(slices.Clip(a.Shifts), b.Shifts...)}
 	if df > 0 {
 		out.Var = (float64(a.DF)*a.Var + float64(b.DF)*b.Var) / float64(df)
 	}
@@ -627,7 +718,8 @@ const PriorOutlierP = 0.001
 // returns the prior and the number of entries left out.
 func PoolHistory(entries []NoisePrior) (NoisePrior, int) {
 	kept := slices.Clone(entries)
-	dropped := 0
+	dropped, asidePoints := 0, 0
+	var shifts []float64
 	for len(kept) > 1 {
 		worst := 0
 		for i, e := range kept {
@@ -647,11 +739,15 @@ func PoolHistory(entries []NoisePrior) (NoisePrior, int) {
 		}
 		kept = slices.Delete(kept, worst, worst+1)
 		dropped++
+		asidePoints += w.Points
+		shifts = append(shifts, math.Sqrt(float64(w.Points)*w.Var))
 	}
 	var p NoisePrior
 	for _, e := range kept {
 		p = CombinePrior(p, e)
 	}
 	p.SetAside += dropped
+	p.AsidePoints += asidePoints
+	p.Shifts = append(p.Shifts, shifts...)
 	return p, dropped
 }

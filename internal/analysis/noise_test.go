@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -269,6 +270,49 @@ func TestNoiseJudge(t *testing.T) {
 // 103)·SE = ±3.6% is wider than the 2% minimum effect: unknown, not
 // faster. Repeats that agree with the history (own s² 0.0001, F = 0.25)
 // keep the prior as they are.
+// TestCompareNoiseDisturbedHost works a single-run verdict on a host whose
+// history shows disturbed runs: the chance that one explains the difference
+// is added to the t-test's p.
+func TestCompareNoiseDisturbedHost(t *testing.T) {
+	e := math.Exp
+	quiet := NoisePrior{Var: 0.0004, DF: 100, Points: 200}
+	// 4 of 200 runs were disturbed, by 0.5, 0.4, 0.3 and 0.1 on the log scale.
+	host := quiet
+	host.Shifts, host.AsidePoints = []float64{0.5, 0.4, 0.3, 0.1}, 0
+	near(t, "rate", host.DisturbedRate(), 0.02, 1e-15)
+	se := math.Sqrt(2 * 0.0004)
+	for _, c := range []struct {
+		d       float64
+		explain int
+	}{{-0.357, 2}, {-0.2, 3}, {-0.6, 0}} {
+		v, ev := CompareNoise(runs(100), runs(100*e(c.d)), HigherIsBetter, host, NoiseOptions{})
+		want := 0.02 * float64(c.explain) / 4
+		near(t, fmt.Sprintf("d %v: PDisturbed", c.d), ev.PDisturbed, want, 1e-12)
+		pt := studentTwoSided(math.Abs(c.d)/se, 100)
+		near(t, fmt.Sprintf("d %v: p", c.d), v.P, pt+want, 1e-12)
+		if wantOut := map[bool]Outcome{true: Slower, false: Unknown}[want < 0.01]; v.Outcome != wantOut {
+			t.Errorf("d %v: %v, want %v (p %.3g)", c.d, v.Outcome, wantOut, v.P)
+		}
+		if want > 0 && !strings.Contains(ev.String(), "host disturbed 4 of 200 history runs") {
+			t.Errorf("d %v: evidence %q does not name the host's disturbances", c.d, ev)
+		}
+	}
+	// The quiet host's history calls the 30% single run slower.
+	if v, ev := CompareNoise(runs(100), runs(100*e(-0.357)), HigherIsBetter, quiet, NoiseOptions{}); v.Outcome != Slower || ev.PDisturbed != 0 {
+		t.Errorf("quiet host: %v, PDisturbed %v; want slower, 0", v.Outcome, ev.PDisturbed)
+	}
+	// A disturbance slows a run: the other side came out higher, so only a
+	// disturbed base run explains it, and the base has 3 runs that agree.
+	v, ev := CompareNoise(runs(100, 100, 100), runs(100*e(0.357)), HigherIsBetter, host, NoiseOptions{})
+	if ev.PDisturbed != 0 || v.Outcome != Faster {
+		t.Errorf("checked base: %v, PDisturbed %v; want faster, 0", v.Outcome, ev.PDisturbed)
+	}
+	// Two runs against two are checked by the conflict test: nothing added.
+	if _, ev := CompareNoise(runs(100, 100), runs(70, 70), HigherIsBetter, host, NoiseOptions{}); ev.PDisturbed != 0 {
+		t.Errorf("2 against 2: PDisturbed %v, want 0", ev.PDisturbed)
+	}
+}
+
 func TestCompareNoisePriorConflict(t *testing.T) {
 	prior := NoisePrior{Var: 0.0004, DF: 100, Points: 130}
 	e := math.Exp
@@ -284,6 +328,10 @@ func TestCompareNoisePriorConflict(t *testing.T) {
 	}
 	if v.Outcome != Unknown || v.Ratio != 1 {
 		t.Errorf("stalled run: %v ratio %v, want unknown at ratio 1", v.Outcome, v.Ratio)
+	}
+	if ev.SetAsideIndex != [2]int{2, -1} || !slices.Equal(ev.Kept(0, []float64{1, 2, 3}), []float64{1, 2}) ||
+		!slices.Equal(ev.Kept(1, []float64{1, 2, 3}), []float64{1, 2, 3}) {
+		t.Errorf("stalled run: set-aside index %v, kept %v; want base run index 2 left out", ev.SetAsideIndex, ev.Kept(0, []float64{1, 2, 3}))
 	}
 	se := math.Sqrt(100 * 0.0004 / 103 * (1.0/2 + 1.0/3))
 	near(t, "interval high", v.RatioHi, e(studentQuantile(0.975, 103)*se), 1e-9)

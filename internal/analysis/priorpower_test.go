@@ -126,6 +126,16 @@ func TestPoolHistory(t *testing.T) {
 		t.Errorf("loaded entry: %+v, %d set aside; want it set aside", p, n)
 	}
 	near(t, "var without the loaded entry", p.Var, 0.0004, 1e-15)
+	// One run of 3 moved by δ gives the entry a variance of δ²/3: 0.01 is a
+	// shift of sqrt(0.03), and the host disturbed 1 of its 33 runs.
+	if len(p.Shifts) != 1 || p.AsidePoints != 3 {
+		t.Fatalf("loaded entry: shifts %v, %d runs aside; want one shift of 3 runs", p.Shifts, p.AsidePoints)
+	}
+	near(t, "shift", p.Shifts[0], math.Sqrt(0.03), 1e-12)
+	near(t, "disturbed rate", p.DisturbedRate(), 1.0/33, 1e-12)
+	if c := CombinePrior(p, p); len(c.Shifts) != 2 || c.AsidePoints != 6 || c.DisturbedRate() != 1.0/33 {
+		t.Errorf("combined: %+v, want both shifts and the same rate", c)
+	}
 	plain := CombinePrior(NoisePrior{Var: 0.0004, DF: 20}, NoisePrior{Var: 0.01, DF: 2})
 	near(t, "old pooled var", plain.Var, 0.028/22, 1e-12)
 

@@ -55,3 +55,23 @@ func TestEvidenceNotesSetAside(t *testing.T) {
 		}
 	}
 }
+
+// TestEvidenceNotesDisturbedHost: a single-run cell on a host whose history
+// shows disturbed runs is unknown at a 30% difference, and the notes and
+// the evidence say why.
+func TestEvidenceNotesDisturbedHost(t *testing.T) {
+	prior := analysis.NoisePrior{Var: 0.0004, DF: 100, Points: 97, AsidePoints: 3, Shifts: []float64{0.69}, SetAside: 1}
+	one := func(v float64) []analysis.Run { return []analysis.Run{{Value: v, RelVar: math.NaN()}} }
+	v, ev := analysis.CompareNoise(one(100), one(70), analysis.HigherIsBetter, prior, analysis.NoiseOptions{})
+	if v.Outcome != analysis.Unknown || math.Abs(ev.PDisturbed-0.01) > 1e-12 {
+		t.Fatalf("30%% single run on a disturbed host: %v, PDisturbed %v; want unknown, 0.01", v.Outcome, ev.PDisturbed)
+	}
+	cs := []Comparison{{Target: "t", Test: "x", Threads: 1, Verdict: v, Noise: ev}}
+	notes := strings.Join(evidenceNotes(cs, nil), "\n")
+	if !strings.Contains(notes, "1 verdicts allow for this host's disturbed runs") || !strings.Contains(notes, "1 of them are unknown") {
+		t.Errorf("notes do not explain the disturbed host:\n%s", notes)
+	}
+	if !strings.Contains(string(v.Evidence), "host disturbed 1 of 100 history runs (p+0.01)") {
+		t.Errorf("evidence %q does not name the disturbances", v.Evidence)
+	}
+}

@@ -96,7 +96,14 @@ func evidenceNotes(cs []Comparison, model *noise.Model) []string {
 	why := map[string]int{}
 	var setAside []string
 	seen := map[string]bool{}
+	disturbed, blocked := 0, 0
 	for _, c := range cs {
+		if c.Noise.PDisturbed > 0 {
+			disturbed++
+			if c.Verdict.Outcome == analysis.Unknown {
+				blocked++
+			}
+		}
 		byText[evidenceKind(c.Noise)]++
 		if c.Noise.Basis != analysis.BasisPrior && c.Noise.Why != "" {
 			why[c.Noise.Why]++
@@ -127,6 +134,13 @@ func evidenceNotes(cs []Comparison, model *noise.Model) []string {
 	if len(setAside) > 0 {
 		out = append(out, "runs set aside as disturbed (without them the cell's repeats agree with the host's noise history): "+
 			strings.Join(setAside, "; "))
+	}
+	if disturbed > 0 {
+		out = append(out, fmt.Sprintf("%d verdicts allow for this host's disturbed runs: its history holds runs that a stall "+
+			"or a neighbour slowed far more than its usual noise, and a single run cannot show that it was one of them, "+
+			"so the chance that such a run explains the difference is added to p (\"host disturbed k of n history runs\" "+
+			"in the evidence); %d of them are unknown; 3 or more repeats per target show a disturbed run in their spread",
+			disturbed, blocked))
 	}
 	if byText["noise prior, single run per target"] > 0 {
 		out = append(out, "single run per target: the verdict rests on the host's noise history alone, "+

@@ -32,8 +32,9 @@ type Comparison struct {
 	// Metric is the row's headline: what Base and Other measure (its
 	// quantity, throughput or latency) and which way is better.
 	Metric metric.Metric
-	// Base and Other summarise each side's headline over its repeats:
-	// median with a 95% confidence interval from order statistics.
+	// Base and Other summarise each side's headline over the repeats the
+	// verdict used (without a run set aside as disturbed): median with a
+	// 95% confidence interval from order statistics.
 	Base, Other analysis.Summary
 	// Noise says in detail what the verdict rests on (Verdict.Evidence is
 	// its text): repeats only, repeats and within-run variance, or the
@@ -59,9 +60,11 @@ func Compare(d *Data, opt VerdictOptions) []Comparison {
 				continue
 			}
 			v, ev := d.judge(baseRs, otherRs, targets[0], t, k, opt)
+			// The medians are of the runs the verdict used: a run set
+			// aside as disturbed is left out of its side's too.
 			out = append(out, Comparison{Target: t, Test: k.test, Threads: k.threads, Verdict: v, Noise: ev, Metric: s.metricOf(k),
-				Base:  analysis.Summarize(values(baseRs, tput), analysis.DefaultConfidence),
-				Other: analysis.Summarize(values(otherRs, tput), analysis.DefaultConfidence)})
+				Base:  analysis.Summarize(ev.Kept(0, values(baseRs, tput)), analysis.DefaultConfidence),
+				Other: analysis.Summarize(ev.Kept(1, values(otherRs, tput)), analysis.DefaultConfidence)})
 		}
 	}
 	vs := analysis.CorrectVerdicts(Verdicts(out), opt)
@@ -364,7 +367,7 @@ func ComparisonTable(cs []Comparison, base string) Table {
 	}
 	t := Table{
 		Title: "Verdicts cell by cell (" + strings.Join(q, " and ") + ")",
-		Legend: "median [95% CI from order statistics] over the repeats; ratio with its 95% CI and two-sided p: " +
+		Legend: "median [95% CI from order statistics] over the repeats the verdict used (a run set aside as disturbed left out); ratio with its 95% CI and two-sided p: " +
 			"of medians and Mann-Whitney for 'repeats only', of geometric means and a t-test on " + logOf + " otherwise " +
 			"(run-to-run variance from the repeats, pooled with the host's noise history for 'noise prior', each run " +
 			"counted with at least its within-run variance from batch means); p is before correction, the verdict is decided by p " +
