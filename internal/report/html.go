@@ -289,7 +289,11 @@ func buildCharts(d *Data) []chartDef {
 			if len(tests[name]) < 2 {
 				continue // this test ran at one thread count only
 			}
-			o := baseOption("Throughput against threads: "+name, "threads (log 2 scale)", "statements per second (median over repeats)")
+			// The axis is the test's headline metric: throughput, or
+			// connect's latency.
+			m := s.metricOf(tests[name][0])
+			q := m.QuantityOf()
+			o := baseOption(strings.ToUpper(q[:1])+q[1:]+" against threads: "+name, "threads (log 2 scale)", m.Unit+" (median over repeats)")
 			lo, hi := tests[name][0].threads, tests[name][len(tests[name])-1].threads
 			x := o["xAxis"].(map[string]any)
 			x["type"], x["logBase"], x["min"], x["max"] = "log", 2, lo, hi

@@ -367,7 +367,7 @@ func ComparisonTable(cs []Comparison, base string) Table {
 	}
 	t := Table{
 		Title: "Verdicts cell by cell (" + strings.Join(q, " and ") + ")",
-		Legend: "median [95% CI from order statistics] over the repeats the verdict used (a run set aside as disturbed left out); ratio with its 95% CI and two-sided p: " +
+		Legend: "median [95% CI from order statistics] over the repeats the verdict used (not a run set aside); ratio with its 95% CI and two-sided p: " +
 			"of medians and Mann-Whitney for 'repeats only', of geometric means and a t-test on " + logOf + " otherwise " +
 			"(run-to-run variance from the repeats, pooled with the host's noise history for 'noise prior', each run " +
 			"counted with at least its within-run variance from batch means); p is before correction, the verdict is decided by p " +

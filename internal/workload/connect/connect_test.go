@@ -75,13 +75,20 @@ func TestRunOnSQLite(t *testing.T) {
 			// throughput; its tables end where the charts begin.
 			text, _, _ = strings.Cut(text, "<h2>Charts</h2>")
 		}
+		// Legends wrap at 120 columns in text: words are compared.
+		words := strings.Join(strings.Fields(cout.String()), " ")
 		for _, want := range []string{"Verdicts cell by cell (latency)", "t-test on log latency", "Relative latency: ms(target) / ms(wal)"} {
-			if !strings.Contains(cout.String(), want) {
+			if !strings.Contains(words, want) {
 				t.Errorf("compare --format %s lacks %q", format, want)
 			}
 		}
 		if strings.Contains(strings.ToLower(text), "throughput") {
 			t.Errorf("compare --format %s calls the latency throughput:\n%s", format, text)
+		}
+		// The chart against threads plots the headline, the latency.
+		if format == "html" && (!strings.Contains(cout.String(), "Latency against threads: connect") ||
+			!strings.Contains(cout.String(), "ms (median over repeats)")) {
+			t.Errorf("compare --format html: the chart against threads is not titled after latency in ms")
 		}
 	}
 	st, err := store.Open(db)
