@@ -37,6 +37,10 @@ type PriorPower struct {
 	// Likely is the slowdown found with DetectPower (90%) chance:
 	// 1 − exp(−(q + z₀.₉)·SE), at least the minimum effect.
 	Likely float64
+	// Disturbed says the host's disturbed runs (NoisePrior.Shifts) raised
+	// Callable and Likely: with a single run per side, a difference that
+	// such a run explains often enough is not called (disturbanceP).
+	Disturbed bool
 }
 
 // PriorPowerOf computes the PriorPower of a family of cells compared with
@@ -60,6 +64,20 @@ func PriorPowerOf(prior NoisePrior, n, cells int, alpha float64, c Correction, m
 	q := studentQuantile(1-pp.Threshold/2, float64(pp.DF))
 	pp.Callable = math.Max(minEffect, 1-math.Exp(-q*pp.SE))
 	pp.Likely = math.Max(minEffect, 1-math.Exp(-(q+normQuantile(DetectPower))*pp.SE))
+	if n == 1 && prior.DisturbedRate() > 0 {
+		// The smallest log change whose t-test p plus the chance that a
+		// disturbed run explains it stays below the threshold.
+		for d := 0.0; d < 5; d += 0.001 {
+			if studentTwoSided(d/pp.SE, float64(pp.DF))+disturbanceP(-d, pp.SE, 1, 1, prior) < pp.Threshold {
+				if c := 1 - math.Exp(-d); c > pp.Callable+1e-9 {
+					pp.Disturbed = true
+					pp.Callable = c
+					pp.Likely = math.Max(pp.Likely, 1-math.Exp(-(d+normQuantile(DetectPower)*pp.SE)))
+				}
+				break
+			}
+		}
+	}
 	return pp
 }
 
@@ -68,7 +86,12 @@ func (p PriorPower) String() string {
 	if !p.Usable {
 		return fmt.Sprintf("no usable noise history (%s)", priorTooShort(p.Prior, DefaultMinPriorDF))
 	}
-	return fmt.Sprintf("noise history s=%.1f%% (%d df): with %d repeats per side a slowdown of %.1f%% can be called, "+
+	s := fmt.Sprintf("noise history s=%.1f%% (%d df): with %d repeats per side a slowdown of %.1f%% can be called, "+
 		"%.1f%% is found %.0f%% of the time (needs p < %.2g)",
 		100*math.Sqrt(p.Prior.Var), p.Prior.DF, p.N, 100*p.Callable, 100*p.Likely, 100*DetectPower, p.Threshold)
+	if p.Disturbed {
+		s += fmt.Sprintf("; raised by the %d of %d history runs this host disturbed, which a single run cannot see in itself",
+			len(p.Prior.Shifts), p.Prior.Points+p.Prior.AsidePoints)
+	}
+	return s
 }

@@ -31,6 +31,21 @@ func TestPriorPowerHandWorked(t *testing.T) {
 		t.Errorf("String() = %q", p.String())
 	}
 
+	// The same history on a host that disturbed 2 of 100 runs, by 0.5 and
+	// 0.3 on the log scale (rate 2%, above the threshold 0.01): a change
+	// is callable only when at most one shift explains it (p + 0.01 < 0.01
+	// never holds, so none may): |d| − 2·SE > 0.5, d > 0.5 + 0.141 = 0.641,
+	// a slowdown of 1 − exp(−0.641) = 47.3%; 3 repeats are not touched.
+	dist := NoisePrior{Var: 0.0025, DF: 10, Points: 98, AsidePoints: 2, Shifts: []float64{0.5, 0.3}}
+	p = PriorPowerOf(dist, 1, 1, 0.01, NoCorrection, 0, 0)
+	near(t, "disturbed single-run callable", p.Callable, 1-math.Exp(-(0.5+2*0.070711)), 2e-3)
+	if !p.Disturbed || !strings.Contains(p.String(), "raised by the 2 of 100 history runs this host disturbed") {
+		t.Errorf("disturbed host: %+v %q", p, p.String())
+	}
+	if p3 := PriorPowerOf(dist, 3, 1, 0.01, NoCorrection, 0, 0); p3.Disturbed {
+		t.Errorf("3 repeats on a disturbed host: %+v, want untouched", p3)
+	}
+
 	// Under BH over 7 cells a lone change needs p < 0.01/7.
 	p = PriorPowerOf(NoisePrior{Var: 0.0004, DF: 1000}, 3, 7, 0.01, BH, 0, 0)
 	near(t, "threshold", p.Threshold, 0.01/7, 1e-12)
