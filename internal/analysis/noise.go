@@ -515,7 +515,10 @@ func priorConflict(yb, yo []float64, prior NoisePrior) (p, own float64) {
 
 // disturbedRuns finds the fewest runs, at most one per side, whose
 // removal leaves repeats that agree with the prior. Only a side with at
-// least 3 runs can lose one (of 2, which is disturbed cannot be told).
+// least 3 runs can lose one (of 2, which is disturbed cannot be told), and
+// only a run slower than the mean of its side's others: a disturbance (a
+// stall, a neighbour's load) slows a run, and setting aside a fast run
+// would let a side whose runs were mostly disturbed look calm.
 // Single removals are tried first, then one run of each side; of each
 // kind, the one leaving the smallest pooled sum of squares is taken, and
 // accepted when the remaining repeats pass priorConflict at
@@ -526,8 +529,12 @@ func disturbedRuns(yb, yo []float64, prior NoisePrior) (drop [2]int, ok bool) {
 	options := func(sd int) []int {
 		out := []int{-1}
 		if len(sides[sd]) >= 3 {
-			for i := range sides[sd] {
-				out = append(out, i)
+			for i, y := range sides[sd] {
+				// A disturbance slows a run: only a run below its
+				// side's others can be one.
+				if rest := slices.Delete(slices.Clone(sides[sd]), i, i+1); y < mean(rest) {
+					out = append(out, i)
+				}
 			}
 		}
 		return out

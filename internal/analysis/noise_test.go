@@ -313,6 +313,24 @@ func TestCompareNoiseDisturbedHost(t *testing.T) {
 	}
 }
 
+// TestCompareNoiseSetAsideOnlySlow: a disturbance slows a run, so a side
+// whose runs were mostly slowed does not lose its one normal run to look
+// calm: with [80 80 100] against a calm base, setting 100 aside would leave
+// two agreeing runs and call a 20% slowdown; the verdict falls back to the
+// repeats' own variance instead.
+func TestCompareNoiseSetAsideOnlySlow(t *testing.T) {
+	prior := NoisePrior{Var: 0.0004, DF: 100, Points: 130}
+	v, ev := CompareNoise(runs(100, 100, 100), runs(80, 80, 100), HigherIsBetter, prior, NoiseOptions{})
+	if len(ev.SetAside) != 0 || ev.Basis != BasisRepeatsOwn || v.Outcome == Slower {
+		t.Errorf("mostly slowed side: %v, evidence %s; want no run set aside, the repeats' own variance, not slower", v.Outcome, ev)
+	}
+	// The mirror image, one slow run among normal ones, is set aside.
+	_, ev = CompareNoise(runs(100, 100, 100), runs(100, 100, 80), HigherIsBetter, prior, NoiseOptions{})
+	if ev.SetAsideIndex != [2]int{-1, 2} {
+		t.Errorf("one slow run: set aside %v (%s), want the other's run 3", ev.SetAsideIndex, ev)
+	}
+}
+
 func TestCompareNoisePriorConflict(t *testing.T) {
 	prior := NoisePrior{Var: 0.0004, DF: 100, Points: 130}
 	e := math.Exp
