@@ -96,12 +96,12 @@ func evidenceNotes(cs []Comparison, model *noise.Model) []string {
 	why := map[string]int{}
 	var setAside []string
 	seen := map[string]bool{}
-	disturbed, blocked := 0, 0
+	disturbed, unknown := 0, 0
 	for _, c := range cs {
 		if c.Noise.PDisturbed > 0 {
 			disturbed++
 			if c.Verdict.Outcome == analysis.Unknown {
-				blocked++
+				unknown++
 			}
 		}
 		byText[evidenceKind(c.Noise)]++
@@ -140,7 +140,7 @@ func evidenceNotes(cs []Comparison, model *noise.Model) []string {
 			"or a neighbour slowed far more than its usual noise, and a single run cannot show that it was one of them, "+
 			"so the chance that such a run explains the difference is added to p (\"host disturbed k of n history runs\" "+
 			"in the evidence); %d of them are unknown; 3 or more repeats per target show a disturbed run in their spread",
-			disturbed, blocked))
+			disturbed, unknown))
 	}
 	if byText["noise prior, single run per target"] > 0 {
 		out = append(out, "single run per target: the verdict rests on the host's noise history alone, "+
