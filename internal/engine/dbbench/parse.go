@@ -32,6 +32,7 @@ func Parse(out string) ([]Result, engine.LSMStats, error) {
 		CompactReadBytes: -1, CompactWriteBytes: -1, StallMicros: -1, Stalls: -1, Compactions: -1}
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	cumWrites := "" // the write count of the last "Cumulative writes:" line
 	for sc.Scan() {
 		line := sc.Text()
 		// Progress lines end in carriage returns; keep what follows the last.
@@ -82,12 +83,15 @@ func Parse(out string) ([]Result, engine.LSMStats, error) {
 			st.FlushBytes = gb(strings.TrimSuffix(f[2], ","))
 		case strings.HasPrefix(line, "Cumulative compaction:") && len(f) >= 9:
 			st.CompactWriteBytes, st.CompactReadBytes = gb(f[2]), gb(f[8])
-		case strings.HasPrefix(line, "Cumulative writes:"):
-			if _, rest, ok := strings.Cut(line, "ingest: "); ok {
-				rf := strings.Fields(rest)
-				if len(rf) >= 2 {
-					st.IngestBytes, _ = sizeBytes(rf[0], strings.TrimSuffix(rf[1], ","))
-				}
+		case strings.HasPrefix(line, "Cumulative writes:") && len(f) >= 3:
+			cumWrites = f[2]
+			st.IngestBytes = ingestOf(line)
+		case strings.HasPrefix(line, "Interval writes:") && len(f) >= 3:
+			// The cumulative line gives GB to two decimals, 0.00 under
+			// 5 MB; the interval line gives MB. When the interval spans
+			// every write (one stats dump), it is the cumulative figure.
+			if f[2] == cumWrites && st.IngestBytes == 0 {
+				st.IngestBytes = ingestOf(line)
 			}
 		case strings.HasPrefix(line, "Cumulative stall:") && len(f) >= 3:
 			st.StallMicros = hms(f[2])
@@ -110,6 +114,24 @@ func Parse(out string) ([]Result, engine.LSMStats, error) {
 		return nil, st, fmt.Errorf("no result line (\"<benchmark> : N micros/op N ops/sec ...\") in db_bench's output")
 	}
 	return results, st, nil
+}
+
+// ingestOf reads the "ingest: 2.06 MB," figure of a writes line, -1 when
+// it has none.
+func ingestOf(line string) int64 {
+	_, rest, ok := strings.Cut(line, "ingest: ")
+	if !ok {
+		return -1
+	}
+	rf := strings.Fields(rest)
+	if len(rf) < 2 {
+		return -1
+	}
+	n, err := sizeBytes(rf[0], strings.TrimSuffix(rf[1], ","))
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 func gb(s string) int64 {
