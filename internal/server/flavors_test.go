@@ -64,11 +64,18 @@ func TestCheckTarget(t *testing.T) {
 }
 
 // TestLifecycle starts Debian's PostgreSQL with a TCP probe and checks the
-// address rules and the clean stop.
+// address rules, the server's environment (none of the shell's variables)
+// and the clean stop.
 func TestLifecycle(t *testing.T) {
 	if _, err := server.FindBinaries(postgres.Flavor, ""); err != nil {
 		t.Skipf("no PostgreSQL install: %v", err)
 	}
+	// A shell's time zone, allocator tuning and client options: initdb
+	// would write the time zone into the config, the others would reach
+	// the server's processes.
+	t.Setenv("TZ", "Asia/Tokyo")
+	t.Setenv("MALLOC_ARENA_MAX", "1")
+	t.Setenv("PGOPTIONS", "-c work_mem=64kB")
 	logs := t.TempDir()
 	env := server.Env(func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": logs}[k] })
 	dir := t.TempDir()
@@ -96,6 +103,25 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("socket %s: %v; want it in the data dir", sock, err)
 	}
 	pid := in.PIDs()[0]
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, kv := range strings.Split(strings.TrimRight(string(environ), "\x00"), "\x00") {
+		k, v, _ := strings.Cut(kv, "=")
+		keys = append(keys, k)
+		if k == "TZ" && v != "UTC" || k == "LC_ALL" && v != "C" {
+			t.Errorf("server environment %s=%s", k, v)
+		}
+	}
+	if got := strings.Join(keys, " "); got != "PATH HOME LANG LC_ALL TZ" {
+		t.Errorf("server environment has %s; want PATH HOME LANG LC_ALL TZ only", got)
+	}
+	if conf, err := os.ReadFile(filepath.Join(in.DataDir, "postgresql.conf")); err != nil ||
+		!strings.Contains(string(conf), "log_timezone = 'UTC'") {
+		t.Errorf("initdb's config: %v; want log_timezone = 'UTC', not the shell's TZ", err)
+	}
 	if err := in.Stop(); err != nil {
 		t.Errorf("stop: %v", err)
 	}

@@ -471,6 +471,7 @@ func (in *Instance) Run(ctx context.Context, what string, name string, args ...s
 	cmd.Stdout, cmd.Stderr = in.logFile, in.logFile
 	cmd.SysProcAttr = in.procAttr()
 	cmd.Dir = in.cfg.Dir
+	cmd.Env = in.processEnv()
 	fmt.Fprintf(in.logFile, "benchlab: running %s %s\n", name, strings.Join(args, " "))
 	if err := cmd.Run(); err != nil {
 		return in.errorf("%s failed: %v%s", what, err, in.tail())
@@ -493,7 +494,9 @@ func (in *Instance) launch(ctx context.Context) error {
 	cmd.Stdout, cmd.Stderr = in.logFile, in.logFile
 	cmd.Dir = in.cfg.Dir
 	cmd.SysProcAttr = in.procAttr()
-	fmt.Fprintf(in.logFile, "benchlab: starting %s %s (listening on %s)\n", name, strings.Join(args, " "), in.Addr())
+	cmd.Env = in.processEnv()
+	fmt.Fprintf(in.logFile, "benchlab: starting %s %s (listening on %s; environment %s)\n", name, strings.Join(args, " "),
+		in.Addr(), strings.Join(cmd.Env, " "))
 	if err := cmd.Start(); err != nil {
 		return in.errorf("start %s: %w", name, err)
 	}
@@ -513,6 +516,22 @@ func (in *Instance) launch(ctx context.Context) error {
 		}
 	}()
 	return nil
+}
+
+// processEnv is the whole environment of the programs a managed server
+// runs (its setup programs and the server): benchlab's PATH (a standard
+// one when the injected environment has none), the server's
+// dir as HOME, the C locale and UTC. Nothing else of the shell benchlab was
+// started from reaches them: neither PG* or MYSQL_* variables, nor
+// LD_PRELOAD, MALLOC_* or GLIBC_TUNABLES, nor the shell's locale and time
+// zone (which initdb writes into the config) can change what a run
+// measures without the manifest saying so.
+func (in *Instance) processEnv() []string {
+	path := in.cfg.Env.Get("PATH")
+	if path == "" {
+		path = "/usr/local/bin:/usr/bin:/bin"
+	}
+	return []string{"PATH=" + path, "HOME=" + in.cfg.Dir, "LANG=C", "LC_ALL=C", "TZ=UTC"}
 }
 
 // procAttr puts the process in a group of its own (so Stop can kill all of
