@@ -119,6 +119,10 @@ type StepSampler struct {
 	peakClient int64
 	mem        Memory
 
+	// counters count perf events on the server's and benchlab's threads
+	// (CountEvents); their reads at Mark start the measured part.
+	counters stepCounters
+
 	// EngineMemory, when set before the first Sample, reads the bytes that
 	// in-process engines hold from their own allocators, which benchlab's
 	// resident set includes (engine.InProcessMemoryTotal).
@@ -315,6 +319,7 @@ func (s *StepSampler) Mark() {
 	s.peakServer, s.peakClient = s.ioTree.rss(), s.client.rss
 	s.mem = Memory{}
 	s.mem.peak(s.client)
+	s.counters.mark()
 }
 
 // Efficiency returns the totals from Mark to the latest sample; nil when

@@ -414,6 +414,7 @@ func BuildWith(d *Data, opt Options) *Report {
 		r.Notes = append(notes(d), sec.Notes...)
 		s, keys, _ := d.samples()
 		r.Notes = append(r.Notes, efficiencyNotes(d, keys, s)...)
+		r.Notes = append(r.Notes, counterNotes(keys, s)...)
 		minRep, maxRep := repeatRange(s, keys)
 		r.Notes = append(r.Notes, verdictNotes(minRep, maxRep, opt.Verdict)...)
 		correctTables(r, opt.Verdict)
@@ -481,9 +482,11 @@ func BuildWith(d *Data, opt Options) *Report {
 		r.Tables = append(r.Tables, *kt)
 	}
 	r.Tables = append(r.Tables, efficiencyTables(d, keys, s, label, opt)...)
+	r.Tables = append(r.Tables, counterTables(d, keys, s, label, opt)...)
 	r.Tables = append(r.Tables, sec.Tables...)
 	r.Notes = append(notes(d), sec.Notes...)
 	r.Notes = append(r.Notes, efficiencyNotes(d, keys, s)...)
+	r.Notes = append(r.Notes, counterNotes(keys, s)...)
 	minRep, maxRep := repeatRange(s, keys)
 	r.Notes = append(r.Notes, verdictNotes(minRep, maxRep, opt.Verdict)...)
 	correctTables(r, opt.Verdict)
@@ -946,19 +949,29 @@ func efficiencyTables(d *Data, keys []cellKey, s samples, label func(cellKey) st
 	if !hasEfficiency(s, keys) {
 		return nil
 	}
+	return costTables(d, keys, s, label, opt, effMetrics, "Efficiency per operation",
+		"op = statement (the QPS denominator); cpu in microseconds (client = benchlab, server = the server's "+
+			"process tree); KB, reads and writes of the engine's processes (/proc/<pid>/io), dev = the data dir's block "+
+			"device (/proc/diskstats, all processes); cs = context switches, server + client; steal and foreign "+
+			"(other processes') cpu in % of all CPU time; median over repeats; n/a = not measured",
+		"Relative efficiency: cost per operation(target) / cost per operation("+d.Experiment.Base+")")
+}
+
+// costTables builds an absolute table of per-operation costs, one row per
+// target under each test, and, with more than one target, the table of
+// the relative columns against the base. Costs are lower-is-better, so a
+// ratio >= 1.05 is red.
+func costTables(d *Data, keys []cellKey, s samples, label func(cellKey) string, opt Options, metrics []effMetric,
+	title, legend, relTitle string) []Table {
 	targets := d.targets()
-	abs := Table{Title: "Efficiency per operation",
-		Legend: "op = statement (the QPS denominator); cpu in microseconds (client = benchlab, server = the server's " +
-			"process tree); KB, reads and writes of the engine's processes (/proc/<pid>/io), dev = the data dir's block " +
-			"device (/proc/diskstats, all processes); cs = context switches, server + client; steal and foreign " +
-			"(other processes') cpu in % of all CPU time; median over repeats; n/a = not measured"}
-	for _, m := range effMetrics {
+	abs := Table{Title: title, Legend: legend}
+	for _, m := range metrics {
 		abs.Columns = append(abs.Columns, m.column)
 	}
 	for _, k := range keys {
 		for _, t := range targets {
 			row := Row{Group: label(k), Label: t}
-			for _, m := range effMetrics {
+			for _, m := range metrics {
 				vals, c := effValues(s[t][k], m.value)
 				if c != nil {
 					row.Cells = append(row.Cells, *c)
@@ -972,10 +985,10 @@ func efficiencyTables(d *Data, keys []cellKey, s samples, label func(cellKey) st
 	if len(targets) < 2 {
 		return []Table{abs}
 	}
-	rel := Table{Title: "Relative efficiency: cost per operation(target) / cost per operation(" + d.Experiment.Base + ")",
+	rel := Table{Title: relTitle,
 		Legend: "lower is better: - (red) >= 1.05 costs more, + (green) <= 0.95 costs less, grey between; " +
 			"1 when both are 0, inf when only the base is 0"}
-	for _, m := range effMetrics {
+	for _, m := range metrics {
 		if m.relative {
 			rel.Columns = append(rel.Columns, m.column)
 		}
@@ -983,7 +996,7 @@ func efficiencyTables(d *Data, keys []cellKey, s samples, label func(cellKey) st
 	for _, k := range keys {
 		for _, t := range targets[1:] {
 			row := Row{Group: label(k), Label: t}
-			for _, m := range effMetrics {
+			for _, m := range metrics {
 				if !m.relative {
 					continue
 				}

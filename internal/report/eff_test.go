@@ -189,3 +189,53 @@ func TestClientNote(t *testing.T) {
 		t.Errorf("notes %q lack the client note", notes(d))
 	}
 }
+
+// TestCounterTables: perf counter facts become per-operation columns (the
+// count over the efficiency window's operations) in an absolute table and
+// one relative to the base, events no side counted get no column, and the
+// events a side could not count are named in a note with the reason.
+func TestCounterTables(t *testing.T) {
+	d := effData(true)
+	lite, srv := &d.Results[1][1], &d.Results[2][1]
+	lite.Facts = map[string]float64{store.CounterFact("client", "instructions"): 2e8, // 10000 ops: 20000/op
+		store.CounterFact("client", "page-faults"):       500,
+		store.CounterUnsupportedFact("client", "cycles"): store.CounterNotSupported}
+	srv.Facts = map[string]float64{store.CounterFact("client", "instructions"): 1e8,
+		store.CounterFact("server", "instructions"): 3e8, store.CounterFact("client", "page-faults"): 1000,
+		store.CounterUnsupportedFact("client", "cycles"):       store.CounterNotSupported,
+		store.CounterUnsupportedFact("server", "cycles"):       store.CounterNotSupported,
+		store.CounterUnsupportedFact("server", "cache-misses"): store.CounterNotPermitted}
+	r := Build(d)
+	abs, rel := findTable(r, "Perf counters per operation"), findTable(r, "Relative perf counters")
+	if abs == nil || rel == nil {
+		t.Fatalf("perf counter tables missing: %d tables", len(r.Tables))
+	}
+	if got := strings.Join(abs.Columns, ","); got != "instructions/op server,instructions/op client,page-faults/op client" {
+		t.Errorf("columns %s", got)
+	}
+	for _, c := range []struct {
+		target, col string
+		want        float64
+	}{{"lite", "instructions/op client", 20000}, {"srv", "instructions/op client", 10000},
+		{"srv", "instructions/op server", 30000}, {"lite", "page-faults/op client", 0.05}} {
+		if got := cellOf(abs, c.target, c.col); got.Missing || got.Value < c.want*0.999 || got.Value > c.want*1.001 {
+			t.Errorf("%s %s = %+v, want %v", c.target, c.col, got, c.want)
+		}
+	}
+	if got := cellOf(abs, "lite", "instructions/op server"); !got.Missing {
+		t.Errorf("in-process target's server instructions: %+v, want n/a", got)
+	}
+	if got := cellOf(rel, "srv", "instructions/op client"); got.Missing || got.Value < 0.499 || got.Value > 0.501 {
+		t.Errorf("relative client instructions %+v, want 0.5", got)
+	}
+	notes := strings.Join(r.Notes, "\n")
+	for _, want := range []string{"perf counters: cycles not supported on this machine (server and client)",
+		"perf counters: cache-misses not permitted (perf_event_paranoid) (server)"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	if findTable(Build(effData(true)), "Perf counters") != nil {
+		t.Error("a perf counter table without any counted event")
+	}
+}

@@ -219,6 +219,11 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	}
 	sampler := metrics.NewStepSampler(roots, opt.DataDir)
 	sampler.SetEngineMemory(engine.InProcessMemoryTotal)
+	// Hardware and software perf counters per operation (instructions,
+	// cycles, cache and branch misses where the machine counts them): the
+	// connections exist now, so every server thread that serves them does.
+	sampler.CountEvents()
+	defer sampler.CloseCounters()
 	if st.Warmup <= 0 {
 		sampler.Mark()
 	}
@@ -252,6 +257,9 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	results[0].Eff = sampler.Efficiency()
 	if m := sampler.Memory(); m.OK && results[0].Eff != nil {
 		addMemoryFacts(results[0], m)
+	}
+	for k, v := range sampler.CounterFacts() {
+		results[0].Facts[k] = v
 	}
 	for ri, rr := range runs {
 		collect(results[ri], rr, series[ri], max(0, end.Sub(win.measureFrom).Seconds()))

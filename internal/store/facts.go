@@ -50,6 +50,31 @@ const (
 	FactRetried = "retried"
 )
 
+// Why a perf event could not be counted (the value of its
+// CounterUnsupportedFact).
+const (
+	// CounterNotSupported: the machine or kernel has no such counter
+	// (virtual machines often expose no hardware counters).
+	CounterNotSupported = 1
+	// CounterNotPermitted: perf_event_paranoid forbids it to this user.
+	CounterNotPermitted = 2
+	// CounterNotReadable: another error of perf_event_open.
+	CounterNotReadable = 3
+)
+
+// CounterFact names the count of a perf event (perf's name, such as
+// "cache-misses") over a step's measured part on one side ("server" or
+// "client"): perf_server_cache_misses.
+func CounterFact(side, event string) string {
+	return "perf_" + side + "_" + strings.ReplaceAll(event, "-", "_")
+}
+
+// CounterUnsupportedFact names the fact that says why an event was not
+// counted on a side (CounterNotSupported, ...).
+func CounterUnsupportedFact(side, event string) string {
+	return CounterFact(side, event) + "_unsupported"
+}
+
 // KindStat is one kind of operation's figures in a result: TPC-C's
 // New-Order, a custom mix's test (workload.Kinded).
 type KindStat struct {

@@ -1,0 +1,89 @@
+package metrics
+
+import (
+	"os"
+	"strings"
+
+	"benchlab/internal/store"
+)
+
+// stepCounters are a step's perf event counters: the server's threads and
+// benchlab's own, with their reads at the start of the measured part.
+type stepCounters struct {
+	server, client         *Counters
+	serverMark, clientMark CounterValues
+	marked                 bool
+}
+
+// CountEvents opens perf event counters (CounterEvents) on every thread of
+// the server's process tree as last sampled and on every thread of
+// benchlab's process (the client; an in-process engine runs there too).
+// Call it after the step's connections are made and before Mark; the
+// counts from Mark to CounterFacts go into the results.
+func (s *StepSampler) CountEvents() {
+	var pids []int
+	for k := range s.tree.procs {
+		pids = append(pids, k.pid)
+	}
+	if len(s.roots) > 0 {
+		s.counters.server = OpenCounters(ThreadsOf(s.procDir, pids))
+	}
+	s.counters.client = OpenCounters(ThreadsOf(s.procDir, []int{os.Getpid()}))
+	if s.marked {
+		s.counters.mark()
+	}
+}
+
+func (c *stepCounters) mark() {
+	if c.client == nil {
+		return
+	}
+	if c.server != nil {
+		c.serverMark = c.server.Read()
+	}
+	c.clientMark = c.client.Read()
+	c.marked = true
+}
+
+// CounterFacts returns the perf event counts from Mark to now as facts
+// (store.CounterFact: perf_server_instructions, perf_client_page_faults,
+// ...) and, for each event that could not be counted, a fact saying why
+// (store.CounterUnsupportedFact). Nil when CountEvents was not called or
+// the step never reached its measured part.
+func (s *StepSampler) CounterFacts() map[string]float64 {
+	c := &s.counters
+	if !c.marked {
+		return nil
+	}
+	out := map[string]float64{}
+	add := func(side string, ctr *Counters, mark CounterValues) {
+		if ctr == nil {
+			return
+		}
+		for name, v := range ctr.Read().Sub(mark) {
+			out[store.CounterFact(side, name)] = v
+		}
+		for name, why := range ctr.Unsupported {
+			code := float64(store.CounterNotReadable)
+			switch {
+			case why == "not supported":
+				code = store.CounterNotSupported
+			case strings.HasPrefix(why, "not permitted"):
+				code = store.CounterNotPermitted
+			}
+			out[store.CounterUnsupportedFact(side, name)] = code
+		}
+	}
+	add("server", c.server, c.serverMark)
+	add("client", c.client, c.clientMark)
+	return out
+}
+
+// CloseCounters releases the step's counters.
+func (s *StepSampler) CloseCounters() {
+	for _, c := range []*Counters{s.counters.server, s.counters.client} {
+		if c != nil {
+			c.Close()
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package runner
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/store"
+	"benchlab/internal/workload"
+)
+
+// faulter is a worker whose every operation maps 16 fresh pages, writes
+// to each and unmaps them: 16 page faults per operation.
+type faulter struct{}
+
+const faultPages = 16
+
+func (faulter) Op(context.Context) (workload.Tally, error) {
+	mem, err := unix.Mmap(-1, 0, faultPages*4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return workload.Tally{Statements: 1}, err
+	}
+	for i := 0; i < len(mem); i += 4096 {
+		mem[i] = 1
+	}
+	return workload.Tally{Statements: 1}, unix.Munmap(mem)
+}
+
+func (faulter) Close() error { return nil }
+
+// TestCounterFacts measures two workers of page-faulting operations in real
+// time: the step's result holds benchlab's (the client's) page faults over
+// the measured part, at least the 16 per operation the workers caused
+// (threads the Go runtime starts during the step are counted through
+// inheritance), and for every hardware event either its count or why it
+// was not counted. An in-process step has no server counts.
+func TestCounterFacts(t *testing.T) {
+	st := workload.Step{Name: "faults", Warmup: 100 * time.Millisecond, Duration: 600 * time.Millisecond,
+		NewWorker: func(context.Context, engine.DB, int, int, uint64) (workload.Worker, error) { return faulter{}, nil }}
+	res, err := Measure(context.Background(), nil, st, 2, 1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	faults, ok := res.Facts[store.CounterFact("client", "page-faults")]
+	if !ok {
+		t.Fatalf("no client page faults in %v", res.Facts)
+	}
+	// The window's operations are those the result counts; a few more ran
+	// across its edges.
+	if want := float64(faultPages * res.Statements); faults < 0.95*want || faults > 3*want+10000 {
+		t.Errorf("%v client page faults over %d operations; want about %d per operation", faults, res.Statements, faultPages)
+	}
+	for _, ev := range []string{"instructions", "cycles", "cache-misses", "branch-misses"} {
+		_, counted := res.Facts[store.CounterFact("client", ev)]
+		_, not := res.Facts[store.CounterUnsupportedFact("client", ev)]
+		if counted == not {
+			t.Errorf("%s: counted %v, reason for not counting %v; want exactly one", ev, counted, not)
+		}
+		if _, ok := res.Facts[store.CounterFact("server", ev)]; ok {
+			t.Errorf("server %s counted for a step without a server", ev)
+		}
+	}
+	t.Logf("%d operations, %v page faults; facts %v", res.Statements, faults, res.Facts)
+}
