@@ -60,8 +60,9 @@ type Counters struct {
 type CounterValues map[string]float64
 
 // OpenCounters opens every event of CounterEvents on each thread of tids.
-// An event no thread could count is listed in Unsupported; threads that
-// vanish while being opened are skipped.
+// An event that could not be opened on one of them is counted on none and
+// listed in Unsupported with the reason; threads that vanish while being
+// opened are skipped.
 func OpenCounters(tids []int) *Counters {
 	c := &Counters{fds: map[string][]int{}, Unsupported: map[string]string{}}
 	counted := map[int]bool{}
@@ -73,20 +74,31 @@ func OpenCounters(tids []int) *Counters {
 				Bits:        unix.PerfBitInherit,
 				Read_format: unix.PERF_FORMAT_TOTAL_TIME_ENABLED | unix.PERF_FORMAT_TOTAL_TIME_RUNNING}
 			fd, err := unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
-			if err != nil {
-				if !errors.Is(err, unix.ESRCH) {
-					why = err
-				}
+			if errors.Is(err, unix.ESRCH) { // the thread ended meanwhile
 				continue
+			}
+			if err != nil {
+				why = err
+				break
 			}
 			c.fds[ev.Name] = append(c.fds[ev.Name], fd)
 			counted[tid] = true
 		}
-		if len(c.fds[ev.Name]) == 0 {
+		// An event counted on some threads only (out of file descriptors,
+		// say) would be an undercount: it is not counted at all.
+		if why != nil || len(c.fds[ev.Name]) == 0 {
+			for _, fd := range c.fds[ev.Name] {
+				unix.Close(fd)
+			}
+			delete(c.fds, ev.Name)
 			c.Unsupported[ev.Name] = counterWhy(why)
 		}
 	}
-	c.Threads = len(counted)
+	for _, fds := range c.fds {
+		if len(fds) > 0 {
+			c.Threads = len(counted)
+		}
+	}
 	return c
 }
 
