@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -82,5 +84,71 @@ func TestSuiteFlags(t *testing.T) {
 		if code != 2 || !strings.Contains(unwrap(stderr), c.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// TestInsertBenchmarkCompare runs a small Insert Benchmark on two SQLite
+// targets, 2 repeats each, and compares them: compare's verdicts table has
+// a row per measured step (the load steps judged on inserts per second,
+// the query step on queries per second), the relative table comes first
+// with the suite's per-metric title, the JSON form has the same cells, and
+// a gate its repeats cannot fire is refused (exit 2) naming the repeats
+// needed.
+func TestInsertBenchmarkCompare(t *testing.T) {
+	dir := t.TempDir()
+	storeFile := filepath.Join(dir, "r.db")
+	sp := writeFile(t, dir, "s.toml", `name = "ib"
+base = "normal"
+[[target]]
+name = "normal"
+engine = "sqlite"
+[target.settings]
+journal_mode = "wal"
+[[target]]
+name = "full"
+engine = "sqlite"
+[target.settings]
+journal_mode = "wal"
+synchronous = "full"
+[workload]
+suite = "insert"
+repeats = 2
+`)
+	code, out, stderr := run(t, Env{}, "run", sp, "--rows", "4000", "--inserts", "500", "--query-time", "1", "--rates", "100",
+		"--pacing", "even", "--tests", "qp100", "--report-interval", "0", "--store", storeFile)
+	if code != 0 {
+		t.Fatalf("run exit %d\n%s\n%s", code, out, stderr)
+	}
+	code, out, stderr = run(t, Env{}, "compare", "--store", storeFile)
+	if code != 0 {
+		t.Fatalf("compare exit %d\n%s\n%s", code, out, stderr)
+	}
+	rel := strings.Index(out, "Insert Benchmark relative throughput: IPS(target) / IPS(normal) for l.i0, l.x; QPS(target) / QPS(normal) for qp100")
+	verdicts := strings.Index(out, "Verdicts cell by cell (throughput)")
+	if rel < 0 || verdicts < rel {
+		t.Errorf("compare output lacks the relative table before the verdicts:\n%s", out)
+	}
+	for _, step := range []string{"l.i0", "l.x", "qp100"} {
+		if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(step) + ` @1 +full `).MatchString(out) {
+			t.Errorf("compare has no verdict row for %s:\n%s", step, out)
+		}
+	}
+	code, out, stderr = run(t, Env{}, "compare", "--store", storeFile, "--format", "json")
+	var doc struct {
+		Verdicts []struct{ Target, Test, Outcome string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("compare --format json: exit %d, %v\n%s\n%s", code, err, out, stderr)
+	}
+	var tests []string
+	for _, v := range doc.Verdicts {
+		tests = append(tests, v.Target+":"+v.Test)
+	}
+	if got := strings.Join(tests, " "); got != "full:l.i0 full:l.x full:qp100" {
+		t.Errorf("JSON verdicts for %s; want full's l.i0, l.x and qp100", got)
+	}
+	code, _, stderr = run(t, Env{}, "compare", "--store", storeFile, "--fail-on-regression")
+	if code != ExitUsage || !strings.Contains(unwrap(stderr), "--fail-on-regression") || !strings.Contains(unwrap(stderr), "repeats per target") {
+		t.Errorf("a gate 2 repeats cannot fire: exit %d, want %d naming the repeats needed\n%s", code, ExitUsage, stderr)
 	}
 }
