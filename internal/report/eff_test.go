@@ -239,3 +239,33 @@ func TestCounterTables(t *testing.T) {
 		t.Error("a perf counter table without any counted event")
 	}
 }
+
+// TestOverrunNotes: a measured step that completed no operation is noted
+// as stalled, with how long its measured part was sampled over when that
+// overran; one whose 1-second measured part was sampled over 3.5 s is
+// noted as late; one sampled over 1.3 s (within half a second) is not.
+func TestOverrunNotes(t *testing.T) {
+	d := &Data{Experiment: store.Experiment{ID: 1, Name: "e", Base: "a", Targets: []string{"a"}},
+		Runs: []store.Run{{ID: 1, Target: "a", Repeat: 1, Status: store.StatusOK}}, Results: map[int64][]store.Result{}}
+	step := func(test string, events int64, secs ...float64) store.Result {
+		r := store.Result{Test: test, Threads: 1, Metric: "qps", Status: store.StatusOK, Seconds: 1, Events: events, Statements: events}
+		r.Intervals = append(r.Intervals, store.Interval{Sec: -1, Seconds: 0.3, Events: 100})
+		for i, s := range secs {
+			r.Intervals = append(r.Intervals, store.Interval{Sec: i, Seconds: s})
+		}
+		return r
+	}
+	d.Results[1] = []store.Result{step("none", 0, 5), step("none-short", 0, 1), step("late", 3000, 3.5),
+		step("tail", 3000, 1, 0.3)}
+	notes := strings.Join(stabilityNotes(d), "\n")
+	for _, want := range []string{"stalled: none @1 on a (repeat 1) completed no operation; its measured part of 1 s was sampled over 5 s",
+		"stalled: none-short @1 on a (repeat 1) completed no operation in its measured part",
+		"late: late @1 on a (repeat 1): its measured part of 1 s was sampled over 3.5 s"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	if strings.Contains(notes, "tail") {
+		t.Errorf("a 0.3 s tail was noted:\n%s", notes)
+	}
+}

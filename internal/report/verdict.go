@@ -243,8 +243,31 @@ func verdictNotes(minRepeats, maxRepeats int, opt VerdictOptions) []string {
 		"= same (ratio CI within +-%g%%), ? unknown: run more repeats", minRepeats, maxRepeats, alpha, eff*100, eff*100)}
 }
 
+// overrunNote flags a measured step that completed no operation, or whose
+// measured part's seconds were sampled over much longer than it was
+// planned for (sampled): benchlab's sampler, or every worker, was held up,
+// by a machine that did not schedule benchlab or by operations that held
+// the step's end, so its figures describe a stall, not the engine's rate.
+func overrunNote(r store.Result, run store.Run, sampled float64) string {
+	where := fmt.Sprintf("%s @%d on %s (repeat %d)", r.Test, r.Threads, run.Target, run.Repeat)
+	late := ""
+	if r.Seconds > 0 && sampled > r.Seconds+0.5 && sampled > 1.2*r.Seconds {
+		late = fmt.Sprintf("its measured part of %.3g s was sampled over %.3g s", r.Seconds, sampled)
+	}
+	switch {
+	case r.Events == 0 && r.Errors == 0 && late != "":
+		return "stalled: " + where + " completed no operation; " + late + " (operations under way held its end, or the machine did not schedule benchlab)"
+	case r.Events == 0 && r.Errors == 0:
+		return "stalled: " + where + " completed no operation in its measured part"
+	case late != "":
+		return "late: " + where + ": " + late + " (the machine did not schedule benchlab's sampler, or operations under way held the step's end); its rate is of that span"
+	}
+	return ""
+}
+
 // stabilityNotes flag measured steps whose per-second throughput was unstable
-// (analysis.Stability: variation, stalls, waves, no steady state).
+// (analysis.Stability: variation, stalls, waves, no steady state), that
+// completed no operation, or whose measured part overran (overrunNote).
 func stabilityNotes(d *Data) []string {
 	var out []string
 	for _, run := range d.Runs {
@@ -253,10 +276,17 @@ func stabilityNotes(d *Data) []string {
 				continue
 			}
 			var series []float64
+			sampled := 0.0
 			for _, iv := range r.Intervals {
+				if iv.Sec >= 0 {
+					sampled += iv.Seconds
+				}
 				if iv.Sec >= 0 && iv.Seconds >= 0.5 {
 					series = append(series, float64(iv.Statements)/iv.Seconds)
 				}
+			}
+			if n := overrunNote(r, run, sampled); n != "" {
+				out = append(out, n)
 			}
 			s := analysis.Stability(series)
 			if s.Unstable {
