@@ -28,6 +28,9 @@ type Target struct {
 	Basedir, Version, DSN, ConfigFile string
 	// CPUs is a CPU list ("0", "1-3") the server is pinned to; empty: no pinning.
 	CPUs string
+	// Memory limits a server benchlab starts, page cache included, by a
+	// memory cgroup ("2GB"); empty: no limit.
+	Memory string
 	// Getenv reads the environment of the command that opens the target
 	// (cli.Env.Getenv): engines read variables such as MYSQL_PWD or
 	// BENCHLAB_SERVER_LOGS through it, never from the process. Nil is an

@@ -64,6 +64,9 @@ type Config struct {
 	Port int
 	// CPUs pins the server to a CPU list ("0", "1-3") with taskset; empty: no pinning.
 	CPUs string
+	// MemoryLimit, in bytes, runs the server in a memory cgroup of its own
+	// with that limit (its page cache included); 0: no limit.
+	MemoryLimit int64
 	// LogDir, when set, receives a copy of the server log when it stops; the
 	// copy's path is Instance.KeptLog. Empty: Env.LogDir().
 	LogDir string
@@ -92,6 +95,7 @@ type Instance struct {
 	User string
 
 	cmd      *exec.Cmd
+	memcg    *memCgroup
 	logFile  *os.File
 	sockDir  string // a private socket dir outside the data dir, removed on Stop
 	exited   chan struct{}
@@ -227,6 +231,18 @@ func (in *Instance) prepare() error {
 	return nil
 }
 
+// ManagedSettings are what benchlab itself set up for the server, to go with the
+// settings read from it: benchlab.server_log (the kept log) and, for a
+// server under a memory limit, benchlab.memory_limit ("2GB (cgroup v2
+// memory.max)").
+func (in *Instance) ManagedSettings() map[string]string {
+	out := map[string]string{"benchlab.server_log": in.KeptLog}
+	if in.memcg != nil {
+		out["benchlab.memory_limit"] = in.memcg.describe(in.cfg.MemoryLimit)
+	}
+	return out
+}
+
 // Addr is the server's TCP address.
 func (in *Instance) Addr() string { return net.JoinHostPort(Host, strconv.Itoa(in.Port)) }
 
@@ -310,6 +326,7 @@ func (in *Instance) Stop() error {
 	in.stopOnce.Do(func() {
 		close(in.stopping)
 		in.stopErr = in.stop()
+		in.releaseCgroup()
 		in.keepLog()
 		in.cleanup()
 	})
@@ -354,12 +371,28 @@ func waitGroupGone(pgid int, limit time.Duration) {
 }
 
 func (in *Instance) cleanup() {
+	in.releaseCgroup()
 	if in.logFile != nil {
 		in.logFile.Close()
 	}
 	if in.sockDir != "" {
 		os.RemoveAll(in.sockDir)
 	}
+}
+
+// releaseCgroup removes the server's memory cgroup, if it has one, after
+// noting in the log how often the server reached its limit.
+func (in *Instance) releaseCgroup() {
+	if in.memcg == nil {
+		return
+	}
+	if n := in.memcg.failures(); n > 0 && in.logFile != nil {
+		fmt.Fprintf(in.logFile, "benchlab: the server reached its memory limit %d times (cgroup %s)\n", n, in.memcg.dir)
+	}
+	if err := in.memcg.remove(); err != nil && in.logFile != nil {
+		fmt.Fprintf(in.logFile, "benchlab: %v\n", err)
+	}
+	in.memcg = nil
 }
 
 // keepLog copies the log out of the run's dir, which the runner removes.
@@ -490,11 +523,26 @@ func (in *Instance) launch(ctx context.Context) error {
 		args = append([]string{"-c", in.cfg.CPUs, name}, args...)
 		name = taskset
 	}
+	if in.cfg.MemoryLimit > 0 {
+		cg, err := newMemCgroup(in.cfg.Target, in.cfg.MemoryLimit)
+		if err != nil {
+			return in.errorf("%w", err)
+		}
+		in.memcg = cg
+	}
 	cmd := exec.Command(name, args...)
 	cmd.Stdout, cmd.Stderr = in.logFile, in.logFile
 	cmd.Dir = in.cfg.Dir
 	cmd.SysProcAttr = in.procAttr()
 	cmd.Env = in.processEnv()
+	if in.memcg != nil {
+		closeFD, err := in.memcg.enter(cmd, in.procAttr().Credential)
+		if err != nil {
+			return in.errorf("%w", err)
+		}
+		defer closeFD()
+		fmt.Fprintf(in.logFile, "benchlab: memory limited to %s\n", in.memcg.describe(in.cfg.MemoryLimit))
+	}
 	fmt.Fprintf(in.logFile, "benchlab: starting %s %s (listening on %s; environment %s)\n", name, strings.Join(args, " "),
 		in.Addr(), strings.Join(cmd.Env, " "))
 	if err := cmd.Start(); err != nil {

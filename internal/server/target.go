@@ -20,8 +20,8 @@ import (
 // settings belong to benchlab.
 func CheckTarget(f Flavor, engineName string, t engine.Target) error {
 	if t.DSN != "" {
-		if t.Basedir != "" || t.Version != "" || t.ConfigFile != "" || t.CPUs != "" || len(t.Settings) > 0 {
-			return fmt.Errorf("dsn: an existing server (dsn %s) is used as is; remove basedir, version, config, cpus and settings, or remove dsn",
+		if t.Basedir != "" || t.Version != "" || t.ConfigFile != "" || t.CPUs != "" || t.Memory != "" || len(t.Settings) > 0 {
+			return fmt.Errorf("dsn: an existing server (dsn %s) is used as is; remove basedir, version, config, cpus, memory and settings, or remove dsn",
 				RedactDSN(t.DSN))
 		}
 		return nil
@@ -44,6 +44,11 @@ func CheckTarget(f Flavor, engineName string, t engine.Target) error {
 	if t.CPUs != "" {
 		if err := CheckCPUList(t.CPUs); err != nil {
 			return fmt.Errorf("cpus: %w", err)
+		}
+	}
+	if t.Memory != "" {
+		if _, err := ParseMemory(t.Memory); err != nil {
+			return fmt.Errorf("memory: %w", err)
 		}
 	}
 	keys := make([]string, 0, len(t.Settings))
@@ -94,8 +99,16 @@ func LaunchTarget(ctx context.Context, f Flavor, engineName string, t engine.Tar
 		}
 		settings[f.SettingName(k)] = v
 	}
+	var memory int64
+	if t.Memory != "" {
+		m, err := ParseMemory(t.Memory)
+		if err != nil {
+			return nil, fmt.Errorf("%s target %s: memory: %w", engineName, t.Name, err)
+		}
+		memory = m
+	}
 	return Launch(ctx, Config{Flavor: f, Env: Env(t.Getenv), Engine: engineName, Target: t.Name, Basedir: basedir,
-		ConfigFile: t.ConfigFile, Settings: settings, Dir: dir, Port: port, CPUs: t.CPUs}, probe)
+		ConfigFile: t.ConfigFile, Settings: settings, Dir: dir, Port: port, CPUs: t.CPUs, MemoryLimit: memory}, probe)
 }
 
 // CheckInstall tells whether target t's install is usable before anything

@@ -88,12 +88,14 @@ type Target struct {
 	// Basedir is a server install dir holding bin/; Version an installed
 	// version (`benchlab versions`); DSN an existing server to use as is;
 	// Config a server config file applied before Settings; CPUs the CPU list
-	// the server is pinned to.
+	// the server is pinned to; Memory the memory ("2GB") a started server
+	// may use, its page cache included (a cgroup's limit).
 	Basedir  string         `toml:"basedir"`
 	Version  string         `toml:"version"`
 	DSN      string         `toml:"dsn"`
 	Config   string         `toml:"config"`
 	CPUs     string         `toml:"cpus"`
+	Memory   string         `toml:"memory"`
 	Settings map[string]any `toml:"settings"`
 }
 
@@ -117,7 +119,7 @@ func TargetField(key string) (string, bool) {
 // through getenv (Spec.Getenv).
 func (t Target) EngineTarget(getenv func(string) string) engine.Target {
 	return engine.Target{Name: t.Name, Engine: t.Engine, Settings: t.TargetSettings(), Basedir: t.Basedir,
-		Version: t.Version, DSN: t.DSN, ConfigFile: t.Config, CPUs: t.CPUs, Getenv: getenv}
+		Version: t.Version, DSN: t.DSN, ConfigFile: t.Config, CPUs: t.CPUs, Memory: t.Memory, Getenv: getenv}
 }
 
 // Workload says what runs against every target: the fields every suite
@@ -525,8 +527,8 @@ func (s *Spec) Validate() error {
 			if err := tc.CheckTarget(t.EngineTarget(s.Getenv)); err != nil {
 				return errf(f, "%v", err)
 			}
-		} else if t.Basedir != "" || t.Version != "" || t.DSN != "" || t.Config != "" || t.CPUs != "" {
-			return errf(f, "engine %s is embedded; basedir, version, dsn, config and cpus are for servers", t.Engine)
+		} else if t.Basedir != "" || t.Version != "" || t.DSN != "" || t.Config != "" || t.CPUs != "" || t.Memory != "" {
+			return errf(f, "engine %s is embedded; basedir, version, dsn, config, cpus and memory are for servers benchlab starts", t.Engine)
 		}
 	}
 	if s.Base == "" {

@@ -214,3 +214,32 @@ func TestRepeatSeed(t *testing.T) {
 		t.Error("different experiment seeds give the same repeat seed")
 	}
 }
+
+// TestTargetMemory: a target's memory limit is checked before anything
+// runs: a size that is not one, or too small, is an error naming
+// target[i] and memory; an embedded engine cannot take it (it runs inside
+// benchlab); a server target with a good size passes and keeps it.
+func TestTargetMemory(t *testing.T) {
+	for _, c := range []struct{ engine, memory, want string }{
+		{"postgres", "lots", "memory: \"lots\" is not a size"},
+		{"postgres", "10MB", "under 64MB"},
+		{"sqlite", "1GB", "engine sqlite is embedded; basedir, version, dsn, config, cpus and memory are for servers"},
+	} {
+		src := "name = \"x\"\n[[target]]\nname = \"a\"\nengine = \"" + c.engine + "\"\nmemory = \"" + c.memory + "\"\n"
+		s, err := Parse([]byte(src), "x.toml", "")
+		if err == nil {
+			err = s.Validate()
+		}
+		var e *Error
+		if !errors.As(err, &e) || !strings.HasPrefix(e.Field, "target[0]") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s memory %q: error %v, want one naming target[0] and %q", c.engine, c.memory, err, c.want)
+		}
+	}
+	s, err := Parse([]byte("name = \"x\"\n[[target]]\nname = \"a\"\nengine = \"postgres\"\nmemory = \"2GB\"\n"), "x.toml", "")
+	if err == nil {
+		err = s.Validate()
+	}
+	if err != nil || s.Targets[0].EngineTarget(nil).Memory != "2GB" || !strings.Contains(s.TOML(), `memory = "2GB"`) {
+		t.Errorf("postgres memory 2GB: %v; target %+v", err, s.Targets[0])
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -478,7 +479,7 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 		}
 	}
 	if db.Instance() != nil {
-		info.Settings["benchlab.server_log"] = db.Instance().KeptLog
+		maps.Copy(info.Settings, db.Instance().ManagedSettings())
 	}
 	return info, nil
 }

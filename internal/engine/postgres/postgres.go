@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -331,7 +332,7 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 		return info, db.Wrap(fmt.Errorf("postgres: settings: %w", err))
 	}
 	if db.Instance() != nil {
-		info.Settings["benchlab.server_log"] = db.Instance().KeptLog
+		maps.Copy(info.Settings, db.Instance().ManagedSettings())
 	}
 	return info, nil
 }
