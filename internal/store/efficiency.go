@@ -101,52 +101,57 @@ func saveEfficiency(ctx context.Context, tx bound, r *Result) error {
 	return nil
 }
 
-// loadEfficiency reads r.Eff and r.DBBytes from r's row.
-func (s *Store) loadEfficiency(ctx context.Context, r *Result) error {
-	var secs sql.NullFloat64
-	var device sql.NullString
-	var db sql.NullInt64
-	floats := make([]sql.NullFloat64, 2)
-	ints := make([]sql.NullInt64, 8)
-	devInts := make([]sql.NullInt64, 8)
-	machine := make([]sql.NullFloat64, 3)
-	dest := []any{&secs}
-	for i := range floats {
-		dest = append(dest, &floats[i])
+// effRow holds a results row's effColumns as scanned, until apply.
+type effRow struct {
+	secs    sql.NullFloat64
+	device  sql.NullString
+	db      sql.NullInt64
+	floats  [2]sql.NullFloat64
+	ints    [8]sql.NullInt64
+	devInts [8]sql.NullInt64
+	machine [3]sql.NullFloat64
+}
+
+// dest returns where to scan effColumns into.
+func (w *effRow) dest() []any {
+	dest := []any{&w.secs}
+	for i := range w.floats {
+		dest = append(dest, &w.floats[i])
 	}
-	for i := range ints {
-		dest = append(dest, &ints[i])
+	for i := range w.ints {
+		dest = append(dest, &w.ints[i])
 	}
-	dest = append(dest, &device)
-	for i := range devInts {
-		dest = append(dest, &devInts[i])
+	dest = append(dest, &w.device)
+	for i := range w.devInts {
+		dest = append(dest, &w.devInts[i])
 	}
-	for i := range machine {
-		dest = append(dest, &machine[i])
+	for i := range w.machine {
+		dest = append(dest, &w.machine[i])
 	}
-	dest = append(dest, &db)
-	if err := s.q().QueryRowContext(ctx, `SELECT `+effColumns+` FROM results WHERE id = ?`, r.ID).Scan(dest...); err != nil {
-		return fmt.Errorf("read efficiency of result %d: %w", r.ID, err)
+	return append(dest, &w.db)
+}
+
+// apply sets r.Eff and r.DBBytes from the scanned columns; r.Eff stays nil
+// when the result has no efficiency (eff_seconds NULL).
+func (w *effRow) apply(r *Result) {
+	if w.db.Valid {
+		r.DBBytes = w.db.Int64
 	}
-	if db.Valid {
-		r.DBBytes = db.Int64
+	if !w.secs.Valid {
+		return
 	}
-	if !secs.Valid {
-		return nil
-	}
-	e := &Efficiency{Seconds: secs.Float64, Device: device.String}
+	e := &Efficiency{Seconds: w.secs.Float64, Device: w.device.String}
 	for i, p := range effFloats(e) {
-		*p = fromNullF(floats[i])
+		*p = fromNullF(w.floats[i])
 	}
 	for i, p := range effInts(e) {
-		*p = fromNullI(ints[i])
+		*p = fromNullI(w.ints[i])
 	}
 	for i, p := range effDevInts(e) {
-		*p = fromNullI(devInts[i])
+		*p = fromNullI(w.devInts[i])
 	}
 	for i, p := range effMachine(e) {
-		*p = fromNullF(machine[i])
+		*p = fromNullF(w.machine[i])
 	}
 	r.Eff = e
-	return nil
 }

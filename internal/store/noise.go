@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 )
 
 // NoiseKey identifies one test of the noise model: the same test at the
@@ -33,25 +35,53 @@ type NoiseEntry struct {
 // entries, in one transaction, so learning an experiment twice changes
 // nothing.
 func (s *Store) SaveNoise(ctx context.Context, expID int64, entries []NoiseEntry) error {
+	return s.SaveNoiseMany(ctx, map[int64][]NoiseEntry{expID: entries})
+}
+
+// SaveNoiseMany replaces what each experiment of learned (by ID) taught the
+// noise model with its entries, as SaveNoise does, all in one transaction:
+// a store that has not learned a thousand copied experiments learns them
+// in one commit, not a thousand.
+func (s *Store) SaveNoiseMany(ctx context.Context, learned map[int64][]NoiseEntry) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store noise model: %w", err)
 	}
 	defer tx.Rollback()
 	b := s.tx(tx)
-	if _, err := b.ExecContext(ctx, `DELETE FROM noise WHERE experiment_id = ?`, expID); err != nil {
-		return fmt.Errorf("store noise model of experiment %d: %w", expID, err)
+	del, err := b.PrepareContext(ctx, `DELETE FROM noise WHERE experiment_id = ?`)
+	if err != nil {
+		return fmt.Errorf("store noise model: %w", err)
 	}
-	if _, err := b.ExecContext(ctx, `INSERT INTO noise_learned (experiment_id) VALUES (?) ON CONFLICT DO NOTHING`, expID); err != nil {
-		return fmt.Errorf("store noise model of experiment %d: %w", expID, err)
+	defer del.Close()
+	mark, err := b.PrepareContext(ctx, `INSERT INTO noise_learned (experiment_id) VALUES (?) ON CONFLICT DO NOTHING`)
+	if err != nil {
+		return fmt.Errorf("store noise model: %w", err)
 	}
-	for _, e := range entries {
-		if _, err := b.ExecContext(ctx, `INSERT INTO noise (experiment_id, host, engine, test, threads, config, runs, df, log_var)
-			VALUES (?,?,?,?,?,?,?,?,?)`, expID, e.Host, e.Engine, e.Test, e.Threads, e.Config, e.Runs, e.DF, e.LogVar); err != nil {
-			return fmt.Errorf("store noise model of experiment %d, %s: %w", expID, e.Test, err)
+	defer mark.Close()
+	ins, err := b.PrepareContext(ctx, `INSERT INTO noise (experiment_id, host, engine, test, threads, config, runs, df, log_var)
+		VALUES (?,?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return fmt.Errorf("store noise model: %w", err)
+	}
+	defer ins.Close()
+	for _, expID := range slices.Sorted(maps.Keys(learned)) {
+		if _, err := del.ExecContext(ctx, expID); err != nil {
+			return fmt.Errorf("store noise model of experiment %d: %w", expID, err)
+		}
+		if _, err := mark.ExecContext(ctx, expID); err != nil {
+			return fmt.Errorf("store noise model of experiment %d: %w", expID, err)
+		}
+		for _, e := range learned[expID] {
+			if _, err := ins.ExecContext(ctx, expID, e.Host, e.Engine, e.Test, e.Threads, e.Config, e.Runs, e.DF, e.LogVar); err != nil {
+				return fmt.Errorf("store noise model of experiment %d, %s: %w", expID, e.Test, err)
+			}
 		}
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store noise model: %w", err)
+	}
+	return nil
 }
 
 // NoiseHistory returns every entry of key, except those of experiment

@@ -100,6 +100,39 @@ func readBack(t *testing.T, s *store.Store) (store.Run, []store.Result) {
 	return runs[0], rs
 }
 
+// checkBatch reads the most recent experiment with ReadBatch and wants
+// what Experiment, Runs and Results give, less what a batch leaves out.
+func checkBatch(t *testing.T, s *store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	e, err := s.Experiment(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.ReadBatch(ctx, []int64{e.ID, e.ID + 1000}) // the second does not exist
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := s.Runs(ctx, e.ID)
+	if !reflect.DeepEqual(b.Experiments, []store.Experiment{e}) || !reflect.DeepEqual(b.Runs, map[int64][]store.Run{e.ID: runs}) {
+		t.Fatalf("batch of experiment %d: %+v %+v, want %+v %+v", e.ID, b.Experiments, b.Runs, e, runs)
+	}
+	want := map[int64][]store.Result{}
+	for _, r := range runs {
+		rs, err := s.Results(ctx, r.ID, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range rs {
+			rs[i].Histogram, rs[i].ErrorSamples, rs[i].Facts, rs[i].Eff, rs[i].DBBytes = nil, nil, nil, nil, 0
+		}
+		want[r.ID] = rs
+	}
+	if !reflect.DeepEqual(b.Results, want) {
+		t.Errorf("batch results:\n got %+v\nwant %+v", b.Results, want)
+	}
+}
+
 // TestPostgresStore keeps results in a database on a real PostgreSQL
 // server, as a lab shares them: everything written reads back as written
 // and as the SQLite file gives it back (64-bit counters, doubles, booleans,
@@ -140,6 +173,8 @@ func TestPostgresStore(t *testing.T) {
 		t.Errorf("run %+v", run)
 	}
 	_, fromLite := readBack(t, lite)
+	checkBatch(t, pg)
+	checkBatch(t, lite)
 	if len(got) != len(want) || len(fromLite) != len(want) {
 		t.Fatalf("%d results from PostgreSQL, %d from SQLite, want %d", len(got), len(fromLite), len(want))
 	}

@@ -41,23 +41,24 @@ func saveRole(ctx context.Context, tx bound, r *Result) error {
 	return nil
 }
 
-func (s *Store) loadRole(ctx context.Context, r *Result) error {
-	var primary bool
-	var p50, p95, p99, mx, mean int64
-	var facts string
-	err := s.q().QueryRowContext(ctx, `SELECT role, primary_role, target_rate, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_max_ns,
-		svc_mean_ns, facts FROM results WHERE id=?`, r.ID).Scan(&r.Role.Name, &primary, &r.Role.TargetRate,
-		&p50, &p95, &p99, &mx, &mean, &facts)
-	if err != nil {
-		return fmt.Errorf("read role of result %d: %w", r.ID, err)
-	}
-	if facts != "" {
-		if err := json.Unmarshal([]byte(facts), &r.Facts); err != nil {
-			return fmt.Errorf("read facts of result %d: %w", r.ID, err)
-		}
-	}
-	r.Role.Secondary = !primary
-	r.Role.Service = Latency{Mean: time.Duration(mean), P50: time.Duration(p50), P95: time.Duration(p95),
-		P99: time.Duration(p99), Max: time.Duration(mx)}
-	return nil
+// roleColumns are the results columns of RoleInfo, in the order
+// roleRow.dest scans them.
+const roleColumns = `role, primary_role, target_rate, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_max_ns, svc_mean_ns`
+
+// roleRow holds a results row's roleColumns as scanned, until apply.
+type roleRow struct {
+	primary                 bool
+	p50, p95, p99, mx, mean int64
+}
+
+// dest returns where to scan roleColumns into, for result r.
+func (w *roleRow) dest(r *Result) []any {
+	return []any{&r.Role.Name, &w.primary, &r.Role.TargetRate, &w.p50, &w.p95, &w.p99, &w.mx, &w.mean}
+}
+
+// apply sets r's role from the scanned columns.
+func (w *roleRow) apply(r *Result) {
+	r.Role.Secondary = !w.primary
+	r.Role.Service = Latency{Mean: time.Duration(w.mean), P50: time.Duration(w.p50), P95: time.Duration(w.p95),
+		P99: time.Duration(w.p99), Max: time.Duration(w.mx)}
 }

@@ -376,9 +376,12 @@ func (s *Store) experiments(ctx context.Context, q string, args ...any) ([]Exper
 	return out, rows.Err()
 }
 
+// runColumns are the runs columns scanRuns reads.
+const runColumns = `id, experiment_id, target, engine, version, repeat, status, error, started, ended, manifest`
+
 // Runs lists the runs of an experiment (all experiments when 0), oldest first.
 func (s *Store) Runs(ctx context.Context, experimentID int64) ([]Run, error) {
-	q := `SELECT id, experiment_id, target, engine, version, repeat, status, error, started, ended, manifest FROM runs`
+	q := `SELECT ` + runColumns + ` FROM runs`
 	var args []any
 	if experimentID != 0 {
 		q += ` WHERE experiment_id = ?`
@@ -388,6 +391,11 @@ func (s *Store) Runs(ctx context.Context, experimentID int64) ([]Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
+	return scanRuns(rows)
+}
+
+// scanRuns reads rows of runColumns and closes them.
+func scanRuns(rows *sql.Rows) ([]Run, error) {
 	defer rows.Close()
 	var out []Run
 	for rows.Next() {
@@ -395,12 +403,15 @@ func (s *Store) Runs(ctx context.Context, experimentID int64) ([]Run, error) {
 		var started, ended string
 		if err := rows.Scan(&r.ID, &r.ExperimentID, &r.Target, &r.Engine, &r.Version, &r.Repeat, &r.Status, &r.Error,
 			&started, &ended, &r.Manifest); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read runs: %w", err)
 		}
 		r.Started, r.Ended = parseTime(started), parseTime(ended)
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read runs: %w", err)
+	}
+	return out, nil
 }
 
 // RecentRuns returns up to limit runs, newest first, after skipping the
@@ -410,8 +421,7 @@ func (s *Store) RecentRuns(ctx context.Context, limit, offset int) ([]Run, int, 
 	if err := s.q().QueryRowContext(ctx, `SELECT count(*) FROM runs`).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count runs: %w", err)
 	}
-	q := `SELECT id, experiment_id, target, engine, version, repeat, status, error, started, ended, manifest FROM runs
-		ORDER BY id DESC`
+	q := `SELECT ` + runColumns + ` FROM runs ORDER BY id DESC`
 	args := []any{}
 	if limit > 0 {
 		q += ` LIMIT ? OFFSET ?`
@@ -427,58 +437,16 @@ func (s *Store) RecentRuns(ctx context.Context, limit, offset int) ([]Run, int, 
 	if err != nil {
 		return nil, 0, fmt.Errorf("read runs: %w", err)
 	}
-	defer rows.Close()
-	var out []Run
-	for rows.Next() {
-		var r Run
-		var started, ended string
-		if err := rows.Scan(&r.ID, &r.ExperimentID, &r.Target, &r.Engine, &r.Version, &r.Repeat, &r.Status, &r.Error,
-			&started, &ended, &r.Manifest); err != nil {
-			return nil, 0, err
-		}
-		r.Started, r.Ended = parseTime(started), parseTime(ended)
-		out = append(out, r)
-	}
-	return out, total, rows.Err()
+	out, err := scanRuns(rows)
+	return out, total, err
 }
 
 // Results returns the step results of a run in sequence order, with their
 // intervals when withIntervals is set.
 func (s *Store) Results(ctx context.Context, runID int64, withIntervals bool) ([]Result, error) {
-	rows, err := s.q().QueryContext(ctx, `SELECT id, run_id, seq, test, family, grp, threads, warm, action, metric, rows_per_op,
-		status, started, seconds, events, statements, errors, rows,
-		lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns, histogram, error_samples
-		FROM results WHERE run_id = ? ORDER BY seq, threads`, runID)
+	out, err := s.results(ctx, true, `run_id = ?`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read results of run %d: %w", runID, err)
-	}
-	defer rows.Close()
-	var out []Result
-	for rows.Next() {
-		var r Result
-		var started, samples string
-		var mean, p50, p95, p99, p999, mx int64
-		if err := rows.Scan(&r.ID, &r.RunID, &r.Seq, &r.Test, &r.Family, &r.Group, &r.Threads, &r.Warm, &r.Action,
-			&r.Metric, &r.RowsPerOp, &r.Status, &started, &r.Seconds, &r.Events, &r.Statements, &r.Errors, &r.Rows,
-			&mean, &p50, &p95, &p99, &p999, &mx, &r.Histogram, &samples); err != nil {
-			return nil, err
-		}
-		r.Started = parseTime(started)
-		r.Latency.Mean, r.Latency.P50, r.Latency.P95 = time.Duration(mean), time.Duration(p50), time.Duration(p95)
-		r.Latency.P99, r.Latency.P999, r.Latency.Max = time.Duration(p99), time.Duration(p999), time.Duration(mx)
-		_ = json.Unmarshal([]byte(samples), &r.ErrorSamples)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	for i := range out {
-		if err := s.loadRole(ctx, &out[i]); err != nil {
-			return nil, err
-		}
-		if err := s.loadEfficiency(ctx, &out[i]); err != nil {
-			return nil, err
-		}
 	}
 	if withIntervals {
 		for i := range out {
@@ -488,6 +456,69 @@ func (s *Store) Results(ctx context.Context, runID int64, withIntervals bool) ([
 		}
 	}
 	return out, nil
+}
+
+// headColumns are the results columns of what a step measured: its
+// identity, counts and latency. results reads them, then the role, and
+// for a full result the histogram, error samples, facts and efficiency.
+const headColumns = `id, run_id, seq, test, family, grp, threads, warm, action, metric, rows_per_op,
+	status, started, seconds, events, statements, errors, rows,
+	lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns`
+
+// results reads the results rows matching where (a condition with '?'
+// placeholders for args), without intervals, ordered by run, sequence and
+// threads: the results of one run are in the order Results gives them.
+// Unless full, only the head columns and the role are read: the
+// histogram, error samples, facts and efficiency stay empty. The
+// histogram is most of a row's bytes (2.7 kB of a sysbench step's), and
+// the columns after it cost reading past it.
+func (s *Store) results(ctx context.Context, full bool, where string, args ...any) ([]Result, error) {
+	cols := headColumns + `, ` + roleColumns
+	if full {
+		cols = headColumns + `, histogram, error_samples, ` + roleColumns + `, facts, ` + effColumns
+	}
+	rows, err := s.q().QueryContext(ctx, `SELECT `+cols+` FROM results WHERE `+where+
+		` ORDER BY run_id, seq, threads`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Result
+	for rows.Next() {
+		var r Result
+		var started, samples, facts string
+		var mean, p50, p95, p99, p999, mx int64
+		var role roleRow
+		var eff effRow
+		dest := []any{&r.ID, &r.RunID, &r.Seq, &r.Test, &r.Family, &r.Group, &r.Threads, &r.Warm, &r.Action,
+			&r.Metric, &r.RowsPerOp, &r.Status, &started, &r.Seconds, &r.Events, &r.Statements, &r.Errors, &r.Rows,
+			&mean, &p50, &p95, &p99, &p999, &mx}
+		if full {
+			dest = append(dest, &r.Histogram, &samples)
+		}
+		dest = append(dest, role.dest(&r)...)
+		if full {
+			dest = append(append(dest, &facts), eff.dest()...)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		r.Started = parseTime(started)
+		r.Latency.Mean, r.Latency.P50, r.Latency.P95 = time.Duration(mean), time.Duration(p50), time.Duration(p95)
+		r.Latency.P99, r.Latency.P999, r.Latency.Max = time.Duration(p99), time.Duration(p999), time.Duration(mx)
+		role.apply(&r)
+		if full {
+			_ = json.Unmarshal([]byte(samples), &r.ErrorSamples)
+			if facts != "" {
+				if err := json.Unmarshal([]byte(facts), &r.Facts); err != nil {
+					return nil, fmt.Errorf("read facts of result %d: %w", r.ID, err)
+				}
+			}
+			eff.apply(&r)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 func (s *Store) intervals(ctx context.Context, resultID int64) ([]Interval, error) {
