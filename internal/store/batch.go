@@ -6,18 +6,20 @@ import (
 	"strings"
 )
 
-// Batch is a set of stored experiments with their runs and step results,
-// each as Experiment, Runs and Results give it, but for what results
-// records beyond the measure itself, which it leaves out (histograms,
-// error samples, facts, efficiency and 1-second series): what the noise
-// history learns from ten thousand runs at once.
+// Batch is a set of stored experiments with their runs and measured step
+// results, each as Experiment, Runs and Results give it, but for what is
+// not the measure itself, which it leaves out: warm-ups and actions, and
+// the results' histograms, error samples, facts, efficiency and 1-second
+// series. It is what the noise history learns from ten thousand runs at
+// once.
 type Batch struct {
 	// Experiments are oldest first.
 	Experiments []Experiment
 	// Runs maps an experiment ID to its runs, oldest first.
 	Runs map[int64][]Run
-	// Results maps a run ID to its step results, in sequence order: their
-	// identity, status, counts, latency and role.
+	// Results maps a run ID to its measured step results (neither warm-ups
+	// nor actions), in sequence order: their identity, status, counts,
+	// latency and role.
 	Results map[int64][]Result
 }
 
@@ -65,7 +67,7 @@ func (s *Store) readBatch(ctx context.Context, b *Batch, ids []int64) error {
 	for _, r := range runs {
 		b.Runs[r.ExperimentID] = append(b.Runs[r.ExperimentID], r)
 	}
-	results, err := s.results(ctx, false, `run_id IN (SELECT id FROM runs WHERE experiment_id IN `+in+`)`, args...)
+	results, err := s.results(ctx, false, `warm = 0 AND action = 0 AND run_id IN (SELECT id FROM runs WHERE experiment_id IN `+in+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("read results of %d experiments from %d: %w", len(ids), ids[0], err)
 	}
