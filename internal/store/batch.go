@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 )
 
 // Batch is a set of stored experiments with their runs and measured step
@@ -45,7 +44,7 @@ func (s *Store) ReadBatch(ctx context.Context, ids []int64) (*Batch, error) {
 
 // readBatch adds experiments ids to b.
 func (s *Store) readBatch(ctx context.Context, b *Batch, ids []int64) error {
-	in := "(" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + ")"
+	in := "(" + marks(len(ids)) + ")"
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
