@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"benchlab/internal/noise"
 	"benchlab/internal/store"
 )
 
@@ -67,6 +68,11 @@ func runCopy(env Env, fromFlag, toFlag string, idFlag int64) error {
 		}
 		fmt.Fprintf(env.Stdout, "experiment %d of %s -> experiment %d of %s: %d run(s), %d result(s)\n",
 			x, in.Path(), nid, out.Path(), runs, results)
+	}
+	// The noise model learns the copies now, as it learns a run when it is
+	// stored, so that the first report on the copy does not learn them all.
+	if err := noise.Backfill(ctx, out); err != nil {
+		return fmt.Errorf("copy: learn the noise history of the copies in %s: %w", out.Path(), err)
 	}
 	return nil
 }

@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"benchlab/internal/store"
 )
 
 // TestCopy copies two stored experiments into another results file: both
-// arrive, oldest first, with their runs; a copy without --to or onto its
-// source is a usage error.
+// arrive, oldest first, with their runs, learned by the noise model; a copy
+// without --to or onto its source is a usage error.
 func TestCopy(t *testing.T) {
 	dir := t.TempDir()
 	src, dst := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
@@ -24,6 +27,16 @@ func TestCopy(t *testing.T) {
 	}
 	if !strings.HasPrefix(out, "experiment 1 of "+src+" -> experiment 1 of "+dst) {
 		t.Errorf("copy output %q: want experiment 1 copied first", out)
+	}
+	// The copies are learned by the noise model as they are copied.
+	st, err := store.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlearned, err := st.Unlearned(context.Background())
+	st.Close()
+	if err != nil || len(unlearned) != 0 {
+		t.Errorf("experiments of the copy the noise model has not learned: %v, %v; want none", unlearned, err)
 	}
 	code, out, _ = run(t, Env{}, "runs", "--store", dst)
 	if code != ExitOK || strings.Count(out, "experiment ") != 2 || strings.Count(out, "  run ") != 2 {
