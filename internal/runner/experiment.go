@@ -60,7 +60,8 @@ var ErrCellsFailed = errors.New("some runs failed")
 // results can be reported.
 //
 // Before each run it runs the canary probes (metrics.Canary) in the work
-// dir and stores their figures in the run's manifest; at the end, whatever
+// dir, and after it the CPU and memory probes again (metrics.CanaryAfter),
+// and stores their figures in the run's manifest; at the end, whatever
 // the outcome, it teaches the host's noise model what the experiment's
 // repeats showed (noise.Learn).
 func RunExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt ExperimentOptions) (int64, error) {
@@ -179,6 +180,10 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 				FlushEvery: opt.FlushEvery},
 		}, st)
 		m.MachineLoad = append(m.MachineLoad, probe.Snapshot("after"))
+		if ctx.Err() == nil {
+			after := metrics.CanaryAfter(ctx, metrics.CanaryDuration)
+			m.CanaryAfter = &after
+		}
 		m.Ended, m.Status = time.Now().UTC(), o.Status
 		m.Engine.Version, m.Engine.Build, m.Engine.Settings = o.Info.Version, o.Info.Build, o.Info.Settings
 		m.Notes = o.Notes

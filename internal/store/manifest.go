@@ -38,7 +38,11 @@ type Manifest struct {
 	PID int `json:"pid,omitempty"`
 	// Canary holds the fixed probes run just before the run (nil for runs
 	// stored before canaries existed).
-	Canary      *Canary   `json:"canary,omitempty"`
+	Canary *Canary `json:"canary,omitempty"`
+	// CanaryAfter holds the probes run right after the run (no fsync
+	// probe; nil for runs stored before they existed): with Canary they
+	// bracket the run.
+	CanaryAfter *Canary   `json:"canary_after,omitempty"`
 	MachineLoad []Machine `json:"machine"`
 	// Notes say where the run did less than its steps should have, one
 	// line each (a cleanup part the server's user may not run).
@@ -79,15 +83,24 @@ func (h Host) ID() string {
 	return fmt.Sprintf("%s/%s/%d cores", h.Hostname, h.CPUModel, h.Cores)
 }
 
-// Canary is what the fixed probes measured before a run: a CPU-bound loop
-// and small fsync-bound writes in the work dir, each for about 100 ms. Set
-// against the host's other runs they tell a slow machine from a slow
-// database.
+// Canary is what the fixed probes measured before (or after) a run: a
+// CPU-bound loop and small fsync-bound writes in the work dir, each for
+// about 100 ms, and the memory canary, two dependent random walks of 50 ms
+// (metrics.MemoryCanary). Set against the host's other runs they tell a
+// slow machine from a slow database. Runs stored before the memory canary
+// existed have no memory figures (0).
 type Canary struct {
 	// CPULoopsPerSec is iterations of the fixed CPU loop per second.
 	CPULoopsPerSec float64 `json:"cpu_loops_per_s"`
-	// FsyncsPerSec is 4 KiB write+fsync pairs per second in the work dir.
+	// FsyncsPerSec is 4 KiB write+fsync pairs per second in the work dir
+	// (0 after a run, where it is not probed).
 	FsyncsPerSec float64 `json:"fsyncs_per_s"`
+	// CacheLoadsPerSec is dependent loads per second of a random walk over
+	// 512 KiB (a core's second-level cache).
+	CacheLoadsPerSec float64 `json:"cache_loads_per_s,omitempty"`
+	// MemLoadsPerSec is dependent loads per second of a random walk over
+	// 32 MiB (the shared last-level cache and memory, missing the TLB).
+	MemLoadsPerSec float64 `json:"mem_loads_per_s,omitempty"`
 	// Error says why a probe could not run (its figure is then 0).
 	Error string `json:"error,omitempty"`
 }
