@@ -113,6 +113,11 @@ type Run struct {
 	// RelVar is the variance of log(Value) within the run (BatchMeans.RelVar);
 	// NaN when the run's series gave none.
 	RelVar float64
+	// HostSlow, when not empty, says why the run counts as run on a slow
+	// host: a canary bracketing it ran slower than the host's usual spread
+	// allows ("host slow during run: memory canary (32 MiB walk) x1.80
+	// after the run ..."). CompareNoise sets such a run aside.
+	HostSlow string
 }
 
 // NoisePrior is what the history of a host says about one test's run-to-run
@@ -190,8 +195,25 @@ type NoiseEvidence struct {
 	// "base run 2 of 3 (-8.1% from its others)" or "other run ...".
 	SetAside []string
 	// SetAsideIndex holds, per side (base, other), the index in the values
-	// given to CompareNoise of the run set aside, −1 for none.
+	// given to CompareNoise of the run set aside because the repeats
+	// disagreed with the history, −1 for none.
 	SetAsideIndex [2]int
+	// Left holds, per side, the indexes in the values given to
+	// CompareNoise of every run left out: those on a slow host and the one
+	// of SetAsideIndex.
+	Left [2][]int
+	// HostSlow holds the runs set aside because they ran on a slow host
+	// (Run.HostSlow), "other run 2 of 3 (host slow during run: ...)";
+	// they are in SetAside too.
+	HostSlow []string
+	// AllSlow says, per side, why every run of that side counts as run on
+	// a slow host (the first run's Run.HostSlow), "" otherwise: nothing
+	// was left to set them aside for, and a difference that side's
+	// slowness explains is not called (Verdict.HostSlow).
+	AllSlow [2]string
+	// Withheld says that the t-test alone would have called the change
+	// that AllSlow keeps from being called.
+	Withheld bool
 	// PDisturbed is the chance that a disturbance of the kind the host's
 	// history shows, in a run no test could check (a side of one or two
 	// runs), explains the difference alone; it is added to the t-test's p
@@ -203,11 +225,16 @@ type NoiseEvidence struct {
 // the run set aside from that side (side 0 the base, 1 the other); values
 // itself when none was.
 func (e NoiseEvidence) Kept(side int, values []float64) []float64 {
-	i := e.SetAsideIndex[side]
-	if len(e.SetAside) == 0 || i < 0 || i >= len(values) {
+	if len(e.Left[side]) == 0 {
 		return values
 	}
-	return slices.Delete(slices.Clone(values), i, i+1)
+	var out []float64
+	for i, v := range values {
+		if !slices.Contains(e.Left[side], i) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // SingleRun reports whether a side has a single run: a verdict that only
@@ -230,6 +257,24 @@ func (e NoiseEvidence) Brief() string {
 
 // String is the evidence in a few words, as the tables show it.
 func (e NoiseEvidence) String() string {
+	s := e.basisString()
+	if e.Basis != BasisPrior && len(e.HostSlow) > 0 {
+		s += ", " + strings.Join(e.HostSlow, " and ") + " set aside"
+	}
+	for side, why := range e.AllSlow {
+		if why != "" {
+			s += fmt.Sprintf("; every %s run on a slow host (%s): a change it explains is not called",
+				[2]string{"base", "other"}[side], strings.TrimPrefix(why, "host slow during run: "))
+		}
+	}
+	if e.Withheld {
+		s += " (the t-test alone would have called it)"
+	}
+	return s
+}
+
+// basisString is String without the slow-host sides.
+func (e NoiseEvidence) basisString() string {
 	switch e.Basis {
 	case BasisPrior:
 		s := fmt.Sprintf("noise prior (%d history points) + repeats %d/%d", e.Prior.Points, e.NBase, e.NOther)
@@ -341,9 +386,40 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 		opt.MinPriorDF = DefaultMinPriorDF
 	}
 	copt, warns := opt.CompareOptions.withDefaults()
+	ev := NoiseEvidence{Prior: prior, SetAsideIndex: [2]int{-1, -1}}
+	// Runs on a slow host go first, from a side that keeps others; orig
+	// maps each side's remaining runs to their indexes as given.
+	var orig [2][]int
+	for side, rs := range [2]*[]Run{&base, &other} {
+		var keep []Run
+		for i, r := range *rs {
+			if r.HostSlow == "" {
+				keep = append(keep, r)
+				orig[side] = append(orig[side], i)
+			}
+		}
+		switch {
+		case len(keep) == len(*rs):
+		case len(keep) == 0:
+			ev.AllSlow[side] = (*rs)[0].HostSlow
+			orig[side] = nil
+			for i := range *rs {
+				orig[side] = append(orig[side], i)
+			}
+		default:
+			for i, r := range *rs {
+				if r.HostSlow != "" {
+					ev.HostSlow = append(ev.HostSlow, fmt.Sprintf("%s run %d of %d (%s)", [2]string{"base", "other"}[side], i+1, len(*rs), r.HostSlow))
+					ev.Left[side] = append(ev.Left[side], i)
+				}
+			}
+			*rs = keep
+		}
+	}
+	ev.SetAside = slices.Clone(ev.HostSlow)
 	yb, wb := logRuns(base)
 	yo, wo := logRuns(other)
-	ev := NoiseEvidence{NBase: len(yb), NOther: len(yo), Prior: prior, SetAsideIndex: [2]int{-1, -1}}
+	ev.NBase, ev.NOther = len(yb), len(yo)
 	nb0, no0 := len(yb), len(yo)
 	values := func(rs []Run) []float64 {
 		out := make([]float64, len(rs))
@@ -373,8 +449,13 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 					*ys[side] = rest
 					*ws[side] = slices.Delete(slices.Clone(*ws[side]), i, i+1)
 				}
-				ev.SetAside = notes
-				ev.SetAsideIndex = drop
+				ev.SetAside = append(ev.SetAside, notes...)
+				for side, i := range drop {
+					if i >= 0 {
+						ev.SetAsideIndex[side] = orig[side][i]
+						ev.Left[side] = append(ev.Left[side], orig[side][i])
+					}
+				}
 				ev.NBase, ev.NOther = len(yb), len(yo)
 			} else {
 				usePrior = false
@@ -411,6 +492,7 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 	}
 	if ev.Basis == BasisRepeats {
 		v := Compare(values(base), values(other), dir, copt)
+		withhold(&v, &ev, copt)
 		v.Evidence = Evidence(ev.String())
 		return v, ev
 	}
@@ -450,9 +532,23 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 		v.Evidence = Evidence(ev.String())
 	}
 	v.PAdjusted = v.P
-	v.Outcome = decide(v, copt)
+	withhold(&v, &ev, copt)
+	v.Evidence = Evidence(ev.String())
 	v.Warnings = warns
 	return v, ev
+}
+
+// withhold decides v's outcome with the sides that ran on a slow host
+// throughout marked (Verdict.HostSlow), and says in ev when that kept a
+// change from being called.
+func withhold(v *Verdict, ev *NoiseEvidence, opt CompareOptions) {
+	v.HostSlow = [2]bool{ev.AllSlow[0] != "", ev.AllSlow[1] != ""}
+	v.Outcome = decide(*v, opt)
+	if v.HostSlow != [2]bool{} {
+		free := *v
+		free.HostSlow = [2]bool{}
+		ev.Withheld = decide(free, opt) != v.Outcome
+	}
 }
 
 // disturbanceP is the chance that a disturbance of a run explains a
@@ -697,7 +793,7 @@ func (j NoiseJudge) Judge(c Pair, repeats Verdict, opt CompareOptions) (Verdict,
 		return repeats, false
 	}
 	v, ev := CompareNoise(cell.Base, cell.Other, c.Dir, cell.Prior, NoiseOptions{CompareOptions: opt, MinPriorDF: j.MinPriorDF})
-	if ev.Basis == BasisRepeats {
+	if ev.Basis == BasisRepeats && len(ev.HostSlow) == 0 && ev.AllSlow == [2]string{} {
 		repeats.Evidence = Evidence(ev.String())
 		if ev.Why != "" {
 			repeats.Evidence += Evidence(" (" + ev.Why + ")")

@@ -484,7 +484,8 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 	detect := map[rowKey]map[float64]*tally{}
 	ratios := map[float64][]float64{}
 	gateAA := map[int]*tally{}
-	var slowCanaries, runs int
+	var slowCanaries, runs, slowHost int
+	var memWalks [2][]float64 // 32 MiB walks before and after the runs
 	copies := []string{"base"}
 	for i := 2; i <= c.copies; i++ {
 		copies = append(copies, copyTarget(i))
@@ -498,6 +499,15 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 			runs++
 			if _, slow := d.Noise.Canaries.Check(r); slow {
 				slowCanaries++
+			}
+			if d.Noise.HostSlow(r) != "" {
+				slowHost++
+			}
+			m := store.ParseManifest(r.Manifest)
+			for i, c := range []*store.Canary{m.Canary, m.CanaryAfter} {
+				if c != nil && c.MemLoadsPerSec > 0 {
+					memWalks[i] = append(memWalks[i], c.MemLoadsPerSec)
+				}
 			}
 		}
 		for _, m := range modes {
@@ -603,6 +613,11 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 		"A/A pairs of one experiment share their targets' runs, so their false alarms are not independent. "+
 		"%d of %d runs had a canary slower than the host's median by the flag thresholds.\n",
 		history, slowCanaries, runs)
+	if len(memWalks[0]) > 0 {
+		fmt.Fprintf(w, "notes: memory canary (32 MiB walk, Mloads/s): before the runs median %.2f %s, after %.2f %s; "+
+			"%d of %d runs ran on a slow host by their memory canaries and were set aside by the verdicts (all of a side: no change called).\n",
+			analysis.Median(memWalks[0])/1e6, spreadMillions(memWalks[0]), analysis.Median(memWalks[1])/1e6, spreadMillions(memWalks[1]), slowHost, runs)
+	}
 	if total := aa[rowKey{"noise prior", c.repeats}]; total != nil && total.cells < 200 {
 		fmt.Fprintf(w, "notes: %d A/A cells per row, fewer than 200: use more --rounds or --copies for a rate to rely on\n", total.cells)
 	}
@@ -624,6 +639,14 @@ func basisText(m map[string]int) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// spreadMillions is the range of canary rates in millions, "[lo-hi]".
+func spreadMillions(xs []float64) string {
+	if len(xs) == 0 {
+		return "[-]"
+	}
+	return fmt.Sprintf("[%.2f-%.2f]", slices.Min(xs)/1e6, slices.Max(xs)/1e6)
 }
 
 // spread is the range of the cells' measured ratios, "[lo-hi]".

@@ -215,6 +215,29 @@ type Model struct {
 	// Canaries are the host's canary figures over every stored run
 	// (including this experiment's).
 	Canaries CanaryBaseline
+	// slow caches HostSlow's answers by run ID.
+	slow map[int64]string
+}
+
+// HostSlow says why run counts as run on a slow host
+// (CanaryBaseline.HostSlow), "" when it does not; a nil model flags
+// nothing. Its answers are kept, as the report asks for every cell.
+func (m *Model) HostSlow(run store.Run) string {
+	if m == nil {
+		return ""
+	}
+	if s, ok := m.slow[run.ID]; ok {
+		return s
+	}
+	var s string
+	if h, slow := m.Canaries.HostSlow(run); slow {
+		s = h.String()
+	}
+	if m.slow == nil {
+		m.slow = map[int64]string{}
+	}
+	m.slow[run.ID] = s
+	return s
 }
 
 // Load reads the history that applies to an experiment: for every engine,

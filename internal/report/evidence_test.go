@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"benchlab/internal/analysis"
+	"benchlab/internal/noise"
+	"benchlab/internal/store"
 )
 
 // TestEvidenceNotesSetAside: the notes under a verdict table count the
@@ -73,5 +75,47 @@ func TestEvidenceNotesDisturbedHost(t *testing.T) {
 	}
 	if !strings.Contains(string(v.Evidence), "host disturbed 1 of 100 history runs (p+0.01)") {
 		t.Errorf("evidence %q does not name the disturbances", v.Evidence)
+	}
+}
+
+// TestHostSlowRuns: a run whose memory canary after it ran at half the
+// host's median is set aside by its cell's verdict, left out of its side's
+// median, and named in the notes; the other runs are judged as before.
+func TestHostSlowRuns(t *testing.T) {
+	run := func(id int64, target string, repeat int, memAfter float64) store.Run {
+		var m store.Manifest
+		m.Host = store.Host{Hostname: "h1", CPUModel: "cpu", Cores: 2}
+		m.Canary = &store.Canary{CPULoopsPerSec: 1000, FsyncsPerSec: 100, MemLoadsPerSec: 4e6}
+		m.CanaryAfter = &store.Canary{CPULoopsPerSec: 1000, MemLoadsPerSec: memAfter}
+		return store.Run{ID: id, Target: target, Repeat: repeat, Engine: "sqlite", Status: store.StatusOK, Manifest: m.JSON()}
+	}
+	d := &Data{Experiment: store.Experiment{Base: "a", Targets: []string{"a", "b"}}, Results: map[int64][]store.Result{}}
+	for i, qps := range []int64{100, 101, 99, 60, 100, 101, 99} {
+		target, repeat, mem := "a", i+1, 4e6
+		if i >= 3 {
+			target, repeat = "b", i-2
+		}
+		if i == 3 {
+			mem = 2e6 // b's first repeat: the host ran its walk at half speed
+		}
+		r := run(int64(i+1), target, repeat, mem)
+		d.Runs = append(d.Runs, r)
+		d.Results[r.ID] = []store.Result{{RunID: r.ID, Test: "x", Threads: 1, Metric: "qps", Status: store.StatusOK,
+			Seconds: 1, Statements: qps, Events: qps}}
+	}
+	d.Noise = &noise.Model{Host: "h1/cpu/2 cores", Canaries: noise.Baseline("h1/cpu/2 cores", d.Runs)}
+	cs := Compare(d, VerdictOptions{})
+	if len(cs) != 1 {
+		t.Fatalf("%d comparisons, want 1", len(cs))
+	}
+	c := cs[0]
+	if c.Noise.NOther != 3 || len(c.Noise.HostSlow) != 1 || c.Other.N != 3 || c.Other.Median != 100 ||
+		!strings.Contains(string(c.Verdict.Evidence), "other run 1 of 4 (host slow during run: memory canary (32 MiB) x2.00 after the run") {
+		t.Errorf("comparison %+v, evidence %q; want b's run 1 set aside, median 100 of 3", c.Noise, c.Verdict.Evidence)
+	}
+	notes := strings.Join(canaryNotes(d), "\n")
+	if !strings.Contains(notes, "runs on a slow host") || !strings.Contains(notes, "b repeat 1 (memory canary (32 MiB) x2.00 after the run") ||
+		strings.Contains(notes, "repeat 2 (") {
+		t.Errorf("notes do not name b repeat 1 alone:\n%s", notes)
 	}
 }

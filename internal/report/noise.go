@@ -11,11 +11,23 @@ import (
 )
 
 // runValues turns the repeats of a cell into what analysis.CompareNoise
-// judges: throughput and within-run variance from batch means.
-func runValues(rs []store.Result) []analysis.Run {
+// judges: throughput and within-run variance from batch means, and
+// whether the canaries bracketing the run found the host slow
+// (noise.Model.HostSlow).
+func (d *Data) runValues(rs []store.Result) []analysis.Run {
+	var runs map[int64]store.Run
+	if d.Noise != nil {
+		runs = make(map[int64]store.Run, len(d.Runs))
+		for _, r := range d.Runs {
+			runs[r.ID] = r
+		}
+	}
 	out := make([]analysis.Run, len(rs))
 	for i, r := range rs {
 		out[i] = noise.RunOf(r)
+		if run, ok := runs[r.RunID]; ok {
+			out[i].HostSlow = d.Noise.HostSlow(run)
+		}
 	}
 	return out
 }
@@ -35,7 +47,7 @@ func (d *Data) engineOf() map[string]string {
 func (d *Data) judge(base, other []store.Result, baseT, otherT string, k cellKey, opt VerdictOptions) (analysis.Verdict, analysis.NoiseEvidence) {
 	eng := d.engineOf()
 	prior := d.Noise.Prior([]string{eng[baseT], eng[otherT]}, k.test, k.threads)
-	return analysis.CompareNoise(runValues(base), runValues(other), directionOf(base), prior,
+	return analysis.CompareNoise(d.runValues(base), d.runValues(other), directionOf(base), prior,
 		analysis.NoiseOptions{CompareOptions: opt})
 }
 
@@ -51,7 +63,7 @@ func (d *Data) NoiseJudge() analysis.NoiseJudge {
 	for _, k := range keys {
 		for _, t := range targets[1:] {
 			j.Cells[fmt.Sprintf("%s/%s@%d", t, k.test, k.threads)] = analysis.NoiseCell{
-				Base: runValues(s[targets[0]][k]), Other: runValues(s[t][k]),
+				Base: d.runValues(s[targets[0]][k]), Other: d.runValues(s[t][k]),
 				Prior: d.Noise.Prior([]string{eng[targets[0]], eng[t]}, k.test, k.threads),
 			}
 		}
@@ -96,8 +108,11 @@ func evidenceNotes(cs []Comparison, model *noise.Model) []string {
 	why := map[string]int{}
 	var setAside []string
 	seen := map[string]bool{}
-	disturbed, unknown := 0, 0
+	disturbed, unknown, withheld := 0, 0, 0
 	for _, c := range cs {
+		if c.Noise.Withheld {
+			withheld++
+		}
 		if c.Noise.PDisturbed > 0 {
 			disturbed++
 			if c.Verdict.Outcome == analysis.Unknown {
@@ -142,6 +157,10 @@ func evidenceNotes(cs []Comparison, model *noise.Model) []string {
 			"in the evidence); %d of them are unknown; 3 or more repeats per target show a disturbed run in their spread",
 			disturbed, unknown))
 	}
+	if withheld > 0 {
+		out = append(out, fmt.Sprintf("%d verdicts not called because every run of a side ran on a slow host (its memory "+
+			"canaries say so; \"every other run on a slow host\" in the evidence): a slow host explains that side coming out worse", withheld))
+	}
 	if byText["noise prior, single run per target"] > 0 {
 		out = append(out, "single run per target: the verdict rests on the host's noise history alone, "+
 			"which assumes today's machine varies as it did before; the canary notes say if it did not")
@@ -185,16 +204,28 @@ func sortedByCount(m map[string]int) []string {
 	return keys
 }
 
-// canaryNotes flag the runs whose canary probes found the machine slow.
+// canaryNotes flag the runs whose canary probes found the machine slow
+// before them, and the runs whose memory canaries found the host slow at
+// either end (noise.Model.HostSlow), which the verdicts set aside.
 func canaryNotes(d *Data) []string {
 	if d.Noise == nil {
 		return nil
 	}
-	var out []string
+	var out, slow []string
 	for _, r := range d.Runs {
 		if s, slow := d.Noise.Canaries.Check(r); slow {
 			out = append(out, s)
 		}
+		if s := d.Noise.HostSlow(r); s != "" {
+			slow = append(slow, fmt.Sprintf("%s repeat %d (%s)", r.Target, r.Repeat, strings.TrimPrefix(s, "host slow during run: ")))
+		}
+	}
+	if len(slow) > 0 {
+		m := d.Noise.Canaries.Mem
+		out = append(out, fmt.Sprintf("runs on a slow host (a memory canary before or after the run slower than the host's median "+
+			"by more than %d robust standard deviations and at least %.0f%%; 32 MiB walk median %.3g loads/s over %d canaries): %s; "+
+			"verdicts set these runs aside, and call no change that a side run on a slow host throughout explains",
+			noise.CanarySpreads, 100*noise.CanaryMinSlow, m.Median, m.N, strings.Join(slow, "; ")))
 	}
 	return out
 }

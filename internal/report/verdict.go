@@ -327,7 +327,7 @@ func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 		var priors []analysis.NoisePrior
 		var medians []float64
 		for i, name := range order {
-			groupsR = append(groupsR, runValues(s[name][k]))
+			groupsR = append(groupsR, d.runValues(s[name][k]))
 			medians = append(medians, analysis.Median(values(s[name][k], func(r store.Result) float64 { return r.Throughput() })))
 			if i > 0 {
 				priors = append(priors, d.Noise.Prior([]string{eng[order[i-1]], eng[name]}, k.test, k.threads))
