@@ -49,6 +49,9 @@ func TestCompareNoiseHostSlow(t *testing.T) {
 		!strings.Contains(s, "the t-test alone would have called it") {
 		t.Errorf("evidence %q does not say the other ran on a slow host", s)
 	}
+	if b := ev.Brief(); !strings.HasSuffix(b, "single run; every other run on a slow host (the t-test alone would have called it)") {
+		t.Errorf("brief evidence %q", b)
+	}
 	// A correction decides again and still does not call it (the gate
 	// goes through CorrectVerdicts).
 	if c := CorrectVerdicts([]Verdict{v}, CompareOptions{}); c[0].Outcome != Unknown {
@@ -92,6 +95,9 @@ func TestCompareNoiseHostSlow(t *testing.T) {
 	if s := ev.String(); !strings.Contains(s, "other run 1 of 3 (host slow during run: memory canary") ||
 		!strings.Contains(s, "other run 2 of 3 (host slow") {
 		t.Errorf("evidence %q does not name the runs set aside", s)
+	}
+	if b := ev.Brief(); !strings.HasSuffix(b, "repeats 3/1, single run, 2 runs set aside as disturbed") {
+		t.Errorf("brief evidence %q, want the runs counted", b)
 	}
 	// The same runs without flags are judged as before this rule: a side
 	// of mostly slowed runs, its own variance, no run set aside.

@@ -243,26 +243,40 @@ func (e NoiseEvidence) SingleRun() bool { return e.NBase == 1 || e.NOther == 1 }
 
 // Brief is String without the set-aside runs' details ("1 run set aside
 // as disturbed"), for a table's column; the report's notes name the runs.
-func (e NoiseEvidence) Brief() string {
-	if len(e.SetAside) == 0 {
-		return e.String()
-	}
-	n := fmt.Sprintf("%d run", len(e.SetAside))
-	if len(e.SetAside) != 1 {
-		n += "s"
-	}
-	e.SetAside = []string{n}
-	return e.String()
-}
+func (e NoiseEvidence) Brief() string { return e.text(true) }
 
 // String is the evidence in a few words, as the tables show it.
-func (e NoiseEvidence) String() string {
+func (e NoiseEvidence) String() string { return e.text(false) }
+
+// text is String, or Brief when brief: the runs set aside counted, not
+// named, and no canary figures.
+func (e NoiseEvidence) text(brief bool) string {
+	count := func(xs []string) []string {
+		n := fmt.Sprintf("%d run", len(xs))
+		if len(xs) != 1 {
+			n += "s"
+		}
+		return []string{n}
+	}
+	if brief && len(e.SetAside) > 0 {
+		e.SetAside = count(e.SetAside)
+	}
+	if brief && len(e.HostSlow) > 0 {
+		e.HostSlow = count(e.HostSlow)
+	}
 	s := e.basisString()
 	if e.Basis != BasisPrior && len(e.HostSlow) > 0 {
 		s += ", " + strings.Join(e.HostSlow, " and ") + " set aside"
+		if brief {
+			s += " (host slow)"
+		}
 	}
 	for side, why := range e.AllSlow {
-		if why != "" {
+		switch {
+		case why == "":
+		case brief:
+			s += fmt.Sprintf("; every %s run on a slow host", [2]string{"base", "other"}[side])
+		default:
 			s += fmt.Sprintf("; every %s run on a slow host (%s): a change it explains is not called",
 				[2]string{"base", "other"}[side], strings.TrimPrefix(why, "host slow during run: "))
 		}

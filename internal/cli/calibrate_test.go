@@ -52,6 +52,8 @@ func TestCalibrateTiny(t *testing.T) {
 		`(?m)^ +noise prior +2 +\d/6 \(`,
 		`(?m)^ +noise prior +1 +\d+/12 \(`,
 		`notes: 10 A/A cells per row, fewer than 200`,
+		// the memory canaries bracketing every run
+		`notes: memory canary \(32 MiB walk, Mloads/s\): before the runs median \d+\.\d\d \[\d+\.\d\d-\d+\.\d\d\], after \d+\.\d\d \[`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("output does not match %s:\n%s", re, out)
