@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -124,6 +125,9 @@ func evidenceNotes(cs []Comparison, model *noise.Model) []string {
 			why[c.Noise.Why]++
 		}
 		for _, run := range c.Noise.SetAside {
+			if slices.Contains(c.Noise.HostSlow, run) {
+				continue // named once in the canary notes (canaryNotes)
+			}
 			// The base's run is the same in every target's cell: named once.
 			if r, ok := strings.CutPrefix(run, "other "); ok {
 				run = c.Target + " " + r
