@@ -129,11 +129,11 @@ type Verdict struct {
 	// Warnings explain anything that weakens the verdict, such as too few
 	// samples.
 	Warnings []string
-	// HostSlow marks the sides (0 the base, 1 the other) whose every run
-	// ran on a slow host, as the canaries bracketing the runs said
-	// (Run.HostSlow): a difference that side's slowness explains, the
-	// other side worse when it is the other's or better when it is the
-	// base's, is not called, here or after a correction (decide).
+	// HostSlow marks the sides (0 the base, 1 the other) with a run on a
+	// slow host, as the canaries bracketing the runs said (Run.HostSlow):
+	// a difference that side's slowness explains, the other side worse
+	// when it is the other's or better when it is the base's, is not
+	// called, here or after a correction (decide).
 	HostSlow [2]bool
 }
 
@@ -222,8 +222,8 @@ func decide(v Verdict, opt CompareOptions) Outcome {
 		worse, better = better, worse
 	}
 	significant := v.PAdjusted < opt.Alpha
-	// A side that ran on a slow host throughout can have made itself the
-	// worse one: that difference is not called.
+	// A side that ran on a slow host can have made itself the worse one:
+	// that difference is not called.
 	if (worse && v.HostSlow[1]) || (better && v.HostSlow[0]) {
 		significant = false
 	}

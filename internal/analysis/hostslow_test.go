@@ -96,9 +96,27 @@ func TestCompareNoiseHostSlow(t *testing.T) {
 		!strings.Contains(s, "other run 2 of 3 (host slow") {
 		t.Errorf("evidence %q does not name the runs set aside", s)
 	}
-	if b := ev.Brief(); !strings.HasSuffix(b, "repeats 3/1, single run, 2 runs set aside as disturbed") {
+	if b := ev.Brief(); !strings.HasSuffix(b, "repeats 3/1, single run, 2 runs set aside as disturbed; other partly on a slow host") {
 		t.Errorf("brief evidence %q, want the runs counted", b)
 	}
+	// One of the other's runs on a slow host, the other two 30% lower
+	// than the base's and agreeing: the t-test on them would call it
+	// slower, but they ran in the same disturbed period as the flagged
+	// one, so the other side's slowdown is not called.
+	e := math.Exp
+	v, ev = CompareNoise(base, slowRuns(runs(50, 70*e(0.01), 70*e(-0.01)), 0), HigherIsBetter, prior, NoiseOptions{})
+	if v.Outcome != Unknown || !ev.Withheld || ev.NOther != 2 || v.HostSlow != [2]bool{false, true} ||
+		!strings.Contains(ev.String(), "other partly on a slow host: a change it explains is not called (the t-test alone would have called it)") {
+		t.Errorf("other partly on a slow host: %v (%s), want unknown, withheld", v.Outcome, ev)
+	}
+	near(t, "ratio partly slow", v.Ratio, 0.7, 1e-12)
+	// The mirror: the base's slow run is set aside and the other's
+	// slowdown, which a slow base cannot explain, is called.
+	v, ev = CompareNoise(slowRuns(runs(50, 100*e(0.01), 100*e(-0.01)), 0), runs(70, 70*e(0.01), 70*e(-0.01)), HigherIsBetter, prior, NoiseOptions{})
+	if v.Outcome != Slower || ev.Withheld || ev.NBase != 2 || !strings.Contains(ev.String(), "base run 1 of 3 (host slow") {
+		t.Errorf("base partly on a slow host: %v (%s), want slower with the base's run 1 set aside", v.Outcome, ev)
+	}
+
 	// The same runs without flags are judged as before this rule: a side
 	// of mostly slowed runs, its own variance, no run set aside.
 	v, ev = CompareNoise(base, runs(70, 70, 100), HigherIsBetter, prior, NoiseOptions{})

@@ -206,13 +206,20 @@ type NoiseEvidence struct {
 	// (Run.HostSlow), "other run 2 of 3 (host slow during run: ...)";
 	// they are in SetAside too.
 	HostSlow []string
+	// SlowSide says, per side, that a run of that side ran on a slow host:
+	// a difference that side's slowness explains, that side coming out
+	// the worse, is not called (Verdict.HostSlow). Setting the run aside
+	// is not enough: the side's other runs ran in the same period, and a
+	// canary only sees the runs it happens to bracket (on the development
+	// VM, with the runs set aside and the rest judged, A/A false alarms at
+	// 3 repeats rose from 3 to 5 of 250, each from a side with such a run).
+	SlowSide [2]bool
 	// AllSlow says, per side, why every run of that side counts as run on
 	// a slow host (the first run's Run.HostSlow), "" otherwise: nothing
-	// was left to set them aside for, and a difference that side's
-	// slowness explains is not called (Verdict.HostSlow).
+	// was left to set aside.
 	AllSlow [2]string
 	// Withheld says that the t-test alone would have called the change
-	// that AllSlow keeps from being called.
+	// that SlowSide keeps from being called.
 	Withheld bool
 	// PDisturbed is the chance that a disturbance of the kind the host's
 	// history shows, in a run no test could check (a side of one or two
@@ -271,14 +278,19 @@ func (e NoiseEvidence) text(brief bool) string {
 			s += " (host slow)"
 		}
 	}
-	for side, why := range e.AllSlow {
+	for side, slow := range e.SlowSide {
+		name, why := [2]string{"base", "other"}[side], e.AllSlow[side]
 		switch {
+		case !slow:
+		case why == "" && brief:
+			s += fmt.Sprintf("; %s partly on a slow host", name)
 		case why == "":
+			s += fmt.Sprintf("; %s partly on a slow host: a change it explains is not called", name)
 		case brief:
-			s += fmt.Sprintf("; every %s run on a slow host", [2]string{"base", "other"}[side])
+			s += fmt.Sprintf("; every %s run on a slow host", name)
 		default:
 			s += fmt.Sprintf("; every %s run on a slow host (%s): a change it explains is not called",
-				[2]string{"base", "other"}[side], strings.TrimPrefix(why, "host slow during run: "))
+				name, strings.TrimPrefix(why, "host slow during run: "))
 		}
 	}
 	if e.Withheld {
@@ -395,6 +407,12 @@ type NoiseOptions struct {
 // within-run variance, the t-test runs on the repeats alone (ν₀ = 0).
 // Otherwise the verdict is Compare's Mann-Whitney test over the repeats, and
 // NoiseEvidence.Why says why.
+//
+// Before all this, runs whose canaries found the host slow (Run.HostSlow)
+// are set aside from a side that keeps other runs (NoiseEvidence.HostSlow),
+// and a side with such a run, set aside or not, cannot be called the worse
+// one (NoiseEvidence.SlowSide, Verdict.HostSlow): a slow host explains it.
+// A slow base's other runs still show a target's slowdown.
 func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseOptions) (Verdict, NoiseEvidence) {
 	if opt.MinPriorDF <= 0 {
 		opt.MinPriorDF = DefaultMinPriorDF
@@ -412,6 +430,7 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 				orig[side] = append(orig[side], i)
 			}
 		}
+		ev.SlowSide[side] = len(keep) < len(*rs)
 		switch {
 		case len(keep) == len(*rs):
 		case len(keep) == 0:
@@ -556,7 +575,7 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 // throughout marked (Verdict.HostSlow), and says in ev when that kept a
 // change from being called.
 func withhold(v *Verdict, ev *NoiseEvidence, opt CompareOptions) {
-	v.HostSlow = [2]bool{ev.AllSlow[0] != "", ev.AllSlow[1] != ""}
+	v.HostSlow = ev.SlowSide
 	v.Outcome = decide(*v, opt)
 	if v.HostSlow != [2]bool{} {
 		free := *v
@@ -807,7 +826,7 @@ func (j NoiseJudge) Judge(c Pair, repeats Verdict, opt CompareOptions) (Verdict,
 		return repeats, false
 	}
 	v, ev := CompareNoise(cell.Base, cell.Other, c.Dir, cell.Prior, NoiseOptions{CompareOptions: opt, MinPriorDF: j.MinPriorDF})
-	if ev.Basis == BasisRepeats && len(ev.HostSlow) == 0 && ev.AllSlow == [2]string{} {
+	if ev.Basis == BasisRepeats && ev.SlowSide == [2]bool{} {
 		repeats.Evidence = Evidence(ev.String())
 		if ev.Why != "" {
 			repeats.Evidence += Evidence(" (" + ev.Why + ")")

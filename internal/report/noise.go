@@ -162,8 +162,8 @@ func evidenceNotes(cs []Comparison, model *noise.Model) []string {
 			disturbed, unknown))
 	}
 	if withheld > 0 {
-		out = append(out, fmt.Sprintf("%d verdicts not called because every run of a side ran on a slow host (its memory "+
-			"canaries say so; \"every other run on a slow host\" in the evidence): a slow host explains that side coming out worse", withheld))
+		out = append(out, fmt.Sprintf("%d verdicts not called because the side that came out worse had a run on a slow host "+
+			"(its memory canaries say so; \"on a slow host\" in the evidence), which explains it", withheld))
 	}
 	if byText["noise prior, single run per target"] > 0 {
 		out = append(out, "single run per target: the verdict rests on the host's noise history alone, "+
@@ -228,7 +228,7 @@ func canaryNotes(d *Data) []string {
 		m := d.Noise.Canaries.Mem
 		out = append(out, fmt.Sprintf("runs on a slow host (a memory canary before or after the run slower than the host's median "+
 			"by more than %d robust standard deviations and at least %.0f%%; 32 MiB walk median %.3g loads/s over %d canaries): %s; "+
-			"verdicts set these runs aside, and call no change that a side run on a slow host throughout explains",
+			"verdicts set these runs aside and call no side holding one the worse (its other runs ran in the same period)",
 			noise.CanarySpreads, 100*noise.CanaryMinSlow, m.Median, m.N, strings.Join(slow, "; ")))
 	}
 	return out
