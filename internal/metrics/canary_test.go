@@ -71,9 +71,10 @@ func TestChaseCycle(t *testing.T) {
 // the quiet reference is the fastest quiet walk (other load on the machine
 // only slows walks), the hogged figure the median hogged walk (a hog that
 // got no CPU in one round does not decide). Measured on the development
-// 2-CPU VM: x1.9 to x2.9 at a load average of 3 to 45 (other sessions
-// compiling and testing), x2.4 quiet. The bound, x1.3, leaves a margin
-// that such load has not reached.
+// 2-CPU VM, 7 runs at a load average of 35 to 50 (other sessions compiling
+// and testing): x1.72 to x6.65 (the CPU loop x1.8 to x3.8: under such load
+// the hog also takes the walk's CPU); a prototype gave x2.4 at load 3. The
+// bound, x1.3, leaves a margin that such load has not reached.
 func TestMemoryCanarySeesMemoryHog(t *testing.T) {
 	ctx := context.Background()
 	hogBuf := make([]uint64, 512<<20/8)
