@@ -99,10 +99,10 @@ func TestCompareNoiseHostSlow(t *testing.T) {
 	if b := ev.Brief(); !strings.HasSuffix(b, "repeats 3/1, single run, 2 runs set aside as disturbed; other partly on a slow host") {
 		t.Errorf("brief evidence %q, want the runs counted", b)
 	}
-	// One of the other's runs on a slow host, the other two 30% lower
-	// than the base's and agreeing: the t-test on them would call it
-	// slower, but they ran in the same disturbed period as the flagged
-	// one, so the other side's slowdown is not called.
+	// One of the other's runs on a slow host and worse than its others,
+	// which are 30% lower than the base's and agree: the t-test on the two
+	// would call it slower, but they measured a host known to be disturbed
+	// and two runs cannot show whether they were slowed too: not called.
 	e := math.Exp
 	v, ev = CompareNoise(base, slowRuns(runs(50, 70*e(0.01), 70*e(-0.01)), 0), HigherIsBetter, prior, NoiseOptions{})
 	if v.Outcome != Unknown || !ev.Withheld || ev.NOther != 2 || v.HostSlow != [2]bool{false, true} ||
@@ -115,6 +115,22 @@ func TestCompareNoiseHostSlow(t *testing.T) {
 	v, ev = CompareNoise(slowRuns(runs(50, 100*e(0.01), 100*e(-0.01)), 0), runs(70, 70*e(0.01), 70*e(-0.01)), HigherIsBetter, prior, NoiseOptions{})
 	if v.Outcome != Slower || ev.Withheld || ev.NBase != 2 || !strings.Contains(ev.String(), "base run 1 of 3 (host slow") {
 		t.Errorf("base partly on a slow host: %v (%s), want slower with the base's run 1 set aside", v.Outcome, ev)
+	}
+
+	// Five clean runs are enough: 6 against 6, one of the other's on a
+	// slow host and worse, the slowdown is called on the other five.
+	six := func(level float64) []Run {
+		return runs(level*e(0.01), level*e(-0.01), level*e(0.005), level*e(-0.005), level, level)
+	}
+	v, ev = CompareNoise(six(100), slowRuns(append(runs(50), six(70)[1:]...), 0), HigherIsBetter, prior, NoiseOptions{})
+	if v.Outcome != Slower || ev.NOther != 5 || ev.SlowSide != [2]bool{} || len(ev.HostSlow) != 1 {
+		t.Errorf("6 against 6, one flagged: %v (%s), want slower on 6 against 5", v.Outcome, ev)
+	}
+	// A flagged run that came out no worse than its side's others was not
+	// slowed: it stays, and with 4 runs the side can be called.
+	v, ev = CompareNoise(six(100)[:4], slowRuns(runs(75, 70, 70*e(0.01), 70*e(-0.01)), 0), HigherIsBetter, prior, NoiseOptions{})
+	if v.Outcome != Slower || ev.NOther != 4 || len(ev.HostSlow) != 0 || ev.SlowSide != [2]bool{} {
+		t.Errorf("flagged run not slowed: %v (%s), want slower on 4 against 4, nothing set aside", v.Outcome, ev)
 	}
 
 	// The same runs without flags are judged as before this rule: a side

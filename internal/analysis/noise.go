@@ -206,17 +206,16 @@ type NoiseEvidence struct {
 	// (Run.HostSlow), "other run 2 of 3 (host slow during run: ...)";
 	// they are in SetAside too.
 	HostSlow []string
-	// SlowSide says, per side, that a run of that side ran on a slow host:
-	// a difference that side's slowness explains, that side coming out
-	// the worse, is not called (Verdict.HostSlow). Setting the run aside
-	// is not enough: the side's other runs ran in the same period, and a
-	// canary only sees the runs it happens to bracket (on the development
-	// VM, with the runs set aside and the rest judged, A/A false alarms at
-	// 3 repeats rose from 3 to 5 of 250, each from a side with such a run).
+	// SlowSide says, per side, that a run of that side ran on a slow host
+	// and fewer than 3 of its runs are left: a difference that side's
+	// slowness explains, that side coming out the worse, is not called
+	// (Verdict.HostSlow). Its other runs measured a host known to be
+	// disturbed then, and with 1 or 2 runs no check sees whether they were
+	// slowed too (as for disturbanceP); with 3 or more the conflict check
+	// against the history does.
 	SlowSide [2]bool
-	// AllSlow says, per side, why every run of that side counts as run on
-	// a slow host (the first run's Run.HostSlow), "" otherwise: nothing
-	// was left to set aside.
+	// AllSlow says, per side, why every run of that side ran on a slow
+	// host (the first run's Run.HostSlow), "" otherwise.
 	AllSlow [2]string
 	// Withheld says that the t-test alone would have called the change
 	// that SlowSide keeps from being called.
@@ -409,45 +408,54 @@ type NoiseOptions struct {
 // NoiseEvidence.Why says why.
 //
 // Before all this, runs whose canaries found the host slow (Run.HostSlow)
-// are set aside from a side that keeps other runs (NoiseEvidence.HostSlow),
-// and a side with such a run, set aside or not, cannot be called the worse
-// one (NoiseEvidence.SlowSide, Verdict.HostSlow): a slow host explains it.
-// A slow base's other runs still show a target's slowdown.
+// are set aside from a side that keeps runs on a normal host, when they
+// came out worse than the mean of those (NoiseEvidence.HostSlow): a slow
+// host slows a run, and one it did not slow still shows how much its side
+// varies. A side with such a run and fewer than 3 runs left cannot be
+// called the worse one (NoiseEvidence.SlowSide, Verdict.HostSlow): its
+// other runs measured a host known to be disturbed, and nothing checks
+// them (on a calibration through a host at load average 20-40, setting
+// flagged runs aside alone left two slowed runs that agreed to call 4 of
+// 250 A/A cells; this rule called none).
 func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseOptions) (Verdict, NoiseEvidence) {
 	if opt.MinPriorDF <= 0 {
 		opt.MinPriorDF = DefaultMinPriorDF
 	}
 	copt, warns := opt.CompareOptions.withDefaults()
 	ev := NoiseEvidence{Prior: prior, SetAsideIndex: [2]int{-1, -1}}
-	// Runs on a slow host go first, from a side that keeps others; orig
-	// maps each side's remaining runs to their indexes as given.
+	// Runs on a slow host go first: from a side that keeps others, those
+	// worse than the mean of its runs on a normal host; orig maps each
+	// side's remaining runs to their indexes as given.
 	var orig [2][]int
 	for side, rs := range [2]*[]Run{&base, &other} {
+		var normal []float64
+		for _, r := range *rs {
+			if r.HostSlow == "" {
+				normal = append(normal, r.Value)
+			}
+		}
+		if len(normal) == 0 && len(*rs) > 0 {
+			ev.AllSlow[side] = (*rs)[0].HostSlow
+		}
+		flagged := len(normal) < len(*rs)
 		var keep []Run
 		for i, r := range *rs {
-			if r.HostSlow == "" {
-				keep = append(keep, r)
-				orig[side] = append(orig[side], i)
+			worse := r.Value < mean(normal)
+			if dir == LowerIsBetter {
+				worse = r.Value > mean(normal)
 			}
+			if r.HostSlow != "" && len(normal) > 0 && worse {
+				ev.HostSlow = append(ev.HostSlow, fmt.Sprintf("%s run %d of %d (%s)", [2]string{"base", "other"}[side], i+1, len(*rs), r.HostSlow))
+				ev.Left[side] = append(ev.Left[side], i)
+				continue
+			}
+			keep = append(keep, r)
+			orig[side] = append(orig[side], i)
 		}
-		ev.SlowSide[side] = len(keep) < len(*rs)
-		switch {
-		case len(keep) == len(*rs):
-		case len(keep) == 0:
-			ev.AllSlow[side] = (*rs)[0].HostSlow
-			orig[side] = nil
-			for i := range *rs {
-				orig[side] = append(orig[side], i)
-			}
-		default:
-			for i, r := range *rs {
-				if r.HostSlow != "" {
-					ev.HostSlow = append(ev.HostSlow, fmt.Sprintf("%s run %d of %d (%s)", [2]string{"base", "other"}[side], i+1, len(*rs), r.HostSlow))
-					ev.Left[side] = append(ev.Left[side], i)
-				}
-			}
-			*rs = keep
-		}
+		*rs = keep
+		// Fewer than 3 runs left: no check can see whether the slow host
+		// also slowed them.
+		ev.SlowSide[side] = flagged && len(keep) < 3
 	}
 	ev.SetAside = slices.Clone(ev.HostSlow)
 	yb, wb := logRuns(base)

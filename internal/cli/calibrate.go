@@ -615,7 +615,8 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 		history, slowCanaries, runs)
 	if len(memWalks[0]) > 0 {
 		fmt.Fprintf(w, "notes: memory canary (32 MiB walk, Mloads/s): before the runs median %.2f %s, after %.2f %s; "+
-			"%d of %d runs ran on a slow host by their memory canaries: the verdicts set them aside and call no side holding one the worse.\n",
+			"%d of %d runs ran on a slow host by their memory canaries (set aside when slower than their side's others; "+
+			"a side with one and fewer than 3 runs left is not called the worse).\n",
 			analysis.Median(memWalks[0])/1e6, spreadMillions(memWalks[0]), analysis.Median(memWalks[1])/1e6, spreadMillions(memWalks[1]), slowHost, runs)
 	}
 	if total := aa[rowKey{"noise prior", c.repeats}]; total != nil && total.cells < 200 {

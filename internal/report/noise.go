@@ -228,7 +228,8 @@ func canaryNotes(d *Data) []string {
 		m := d.Noise.Canaries.Mem
 		out = append(out, fmt.Sprintf("runs on a slow host (a memory canary before or after the run slower than the host's median "+
 			"by more than %d robust standard deviations and at least %.0f%%; 32 MiB walk median %.3g loads/s over %d canaries): %s; "+
-			"verdicts set these runs aside and call no side holding one the worse (its other runs ran in the same period)",
+			"verdicts set these runs aside when they came out worse than their side's other runs, and do not call a side "+
+			"with such a run and fewer than 3 runs left the worse one",
 			noise.CanarySpreads, 100*noise.CanaryMinSlow, m.Median, m.N, strings.Join(slow, "; ")))
 	}
 	return out
