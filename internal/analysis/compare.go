@@ -130,10 +130,11 @@ type Verdict struct {
 	// samples.
 	Warnings []string
 	// HostSlow marks the sides (0 the base, 1 the other) with a run on a
-	// slow host, as the canaries bracketing the runs said (Run.HostSlow):
-	// a difference that side's slowness explains, the other side worse
-	// when it is the other's or better when it is the base's, is not
-	// called, here or after a correction (decide).
+	// slow host, as the canaries bracketing the runs said (Run.HostSlow),
+	// and too few runs left to check the rest (NoiseEvidence.SlowSide): a
+	// difference that side's slowness explains, the other side worse when
+	// it is the other's or better when it is the base's, is not called,
+	// here or after a correction (decide).
 	HostSlow [2]bool
 }
 

@@ -115,8 +115,9 @@ type Run struct {
 	RelVar float64
 	// HostSlow, when not empty, says why the run counts as run on a slow
 	// host: a canary bracketing it ran slower than the host's usual spread
-	// allows ("host slow during run: memory canary (32 MiB walk) x1.80
-	// after the run ..."). CompareNoise sets such a run aside.
+	// allows ("host slow during run: memory canary (32 MiB) x1.80 after
+	// the run, ..."). CompareNoise sets such a run aside when it came out
+	// worse than its side's others.
 	HostSlow string
 }
 
@@ -579,9 +580,10 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 	return v, ev
 }
 
-// withhold decides v's outcome with the sides that ran on a slow host
-// throughout marked (Verdict.HostSlow), and says in ev when that kept a
-// change from being called.
+// withhold decides v's outcome with the sides marked whose runs on a slow
+// host left too few runs to check (NoiseEvidence.SlowSide, copied to
+// Verdict.HostSlow), and says in ev when that kept a change from being
+// called.
 func withhold(v *Verdict, ev *NoiseEvidence, opt CompareOptions) {
 	v.HostSlow = ev.SlowSide
 	v.Outcome = decide(*v, opt)
@@ -834,7 +836,7 @@ func (j NoiseJudge) Judge(c Pair, repeats Verdict, opt CompareOptions) (Verdict,
 		return repeats, false
 	}
 	v, ev := CompareNoise(cell.Base, cell.Other, c.Dir, cell.Prior, NoiseOptions{CompareOptions: opt, MinPriorDF: j.MinPriorDF})
-	if ev.Basis == BasisRepeats && ev.SlowSide == [2]bool{} {
+	if ev.Basis == BasisRepeats && ev.SlowSide == [2]bool{} && len(ev.HostSlow) == 0 {
 		repeats.Evidence = Evidence(ev.String())
 		if ev.Why != "" {
 			repeats.Evidence += Evidence(" (" + ev.Why + ")")
