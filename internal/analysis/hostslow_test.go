@@ -147,3 +147,19 @@ func TestCompareNoiseHostSlow(t *testing.T) {
 		t.Errorf("no history: %+v (%s), want repeats only with the other's run 1 set aside", ev, ev)
 	}
 }
+
+// TestNoiseJudgeHostSlow: without history the judge keeps the repeats'
+// verdict only when no run was set aside; with the other's run on a slow
+// host set aside it answers on the runs left (4 against 3).
+func TestNoiseJudgeHostSlow(t *testing.T) {
+	j := NoiseJudge{Cells: map[string]NoiseCell{
+		"b/t@1": {Base: runs(100, 101, 99, 100), Other: slowRuns(runs(50, 100, 101, 99), 0)},
+	}}
+	fam := CompareFamily([]Pair{{Key: "b/t@1", Base: []float64{100, 101, 99, 100}, Other: []float64{50, 100, 101, 99}}},
+		CompareOptions{Judges: []Judge{j}, Correction: NoCorrection})
+	v := fam.Verdicts[0]
+	if v.NOther != 3 || v.MedianOther != 100 || !strings.Contains(string(v.Evidence), "other run 1 of 4 (host slow") {
+		t.Errorf("judge with a run on a slow host: n %d/%d, median %v, evidence %q; want the other's run 1 set aside",
+			v.NBase, v.NOther, v.MedianOther, v.Evidence)
+	}
+}
