@@ -20,9 +20,22 @@ func TestCanary(t *testing.T) {
 	if c.Error != "" || c.CPULoopsPerSec <= 0 || c.FsyncsPerSec <= 0 || c.CacheLoadsPerSec <= 0 || c.MemLoadsPerSec <= 0 {
 		t.Fatalf("canary %+v, want every rate positive and no error", c)
 	}
-	// A walk in the second-level cache is faster than one that misses it.
-	if c.CacheLoadsPerSec <= c.MemLoadsPerSec {
-		t.Errorf("512 KiB walk %.3g loads/s, 32 MiB walk %.3g: want the smaller faster", c.CacheLoadsPerSec, c.MemLoadsPerSec)
+	// A walk in the second-level cache is faster than one that misses it;
+	// the best of three short walks each, so that a walk the scheduler
+	// stalls on a busy machine does not decide.
+	best := func(size int) float64 {
+		var b float64
+		for range 3 {
+			r, err := ChaseRate(context.Background(), size, 10*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b = max(b, r)
+		}
+		return b
+	}
+	if small, large := best(CanaryCacheBytes), best(CanaryMemBytes); small <= large {
+		t.Errorf("512 KiB walk %.3g loads/s, 32 MiB walk %.3g: want the smaller faster", small, large)
 	}
 	if took < 100*time.Millisecond+2*CanaryChaseDuration || took > 10*time.Second {
 		t.Errorf("two 50 ms probes and the memory canary took %s", took)
