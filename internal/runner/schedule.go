@@ -101,6 +101,14 @@ func roleMetric(st workload.Step, r workload.Role) metric.Metric {
 // periodic pass through the scheduler (yieldEvery) starts a thread, 8,000 a
 // second at 64 workers. (An earlier measurement, by rate, had the poller
 // ahead at 8 threads on PostgreSQL: 0.89 of sysbench's rate against 0.83.)
+// Measured again at 64 after locked workers' yields were made cheaper
+// (b610514), blocking reads on swapped threads against the poller in 4
+// alternating pairs (load average 20-49): MariaDB 15.3-16.8 us of client CPU
+// per query against 11.9-15.6 (the poller's answers come in batches, 0.3-0.5
+// context switches per query against 1.2-1.3), at a higher rate (37-61k
+// queries/s against 20-39k); PostgreSQL 15.7-19.7 us against 15.1-24.6, at a
+// lower rate (23-31k against 29-32k); workers locked to their threads were no
+// cheaper. The poller stays past 8 per CPU.
 type ioPlan struct {
 	// remote: the engine is a server reached over a socket.
 	remote bool
