@@ -41,10 +41,17 @@ type runFlags struct {
 	opts       *suiteFlags
 	warmupTime string
 	k          knobs
+	// profile and profileHz are --profile and --profile-hz.
+	profile   bool
+	profileHz int
 	// getenv is the command's environment (Env.Getenv), which the spec's
 	// targets read (versions dir, server logs, passwords).
 	getenv func(string) string
 }
+
+// DefaultProfileHz is --profile's sampling rate: 99 per second, off the
+// round figures at which periodic work in the server would alias with it.
+const DefaultProfileHz = 99
 
 // newRunFlags registers the flags of `benchlab run` on fs.
 func newRunFlags(fs *pflag.FlagSet) *runFlags {
@@ -80,10 +87,12 @@ func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	fs.StringVar(&f.waitQuiet, "wait-quiet", "", "before each run, wait up to this long for the machine's CPU use to drop below 10%")
 	addReportOutFlags(fs, &f.reportOut, &f.format, &f.color)
 	fs.StringVar(&f.warmupTime, "warmup-time", "", "the same as --warmup (sysbench's name)")
+	fs.BoolVar(&f.profile, "profile", false, "record a CPU profile (perf record call stacks) of the server, or of benchlab for an in-process engine, over every measured step; the report then says which functions take more time per operation")
+	fs.IntVar(&f.profileHz, "profile-hz", 0, "samples per second of CPU time for --profile (default 99; implies --profile)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve live Prometheus metrics (ops/s, latency quantiles, errors per target and test) at http://ADDR/metrics during the run; loopback only, e.g. 127.0.0.1:9464")
 	addKnobs(fs, &f.k)
 	setGroup(fs, groupExperiment, "spec", "preset", "name", "base", "engine", "set", "suite", "repeats", "seed", "yes", "dry-run",
-		"workdir", "keep-data", "skip-space-check", "wait-quiet", "cpuprofile", "flush-every")
+		"workdir", "keep-data", "skip-space-check", "wait-quiet", "cpuprofile", "flush-every", "profile", "profile-hz")
 	setGroup(fs, groupWorkload, "tests", "threads", "time", "read-time", "write-time", "warmup", "warmup-time",
 		"report-interval", "tables", "table-size", "db-ps-mode")
 	setGroup(fs, groupOutput, "store", "output", "format", "color", "metrics-addr")
@@ -243,6 +252,20 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 			return s, usagef("flag --repeats: %d is not allowed; want >= 1", f.repeats)
 		}
 		w.Repeats = f.repeats
+	}
+	switch {
+	case set["profile-hz"]:
+		if f.profileHz < 1 || f.profileHz > spec.MaxProfileHz {
+			return s, usagef("flag --profile-hz: %d is not allowed; want 1 to %d samples per second", f.profileHz, spec.MaxProfileHz)
+		}
+		if set["profile"] && !f.profile {
+			return s, usagef("flag --profile-hz: given with --profile=false")
+		}
+		s.ProfileHz = f.profileHz
+	case set["profile"] && f.profile && s.ProfileHz == 0:
+		s.ProfileHz = DefaultProfileHz
+	case set["profile"] && !f.profile:
+		s.ProfileHz = 0
 	}
 	if err := f.k.apply(&s, set); err != nil {
 		return s, err

@@ -3,6 +3,7 @@ package metrics
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -261,4 +262,16 @@ func ancestorAlive(prev, cur treeSample, byPID map[int]procKey, k procKey) bool 
 		k = pk
 	}
 	return false
+}
+
+// ProcessTree returns the PIDs of the live processes rooted at roots, the
+// roots and every descendant, as /proc lists them now, sorted.
+func ProcessTree(roots []int) []int {
+	ts := readTree("/proc", roots)
+	pids := make([]int, 0, len(ts.procs))
+	for k := range ts.procs {
+		pids = append(pids, k.pid)
+	}
+	slices.Sort(pids)
+	return pids
 }

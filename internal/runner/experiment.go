@@ -177,7 +177,7 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 			Seed: seeds[c.Repeat], RunID: run.ID, Log: out,
 			Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration, Progress: opt.Progress,
 				Rate: s.Workload.Rate, Events: s.Workload.Events, Percentile: s.Workload.Percentile, Live: liveOf(opt.Live, c.Target.Name),
-				FlushEvery: opt.FlushEvery},
+				FlushEvery: opt.FlushEvery, ProfileHz: s.ProfileHz},
 		}, st)
 		m.MachineLoad = append(m.MachineLoad, probe.Snapshot("after"))
 		if ctx.Err() == nil {

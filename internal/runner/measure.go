@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/metrics"
+	"benchlab/internal/profile"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
@@ -57,6 +59,11 @@ type Options struct {
 	FlushEvery time.Duration
 	// Percentile is the latency percentile of the live lines (0: 95).
 	Percentile float64
+	// ProfileHz, when > 0, samples the call stacks of the server's process
+	// tree (of benchlab for an in-process engine) at this many samples per
+	// second of CPU time with perf record, and keeps those of the measured
+	// part in the headline result's Profile (run --profile).
+	ProfileHz int
 	// Live, when set, receives every role's numbers of every second as the
 	// step runs (for --metrics-addr).
 	Live func(LiveSample)
@@ -200,6 +207,15 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	// statement return when the step is over, not only when ctx is done.
 	stepCtx, endStep := context.WithCancel(ctx)
 	defer endStep()
+	// perf record starts before the step's clock does, so that its own
+	// start-up (reading every process's maps) falls outside the measured
+	// part; only the samples taken in it are kept (stepProfile).
+	var rec *profile.Recording
+	var profErr error
+	if opt.ProfileHz > 0 {
+		rec, profErr = profile.Start(profilePIDs(db), opt.ProfileHz)
+		defer rec.Close()
+	}
 	win := stepWindow(st, roles, time.Now())
 	stop := &stopper{end: endStep, drain: st.Drain, base: win.start}
 	for _, res := range results {
@@ -261,6 +277,9 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	for k, v := range sampler.CounterFacts() {
 		results[0].Facts[k] = v
 	}
+	if opt.ProfileHz > 0 {
+		results[0].Profile = stepProfile(rec, profErr, opt.ProfileHz, win.measureFrom, end)
+	}
 	for ri, rr := range runs {
 		collect(results[ri], rr, series[ri], max(0, end.Sub(win.measureFrom).Seconds()))
 		if ctx.Err() != nil {
@@ -268,6 +287,39 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		}
 	}
 	return results, stepError(ctx, db, st, results, died, stop)
+}
+
+// profilePIDs are the processes a step's profile samples: the server's
+// process tree (PostgreSQL's backends are forked when the connections are
+// made, before the step starts; later children are followed by perf), or
+// benchlab itself for an in-process engine.
+func profilePIDs(db engine.DB) []int {
+	if srv, ok := db.(engine.Server); ok {
+		if roots := srv.PIDs(); len(roots) > 0 {
+			return metrics.ProcessTree(roots)
+		}
+	}
+	return []int{os.Getpid()}
+}
+
+// stepProfile stops the recording and keeps the samples taken from the
+// measured part's start to its end, or says why there are none.
+func stepProfile(rec *profile.Recording, startErr error, hz int, from, to time.Time) *store.Profile {
+	p := &store.Profile{Hz: hz}
+	if rec == nil {
+		p.Note = fmt.Sprint(startErr)
+		return p
+	}
+	stacks, err := rec.Stop(profile.At(from), profile.At(to))
+	switch {
+	case err != nil:
+		p.Note = err.Error()
+	case len(stacks) == 0:
+		p.Note = "profile: no samples in the measured part"
+	default:
+		p.Folded, p.Samples = stacks.Text(), stacks.Samples()
+	}
+	return p
 }
 
 // newRuns makes a roleRun and a result for each role.

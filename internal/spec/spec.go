@@ -39,6 +39,10 @@ type Spec struct {
 	// ClientCPUs pins benchlab's own threads (the clients) to a CPU list
 	// ("1", "2-3"); a target's cpus pins its server. Empty: no pinning.
 	ClientCPUs string `toml:"client_cpus"`
+	// ProfileHz, when > 0, records a CPU profile of every measured step at
+	// this many samples per second with perf record (run --profile,
+	// --profile-hz). 0: no profile.
+	ProfileHz int `toml:"profile_hz,omitempty"`
 	// Sequence says the targets are listed in release order, so the report
 	// locates where along the sequence a metric changed.
 	Sequence bool     `toml:"sequence"`
@@ -481,6 +485,10 @@ func (t Target) TargetSettings() map[string]string {
 	return out
 }
 
+// MaxProfileHz is the highest profile_hz: above it perf's own work would
+// distort what it measures (the kernel's default cap is 100,000).
+const MaxProfileHz = 10000
+
 // Validate checks every field and fills the base. The error names the field.
 func (s *Spec) Validate() error {
 	if strings.TrimSpace(s.Name) == "" {
@@ -490,6 +498,9 @@ func (s *Spec) Validate() error {
 		if _, err := metrics.ParseCPUList(s.ClientCPUs); err != nil {
 			return errf("client_cpus", "%v", err)
 		}
+	}
+	if s.ProfileHz < 0 || s.ProfileHz > MaxProfileHz {
+		return errf("profile_hz", "%d is not allowed; want 0 (no profile) or 1 to %d samples per second", s.ProfileHz, MaxProfileHz)
 	}
 	if s.Seed > math.MaxInt64 {
 		return errf("seed", "%d is too large; want 0 (a new seed) to %d", s.Seed, int64(math.MaxInt64))

@@ -93,6 +93,22 @@ type Result struct {
 	// database size after load (METHOD.md 1.11 dbdirGB). 0: not measured;
 	// NotReadable: the dir could not be walked.
 	DBBytes int64
+	// Profile is where the step's CPU time went (run --profile): the call
+	// stacks sampled over its measured part, or why none were taken. Nil
+	// when profiling was off. Kept on the headline result only.
+	Profile *Profile
+}
+
+// Profile is a step's CPU profile: the call stacks of the server's process
+// tree (of benchlab itself for an in-process engine) sampled Hz times per
+// second of CPU time over the measured part, folded ("root;...;leaf
+// count" lines, package profile). A profile that could not be taken has no
+// stacks and a Note saying why (perf missing, refused, no samples).
+type Profile struct {
+	Hz      int
+	Samples int64
+	Folded  []byte
+	Note    string
 }
 
 // Sentinels stored in an efficiency counter instead of a number. Values are

@@ -1,0 +1,93 @@
+package profile
+
+import (
+	"strings"
+	"testing"
+)
+
+// script is hand-written `perf script -F comm,pid,tid,time,period,event,ip,
+// sym,dso --ns` output: eight samples, one before the window and one after
+// it, one with a command name holding a space, one whose symbols perf could
+// not resolve, two of threads perf saw start unnamed (":tid"), one of a
+// process with a named thread.
+const script = `postgres 4242/4242  100.000000000:   10101010 cpu-clock: 
+	ffffffff821ed4e6 do_syscall_64 ([kernel.kallsyms])
+	    55d0c0a1b2c3 PostgresMain (/usr/lib/postgresql/15/bin/postgres)
+
+postgres 4242/4242  101.000000000:   10101010 cpu-clock: 
+	    55d0c0a1b000 hash_search;x (/usr/lib/postgresql/15/bin/postgres)
+	    55d0c0a1b2c3 PostgresMain (/usr/lib/postgresql/15/bin/postgres)
+	    55d0c0a10000 main (/usr/lib/postgresql/15/bin/postgres)
+
+postgres 4242/4242  101.500000000:   10101010 cpu-clock: 
+	    55d0c0a1b000 hash_search;x (/usr/lib/postgresql/15/bin/postgres)
+	    55d0c0a1b2c3 PostgresMain (/usr/lib/postgresql/15/bin/postgres)
+	    55d0c0a10000 main (/usr/lib/postgresql/15/bin/postgres)
+
+bg worker 77/78  101.700000000:   10101010 cpu-clock: 
+	           f8350 [unknown] (/usr/lib/x86_64-linux-gnu/libc.so.6)
+	            5246 [unknown] ([unknown])
+	  7f00000000 compare(int, int) const (/opt/lib/libfoo.so)
+
+benchlab 90/90  101.800000000:   10101010 cpu-clock: 
+	            5246 main.work (/usr/bin/benchlab)
+
+:91 90/91  101.900000000:   10101010 cpu-clock: 
+	            5246 main.work (/usr/bin/benchlab)
+
+:93 92/93  102.000000000:   10101010 cpu-clock: 
+	            5246 main.work (/usr/bin/benchlab)
+
+postgres 4242/4242  103.000000000:   10101010 cpu-clock: 
+	    55d0c0a1b000 memcpy (/usr/lib/x86_64-linux-gnu/libc.so.6)
+`
+
+func TestFold(t *testing.T) {
+	st, err := Fold(strings.NewReader(script), 101e9, 103e9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(st.Text())
+	want := "[pid 92];main.work 1\n" +
+		"benchlab;main.work 2\n" +
+		"bg worker;compare(int, int) const;[unknown];[libc.so.6] 1\n" +
+		"postgres;main;PostgresMain;hash_search:x 2\n"
+	if got != want {
+		t.Errorf("folded:\n%s\nwant:\n%s", got, want)
+	}
+	all, err := Fold(strings.NewReader(script), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := all.Samples(); n != 8 {
+		t.Errorf("all samples = %d, want 8", n)
+	}
+	self := all.Self()
+	if self["hash_search:x"] != 2 || self["do_syscall_64"] != 1 || self["memcpy"] != 1 || self["[libc.so.6]"] != 1 {
+		t.Errorf("self = %v", self)
+	}
+	back, err := Parse(all.Text())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(back.Text()) != string(all.Text()) {
+		t.Errorf("parse(text) changed the stacks:\n%s\nvs\n%s", back.Text(), all.Text())
+	}
+}
+
+func TestFoldBadInput(t *testing.T) {
+	for _, in := range []string{
+		"\tffff foo (bar)\n",                                 // a frame before any header
+		"not a header at all\n",                              // no pid/tid, no time
+		"p 1/1 1.000000000: 1 cpu-clock:\n\tzzz foo (bar)\n", // ip not hex
+	} {
+		if _, err := Fold(strings.NewReader(in), 0, 0); err == nil {
+			t.Errorf("Fold(%q): no error", in)
+		}
+	}
+	for _, in := range []string{"a;b\n", "a;b x\n", "a;b -1\n"} {
+		if _, err := Parse([]byte(in)); err == nil {
+			t.Errorf("Parse(%q): no error", in)
+		}
+	}
+}

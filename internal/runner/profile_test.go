@@ -1,0 +1,102 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/profile"
+	"benchlab/internal/workload"
+)
+
+// spinner is a worker whose every operation spins for about 200 us.
+type spinner struct{}
+
+var spinSink uint64
+
+func (spinner) Op(context.Context) (workload.Tally, error) {
+	x := uint64(1)
+	for end := time.Now().Add(200 * time.Microsecond); time.Now().Before(end); {
+		for range 1000 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	spinSink += x
+	return workload.Tally{Statements: 1}, nil
+}
+
+func (spinner) Close() error { return nil }
+
+var spinStep = workload.Step{Name: "spin", Warmup: 300 * time.Millisecond, Duration: 1500 * time.Millisecond,
+	NewWorker: func(context.Context, engine.DB, int, int, uint64) (workload.Worker, error) { return spinner{}, nil }}
+
+// TestStepProfile profiles an in-process step with perf: the headline
+// result holds folded stacks of benchlab's own process, no more samples
+// than the measured part's CPU time allows (the warm-up's are dropped),
+// and perf and its temp dir are gone when the step returns.
+func TestStepProfile(t *testing.T) {
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Skip("perf not installed")
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	res, err := Measure(context.Background(), nil, spinStep, 1, 1, Options{ProfileHz: 199})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Profile
+	if p == nil || p.Hz != 199 {
+		t.Fatalf("profile %+v, want one at 199 Hz", p)
+	}
+	if p.Note != "" || p.Samples == 0 {
+		t.Fatalf("no profile taken: %d samples, note %q", p.Samples, p.Note)
+	}
+	st, err := profile.Parse(p.Folded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Samples() != p.Samples {
+		t.Errorf("folded stacks hold %d samples, the profile says %d", st.Samples(), p.Samples)
+	}
+	comm := filepath.Base(os.Args[0])
+	if len(comm) > 15 {
+		comm = comm[:15]
+	}
+	for k := range st {
+		if !strings.HasPrefix(k, comm+";") {
+			t.Errorf("stack %q is not of this process (%s)", k, comm)
+		}
+	}
+	// One worker on at most 2 CPUs' worth of benchlab threads: samples/hz
+	// cannot exceed twice the measured seconds, plus a few at the edges.
+	if cpu := float64(p.Samples) / float64(p.Hz); cpu > 2*res.Seconds+0.1 {
+		t.Errorf("%d samples at %d Hz = %.2f s of CPU in a %.2f s measured part", p.Samples, p.Hz, cpu, res.Seconds)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("%d files left in TMPDIR, e.g. %s", len(left), left[0].Name())
+	}
+	t.Logf("%d samples in %.2f s; %d stacks", p.Samples, res.Seconds, len(st))
+}
+
+// TestStepProfileNoPerf: without perf the step runs and its result says
+// why it has no profile.
+func TestStepProfileNoPerf(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	st := spinStep
+	st.Warmup, st.Duration = 0, 200*time.Millisecond
+	res, err := Measure(context.Background(), nil, st, 1, 1, Options{ProfileHz: 99})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Statements == 0 {
+		t.Error("the step did not run")
+	}
+	if p := res.Profile; p == nil || p.Samples != 0 || len(p.Folded) != 0 || !strings.Contains(p.Note, "perf is not installed") {
+		t.Errorf("profile %+v, want none and the reason", p)
+	}
+}
