@@ -50,11 +50,13 @@ func sample(t *testing.T, s *store.Store) (store.Run, []store.Result) {
 			Intervals: []store.Interval{{Sec: -1, Seconds: 1, Events: 10},
 				{Sec: 0, Seconds: 0.999, Events: 200, Statements: 200, P95: 8e3, Max: 30e3,
 					Load: &store.IntervalLoad{ServerCPU: store.NotMeasured, ClientCPU: 0.31, StealPct: 2.5, ForeignPct: store.NotReadable}}},
-			Facts: map[string]float64{"client_gomaxprocs": 5, "client_polled_io": 0}},
+			Facts:   map[string]float64{"client_gomaxprocs": 5, "client_polled_io": 0},
+			Profile: &store.Profile{Hz: 99, Samples: 125250, Folded: folded(500)}},
 		{RunID: r.ID, Seq: 3, Test: "qr100", Threads: 1, Metric: "rows/s", Status: store.StatusInterrupted, Started: started,
 			Seconds: 60, Events: 6000, Statements: 6000, Rows: 600000,
 			Role: store.RoleInfo{Name: "insert", Secondary: true, TargetRate: 100,
-				Service: store.Latency{Mean: 1e6, P50: 2e6, P95: 3e6, P99: 4e6, Max: 5e6}}},
+				Service: store.Latency{Mean: 1e6, P50: 2e6, P95: 3e6, P99: 4e6, Max: 5e6}},
+			Profile: &store.Profile{Hz: 49, Note: "profile: perf is not installed (no perf on PATH)"}},
 	}
 	for i := range results {
 		if i == 1 {
@@ -76,6 +78,15 @@ func sample(t *testing.T, s *store.Store) (store.Run, []store.Result) {
 		t.Fatal(err)
 	}
 	return r, results
+}
+
+// folded makes n lines of folded stacks, 1+2+...+n samples.
+func folded(n int) []byte {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "postgres;main;PostgresMain;exec_simple_query;func_%03d %d\n", i, i)
+	}
+	return []byte(b.String())
 }
 
 // readBack returns the results of the most recent experiment's only run.

@@ -108,6 +108,11 @@ var schema = []string{
 	`CREATE INDEX noise_key ON noise(host, engine, test, threads)`,
 	// Experiments the noise model has learned (with or without entries).
 	`CREATE TABLE noise_learned (experiment_id INTEGER PRIMARY KEY REFERENCES experiments(id))`,
+	// CPU profiles of measured steps (run --profile; profiles.go): folded
+	// stacks, gzip-compressed, or why none were taken.
+	`CREATE TABLE profiles (
+		result_id INTEGER PRIMARY KEY REFERENCES results(id), hz INTEGER NOT NULL, samples INTEGER NOT NULL,
+		note TEXT NOT NULL, folded_gz BLOB)`,
 }
 
 // Open opens or creates the results database at path (a SQLite file, or a
@@ -239,6 +244,9 @@ func (s *Store) SaveResult(ctx context.Context, r *Result) error {
 		return err
 	}
 	if err := saveRole(ctx, s.tx(tx), r); err != nil {
+		return err
+	}
+	if err := saveProfile(ctx, s.tx(tx), r); err != nil {
 		return err
 	}
 	if err := insertIntervals(ctx, s.tx(tx), r.ID, r.Test, r.Intervals); err != nil {
@@ -447,6 +455,11 @@ func (s *Store) Results(ctx context.Context, runID int64, withIntervals bool) ([
 	out, err := s.results(ctx, true, `run_id = ?`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read results of run %d: %w", runID, err)
+	}
+	for i := range out {
+		if err := s.loadProfile(ctx, &out[i]); err != nil {
+			return nil, err
+		}
 	}
 	if withIntervals {
 		for i := range out {

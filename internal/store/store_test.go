@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -114,5 +115,48 @@ func TestKindFacts(t *testing.T) {
 	}
 	if k, ok := r.Kind("new_order"); !ok || k.Ops != 45 {
 		t.Errorf("new_order: %+v %v", k, ok)
+	}
+}
+
+// TestProfileCompressed: a step's folded stacks are stored compressed and
+// read back as written; a result saved again keeps one profile.
+func TestProfileCompressed(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e := Experiment{Name: "exp", Base: "a", Targets: []string{"a"}}
+	if err := s.CreateExperiment(ctx, &e); err != nil {
+		t.Fatal(err)
+	}
+	r := Run{ExperimentID: e.ID, Target: "a", Engine: "sqlite", Started: time.Now()}
+	if err := s.CreateRun(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	var text []byte
+	for i := 0; i < 2000; i++ {
+		text = append(text, fmt.Sprintf("benchlab;runtime.goexit;main.work;sqlite3VdbeExec;frame%d %d\n", i%300, i)...)
+	}
+	res := Result{RunID: r.ID, Test: "point-query", Status: StatusOK, Profile: &Profile{Hz: 99, Samples: 5, Folded: text}}
+	for range 2 {
+		if err := s.SaveResult(ctx, &res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n, size int
+	if err := s.db.QueryRow(`SELECT count(*), max(length(folded_gz)) FROM profiles`).Scan(&n, &size); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || size == 0 || size > len(text)/4 {
+		t.Errorf("%d profile rows, %d bytes stored for %d bytes of stacks; want 1 row, compressed to under a quarter", n, size, len(text))
+	}
+	got, err := s.Results(ctx, r.ID, false)
+	if err != nil || len(got) != 1 || got[0].Profile == nil {
+		t.Fatalf("results %+v %v", got, err)
+	}
+	if p := got[0].Profile; p.Hz != 99 || p.Samples != 5 || string(p.Folded) != string(text) || p.Note != "" {
+		t.Errorf("profile read back: hz %d, samples %d, %d bytes, note %q", p.Hz, p.Samples, len(p.Folded), p.Note)
 	}
 }
