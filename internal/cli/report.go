@@ -268,6 +268,9 @@ type reportFlags struct {
 	store, format, out, color, name string
 	id                              int64
 	series, all                     bool
+	// folded, test, target and threads are --folded and the step it takes.
+	folded, test, target string
+	threads              int
 }
 
 func newReportCmd(env Env) *cobra.Command {
@@ -282,7 +285,7 @@ func newReportCmd(env Env) *cobra.Command {
 			"Exports take --all or --name to cover several experiments. Format names are case-insensitive;\n" +
 			"Parquet is not supported.",
 		Example: "  benchlab report --all --format csv -o all.csv\n  benchlab report --format prometheus -o benchlab.prom\n" +
-			"  benchlab report --format hdr -o latency.hlog",
+			"  benchlab report --format hdr -o latency.hlog\n  benchlab report --folded pq.folded --test point-query --target v2",
 		Args: noArgs,
 		RunE: body(func(*cobra.Command, []string) error { return runReport(env, f) }),
 	}
@@ -295,6 +298,10 @@ func newReportCmd(env Env) *cobra.Command {
 	fs.StringVarP(&f.out, "output", "o", "", "write to this file instead of standard output")
 	addColorFlag(fs, &f.color)
 	fs.BoolVar(&f.series, "series", false, "with csv: one line per 1-second interval (with its wall-clock time) instead of one per result")
+	fs.StringVar(&f.folded, "folded", "", "write the CPU profile (run --profile) of one test as folded stacks to this file (- for standard output), summed over its repeats, for flame graph tools; with --test")
+	fs.StringVar(&f.test, "test", "", "with --folded: the test")
+	fs.StringVar(&f.target, "target", "", "with --folded: the target (default: the base)")
+	fs.IntVar(&f.threads, "threads", 0, "with --folded: the thread count, when the test ran with several")
 	return cmd
 }
 
@@ -304,6 +311,9 @@ var multiFormats = map[string]bool{"json": true, "csv": true, "csv-series": true
 func runReport(env Env, f *reportFlags) error {
 	if f.id < 0 {
 		return usagef("flag --experiment: %d is not allowed; want an ID from `benchlab runs`", f.id)
+	}
+	if f.folded != "" || f.test != "" || f.target != "" || f.threads != 0 {
+		return writeFolded(env, f)
 	}
 	format, err := formatFor(f.out, f.format)
 	if err != nil {
@@ -364,6 +374,36 @@ func runReport(env Env, f *reportFlags) error {
 		}
 	}
 	return err
+}
+
+// writeFolded writes one test's folded stacks (report --folded).
+func writeFolded(env Env, f *reportFlags) error {
+	switch {
+	case f.folded == "":
+		return usagef("flags --test, --target and --threads: only with --folded FILE")
+	case f.test == "":
+		return usagef("flag --folded: give the test with --test (e.g. --test point-query)")
+	case f.all || f.name != "" || f.out != "" || f.format != "" || f.series:
+		return usagef("flag --folded: writes one test's stacks; not with --all, --name, -o, --format or --series")
+	case f.threads < 0:
+		return usagef("flag --threads: %d is not allowed; want a thread count >= 1", f.threads)
+	}
+	d, err := loadData(storePath(env, f.store), f.id)
+	if err != nil {
+		return err
+	}
+	text, _, err := report.Folded(d, f.test, f.target, f.threads)
+	if err != nil {
+		return usagef("flag --folded: %v", err)
+	}
+	if f.folded == "-" {
+		_, err = env.Stdout.Write(text)
+		return err
+	}
+	if err := os.WriteFile(f.folded, text, 0o644); err != nil {
+		return fmt.Errorf("folded stacks: %w", err)
+	}
+	return nil
 }
 
 // loadMany loads every stored experiment whose name matches the glob

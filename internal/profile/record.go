@@ -51,12 +51,19 @@ func At(t time.Time) int64 {
 	return mono - int64(now.Sub(t))
 }
 
+// StartTimeout bounds how long Start waits for perf to attach and enable
+// its events: on a loaded machine perf's start-up (reading every thread's
+// memory maps) took over a second here.
+const StartTimeout = 30 * time.Second
+
 // Start starts sampling the call stacks of pids at hz samples per second
-// of CPU time with perf record, and returns once perf has begun writing
-// (or after a few seconds). Only the processes named are attached, with
-// the threads and processes they start from then on: give every member of
-// a process tree. The error says why no recording could be started (perf
-// not installed, no process to attach to, perf refused).
+// of CPU time with perf record, and returns once perf has its events
+// enabled: perf starts with them disabled (-D -1) and enables them when
+// told through its control FIFO, answering on the ack FIFO. Only the
+// processes named are attached, with the threads and processes they start
+// from then on: give every member of a process tree. The error says why no
+// recording could be started (perf not installed, no process to attach
+// to, perf refused).
 func Start(pids []int, hz int) (*Recording, error) {
 	if hz <= 0 {
 		return nil, fmt.Errorf("profile: %d samples per second; want > 0", hz)
@@ -77,7 +84,28 @@ func Start(pids []int, hz int) (*Recording, error) {
 		list[i] = strconv.Itoa(p)
 	}
 	r := &Recording{Hz: hz, dir: dir, data: filepath.Join(dir, "perf.data"), waited: make(chan struct{})}
-	r.cmd = exec.Command(perf, "record", "-F", strconv.Itoa(hz), "-g", "-e", Event, "-k", "CLOCK_MONOTONIC", "--no-buildid", "--no-buildid-cache",
+	ctlPath, ackPath := filepath.Join(dir, "ctl"), filepath.Join(dir, "ack")
+	for _, p := range []string{ctlPath, ackPath} {
+		if err := unix.Mkfifo(p, 0o600); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("profile: control fifo: %w", err)
+		}
+	}
+	// Read-write opens of a FIFO do not wait for the other end.
+	ctl, err := os.OpenFile(ctlPath, os.O_RDWR, 0)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("profile: control fifo: %w", err)
+	}
+	defer ctl.Close()
+	ack, err := os.OpenFile(ackPath, os.O_RDWR, 0)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("profile: control fifo: %w", err)
+	}
+	defer ack.Close()
+	r.cmd = exec.Command(perf, "record", "-F", strconv.Itoa(hz), "-g", "-e", Event, "-k", "CLOCK_MONOTONIC",
+		"--no-buildid", "--no-buildid-cache", "-D", "-1", "--control", "fifo:"+ctlPath+","+ackPath,
 		"-p", strings.Join(list, ","), "-o", r.data)
 	r.cmd.Dir = dir
 	r.cmd.Stderr = &r.stderr
@@ -92,21 +120,34 @@ func Start(pids []int, hz int) (*Recording, error) {
 		r.err = r.cmd.Wait()
 		close(r.waited)
 	}()
-	// perf writes its file's header once its events are open.
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
-		if fi, err := os.Stat(r.data); err == nil && fi.Size() > 0 {
-			return r, nil
-		}
-		select {
-		case <-r.waited:
-			err := r.failure()
-			r.Close()
-			return nil, err
-		case <-time.After(10 * time.Millisecond):
-		}
+	if _, err := ctl.WriteString("enable\n"); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("profile: enable perf record: %w", err)
 	}
-	return r, nil
+	acked := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 16)
+		n, err := ack.Read(buf)
+		if err == nil && !strings.HasPrefix(string(buf[:n]), "ack") {
+			err = fmt.Errorf("perf answered %q, not ack", buf[:n])
+		}
+		acked <- err
+	}()
+	select {
+	case err := <-acked:
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("profile: enable perf record: %w", err)
+		}
+		return r, nil
+	case <-r.waited:
+		err := r.failure()
+		r.Close()
+		return nil, err
+	case <-time.After(StartTimeout):
+		r.Close()
+		return nil, fmt.Errorf("profile: perf record did not enable its events within %s", StartTimeout)
+	}
 }
 
 // failure describes how perf record ended, with the last line of its

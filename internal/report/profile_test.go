@@ -1,0 +1,141 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"benchlab/internal/store"
+)
+
+// profileData is two targets, a (base) and b, one repeat of point-query
+// each, 10,000 statements, profiled at 100 Hz: a samples hash_search 300
+// times as leaf, memcpy 100, idle 100 and f01..f08 once each; b
+// hash_search 600, memcpy 50, idle 100, new_func 20 and f01..f08 once.
+// One sample at 100 Hz over 10,000 operations is 1 us/op.
+func profileData() *Data {
+	d := &Data{Experiment: store.Experiment{ID: 1, Name: "e", Base: "a", Targets: []string{"a", "b"}},
+		Runs:    []store.Run{{ID: 1, Target: "a", Status: store.StatusOK}, {ID: 2, Target: "b", Status: store.StatusOK}},
+		Results: map[int64][]store.Result{}}
+	fold := func(hash, mem, idle, newf int) []byte {
+		var b strings.Builder
+		fmt.Fprintf(&b, "postgres;main;exec;hash_search %d\npostgres;main;exec;memcpy %d\npostgres;main;idle %d\n", hash, mem, idle)
+		if newf > 0 {
+			fmt.Fprintf(&b, "postgres;main;exec;new_func %d\n", newf)
+		}
+		for i := 1; i <= 8; i++ {
+			fmt.Fprintf(&b, "postgres;main;f%02d 1\n", i)
+		}
+		return []byte(b.String())
+	}
+	res := func(folded []byte) store.Result {
+		return store.Result{Test: "point-query", Group: "point queries", Threads: 1, Metric: "qps", Status: store.StatusOK,
+			Seconds: 10, Statements: 10000, Events: 10000, Profile: &store.Profile{Hz: 100, Folded: folded}}
+	}
+	d.Results[1] = []store.Result{res(fold(300, 100, 100, 0))}
+	d.Results[2] = []store.Result{res(fold(600, 50, 100, 20))}
+	return d
+}
+
+func TestProfileTable(t *testing.T) {
+	r := Build(profileData())
+	tb := findTable(r, "CPU profile: ")
+	if tb == nil {
+		t.Fatalf("no CPU profile table in %d tables", len(r.Tables))
+	}
+	if !strings.Contains(tb.Title, "b vs a") {
+		t.Errorf("title %q", tb.Title)
+	}
+	type row struct {
+		name           string
+		base, tg, diff float64
+		pct            float64 // NaN: no base
+	}
+	nan := math.NaN()
+	want := []row{
+		{"all functions", 508, 778, 270, 100 * 270.0 / 508},
+		{"hash_search", 300, 600, 300, 100},
+		{"new_func", 0, 20, 20, nan},
+	}
+	for i := 1; i <= 7; i++ {
+		want = append(want, row{fmt.Sprintf("f%02d", i), 1, 1, 0, 0})
+	}
+	want = append(want, row{"memcpy", 100, 50, -50, -50})
+	if len(tb.Rows) != len(want) {
+		var got []string
+		for _, r := range tb.Rows {
+			got = append(got, r.Label)
+		}
+		t.Fatalf("rows %v, want %d", got, len(want))
+	}
+	near := func(c Cell, v float64) bool {
+		if math.IsNaN(v) {
+			return c.Missing
+		}
+		return !c.Missing && math.Abs(c.Value-v) < 1e-9
+	}
+	for i, w := range want {
+		g := tb.Rows[i]
+		if g.Label != w.name || !near(g.Cells[0], w.base) || !near(g.Cells[1], w.tg) || !near(g.Cells[2], w.diff) ||
+			!near(g.Cells[3], w.pct) {
+			t.Errorf("row %d: %s %+v, want %+v", i, g.Label, g.Cells, w)
+		}
+	}
+	// The text report carries it.
+	var b strings.Builder
+	if err := WriteText(&b, r, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "CPU profile: ") || !strings.Contains(b.String(), "hash_search") {
+		t.Errorf("text report has no profile table:\n%s", b.String())
+	}
+}
+
+// TestProfileSingleTarget: one target lists its most expensive functions.
+func TestProfileSingleTarget(t *testing.T) {
+	d := profileData()
+	d.Experiment.Targets, d.Runs = []string{"a"}, d.Runs[:1]
+	tb := findTable(Build(d), "CPU profile: ")
+	if tb == nil || len(tb.Rows) != 1+ProfileTop {
+		t.Fatalf("table %+v", tb)
+	}
+	if g := tb.Rows[1]; g.Label != "hash_search" || g.Cells[0].Value != 300 || math.Abs(g.Cells[1].Value-100*300.0/508) > 1e-9 {
+		t.Errorf("top row %s %+v, want hash_search 300 us/op, 59%%", g.Label, g.Cells)
+	}
+}
+
+// TestProfileNotesAndFolded: a step without a profile is noted with the
+// reason; Folded sums a test's stacks over its repeats and names what is
+// missing.
+func TestProfileNotesAndFolded(t *testing.T) {
+	d := profileData()
+	extra := d.Results[2][0]
+	extra.Profile = &store.Profile{Hz: 100, Note: "profile: perf record failed: no permission"}
+	d.Results[2] = append(d.Results[2], extra)
+	again := d.Results[1][0]
+	d.Results[1] = append(d.Results[1], again)
+	r := Build(d)
+	found := false
+	for _, n := range r.Notes {
+		if strings.Contains(n, "CPU profile: none for point-query on b: profile: perf record failed: no permission") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no note on the missing profile: %v", r.Notes)
+	}
+	text, n, err := Folded(d, "point-query", "", 0)
+	if err != nil || n != 2 || !strings.Contains(string(text), "postgres;main;exec;hash_search 600\n") {
+		t.Errorf("folded of a: %d repeats, %v:\n%s", n, err, text)
+	}
+	if _, _, err := Folded(d, "nope", "", 0); err == nil || !strings.Contains(err.Error(), "point-query") {
+		t.Errorf("unknown test: %v", err)
+	}
+	if _, _, err := Folded(d, "point-query", "c", 0); err == nil || !strings.Contains(err.Error(), "a, b") {
+		t.Errorf("unknown target: %v", err)
+	}
+	if _, _, err := Folded(d, "point-query", "", 4); err == nil {
+		t.Error("unknown thread count: no error")
+	}
+}
