@@ -91,6 +91,8 @@ type htmlPage struct {
 	Tables      []htmlTable
 	Notes       []string
 	Manifests   []htmlManifest
+	// Flames are the CPU flame graphs of profiled steps (run --profile).
+	Flames []htmlFlame
 	// Options holds every chart's ECharts option as JSON (escaped by
 	// encoding/json, so no "<" can close the script element).
 	Options template.JS
@@ -124,6 +126,7 @@ func WriteHTML(w io.Writer, d *Data, r *Report) error {
 		return fmt.Errorf("html report: chart data: %w", err)
 	}
 	page.Options = template.JS(opts)
+	page.Flames = flamesOf(d)
 	for _, run := range d.Runs {
 		var pretty strings.Builder
 		var v any
@@ -545,6 +548,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <style>
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #222; }
 h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; }
+svg.flame { display: block; margin: 8px 0 16px; } svg.flame text { fill: #111; pointer-events: none; } svg.flame rect:hover { stroke: #000; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; }
 th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -576,6 +580,11 @@ the sign repeats the verdict, so the table reads without telling colours apart.<
 {{range .Charts}}<div class="chart" id="{{.ID}}" style="height: {{.Height}}px" role="img" aria-label="{{.Title}}"></div>
 {{end}}
 {{range .Tables}}{{template "table" .}}{{end}}
+{{if .Flames}}<h2>CPU flame graphs</h2>
+<p>Call stacks sampled over each step's measured part (run --profile), callers above callees; a frame's width is its share
+of the samples. Hover a frame for its name and samples.</p>
+{{range .Flames}}<details><summary>{{.Title}}</summary>{{.SVG}}</details>
+{{end}}{{end}}
 {{if .Notes}}<h2>Notes</h2><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <h2>Manifests</h2>
 {{range .Manifests}}<details><summary>{{.Label}}</summary><pre>{{.JSON}}</pre></details>

@@ -139,3 +139,37 @@ func TestProfileNotesAndFolded(t *testing.T) {
 		t.Error("unknown thread count: no error")
 	}
 }
+
+// TestFlameSVG: an icicle of hand-made stacks: the root spans the width,
+// each frame's width is its share, narrow frames are dropped, names are
+// escaped.
+func TestFlameSVG(t *testing.T) {
+	st := map[string]int64{"p;main;a<b>": 3, "p;main;c": 1, "p;tiny": 0}
+	svg := FlameSVG(st)
+	for _, want := range []string{
+		`<rect x="0.0" y="0.0" width="1200.0"`,   // all
+		`<rect x="0.0" y="34.0" width="1200.0"`,  // main, level 2
+		`<rect x="0.0" y="51.0" width="900.0"`,   // a<b>: 3 of 4
+		`<rect x="900.0" y="51.0" width="300.0"`, // c: 1 of 4
+		`<title>a&lt;b&gt;: 3 samples, 75.00%</title>`,
+		`viewBox="0 0 1200 68"`,
+	} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("svg lacks %s:\n%s", want, svg)
+		}
+	}
+	if strings.Contains(svg, "tiny") {
+		t.Error("a frame with no samples was drawn")
+	}
+	if FlameSVG(nil) != "" {
+		t.Error("empty stacks drew a graph")
+	}
+	var b strings.Builder
+	d := profileData()
+	if err := WriteHTML(&b, d, Build(d)); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), `<svg xmlns="http://www.w3.org/2000/svg" class="flame"`); n != 2 {
+		t.Errorf("HTML report has %d flame graphs, want 2 (a and b)", n)
+	}
+}
