@@ -5,12 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"benchlab/internal/engine"
 	"benchlab/internal/profile"
+	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
 
@@ -80,6 +82,9 @@ func TestStepProfile(t *testing.T) {
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {
 		t.Errorf("%d files left in TMPDIR, e.g. %s", len(left), left[0].Name())
 	}
+	if kids := perfChildren(t); len(kids) > 0 {
+		t.Errorf("perf processes left: %v", kids)
+	}
 	t.Logf("%d samples in %.2f s; %d stacks", p.Samples, res.Seconds, len(st))
 }
 
@@ -99,4 +104,56 @@ func TestStepProfileNoPerf(t *testing.T) {
 	if p := res.Profile; p == nil || p.Samples != 0 || len(p.Folded) != 0 || !strings.Contains(p.Note, "perf is not installed") {
 		t.Errorf("profile %+v, want none and the reason", p)
 	}
+}
+
+// TestStepProfileInterrupted: a profiled step cancelled midway (Ctrl-C)
+// returns interrupted with the profile of what it measured, and leaves no
+// perf process and no temp file.
+func TestStepProfileInterrupted(t *testing.T) {
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Skip("perf not installed")
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	st := spinStep
+	st.Duration = time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	res, err := Measure(ctx, nil, st, 1, 1, Options{ProfileHz: 99})
+	if err == nil || res.Status != store.StatusInterrupted {
+		t.Fatalf("err %v, status %s; want interrupted", err, res.Status)
+	}
+	if res.Profile == nil || (res.Profile.Samples == 0 && res.Profile.Note == "") {
+		t.Errorf("profile %+v: want stacks or a reason", res.Profile)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("%d files left in TMPDIR, e.g. %s", len(left), left[0].Name())
+	}
+	if kids := perfChildren(t); len(kids) > 0 {
+		t.Errorf("perf processes left: %v", kids)
+	}
+}
+
+// perfChildren lists this process's children named perf.
+func perfChildren(t *testing.T) []string {
+	t.Helper()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []string
+	me := " " + strconv.Itoa(os.Getpid()) + " "
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 || !strings.HasPrefix(s[strings.IndexByte(s, '(')+1:], "perf)") {
+			continue
+		}
+		// After "comm) " come the state and the parent's PID.
+		if f := strings.Fields(s[i+1:]); len(f) > 1 && " "+f[1]+" " == me {
+			out = append(out, p)
+		}
+	}
+	return out
 }
