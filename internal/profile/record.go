@@ -25,6 +25,7 @@ const Event = "cpu-clock"
 // processes (and the threads and processes they start) into a temporary
 // directory. Close always kills it and removes the directory.
 type Recording struct {
+	// Hz is the sampling rate: samples per second of CPU time.
 	Hz     int
 	dir    string
 	data   string

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/enginetest"
+	_ "benchlab/internal/engine/postgres" // the server TestStepProfilePostgres profiles
 	"benchlab/internal/profile"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
@@ -156,4 +158,56 @@ func perfChildren(t *testing.T) []string {
 		}
 	}
 	return out
+}
+
+// sumQuery is a worker whose every operation makes the server add up
+// 20,000 numbers on its connection.
+type sumQuery struct{ c engine.Conn }
+
+func (w sumQuery) Op(ctx context.Context) (workload.Tally, error) {
+	_, err := w.c.Query(ctx, "SELECT sum(i) FROM generate_series(1, 20000) AS i")
+	return workload.Tally{Statements: 1}, err
+}
+
+func (w sumQuery) Close() error { return w.c.Close() }
+
+// TestStepProfilePostgres profiles a real PostgreSQL server: the backend
+// serving the worker's connection, forked before the step, is sampled
+// (stacks rooted at "postgres", most of them under PostgresMain), and
+// benchlab's own frames are not.
+func TestStepProfilePostgres(t *testing.T) {
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Skip("perf not installed")
+	}
+	db := enginetest.Open(t, engine.Target{Name: "prof", Engine: "postgres"})
+	st := workload.Step{Name: "sum", Warmup: 300 * time.Millisecond, Duration: 1500 * time.Millisecond,
+		NewWorker: func(ctx context.Context, db engine.DB, _, _ int, _ uint64) (workload.Worker, error) {
+			c, err := db.(engine.SQL).Connect(ctx)
+			return sumQuery{c}, err
+		}}
+	res, err := Measure(context.Background(), db, st, 1, 1, Options{ProfileHz: 199})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Profile
+	if p == nil || p.Samples == 0 {
+		t.Fatalf("no profile: %+v", p)
+	}
+	stacks, err := profile.Parse(p.Folded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var backend int64
+	for k, n := range stacks {
+		if !strings.HasPrefix(k, "postgres;") {
+			t.Errorf("stack %q is not the server's", k)
+		}
+		if strings.Contains(k, ";PostgresMain;") {
+			backend += n
+		}
+	}
+	if backend*2 < stacks.Samples() {
+		t.Errorf("%d of %d samples under PostgresMain; want most (the backend)", backend, stacks.Samples())
+	}
+	t.Logf("%d operations, %d samples, %d under PostgresMain", res.Statements, stacks.Samples(), backend)
 }
