@@ -44,7 +44,9 @@ fail_on_regression = true
 		// slow leave fewer than 6 repeats, whose p may not reach Holm's:
 		// the gate then stays quiet, and must say why.
 		_, js, _ := run(t, Env{}, "compare", "--store", storeFile, "--format", "json")
-		var doc struct{ Verdicts []struct{ Test, Outcome, Evidence string } }
+		var doc struct {
+			Verdicts []struct{ Test, Outcome, Evidence string }
+		}
 		if err := json.Unmarshal([]byte(js), &doc); err != nil {
 			t.Fatalf("compare --format json: %v\n%s", err, js)
 		}
