@@ -13,7 +13,7 @@ import (
 // Mann-Whitney p-value can pass the gate's correction, so a pass would say
 // nothing. flag names what asked for the gate.
 func gateCheck(flag string, cmps []report.Comparison, opt analysis.GateOptions) error {
-	g := analysis.Gate(report.Verdicts(cmps), opt)
+	g := analysis.Gate(report.Verdicts(withLeftOut(cmps)), opt)
 	if len(cmps) == 0 {
 		return usagef("%s: the experiment has no compared cells (one target, or no measured results); the gate cannot fire", flag)
 	}
@@ -24,6 +24,36 @@ func gateCheck(flag string, cmps []report.Comparison, opt analysis.GateOptions) 
 	return usagef("%s: the gate cannot fire on this experiment: %d cells under %s at alpha %g need p < %.2g for a lone "+
 		"regression, and %d against %d repeats reach %.2g at best (exact Mann-Whitney floor); run %d repeats per target",
 		flag, p.Cells, p.Correction, p.Alpha, p.Threshold, p.NBase, p.NOther, p.Floor, p.RepeatsNeeded)
+}
+
+// withLeftOut counts in each verdict's repeats the runs it left out (on a
+// slow host, or disturbed): whether a gate can fire is a question of the
+// repeats the experiment ran, and a run its verdict set aside does not
+// make the experiment too small; the verdict itself still judges without it.
+func withLeftOut(cmps []report.Comparison) []report.Comparison {
+	out := make([]report.Comparison, len(cmps))
+	for i, c := range cmps {
+		c.Verdict.NBase += len(c.Noise.Left[0])
+		c.Verdict.NOther += len(c.Noise.Left[1])
+		out[i] = c
+	}
+	return out
+}
+
+// leftOutNote says how many cells the gate judged without some of their
+// runs, "" when none.
+func leftOutNote(cmps []report.Comparison) string {
+	cells, runs := 0, 0
+	for _, c := range cmps {
+		if n := len(c.Noise.Left[0]) + len(c.Noise.Left[1]); n > 0 {
+			cells, runs = cells+1, runs+n
+		}
+	}
+	if cells == 0 {
+		return ""
+	}
+	return fmt.Sprintf("gate: %d cells judged without %d of their runs (set aside on a slow host or as disturbed; "+
+		"compare's evidence names them): their verdicts have less power than the repeats run\n", cells, runs)
 }
 
 // regressions applies the gate to cmps and returns its result and the
@@ -55,6 +85,9 @@ func gateReport(w io.Writer, cmps []report.Comparison, opt analysis.GateOptions)
 	printWrapped(w, "gate: %s over %d cells at alpha %g; a regression is a significant slowdown of at least %g%%\n",
 		control, len(cmps), o.Alpha, o.Threshold*100)
 	printWrapped(w, "gate %s", g.Power)
+	if n := leftOutNote(cmps); n != "" {
+		printWrapped(w, "%s", n)
+	}
 	for _, c := range found {
 		v := c.Verdict
 		printWrapped(w, "REGRESSION %s: %s @%d threads: x%.3f (p=%.2g, %s %.2g, n=%d/%d, evidence: %s)\n", c.Target, c.Test,

@@ -24,7 +24,7 @@ func memRun(id int64, before, after float64) store.Run {
 // median and spread, on hand-worked figures.
 func TestHostSlow(t *testing.T) {
 	// A steady host: ten walks at 100, one at 90, one at 50. Median 100,
-	// median absolute deviation 0, so the limit is the floor, x1.25: the
+	// median absolute deviation 0, so the limit is the floor, x1.5: the
 	// run whose walk after it ran at 50 (x2) is flagged, the one at 90
 	// (x1.11) is not.
 	runs := []store.Run{memRun(1, 100, 100), memRun(2, 100, 100), memRun(3, 100, 100), memRun(4, 100, 100),
@@ -39,7 +39,7 @@ func TestHostSlow(t *testing.T) {
 			flagged = append(flagged, h.String())
 		}
 	}
-	want := "host slow during run: memory canary (32 MiB) x2.00 after the run, the host's spread allows x1.25"
+	want := "host slow during run: memory canary (32 MiB) x2.00 after the run, the host's spread allows x1.50"
 	if len(flagged) != 1 || flagged[0] != want {
 		t.Errorf("flagged %q, want [%q]", flagged, want)
 	}

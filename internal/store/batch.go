@@ -18,7 +18,8 @@ type Batch struct {
 	Runs map[int64][]Run
 	// Results maps a run ID to its measured step results (neither warm-ups
 	// nor actions), in sequence order: their identity, status, counts,
-	// latency and role.
+	// latency and role (no histogram, error samples, facts, efficiency,
+	// database size or profile: what the noise history needs).
 	Results map[int64][]Result
 }
 

@@ -137,7 +137,7 @@ func checkBatch(t *testing.T, s *store.Store) {
 		}
 		for _, x := range rs {
 			if !x.Warm && !x.Action {
-				x.Histogram, x.ErrorSamples, x.Facts, x.Eff, x.DBBytes = nil, nil, nil, nil, 0
+				x.Histogram, x.ErrorSamples, x.Facts, x.Eff, x.DBBytes, x.Profile = nil, nil, nil, nil, 0, nil
 				want[r.ID] = append(want[r.ID], x)
 			}
 		}
