@@ -79,16 +79,8 @@ func TestLifecycle(t *testing.T) {
 	logs := t.TempDir()
 	env := server.Env(func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": logs}[k] })
 	dir := t.TempDir()
-	tcp := func(ctx context.Context, in *server.Instance) error {
-		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp", in.Addr())
-		if err == nil {
-			c.Close()
-		}
-		return err
-	}
 	in, err := server.Launch(context.Background(), server.Config{Flavor: postgres.Flavor, Env: env, Engine: "postgres", Target: "t", Dir: dir,
-		Settings: map[string]string{"shared_buffers": "16MB"}}, tcp)
+		Settings: map[string]string{"shared_buffers": "16MB"}}, tcpProbe)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,12 +132,22 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("kept log %s, want it in %s (BENCHLAB_SERVER_LOGS of the injected env)", in.KeptLog, logs)
 	}
 	// A second start on the same dir begins from a fresh data dir.
-	in2, err := server.Launch(context.Background(), server.Config{Flavor: postgres.Flavor, Env: env, Engine: "postgres", Target: "t", Dir: dir}, tcp)
+	in2, err := server.Launch(context.Background(), server.Config{Flavor: postgres.Flavor, Env: env, Engine: "postgres", Target: "t", Dir: dir}, tcpProbe)
 	if err != nil {
 		t.Fatal(err)
 	}
 	in2.Stop()
 	t.Logf("provenance: %s", server.Provenance(in2.Binaries()))
+}
+
+// tcpProbe is ready when the server accepts a TCP connection.
+func tcpProbe(ctx context.Context, in *server.Instance) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", in.Addr())
+	if err == nil {
+		c.Close()
+	}
+	return err
 }
 
 // listeners returns the local addresses listening on port (from /proc/net/tcp{,6}).
@@ -454,18 +456,10 @@ func TestCheckInstall(t *testing.T) {
 // the death of either is the target's, and Stop stops both.
 func TestManagedSeveral(t *testing.T) {
 	env := logEnv(t)
-	tcp := func(ctx context.Context, in *server.Instance) error {
-		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp", in.Addr())
-		if err == nil {
-			c.Close()
-		}
-		return err
-	}
 	var insts []*server.Instance
 	for _, name := range []string{"front", "back"} {
 		in, err := server.Launch(context.Background(), server.Config{Flavor: postgres.Flavor, Env: env, Engine: "postgres",
-			Target: name, Dir: filepath.Join(t.TempDir(), name), Settings: map[string]string{"shared_buffers": "16MB"}}, tcp)
+			Target: name, Dir: filepath.Join(t.TempDir(), name), Settings: map[string]string{"shared_buffers": "16MB"}}, tcpProbe)
 		if err != nil {
 			t.Fatal(err)
 		}

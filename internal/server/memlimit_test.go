@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,16 +38,8 @@ func TestMemoryLimit(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("memory cgroups need root; tests run as root")
 	}
-	tcp := func(ctx context.Context, in *server.Instance) error {
-		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp", in.Addr())
-		if err == nil {
-			c.Close()
-		}
-		return err
-	}
 	in, err := server.Launch(context.Background(), server.Config{Flavor: postgres.Flavor, Env: logEnv(t), Engine: "postgres",
-		Target: "small", Dir: t.TempDir(), Settings: map[string]string{"shared_buffers": "16MB"}, MemoryLimit: 256 << 20}, tcp)
+		Target: "small", Dir: t.TempDir(), Settings: map[string]string{"shared_buffers": "16MB"}, MemoryLimit: 256 << 20}, tcpProbe)
 	if err != nil {
 		t.Fatal(err)
 	}
