@@ -33,8 +33,7 @@ func gateCheck(flag string, cmps []report.Comparison, opt analysis.GateOptions) 
 func withLeftOut(cmps []report.Comparison) []report.Comparison {
 	out := make([]report.Comparison, len(cmps))
 	for i, c := range cmps {
-		c.Verdict.NBase += len(c.Noise.Left[0])
-		c.Verdict.NOther += len(c.Noise.Left[1])
+		c.Verdict.NBase, c.Verdict.NOther = c.RepeatsRun()
 		out[i] = c
 	}
 	return out
@@ -45,7 +44,8 @@ func withLeftOut(cmps []report.Comparison) []report.Comparison {
 func leftOutNote(cmps []report.Comparison) string {
 	cells, runs := 0, 0
 	for _, c := range cmps {
-		if n := len(c.Noise.Left[0]) + len(c.Noise.Left[1]); n > 0 {
+		b, o := c.RepeatsRun()
+		if n := b + o - c.Verdict.NBase - c.Verdict.NOther; n > 0 {
 			cells, runs = cells+1, runs+n
 		}
 	}

@@ -15,12 +15,9 @@ import (
 // fail with exit code 3 even after Holm-Bonferroni over the cells. The
 // spec's [gate] makes run itself exit 3, after saying the gate's power; a
 // compare gate that its repeats cannot fire is refused with exit code 2.
-func TestPlantedRegression(t *testing.T) {
-	dir := t.TempDir()
-	storeFile := filepath.Join(dir, "r.db")
-	sp := writeFile(t, dir, "s.toml", `name = "planted"
-base = "off"
-[[target]]
+// syncTargets are two SQLite targets in WAL mode that differ only in
+// synchronous: "off" (the base) and "full" (an fsync per commit).
+const syncTargets = `[[target]]
 name = "off"
 engine = "sqlite"
 [target.settings]
@@ -32,7 +29,14 @@ engine = "sqlite"
 [target.settings]
 journal_mode = "wal"
 synchronous = "full"
-[workload]
+`
+
+func TestPlantedRegression(t *testing.T) {
+	dir := t.TempDir()
+	storeFile := filepath.Join(dir, "r.db")
+	sp := writeFile(t, dir, "s.toml", `name = "planted"
+base = "off"
+`+syncTargets+`[workload]
 tests = ["point-query", "update-index"]
 `+shortSteps+`repeats = 6
 [gate]

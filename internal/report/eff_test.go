@@ -269,3 +269,18 @@ func TestOverrunNotes(t *testing.T) {
 		t.Errorf("a 0.3 s tail was noted:\n%s", notes)
 	}
 }
+
+// TestPowerCountsRepeatsRun: a verdict that left runs out (a slow host)
+// judged 6 against 4, but the experiment ran 6 against 6, and its power is
+// that of 6 against 6 (2/C(12,6) = 0.0022), not of 6 against 4 (0.0095).
+func TestPowerCountsRepeatsRun(t *testing.T) {
+	c := Comparison{Verdict: analysis.Verdict{NBase: 6, NOther: 4}}
+	c.Noise.Left[1] = []int{0, 3}
+	if b, o := c.RepeatsRun(); b != 6 || o != 6 {
+		t.Fatalf("RepeatsRun = %d, %d; want 6, 6", b, o)
+	}
+	p := PowerOf([]Comparison{c}, VerdictOptions{Alpha: 0.01})
+	if p.NBase != 6 || p.NOther != 6 || p.Floor > 0.0023 {
+		t.Errorf("power %+v; want 6 vs 6 with floor 0.0022", p)
+	}
+}

@@ -42,6 +42,13 @@ type Comparison struct {
 	Noise analysis.NoiseEvidence
 }
 
+// RepeatsRun is each side's repeats as run, the runs the verdict left out
+// (on a slow host, or disturbed) included: what the experiment's power
+// rests on, where Verdict.NBase and NOther count the runs judged.
+func (c Comparison) RepeatsRun() (base, other int) {
+	return c.Verdict.NBase + len(c.Noise.Left[0]), c.Verdict.NOther + len(c.Noise.Left[1])
+}
+
 // Compare judges every target against the base in every row, on the
 // headline metric of each repeat (throughput, or connect's latency), with all the evidence the data and
 // the host's noise model hold (analysis.CompareNoise), then decides every
@@ -96,9 +103,7 @@ func PowerOf(cs []Comparison, opt VerdictOptions) analysis.Power {
 	}
 	nb, no := 0, 0
 	for i, c := range cs {
-		// The repeats run, a run a verdict left out (slow host,
-		// disturbed) included: power is the experiment's design.
-		b, o := c.Verdict.NBase+len(c.Noise.Left[0]), c.Verdict.NOther+len(c.Noise.Left[1])
+		b, o := c.RepeatsRun()
 		if i == 0 || b < nb {
 			nb = b
 		}
