@@ -18,6 +18,7 @@ import (
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/metrics"
+	"benchlab/internal/noise"
 	"benchlab/internal/report"
 	"benchlab/internal/runner"
 	"benchlab/internal/spec"
@@ -485,7 +486,8 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 	ratios := map[float64][]float64{}
 	gateAA := map[int]*tally{}
 	var slowCanaries, runs, slowHost int
-	var memWalks [2][]float64 // 32 MiB walks before and after the runs
+	var disturbed report.Disturbance // loop and A/A results on a busy machine or slow CPUs
+	var memWalks [2][]float64        // 32 MiB walks before and after the runs
 	copies := []string{"base"}
 	for i := 2; i <= c.copies; i++ {
 		copies = append(copies, copyTarget(i))
@@ -495,6 +497,10 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 		if err != nil {
 			return err
 		}
+		ds := report.Disturbances(d)
+		disturbed.Results += ds.Results
+		disturbed.Busy += ds.Busy
+		disturbed.SlowCPU += ds.SlowCPU
 		for _, r := range d.Runs {
 			runs++
 			if _, slow := d.Noise.Canaries.Check(r); slow {
@@ -618,6 +624,13 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 			"%d of %d runs ran on a slow host by their memory canaries (set aside when slower than their side's others; "+
 			"a side with one and fewer than 3 runs left is not called the worse).\n",
 			analysis.Median(memWalks[0])/1e6, spreadMillions(memWalks[0]), analysis.Median(memWalks[1])/1e6, spreadMillions(memWalks[1]), slowHost, runs)
+	}
+	if disturbed.Results > 0 {
+		fmt.Fprintf(w, "notes: measured during the runs: %d of %d test results ran on a busy machine (other processes used "+
+			"more than %d%% of all CPU and the step's threads waited for a CPU at least %.0f%% of their running time), %d on "+
+			"slow CPUs (speed probes below x%.2f of the cell's median); verdicts set these aside when they came out worse "+
+			"than their side's others (with 1 repeat per target a cell has too few runs for a speed median).\n",
+			disturbed.Busy, disturbed.Results, noise.BusyForeignPct, 100*noise.BusyWaitShare, disturbed.SlowCPU, noise.SlowCPUFactor)
 	}
 	if total := aa[rowKey{"noise prior", c.repeats}]; total != nil && total.cells < 200 {
 		fmt.Fprintf(w, "notes: %d A/A cells per row, fewer than 200: use more --rounds or --copies for a rate to rely on\n", total.cells)

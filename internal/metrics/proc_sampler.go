@@ -320,6 +320,7 @@ func (s *StepSampler) Mark() {
 	s.mem = Memory{}
 	s.mem.peak(s.client)
 	s.counters.mark()
+	s.markSched()
 }
 
 // Efficiency returns the totals from Mark to the latest sample; nil when

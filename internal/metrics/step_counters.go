@@ -13,6 +13,10 @@ type stepCounters struct {
 	server, client         *Counters
 	serverMark, clientMark CounterValues
 	marked                 bool
+	// schedServer and schedClient are the threads' scheduler times at
+	// Mark (read whether or not perf counters could be opened).
+	schedServer, schedClient schedSnapshot
+	schedMarked              bool
 }
 
 // CountEvents opens perf event counters (CounterEvents) on every thread of
@@ -21,17 +25,56 @@ type stepCounters struct {
 // Call it after the step's connections are made and before Mark; the
 // counts from Mark to CounterFacts go into the results.
 func (s *StepSampler) CountEvents() {
-	var pids []int
-	for k := range s.tree.procs {
-		pids = append(pids, k.pid)
-	}
 	if len(s.roots) > 0 {
-		s.counters.server = OpenCounters(ThreadsOf(s.procDir, pids))
+		s.counters.server = OpenCounters(ThreadsOf(s.procDir, s.treePIDs()))
 	}
 	s.counters.client = OpenCounters(ThreadsOf(s.procDir, []int{os.Getpid()}))
 	if s.marked {
 		s.counters.mark()
 	}
+}
+
+// markSched reads the scheduler times of the server's and benchlab's
+// threads at the start of the measured part.
+func (s *StepSampler) markSched() {
+	c := &s.counters
+	if len(s.roots) > 0 {
+		c.schedServer = readSched(s.procDir, s.treePIDs())
+	}
+	c.schedClient = readSched(s.procDir, []int{os.Getpid()})
+	c.schedMarked = true
+}
+
+// treePIDs are the PIDs of the server's process tree as last sampled.
+func (s *StepSampler) treePIDs() []int {
+	var pids []int
+	for k := range s.tree.procs {
+		pids = append(pids, k.pid)
+	}
+	return pids
+}
+
+// schedFacts are the run-queue facts from Mark to now: per side, the
+// seconds its threads ran and waited runnable for a CPU
+// (store.SchedRunFact, store.SchedWaitFact). A side whose threads'
+// schedstat could not be read has none.
+func (s *StepSampler) schedFacts(out map[string]float64) {
+	c := &s.counters
+	if !c.schedMarked {
+		return
+	}
+	add := func(side string, mark, now schedSnapshot) {
+		if !mark.ok || !now.ok {
+			return
+		}
+		t := now.since(mark)
+		out[store.SchedRunFact(side)] = float64(t.RunNs) / 1e9
+		out[store.SchedWaitFact(side)] = float64(t.WaitNs) / 1e9
+	}
+	if len(s.roots) > 0 {
+		add("server", c.schedServer, readSched(s.procDir, s.treePIDs()))
+	}
+	add("client", c.schedClient, readSched(s.procDir, []int{os.Getpid()}))
 }
 
 func (c *stepCounters) mark() {
@@ -48,14 +91,19 @@ func (c *stepCounters) mark() {
 // CounterFacts returns the perf event counts from Mark to now as facts
 // (store.CounterFact: perf_server_instructions, perf_client_page_faults,
 // ...) and, for each event that could not be counted, a fact saying why
-// (store.CounterUnsupportedFact). Nil when CountEvents was not called or
-// the step never reached its measured part.
+// (store.CounterUnsupportedFact), with the threads' run-queue times
+// (schedFacts). Nil when the step never reached its measured part; no
+// perf facts when CountEvents was not called.
 func (s *StepSampler) CounterFacts() map[string]float64 {
 	c := &s.counters
-	if !c.marked {
-		return nil
-	}
 	out := map[string]float64{}
+	s.schedFacts(out)
+	if !c.marked {
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
 	add := func(side string, ctr *Counters, mark CounterValues) {
 		if ctr == nil {
 			return

@@ -497,6 +497,7 @@ func BuildWith(d *Data, opt Options) *Report {
 		r.Notes = append(r.Notes, evidenceNotes(Compare(d, opt.Verdict), d.Noise)...)
 	}
 	r.Notes = append(r.Notes, canaryNotes(d)...)
+	r.Notes = append(r.Notes, disturbedNotes(d)...)
 	r.Notes = append(r.Notes, stabilityNotes(d)...)
 	if n := spreadNote(keys, s, targets, label); n != "" {
 		r.Notes = append(r.Notes, n)

@@ -119,3 +119,50 @@ func TestHostSlowRuns(t *testing.T) {
 		t.Errorf("notes do not name b repeat 1 alone:\n%s", notes)
 	}
 }
+
+// TestDisturbedRuns: a run whose CPU speed probes averaged x0.70 of the
+// cell's median is set aside by its verdict when it came out worse; a run
+// on a busy machine that came out as well as its side's others is kept;
+// the notes name both, each with what was measured.
+func TestDisturbedRuns(t *testing.T) {
+	d := &Data{Experiment: store.Experiment{Base: "a", Targets: []string{"a", "b"}}, Results: map[int64][]store.Result{}}
+	for i, qps := range []int64{100, 101, 99, 60, 100, 101, 99} {
+		target, repeat := "a", i+1
+		if i >= 3 {
+			target, repeat = "b", i-2
+		}
+		r := store.Run{ID: int64(i + 1), Target: target, Repeat: repeat, Engine: "sqlite", Status: store.StatusOK}
+		d.Runs = append(d.Runs, r)
+		res := store.Result{RunID: r.ID, Test: "x", Threads: 1, Metric: "qps", Status: store.StatusOK,
+			Seconds: 1, Statements: qps, Events: qps,
+			Facts: map[string]float64{store.FactCPUSpeed: 100, store.FactCPUSpeedSamples: 20}}
+		switch i {
+		case 3: // b's first repeat ran on CPUs at 70% of their usual speed
+			res.Facts[store.FactCPUSpeed] = 70
+		case 4: // b's second: other processes took 40% of all CPU, its thread waited 30%
+			res.Eff = &store.Efficiency{Seconds: 1, MachineCPU: 2, MachineBusy: 1.8, ClientCPU: 1, ServerCPU: store.NotMeasured}
+			res.Facts[store.SchedRunFact("client")] = 1
+			res.Facts[store.SchedWaitFact("client")] = 0.3
+		}
+		d.Results[r.ID] = []store.Result{res}
+	}
+	cs := Compare(d, VerdictOptions{})
+	if len(cs) != 1 {
+		t.Fatalf("%d comparisons, want 1", len(cs))
+	}
+	c := cs[0]
+	ev := string(c.Verdict.Evidence)
+	if c.Noise.NOther != 3 || len(c.Noise.HostSlow) != 1 || c.Other.Median != 100 ||
+		!strings.Contains(ev, "other run 1 of 4 (CPUs slow during run: speed probes x0.70") {
+		t.Errorf("comparison %+v, evidence %q; want b's run 1 alone set aside, median 100 of 3", c.Noise, ev)
+	}
+	notes := strings.Join(disturbedNotes(d), "\n")
+	for _, want := range []string{
+		"runs on slow CPUs", "x @1 on b repeat 1 (speed probes x0.70",
+		"runs on a busy machine", "x @1 on b repeat 2 (other processes used 40% of all CPU and the step's threads waited for a CPU 30%",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}

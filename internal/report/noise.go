@@ -7,15 +7,18 @@ import (
 	"strings"
 
 	"benchlab/internal/analysis"
+	"benchlab/internal/metrics"
 	"benchlab/internal/noise"
 	"benchlab/internal/store"
 )
 
 // runValues turns the repeats of a cell into what analysis.CompareNoise
 // judges: throughput and within-run variance from batch means, and
-// whether the canaries bracketing the run found the host slow
-// (noise.Model.HostSlow).
-func (d *Data) runValues(rs []store.Result) []analysis.Run {
+// whether the run was disturbed: the canaries bracketing it found the host
+// slow (noise.Model.HostSlow), or what was measured during it says the
+// machine was busy or its CPUs slow (noise.Disturbed, against
+// speedMedian, the CPU speed median of the runs compared).
+func (d *Data) runValues(rs []store.Result, speedMedian float64) []analysis.Run {
 	var runs map[int64]store.Run
 	if d.Noise != nil {
 		runs = make(map[int64]store.Run, len(d.Runs))
@@ -26,9 +29,16 @@ func (d *Data) runValues(rs []store.Result) []analysis.Run {
 	out := make([]analysis.Run, len(rs))
 	for i, r := range rs {
 		out[i] = noise.RunOf(r)
+		var why []string
 		if run, ok := runs[r.RunID]; ok {
-			out[i].HostSlow = d.Noise.HostSlow(run)
+			if s := d.Noise.HostSlow(run); s != "" {
+				why = append(why, s)
+			}
 		}
+		if s := noise.Disturbed(r, speedMedian); s != "" {
+			why = append(why, s)
+		}
+		out[i].HostSlow = strings.Join(why, "; ")
 	}
 	return out
 }
@@ -48,7 +58,8 @@ func (d *Data) engineOf() map[string]string {
 func (d *Data) judge(base, other []store.Result, baseT, otherT string, k cellKey, opt VerdictOptions) (analysis.Verdict, analysis.NoiseEvidence) {
 	eng := d.engineOf()
 	prior := d.Noise.Prior([]string{eng[baseT], eng[otherT]}, k.test, k.threads)
-	return analysis.CompareNoise(d.runValues(base), d.runValues(other), directionOf(base), prior,
+	speed := noise.SpeedMedian(base, other)
+	return analysis.CompareNoise(d.runValues(base, speed), d.runValues(other, speed), directionOf(base), prior,
 		analysis.NoiseOptions{CompareOptions: opt})
 }
 
@@ -63,8 +74,10 @@ func (d *Data) NoiseJudge() analysis.NoiseJudge {
 	j := analysis.NoiseJudge{Cells: map[string]analysis.NoiseCell{}}
 	for _, k := range keys {
 		for _, t := range targets[1:] {
+			base, other := s[targets[0]][k], s[t][k]
+			speed := noise.SpeedMedian(base, other)
 			j.Cells[fmt.Sprintf("%s/%s@%d", t, k.test, k.threads)] = analysis.NoiseCell{
-				Base: d.runValues(s[targets[0]][k]), Other: d.runValues(s[t][k]),
+				Base: d.runValues(base, speed), Other: d.runValues(other, speed),
 				Prior: d.Noise.Prior([]string{eng[targets[0]], eng[t]}, k.test, k.threads),
 			}
 		}
@@ -163,7 +176,8 @@ func evidenceNotes(cs []Comparison, model *noise.Model) []string {
 	}
 	if withheld > 0 {
 		out = append(out, fmt.Sprintf("%d verdicts not called because the side that came out worse had a run on a slow host "+
-			"(its memory canaries say so; \"on a slow host\" in the evidence), which explains it", withheld))
+			"(its memory canaries, or the machine's load and CPU speed probes during it, say so; \"on a slow host\" in the "+
+			"evidence), which explains it", withheld))
 	}
 	if byText["noise prior, single run per target"] > 0 {
 		out = append(out, "single run per target: the verdict rests on the host's noise history alone, "+
@@ -233,4 +247,75 @@ func canaryNotes(d *Data) []string {
 			noise.CanarySpreads, 100*noise.CanaryMinSlow, m.Median, m.N, strings.Join(slow, "; ")))
 	}
 	return out
+}
+
+// Disturbance counts the measured results of an experiment and those that
+// ran on a busy machine or on slow CPUs (noise.Busy, noise.SlowCPU against
+// the median of the cell's runs on every target).
+type Disturbance struct {
+	Results, Busy, SlowCPU int
+	// busy and slow describe each flagged result for the notes.
+	busy, slow []string
+}
+
+// Disturbances finds the disturbed results of d (Disturbance).
+func Disturbances(d *Data) Disturbance {
+	s, keys, _ := d.samples()
+	targets := d.targets()
+	var out Disturbance
+	for _, k := range keys {
+		var all [][]store.Result
+		for _, t := range targets {
+			all = append(all, s[t][k])
+		}
+		median := noise.SpeedMedian(all...)
+		for _, t := range targets {
+			for _, r := range s[t][k] {
+				out.Results++
+				repeat := d.repeatOf(r.RunID)
+				if b := noise.Busy(r); b != "" {
+					out.Busy++
+					out.busy = append(out.busy, fmt.Sprintf("%s @%d on %s repeat %d (%s)", k.test, k.threads, t, repeat,
+						strings.TrimPrefix(b, "machine busy during run: ")))
+				}
+				if w := noise.SlowCPU(r, median); w != "" {
+					out.SlowCPU++
+					out.slow = append(out.slow, fmt.Sprintf("%s @%d on %s repeat %d (%s)", k.test, k.threads, t, repeat,
+						strings.TrimPrefix(w, "CPUs slow during run: ")))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// disturbedNotes name the results that ran on a busy machine or on CPUs the
+// host slowed (Disturbances), which the verdicts set aside when they came
+// out worse than their side's other runs.
+func disturbedNotes(d *Data) []string {
+	ds := Disturbances(d)
+	var out []string
+	if len(ds.busy) > 0 {
+		out = append(out, fmt.Sprintf("runs on a busy machine (other processes used more than %d%% of all CPU and the step's "+
+			"threads waited for a CPU at least %.0f%% of their running time, from /proc/<pid>/task/*/schedstat): %s; verdicts set "+
+			"these runs aside when they came out worse than their side's others",
+			noise.BusyForeignPct, 100*noise.BusyWaitShare, strings.Join(ds.busy, "; ")))
+	}
+	if len(ds.slow) > 0 {
+		out = append(out, fmt.Sprintf("runs on slow CPUs (the CPU speed probes during the run, a fixed loop timed by its own "+
+			"thread's CPU clock on every CPU every %v, averaged below x%.2f of the median of the cell's runs): %s; verdicts set "+
+			"these runs aside when they came out worse than their side's others", metrics.SpeedProbeEvery, noise.SlowCPUFactor,
+			strings.Join(ds.slow, "; ")))
+	}
+	return out
+}
+
+// repeatOf is the repeat number of a run (0 when unknown).
+func (d *Data) repeatOf(runID int64) int {
+	for _, r := range d.Runs {
+		if r.ID == runID {
+			return r.Repeat
+		}
+	}
+	return 0
 }

@@ -8,6 +8,7 @@ import (
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/metric"
+	"benchlab/internal/noise"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
 )
@@ -334,8 +335,13 @@ func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 		var groupsR [][]analysis.Run
 		var priors []analysis.NoisePrior
 		var medians []float64
+		var all [][]store.Result
+		for _, name := range order {
+			all = append(all, s[name][k])
+		}
+		speed := noise.SpeedMedian(all...)
 		for i, name := range order {
-			groupsR = append(groupsR, d.runValues(s[name][k]))
+			groupsR = append(groupsR, d.runValues(s[name][k], speed))
 			medians = append(medians, analysis.Median(values(s[name][k], func(r store.Result) float64 { return r.Throughput() })))
 			if i > 0 {
 				priors = append(priors, d.Noise.Prior([]string{eng[order[i-1]], eng[name]}, k.test, k.threads))

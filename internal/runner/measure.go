@@ -240,6 +240,18 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	// connections exist now, so every server thread that serves them does.
 	sampler.CountEvents()
 	defer sampler.CloseCounters()
+	// The CPUs' speed during the step (metrics.SpeedProbe), so that a run
+	// on CPUs the host slowed can be told from a slow database.
+	speed := metrics.StartSpeedProbe(nil)
+	speedStopped := false
+	stopSpeed := func() []metrics.SpeedSample {
+		if speedStopped {
+			return nil
+		}
+		speedStopped = true
+		return speed.Stop()
+	}
+	defer stopSpeed()
 	if st.Warmup <= 0 {
 		sampler.Mark()
 	}
@@ -276,6 +288,10 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	}
 	for k, v := range sampler.CounterFacts() {
 		results[0].Facts[k] = v
+	}
+	if mean, n := metrics.SpeedOver(stopSpeed(), win.measureFrom, end); n > 0 {
+		results[0].Facts[store.FactCPUSpeed] = mean
+		results[0].Facts[store.FactCPUSpeedSamples] = float64(n)
 	}
 	if opt.ProfileHz > 0 {
 		results[0].Profile = stepProfile(rec, profErr, opt.ProfileHz, win.measureFrom, end)

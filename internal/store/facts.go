@@ -48,6 +48,15 @@ const (
 	// operations that needed any. Absent when none did.
 	FactRetries = "retries"
 	FactRetried = "retried"
+	// FactCPUSpeed is the mean rate of the CPU speed probes over a step's
+	// measured part (metrics.SpeedProbe: rounds of a fixed loop per
+	// microsecond of the probing thread's CPU time, every CPU probed every
+	// 50 ms); FactCPUSpeedSamples the number of probes behind it. A run's
+	// speed far below the other runs' says the machine's CPUs were slow
+	// during it (a busy hyperthread sibling, a lowered clock), which its
+	// CPU time and steal do not show.
+	FactCPUSpeed        = "cpu_speed"
+	FactCPUSpeedSamples = "cpu_speed_samples"
 )
 
 // Why a perf event could not be counted (the value of its
@@ -68,6 +77,15 @@ const (
 func CounterFact(side, event string) string {
 	return "perf_" + side + "_" + strings.ReplaceAll(event, "-", "_")
 }
+
+// SchedRunFact names the seconds a side's threads ("server" or "client")
+// ran on a CPU over a step's measured part, from the kernel's schedstat;
+// SchedWaitFact the seconds they waited runnable for a CPU (run-queue
+// delay: the machine's other work, or more runnable threads than CPUs).
+func SchedRunFact(side string) string { return "sched_" + side + "_run_s" }
+
+// SchedWaitFact: see SchedRunFact.
+func SchedWaitFact(side string) string { return "sched_" + side + "_wait_s" }
 
 // CounterUnsupportedFact names the fact that says why an event was not
 // counted on a side (CounterNotSupported, ...).
