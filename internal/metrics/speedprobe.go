@@ -37,6 +37,8 @@ type SpeedSample struct {
 	// Rate is SpeedProbeRounds per microsecond of the probing thread's CPU
 	// time.
 	Rate float64
+	// CPU is the probe's own CPU time, which benchlab's CPU includes.
+	CPUTime time.Duration
 }
 
 // SpeedProbe probes the speed of some CPUs in the background until Stop.
@@ -107,7 +109,7 @@ func (p *SpeedProbe) probe(cpu int) {
 		if !ok0 || !ok1 || c1 <= c0 {
 			continue
 		}
-		s := SpeedSample{At: time.Now(), CPU: cpu, Rate: SpeedProbeRounds / (float64(c1-c0) / 1e3)}
+		s := SpeedSample{At: time.Now(), CPU: cpu, Rate: SpeedProbeRounds / (float64(c1-c0) / 1e3), CPUTime: time.Duration(c1 - c0)}
 		p.mu.Lock()
 		p.samples = append(p.samples, s)
 		p.mu.Unlock()
@@ -158,19 +160,20 @@ func (p *SpeedProbe) Stop() []SpeedSample {
 	return out
 }
 
-// SpeedOver summarises the samples taken in [from, to]: their mean rate
-// and how many there were (0 and 0 when none).
-func SpeedOver(samples []SpeedSample, from, to time.Time) (mean float64, n int) {
+// SpeedOver summarises the samples taken in [from, to]: their mean rate,
+// how many there were (0 and 0 when none) and the CPU time they took.
+func SpeedOver(samples []SpeedSample, from, to time.Time) (mean float64, n int, cpu time.Duration) {
 	var sum float64
 	for _, s := range samples {
 		if s.At.Before(from) || s.At.After(to) {
 			continue
 		}
 		sum += s.Rate
+		cpu += s.CPUTime
 		n++
 	}
 	if n == 0 {
-		return 0, 0
+		return 0, 0, 0
 	}
-	return sum / float64(n), n
+	return sum / float64(n), n, cpu
 }

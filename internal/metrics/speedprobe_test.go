@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,11 +57,19 @@ func TestSpeedProbe(t *testing.T) {
 			t.Errorf("CPU %d: %d samples in 400 ms, want at least 3", cpu, n)
 		}
 	}
-	mean, n := SpeedOver(samples, start, time.Now())
+	mean, n, cpu := SpeedOver(samples, start, time.Now())
 	if n != len(samples) || mean <= 0 {
 		t.Errorf("SpeedOver(all) = %v over %d, want a mean over %d", mean, n, len(samples))
 	}
-	if _, n := SpeedOver(samples, start.Add(-time.Hour), start); n != 0 {
+	// Each probe's CPU time is its rounds at its rate.
+	var want float64
+	for _, s := range samples {
+		want += SpeedProbeRounds / s.Rate * 1e3
+	}
+	if math.Abs(float64(cpu)-want) > 0.001*want+float64(len(samples)) {
+		t.Errorf("SpeedOver CPU %v, want %v ns (rounds over rate)", cpu, want)
+	}
+	if _, n, _ := SpeedOver(samples, start.Add(-time.Hour), start); n != 0 {
 		t.Errorf("SpeedOver before the probe counted %d samples, want 0", n)
 	}
 	if after := allowedCPUs(t); len(after) != 1 || len(before) != 1 || !after[firstKey(before)] {

@@ -1042,7 +1042,8 @@ func efficiencyNotes(d *Data, keys []cellKey, s samples) []string {
 	if hasEfficiency(s, keys) {
 		n = append(n, "efficiency: per-op = counter total over the sampled part of a step / its seconds / its QPS; "+
 			"process CPU from /proc comes in 10 ms ticks, so a step with under a few hundred ms of server CPU gives a "+
-			"rough server cpu us/op; client CPU comes from getrusage and includes benchlab's own sampling")
+			"rough server cpu us/op; client CPU comes from getrusage and includes benchlab's own sampling, less the CPU "+
+			"speed probes' own CPU time (fact cpu_speed_probe_cpu_s)")
 	}
 	inProcess := map[string]bool{}
 	devices := map[string]bool{}

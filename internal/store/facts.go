@@ -57,6 +57,9 @@ const (
 	// CPU time and steal do not show.
 	FactCPUSpeed        = "cpu_speed"
 	FactCPUSpeedSamples = "cpu_speed_samples"
+	// FactCPUSpeedCPU is the CPU seconds the probes took over the measured
+	// part, left out of the client's CPU (Efficiency.ClientCPU).
+	FactCPUSpeedCPU = "cpu_speed_probe_cpu_s"
 )
 
 // Why a perf event could not be counted (the value of its
