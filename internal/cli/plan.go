@@ -110,6 +110,11 @@ func addPlanHistory(env Env, p *plan.Plan, s spec.Spec, storeFlag string, strict
 	}
 	defer st.Close()
 	ctx := context.Background()
+	// A store copied or imported without its noise history learns it
+	// first, as report and compare do, so plan sees the history they will.
+	if err := noise.Backfill(ctx, st); err != nil {
+		return err
+	}
 	host := metrics.HostFacts().ID()
 	specTOML := s.TOML()
 	var baseEngine string

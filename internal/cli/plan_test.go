@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"database/sql"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -122,6 +123,21 @@ report_interval = "0s"
 	if !regexp.MustCompile(`point-query @1 +s=[0-9.]+% \(1\d df\): marks callable [0-9.]+%, 90%: [0-9.]+%; gate callable [0-9.]+%`).MatchString(out) ||
 		!strings.Contains(out, "the gate can fire with this history on every compared test") {
 		t.Errorf("plan does not state the history's power:\n%s", out)
+	}
+	// A store whose history was never learned (copied by other means,
+	// written by an older benchlab): plan learns it, as report does.
+	forget, err := sql.Open("sqlite3", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"DELETE FROM noise", "DELETE FROM noise_learned"} {
+		if _, err := forget.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	forget.Close()
+	if code, out, stderr := run(t, Env{}, "plan", gated, "--store", db); code != ExitOK || !strings.Contains(out, "the gate can fire with this history") {
+		t.Errorf("plan on a store that forgot its history: exit %d, want 0 with the history learned again\n%s\n%s", code, out, stderr)
 	}
 	// The same spec in a directory without a store: refused, naming the
 	// missing history.
