@@ -3,6 +3,7 @@ package metrics
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -106,4 +107,14 @@ func (s schedSnapshot) since(mark schedSnapshot) SchedTimes {
 		sum = sum.Add(SchedTimes{RunNs: t.RunNs - m.RunNs, WaitNs: t.WaitNs - m.WaitNs})
 	}
 	return sum
+}
+
+// without drops the threads tids from s.
+func (s schedSnapshot) without(tids []int) schedSnapshot {
+	for k := range s.threads {
+		if slices.Contains(tids, k.tid) {
+			delete(s.threads, k)
+		}
+	}
+	return s
 }

@@ -41,6 +41,10 @@ func TestSchedSince(t *testing.T) {
 	if got, want := now.since(mark), (SchedTimes{RunNs: 1220, WaitNs: 125}); got != want {
 		t.Fatalf("since = %+v, want %+v", got, want)
 	}
+	// Leaving thread 4 out (a speed probe) leaves 1 and 2.
+	if got, want := now.without([]int{4}).since(mark), (SchedTimes{RunNs: 220, WaitNs: 35}); got != want {
+		t.Fatalf("since without thread 4 = %+v, want %+v", got, want)
+	}
 }
 
 // TestSchedFactsSeeCrowdedCPU runs a "server" of two busy loops pinned to

@@ -47,6 +47,7 @@ type SpeedProbe struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	samples []SpeedSample
+	tids    []int
 }
 
 // StartSpeedProbe starts one probing thread per CPU of cpus (all the CPUs
@@ -64,31 +65,45 @@ func StartSpeedProbe(cpus []int) *SpeedProbe {
 		}
 	}
 	p := &SpeedProbe{stop: make(chan struct{})}
+	ready := make(chan int, len(cpus))
 	for _, c := range cpus {
 		p.wg.Add(1)
-		go p.probe(c)
+		go p.probe(c, ready)
+	}
+	for range cpus {
+		if tid := <-ready; tid > 0 {
+			p.tids = append(p.tids, tid)
+		}
 	}
 	return p
 }
+
+// TIDs are the probing threads' IDs, so that what is measured of
+// benchlab's threads can leave them out: a probe pinned to a CPU waits for
+// whatever runs there, benchlab's own workers included.
+func (p *SpeedProbe) TIDs() []int { return p.tids }
 
 // probe runs on a thread of its own moved to cpu, and gives the thread
 // back to the Go runtime with its CPUs as they were. (Ending the goroutine
 // locked, which makes the runtime end the thread, stops a perf record
 // attached to the process: a profiled step's profile was lost.)
-func (p *SpeedProbe) probe(cpu int) {
+func (p *SpeedProbe) probe(cpu int, ready chan<- int) {
 	defer p.wg.Done()
 	runtime.LockOSThread()
 	var was unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &was); err != nil {
 		runtime.UnlockOSThread()
+		ready <- 0
 		return
 	}
 	var set unix.CPUSet
 	set.Set(cpu)
 	if err := unix.SchedSetaffinity(0, &set); err != nil {
 		runtime.UnlockOSThread()
+		ready <- 0
 		return
 	}
+	ready <- unix.Gettid()
 	defer func() {
 		if unix.SchedSetaffinity(0, &was) == nil {
 			runtime.UnlockOSThread()

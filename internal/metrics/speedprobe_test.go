@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,12 @@ func TestSpeedProbe(t *testing.T) {
 	before := allowedCPUs(t)
 	start := time.Now()
 	p := StartSpeedProbe(nil)
+	tids := ThreadsOf("/proc", []int{os.Getpid()})
+	for _, tid := range p.TIDs() {
+		if !slices.Contains(tids, tid) {
+			t.Errorf("probe thread %d is not a thread of this process %v", tid, tids)
+		}
+	}
 	time.Sleep(400 * time.Millisecond)
 	samples := p.Stop()
 	per := map[int]int{}
@@ -51,6 +58,9 @@ func TestSpeedProbe(t *testing.T) {
 	}
 	if len(per) == 0 {
 		t.Fatal("no CPU probed")
+	}
+	if len(p.TIDs()) != len(per) {
+		t.Errorf("%d probe threads for %d CPUs probed", len(p.TIDs()), len(per))
 	}
 	for cpu, n := range per {
 		if n < 3 {

@@ -17,6 +17,16 @@ type stepCounters struct {
 	// Mark (read whether or not perf counters could be opened).
 	schedServer, schedClient schedSnapshot
 	schedMarked              bool
+	// schedIgnore are benchlab threads left out of the client's figures
+	// (IgnoreThreads).
+	schedIgnore []int
+}
+
+// IgnoreThreads leaves benchlab's threads tids (the CPU speed probes) out
+// of the client's run-queue figures: they measure the machine, and pinned
+// to one CPU each they wait for whatever runs there.
+func (s *StepSampler) IgnoreThreads(tids []int) {
+	s.counters.schedIgnore = append(s.counters.schedIgnore, tids...)
 }
 
 // CountEvents opens perf event counters (CounterEvents) on every thread of
@@ -41,7 +51,7 @@ func (s *StepSampler) markSched() {
 	if len(s.roots) > 0 {
 		c.schedServer = readSched(s.procDir, s.treePIDs())
 	}
-	c.schedClient = readSched(s.procDir, []int{os.Getpid()})
+	c.schedClient = readSched(s.procDir, []int{os.Getpid()}).without(c.schedIgnore)
 	c.schedMarked = true
 }
 
@@ -74,7 +84,7 @@ func (s *StepSampler) schedFacts(out map[string]float64) {
 	if len(s.roots) > 0 {
 		add("server", c.schedServer, readSched(s.procDir, s.treePIDs()))
 	}
-	add("client", c.schedClient, readSched(s.procDir, []int{os.Getpid()}))
+	add("client", c.schedClient, readSched(s.procDir, []int{os.Getpid()}).without(c.schedIgnore))
 }
 
 func (c *stepCounters) mark() {

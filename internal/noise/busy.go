@@ -55,8 +55,12 @@ func Busy(r store.Result) string {
 	if run <= 0 || wait/run < BusyWaitShare {
 		return ""
 	}
-	return fmt.Sprintf("machine busy during run: other processes used %.0f%% of all CPU and the step's threads waited for a CPU %.0f%% of their running time",
-		foreign, 100*wait/run)
+	waited := fmt.Sprintf("%.0f%% of their running time", 100*wait/run)
+	if wait >= run {
+		waited = fmt.Sprintf("%.1fx as long as they ran", wait/run)
+	}
+	return fmt.Sprintf("machine busy during run: other processes used %.0f%% of all CPU and the step's threads waited for a CPU %s",
+		foreign, waited)
 }
 
 // CPUSpeed is a result's mean CPU speed probe rate over its measured part

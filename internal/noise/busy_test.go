@@ -47,6 +47,9 @@ func TestBusy(t *testing.T) {
 	if got := Busy(busyResult(16, 8, 8, 3)); !strings.Contains(got, "40% of all CPU") || !strings.Contains(got, "38% of their running time") {
 		t.Errorf("Busy = %q, want the 40%% foreign share and the 38%% wait", got)
 	}
+	if got := Busy(busyResult(16, 8, 2, 5)); !strings.Contains(got, "waited for a CPU 2.5x as long as they ran") {
+		t.Errorf("Busy = %q, want a wait of 2.5x the running time", got)
+	}
 }
 
 func speedResult(speed float64) store.Result {

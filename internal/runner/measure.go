@@ -243,6 +243,7 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	// The CPUs' speed during the step (metrics.SpeedProbe), so that a run
 	// on CPUs the host slowed can be told from a slow database.
 	speed := metrics.StartSpeedProbe(nil)
+	sampler.IgnoreThreads(speed.TIDs())
 	speedStopped := false
 	stopSpeed := func() []metrics.SpeedSample {
 		if speedStopped {
