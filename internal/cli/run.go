@@ -37,6 +37,8 @@ type runFlags struct {
 	metricsAddr                                       string
 	waitQuiet, cpuProfile, flushEvery                 string
 	suite                                             string
+	// sweep is --sweep setting=v1,v2: the flag-built target's sweep.
+	sweep []string
 	// opts are the flags of every suite's own options.
 	opts       *suiteFlags
 	warmupTime string
@@ -62,6 +64,8 @@ func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	fs.StringVar(&f.base, "base", "", "target every other is compared with (default: the first)")
 	fs.StringVar(&f.engine, "engine", "", "engine of a single target when no spec file is given (e.g. sqlite)")
 	fs.StringArrayVar(&f.set, "set", nil, "engine setting key=value for the flag-built target (repeatable)")
+	fs.StringArrayVar(&f.sweep, "sweep", nil, "run the flag-built target once per value of one setting: an engine setting, memory or cpus, "+
+		"e.g. cache_size=-2000,-64000; the report adds a table of each test against the value")
 	fs.StringVar(&f.suite, "suite", "", "workload suite: "+strings.Join(workload.Names(), ", ")+" (default sysbench; benchlab list describes them)")
 	fs.StringVar(&f.tests, "tests", "", "comma-separated tests or families (default: the whole suite)")
 	f.opts = addSuiteFlags(fs)
@@ -91,7 +95,7 @@ func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	fs.IntVar(&f.profileHz, "profile-hz", 0, "samples per second of CPU time for --profile (default 99; implies --profile)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve live Prometheus metrics (ops/s, latency quantiles, errors per target and test) at http://ADDR/metrics during the run; loopback only, e.g. 127.0.0.1:9464")
 	addKnobs(fs, &f.k)
-	setGroup(fs, groupExperiment, "spec", "preset", "name", "base", "engine", "set", "suite", "repeats", "seed", "yes", "dry-run",
+	setGroup(fs, groupExperiment, "spec", "preset", "name", "base", "engine", "set", "sweep", "suite", "repeats", "seed", "yes", "dry-run",
 		"workdir", "keep-data", "skip-space-check", "wait-quiet", "cpuprofile", "flush-every", "profile", "profile-hz")
 	setGroup(fs, groupWorkload, "tests", "threads", "time", "read-time", "write-time", "warmup", "warmup-time",
 		"report-interval", "tables", "table-size", "db-ps-mode")
@@ -169,6 +173,9 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 			return s, usagef("flag --set: %s is a field of the target, not an engine setting; %s", k, targetFieldHint(field))
 		}
 		s.Targets[0].Settings[k] = v
+	}
+	if err := f.applySweep(&s); err != nil {
+		return s, err
 	}
 	w := &s.Workload
 	if set["name"] {
@@ -272,7 +279,7 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 	}
 	s.Getenv = f.getenv
 	if err := s.Validate(); err != nil {
-		return s, err
+		return s, f.sweepError(err)
 	}
 	return s, nil
 }

@@ -412,7 +412,9 @@ func BuildWith(d *Data, opt Options) *Report {
 	if hasSections && sec.Replace {
 		r.Tables = sec.Tables
 		r.Notes = append(notes(d), sec.Notes...)
-		s, keys, _ := d.samples()
+		s, keys, groups := d.samples()
+		label, _ := labeler(keys)
+		r.Tables = append(r.Tables, sweepTables(d, keys, s, label, groups)...)
 		r.Notes = append(r.Notes, efficiencyNotes(d, keys, s)...)
 		r.Notes = append(r.Notes, counterNotes(keys, s)...)
 		r.Notes = append(r.Notes, profileNotes(d, keys, s)...)
@@ -452,6 +454,7 @@ func BuildWith(d *Data, opt Options) *Report {
 			r.Tables = append(r.Tables, *seq)
 		}
 	}
+	r.Tables = append(r.Tables, sweepTables(d, keys, s, label, groups)...)
 	abs := Table{Title: absoluteTitle(s, keys), Legend: absoluteLegend(s, keys),
 		Columns: targets}
 	for _, k := range keys {

@@ -66,6 +66,11 @@ type Record struct {
 	ForeignPct   *float64           `json:"foreign_cpu_pct"`
 	DBBytes      *int64             `json:"db_bytes"`
 	Facts        map[string]float64 `json:"facts,omitempty"`
+	// SweepSetting and SweepValue are the setting a sweep varied and the
+	// value this result's target ran, for a target a sweep made (the
+	// stored spec's swept marks).
+	SweepSetting string `json:"sweep_setting,omitempty"`
+	SweepValue   string `json:"sweep_value,omitempty"`
 	// Intervals are the 1-second series (JSON only).
 	Intervals []IntervalRecord `json:"intervals,omitempty"`
 }
@@ -104,6 +109,7 @@ func measuredF(v float64) *float64 {
 // Records flattens d's results in run order, then step order.
 func Records(d *Data) []Record {
 	var out []Record
+	swept := sweptOf(d)
 	for _, run := range d.Runs {
 		for _, r := range d.Results[run.ID] {
 			rec := Record{Experiment: d.Experiment.ID, Run: run.ID, Target: run.Target, Engine: run.Engine,
@@ -114,7 +120,7 @@ func Records(d *Data) []Record {
 				QPS: r.QPS(), TPS: r.TPS(), Throughput: r.Throughput(), TargetRate: r.Role.TargetRate,
 				LatMeanMs: msOf(r.Latency.Mean), LatP50Ms: msOf(r.Latency.P50), LatP95Ms: msOf(r.Latency.P95),
 				LatP99Ms: msOf(r.Latency.P99), LatP999Ms: msOf(r.Latency.P999), LatMaxMs: msOf(r.Latency.Max),
-				Facts: r.Facts}
+				Facts: r.Facts, SweepSetting: swept[run.Target][0], SweepValue: swept[run.Target][1]}
 			if r.DBBytes != 0 {
 				rec.DBBytes = measuredI(r.DBBytes)
 			}
@@ -179,7 +185,7 @@ func WriteCSV(w io.Writer, d *Data) error {
 		"lat_p99_ms", "lat_p999_ms", "lat_max_ms", "eff_seconds", "server_cpu_s", "client_cpu_s", "server_read_bytes",
 		"server_write_bytes", "server_read_calls", "server_write_calls", "server_context_switches",
 		"client_context_switches", "server_peak_rss_bytes", "device", "device_reads", "device_writes",
-		"device_read_bytes", "device_write_bytes", "steal_pct", "foreign_cpu_pct", "db_bytes"}
+		"device_read_bytes", "device_write_bytes", "steal_pct", "foreign_cpu_pct", "db_bytes", "sweep_setting", "sweep_value"}
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -205,7 +211,7 @@ func WriteCSV(w io.Writer, d *Data) error {
 			f(r.LatP95Ms), f(r.LatP99Ms), f(r.LatP999Ms), f(r.LatMaxMs), pf(r.EffSeconds), pf(r.ServerCPUS),
 			pf(r.ClientCPUS), pi(r.ServerReadB), pi(r.ServerWriteB), pi(r.ServerReads), pi(r.ServerWrites),
 			pi(r.ServerCS), pi(r.ClientCS), pi(r.ServerRSSB), r.Device, pi(r.DevReads), pi(r.DevWrites),
-			pi(r.DevReadB), pi(r.DevWriteB), pf(r.StealPct), pf(r.ForeignPct), pi(r.DBBytes)}
+			pi(r.DevReadB), pi(r.DevWriteB), pf(r.StealPct), pf(r.ForeignPct), pi(r.DBBytes), r.SweepSetting, r.SweepValue}
 		if err := cw.Write(line); err != nil {
 			return err
 		}

@@ -312,6 +312,7 @@ func buildCharts(d *Data) []chartDef {
 			out = append(out, chartDef{htmlChart{Title: "threads", Height: 300}, o})
 		}
 	}
+	out = append(out, sweepCharts(d, keys, s, label)...)
 	// Box plots of per-second throughput over the last half of each run.
 	for _, k := range keys {
 		o := baseOption("Per-second throughput, last half of the measured time: "+label(k), "target", unitOf(s, k)+" per second")

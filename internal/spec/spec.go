@@ -55,6 +55,10 @@ type Spec struct {
 	// server installs and logs (BENCHLAB_VERSIONS, BENCHLAB_SERVER_LOGS) and
 	// passwords (MYSQL_PWD) through it. Nil is an empty environment.
 	Getenv func(string) string `toml:"-"`
+	// origins name, per target, the field of the file it came from
+	// ("target[0]", "target[0].sweep.values[1]"), once Validate expanded
+	// the sweeps; nil names each target by its own index.
+	origins []origin
 }
 
 // Gate is the [gate] section: with FailOnRegression, `run` exits 3 when a
@@ -101,6 +105,13 @@ type Target struct {
 	CPUs     string         `toml:"cpus"`
 	Memory   string         `toml:"memory"`
 	Settings map[string]any `toml:"settings"`
+	// Sweep runs the target once per value of one setting (sweep.go);
+	// Validate replaces the target by those targets, so a validated spec
+	// has none.
+	Sweep *Sweep `toml:"sweep,omitempty"`
+	// Swept says which sweep value a target runs: set on each target a
+	// sweep expands into, and stored with it.
+	Swept *Swept `toml:"swept,omitempty"`
 }
 
 // TargetField reports whether key (in any case) names a field of a
@@ -347,6 +358,9 @@ func Parse(src []byte, file, preset string) (Spec, error) {
 	if err := checkSettingsTables(head.Targets); err != nil {
 		return Spec{}, err
 	}
+	if err := checkSweepTables(head.Targets); err != nil {
+		return Spec{}, err
+	}
 	if preset == "" {
 		preset = head.Preset
 	}
@@ -508,39 +522,23 @@ func (s *Spec) Validate() error {
 	if len(s.Targets) == 0 {
 		return errf("target", "no targets; want at least one [[target]] with a name and an engine")
 	}
+	// Sweeps expand first, so that each value's target is checked below
+	// as a hand-written one is.
+	if err := s.expandSweeps(); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for i, t := range s.Targets {
-		f := fmt.Sprintf("target[%d]", i)
-		if t.Name == "" {
-			return errf(f+".name", "must not be empty")
-		}
-		if !validName(t.Name) {
-			return errf(f+".name", "%q has characters other than letters, digits, '.', '_', '-' and '+'", t.Name)
+		if err := s.checkTarget(t, func(sub string) string { return s.targetField(i, sub) }); err != nil {
+			return err
 		}
 		if seen[t.Name] {
-			return errf(f+".name", "%q is used by two targets; names must be unique", t.Name)
+			return errf(s.targetField(i, ".name"), "%q is used by two targets; names must be unique", t.Name)
 		}
 		seen[t.Name] = true
-		d, ok := engine.Lookup(t.Engine)
-		if !ok {
-			return errf(f+".engine", "unknown engine %q; known: %s", t.Engine, strings.Join(engine.Names(), ", "))
-		}
-		for _, k := range slices.Sorted(maps.Keys(t.Settings)) {
-			if field, ok := TargetField(k); ok {
-				return errf(f+".settings."+k, "is a field of the target, not an engine setting; want %s = ... "+
-					"directly under [[target]], before [target.settings]", field)
-			}
-		}
-		if err := engine.CheckSettings(d, t.TargetSettings()); err != nil {
-			return errf(f+".settings", "%v", err)
-		}
-		if tc, ok := d.(engine.TargetChecker); ok {
-			if err := tc.CheckTarget(t.EngineTarget(s.Getenv)); err != nil {
-				return errf(f, "%v", err)
-			}
-		} else if t.Basedir != "" || t.Version != "" || t.DSN != "" || t.Config != "" || t.CPUs != "" || t.Memory != "" {
-			return errf(f, "engine %s is embedded; basedir, version, dsn, config, cpus and memory are for servers benchlab starts", t.Engine)
-		}
+	}
+	if err := checkSwept(s.Targets, s.targetField); err != nil {
+		return err
 	}
 	if s.Base == "" {
 		s.Base = s.Targets[0].Name
@@ -557,7 +555,7 @@ func (s *Spec) Validate() error {
 	if !ok {
 		return errf("workload.suite", "unknown suite %q; known: %s", w.Suite, strings.Join(workload.Names(), ", "))
 	}
-	if err := checkKinds(s.Targets, suite); err != nil {
+	if err := checkKinds(s.Targets, suite, s.targetField); err != nil {
 		return err
 	}
 	if len(w.Threads) == 0 {
@@ -603,8 +601,8 @@ func (s *Spec) Validate() error {
 		set         bool
 	}{{"workload.rate", "pace their operations", w.Rate > 0}, {"workload.events", "count their operations as they run", w.Events > 0}} {
 		if i, tool, ok := StepToolTarget(s.Targets); ok && c.set {
-			return errf(c.field, "target[%d] (%s) runs each step in %s, its own process with its own threads: benchlab's workers "+
-				"do not run it, so they cannot %s; remove it or run that target with an in-process engine", i, s.Targets[i].Name, tool, c.what)
+			return errf(c.field, "%s (%s) runs each step in %s, its own process with its own threads: benchlab's workers "+
+				"do not run it, so they cannot %s; remove it or run that target with an in-process engine", s.targetField(i, ""), s.Targets[i].Name, tool, c.what)
 		}
 	}
 	if !(w.Percentile >= 0 && w.Percentile < 100) {
@@ -627,10 +625,42 @@ func (s *Spec) Validate() error {
 	return nil
 }
 
+// checkTarget checks one target's name, engine, settings and server
+// fields, naming each field through at (the field's suffix: ".name").
+func (s *Spec) checkTarget(t Target, at func(sub string) string) error {
+	if t.Name == "" {
+		return errf(at(".name"), "must not be empty")
+	}
+	if !validName(t.Name) {
+		return errf(at(".name"), "%q has characters other than %s", t.Name, nameChars)
+	}
+	d, ok := engine.Lookup(t.Engine)
+	if !ok {
+		return errf(at(".engine"), "unknown engine %q; known: %s", t.Engine, strings.Join(engine.Names(), ", "))
+	}
+	for _, k := range slices.Sorted(maps.Keys(t.Settings)) {
+		if field, ok := TargetField(k); ok {
+			return errf(at(".settings."+k), "is a field of the target, not an engine setting; want %s = ... "+
+				"directly under [[target]], before [target.settings]", field)
+		}
+	}
+	if err := engine.CheckSettings(d, t.TargetSettings()); err != nil {
+		return errf(at(".settings"), "%v", err)
+	}
+	if tc, ok := d.(engine.TargetChecker); ok {
+		if err := tc.CheckTarget(t.EngineTarget(s.Getenv)); err != nil {
+			return errf(at(""), "%v", err)
+		}
+	} else if t.Basedir != "" || t.Version != "" || t.DSN != "" || t.Config != "" || t.CPUs != "" || t.Memory != "" {
+		return errf(at(""), "engine %s is embedded; basedir, version, dsn, config, cpus and memory are for servers benchlab starts", t.Engine)
+	}
+	return nil
+}
+
 // checkKinds refuses a target whose engine cannot run the suite (a
 // key-value store under an SQL suite, or the reverse), naming the engines
 // that can.
-func checkKinds(targets []Target, suite workload.Suite) error {
+func checkKinds(targets []Target, suite workload.Suite, field func(i int, sub string) string) error {
 	n, ok := suite.(workload.Needer)
 	if !ok {
 		return nil
@@ -645,7 +675,7 @@ func checkKinds(targets []Target, suite workload.Suite) error {
 					fit = append(fit, name)
 				}
 			}
-			return errf(fmt.Sprintf("target[%d].engine", i), "%s is a %s engine; the %s suite runs on %s engines: %s",
+			return errf(field(i, ".engine"), "%s is a %s engine; the %s suite runs on %s engines: %s",
 				t.Engine, k, suite.Name(), need, strings.Join(fit, ", "))
 		}
 	}
@@ -664,7 +694,12 @@ func StepToolTarget(targets []Target) (i int, tool string, ok bool) {
 	return 0, "", false
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9._+-]+$`)
+// nameRE is what a target name may hold: it names the cells' data dirs,
+// and '=' writes a sweep value's target (pg.shared_buffers=1GB).
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9._+=-]+$`)
+
+// nameChars says what nameRE allows, for error messages.
+const nameChars = "letters, digits, '.', '_', '-', '+' and '='"
 
 func validName(s string) bool { return nameRE.MatchString(s) }
 
