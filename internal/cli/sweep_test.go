@@ -47,7 +47,8 @@ func experimentOf(t *testing.T, storeFile string, id int64) (store.Experiment, [
 // value read back from SQLite, and the stored spec the expanded targets
 // with their swept marks; the report has the sweep table; rerun runs the
 // same targets from the stored spec with the same spec stored again; the
-// JSON export names each result's value.
+// JSON export names each result's value; plan and compare name the
+// values' targets.
 func TestSweepRun(t *testing.T) {
 	dir := t.TempDir()
 	storeFile := filepath.Join(dir, "r.db")
@@ -59,7 +60,11 @@ engine = "sqlite"
 setting = "cache_size"
 values = [-2000, -64000]
 `+sweepWorkload)
-	code, out, stderr := run(t, Env{}, "run", sp, "--store", storeFile)
+	code, out, stderr := run(t, Env{}, "plan", sp)
+	if code != 0 || !strings.Contains(out, `experiment "cache": 2 target(s), base sq.cache_size=-2000`) {
+		t.Errorf("plan exit %d:\n%s\n%s", code, out, stderr)
+	}
+	code, out, stderr = run(t, Env{}, "run", sp, "--store", storeFile)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:%s\nstderr:%s", code, out, stderr)
 	}
@@ -85,6 +90,10 @@ values = [-2000, -64000]
 		if r.Status != store.StatusOK || "sq.cache_size="+got != r.Target {
 			t.Errorf("run %s: status %s, cache_size read back %q", r.Target, r.Status, got)
 		}
+	}
+	code, cmp, _ := run(t, Env{}, "compare", "--store", storeFile)
+	if code != 0 || !strings.Contains(cmp, "QPS(target) / QPS(sq.cache_size=-2000)") || !strings.Contains(cmp, "sq.cache_size=-64000") {
+		t.Errorf("compare exit %d:\n%s", code, cmp)
 	}
 	code, js, _ := run(t, Env{}, "report", "--store", storeFile, "--format", "json")
 	if code != 0 || !strings.Contains(js, `"sweep_setting": "cache_size"`) || !strings.Contains(js, `"sweep_value": "-64000"`) {
