@@ -55,9 +55,9 @@ type Spec struct {
 	// server installs and logs (BENCHLAB_VERSIONS, BENCHLAB_SERVER_LOGS) and
 	// passwords (MYSQL_PWD) through it. Nil is an empty environment.
 	Getenv func(string) string `toml:"-"`
-	// origins name, per target, the field of the file it came from
-	// ("target[0]", "target[0].sweep.values[1]"), once Validate expanded
-	// the sweeps; nil names each target by its own index.
+	// origins say, per target, where in the file it came from once
+	// Validate expanded the sweeps, so errors name the field the user
+	// wrote (targetField); nil names each target by its own index.
 	origins []origin
 }
 
