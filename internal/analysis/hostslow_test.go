@@ -163,3 +163,38 @@ func TestNoiseJudgeHostSlow(t *testing.T) {
 			v.NBase, v.NOther, v.MedianOther, v.Evidence)
 	}
 }
+
+// TestCompareNoiseDisturbed: a run flagged as disturbed by what was
+// measured during it (Run.Disturbed) is set aside when worse than its
+// side's clean runs, like a run on a slow host, but never withholds its
+// side: with the same hand-worked history as TestCompareNoiseHostSlow, a
+// single disturbed run at 70 against 100 is still called slower with the
+// same p, and 3 runs of 100, 99, 80 (the 80 disturbed) against 3 of 100
+// leave the other side 2 runs, judged and not held back.
+func TestCompareNoiseDisturbed(t *testing.T) {
+	prior := NoisePrior{Var: 0.0004, DF: 20, Points: 21}
+	const why = "machine busy during run: other processes used 60% of all CPU"
+	one := runs(70)
+	one[0].Disturbed = why
+	v, ev := CompareNoise(runs(100), one, HigherIsBetter, prior, NoiseOptions{})
+	wantP := studentTwoSided(math.Log(0.7)/math.Sqrt(2*0.0004), 20)
+	if v.Outcome != Slower || ev.Withheld || v.HostSlow != [2]bool{} || len(ev.HostSlow) != 0 {
+		t.Fatalf("single disturbed run: %v (%s), want slower, nothing withheld or set aside", v.Outcome, ev)
+	}
+	near(t, "p single disturbed", v.P, wantP, 1e-15)
+
+	three := runs(100, 99, 80)
+	three[2].Disturbed = why
+	v, ev = CompareNoise(runs(100, 101, 99), three, HigherIsBetter, prior, NoiseOptions{})
+	if len(ev.HostSlow) != 1 || !strings.Contains(ev.HostSlow[0], "other run 3 of 3 (machine busy during run") ||
+		ev.NOther != 2 || v.HostSlow != [2]bool{} || ev.Withheld {
+		t.Fatalf("disturbed worse run: set aside %v, n other %d, slow sides %v, withheld %v; want run 3 set aside, 2 judged, none held back",
+			ev.HostSlow, ev.NOther, v.HostSlow, ev.Withheld)
+	}
+	// A disturbed run that came out better than its side's clean runs stays.
+	better := runs(100, 99, 120)
+	better[2].Disturbed = why
+	if _, ev := CompareNoise(runs(100, 101, 99), better, HigherIsBetter, prior, NoiseOptions{}); len(ev.HostSlow) != 0 || ev.NOther != 3 {
+		t.Errorf("disturbed better run set aside: %v, n other %d", ev.HostSlow, ev.NOther)
+	}
+}

@@ -119,6 +119,16 @@ type Run struct {
 	// the run, ..."). CompareNoise sets such a run aside when it came out
 	// worse than its side's others.
 	HostSlow string
+	// Disturbed, when not empty, says what measured during the run found
+	// the machine disturbed (other processes' CPU with the run-queue wait
+	// it caused, CPU speed probes far below the compared runs'). Such a
+	// run is set aside when it came out worse than its side's undisturbed
+	// runs, as a run on a slow host is, but it never keeps its side from
+	// being called the worse one: these flags are common on a small shared
+	// machine (most runs of a test suite run in parallel carry one), and
+	// the host's noise history already holds the variation of its busy
+	// hours.
+	Disturbed string
 }
 
 // NoisePrior is what the history of a host says about one test's run-to-run
@@ -429,24 +439,43 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 	// side's remaining runs to their indexes as given.
 	var orig [2][]int
 	for side, rs := range [2]*[]Run{&base, &other} {
-		var normal []float64
+		// normal: the runs no canary flagged, which a run on a slow host is
+		// set against; clean: those with no flag at all, which a disturbed
+		// run is set against.
+		var normal, clean []float64
+		hostSlow := false
 		for _, r := range *rs {
 			if r.HostSlow == "" {
 				normal = append(normal, r.Value)
+				if r.Disturbed == "" {
+					clean = append(clean, r.Value)
+				}
 			}
+			hostSlow = hostSlow || r.HostSlow != ""
 		}
-		if len(normal) == 0 && len(*rs) > 0 {
+		if hostSlow && len(normal) == 0 {
 			ev.AllSlow[side] = (*rs)[0].HostSlow
 		}
-		flagged := len(normal) < len(*rs)
+		worse := func(v float64, than []float64) bool {
+			if len(than) == 0 {
+				return false
+			}
+			if dir == LowerIsBetter {
+				return v > mean(than)
+			}
+			return v < mean(than)
+		}
 		var keep []Run
 		for i, r := range *rs {
-			worse := r.Value < mean(normal)
-			if dir == LowerIsBetter {
-				worse = r.Value > mean(normal)
+			why := ""
+			switch {
+			case r.HostSlow != "" && worse(r.Value, normal):
+				why = r.HostSlow
+			case r.HostSlow == "" && r.Disturbed != "" && worse(r.Value, clean):
+				why = r.Disturbed
 			}
-			if r.HostSlow != "" && len(normal) > 0 && worse {
-				ev.HostSlow = append(ev.HostSlow, fmt.Sprintf("%s run %d of %d (%s)", [2]string{"base", "other"}[side], i+1, len(*rs), r.HostSlow))
+			if why != "" {
+				ev.HostSlow = append(ev.HostSlow, fmt.Sprintf("%s run %d of %d (%s)", [2]string{"base", "other"}[side], i+1, len(*rs), why))
 				ev.Left[side] = append(ev.Left[side], i)
 				continue
 			}
@@ -456,7 +485,7 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 		*rs = keep
 		// Fewer than 3 runs left: no check can see whether the slow host
 		// also slowed them.
-		ev.SlowSide[side] = flagged && len(keep) < 3
+		ev.SlowSide[side] = hostSlow && len(keep) < 3
 	}
 	ev.SetAside = slices.Clone(ev.HostSlow)
 	yb, wb := logRuns(base)

@@ -629,7 +629,7 @@ func (c calibration) evaluate(w io.Writer, planted, syncs []int64) error {
 		fmt.Fprintf(w, "notes: measured during the runs: %d of %d test results ran on a busy machine (other processes used "+
 			"more than %d%% of all CPU and the step's threads waited for a CPU at least %.0f%% of their running time), %d on "+
 			"slow CPUs (speed probes below x%.2f of the cell's median); verdicts set these aside when they came out worse "+
-			"than their side's others (with 1 repeat per target a cell has too few runs for a speed median).\n",
+			"than their side's undisturbed runs (with 1 repeat per target a cell has too few runs for a speed median).\n",
 			disturbed.Busy, disturbed.Results, noise.BusyForeignPct, 100*noise.BusyWaitShare, disturbed.SlowCPU, noise.SlowCPUFactor)
 	}
 	if total := aa[rowKey{"noise prior", c.repeats}]; total != nil && total.cells < 200 {

@@ -48,7 +48,7 @@ func TestCalibrateTiny(t *testing.T) {
 		// is a single-run comparison of its own, so 20 cells at 1 repeat
 		`(?m)^ +no history +1 +0/20 \(0\.0%\) +repeats 20 *$`,
 		`(?m)^ +noise prior +2 +\d+/10 \(`,
-		`(?m)^ +evidence +repeats +30% \(measured x\d\.\d{3} \[\d\.\d{3}-\d\.\d{3}\]\) *$`,
+		`(?m)^ +evidence +repeats +30% \(measured x\d+\.\d{3} \[\d+\.\d{3}-\d+\.\d{3}\]\) *$`,
 		`(?m)^ +noise prior +2 +\d/6 \(`,
 		`(?m)^ +noise prior +1 +\d+/12 \(`,
 		`notes: 10 A/A cells per row, fewer than 200`,

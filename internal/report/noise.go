@@ -15,7 +15,7 @@ import (
 // runValues turns the repeats of a cell into what analysis.CompareNoise
 // judges: throughput and within-run variance from batch means, and
 // whether the run was disturbed: the canaries bracketing it found the host
-// slow (noise.Model.HostSlow), or what was measured during it says the
+// slow (noise.Model.HostSlow), and what was measured during it says the
 // machine was busy or its CPUs slow (noise.Disturbed, against
 // speedMedian, the CPU speed median of the runs compared).
 func (d *Data) runValues(rs []store.Result, speedMedian float64) []analysis.Run {
@@ -29,16 +29,10 @@ func (d *Data) runValues(rs []store.Result, speedMedian float64) []analysis.Run 
 	out := make([]analysis.Run, len(rs))
 	for i, r := range rs {
 		out[i] = noise.RunOf(r)
-		var why []string
 		if run, ok := runs[r.RunID]; ok {
-			if s := d.Noise.HostSlow(run); s != "" {
-				why = append(why, s)
-			}
+			out[i].HostSlow = d.Noise.HostSlow(run)
 		}
-		if s := noise.Disturbed(r, speedMedian); s != "" {
-			why = append(why, s)
-		}
-		out[i].HostSlow = strings.Join(why, "; ")
+		out[i].Disturbed = noise.Disturbed(r, speedMedian)
 	}
 	return out
 }
@@ -176,8 +170,7 @@ func evidenceNotes(cs []Comparison, model *noise.Model) []string {
 	}
 	if withheld > 0 {
 		out = append(out, fmt.Sprintf("%d verdicts not called because the side that came out worse had a run on a slow host "+
-			"(its memory canaries, or the machine's load and CPU speed probes during it, say so; \"on a slow host\" in the "+
-			"evidence), which explains it", withheld))
+			"(its memory canaries say so; \"on a slow host\" in the evidence), which explains it", withheld))
 	}
 	if byText["noise prior, single run per target"] > 0 {
 		out = append(out, "single run per target: the verdict rests on the host's noise history alone, "+
@@ -298,13 +291,13 @@ func disturbedNotes(d *Data) []string {
 	if len(ds.busy) > 0 {
 		out = append(out, fmt.Sprintf("runs on a busy machine (other processes used more than %d%% of all CPU and the step's "+
 			"threads waited for a CPU at least %.0f%% of their running time, from /proc/<pid>/task/*/schedstat): %s; verdicts set "+
-			"these runs aside when they came out worse than their side's others",
+			"these runs aside when they came out worse than their side's undisturbed runs",
 			noise.BusyForeignPct, 100*noise.BusyWaitShare, strings.Join(ds.busy, "; ")))
 	}
 	if len(ds.slow) > 0 {
 		out = append(out, fmt.Sprintf("runs on slow CPUs (the CPU speed probes during the run, a fixed loop timed by its own "+
 			"thread's CPU clock on every CPU every %v, averaged below x%.2f of the median of the cell's runs): %s; verdicts set "+
-			"these runs aside when they came out worse than their side's others", metrics.SpeedProbeEvery, noise.SlowCPUFactor,
+			"these runs aside when they came out worse than their side's undisturbed runs", metrics.SpeedProbeEvery, noise.SlowCPUFactor,
 			strings.Join(ds.slow, "; ")))
 	}
 	return out
