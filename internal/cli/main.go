@@ -113,6 +113,7 @@ func newRoot(env Env) *cobra.Command {
 		newPlanCmd(env),
 		newRunCmd(env),
 		newRerunCmd(env),
+		newImportCmd(env),
 		newReportCmd(env),
 		newCompareCmd(env),
 		newCalibrateCmd(env),

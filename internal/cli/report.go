@@ -598,6 +598,9 @@ func runRuns(env Env, storeFlag string, limit, offset int) error {
 // took, or for a run still going how long it has been going.
 func runState(r store.Run) (status, took string) {
 	status = r.Status
+	if src := store.ParseManifest(r.Manifest).Import; src != nil {
+		return status, "imported from " + src.File
+	}
 	if r.Status != store.StatusRunning {
 		if r.Ended.IsZero() || r.Ended.Before(r.Started) {
 			return status, "-"

@@ -63,6 +63,12 @@ func runRerun(env Env, storeFlag string, idFlag int64, ro reportOut, pc planChec
 	if err != nil {
 		return err
 	}
+	for _, r := range runs {
+		if src := store.ParseManifest(r.Manifest).Import; src != nil {
+			return usagef("experiment %d was imported from %s output (%s, ...), not run by benchlab: there is no spec to run again; "+
+				"run the tool again and import its new output, or write a spec for `benchlab run`", exp.ID, src.Tool, src.File)
+		}
+	}
 	s, err := spec.ParseStored([]byte(exp.Spec), fmt.Sprintf("experiment %d's stored spec", exp.ID))
 	if err != nil {
 		return err

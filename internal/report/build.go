@@ -469,6 +469,9 @@ func BuildWith(d *Data, opt Options) *Report {
 		r.Tables = append(r.Tables, *sp)
 	}
 	lat := Table{Title: "Latency per event", Legend: "milliseconds, from HDR histograms of the measured part (median over repeats)"}
+	if importedFrom(d) != "" {
+		lat.Legend = "milliseconds, as the imported tool printed them (median over repeats); n/a: the tool did not print it"
+	}
 	for _, t := range targets {
 		lat.Columns = append(lat.Columns, t+" p50", t+" p99")
 	}
@@ -476,8 +479,8 @@ func BuildWith(d *Data, opt Options) *Report {
 		row := Row{Group: groups[k], Label: label(k)}
 		for _, t := range targets {
 			row.Cells = append(row.Cells,
-				NumberCell(Median(s[t][k], func(x store.Result) float64 { return ms(x.Latency.P50.Seconds()) })),
-				NumberCell(Median(s[t][k], func(x store.Result) float64 { return ms(x.Latency.P99.Seconds()) })))
+				NumberCell(Median(s[t][k], func(x store.Result) float64 { return latencyMS(x.Latency.P50) })),
+				NumberCell(Median(s[t][k], func(x store.Result) float64 { return latencyMS(x.Latency.P99) })))
 		}
 		lat.Rows = append(lat.Rows, row)
 	}
@@ -509,6 +512,16 @@ func BuildWith(d *Data, opt Options) *Report {
 }
 
 func ms(secs float64) float64 { return secs * 1000 }
+
+// latencyMS is a stored latency figure in milliseconds, NaN (an empty
+// cell) when it is 0: not measured, as the percentiles an imported tool's
+// output did not print.
+func latencyMS(d time.Duration) float64 {
+	if d <= 0 {
+		return math.NaN()
+	}
+	return ms(d.Seconds())
+}
 
 // labeler returns how rows are labelled: the test name, with "@threads"
 // when the experiment ran several thread counts; and those thread counts.
@@ -546,6 +559,17 @@ func header(d *Data) []string {
 	if e.Preset == "smoke" {
 		h = append(h, "SMOKE PRESET: NOT FOR CONCLUSIONS (tiny table, 1-second tests)")
 	}
+	if imported := importedFrom(d); imported != "" {
+		// Runs another tool made: no preset, no duration, no host.
+		h = append(h, fmt.Sprintf("imported %s, base %s", e.Created.Local().Format("2006-01-02 15:04:05"), e.Base))
+		h = append(h, imported)
+		for _, run := range d.Runs {
+			if !slices.ContainsFunc(d.Runs[:slices.Index(d.Runs, run)], func(o store.Run) bool { return o.Target == run.Target }) {
+				h = append(h, importedTargetLine(d, run))
+			}
+		}
+		return h
+	}
 	h = append(h, fmt.Sprintf("created %s, preset %s, base %s%s", e.Created.Local().Format("2006-01-02 15:04:05"),
 		orDefault(e.Preset, "none"), e.Base, durationOf(d)))
 	if sp, err := spec.ParseStored([]byte(e.Spec), "stored spec"); err == nil {
@@ -582,6 +606,51 @@ func header(d *Data) []string {
 		h = append(h, host)
 	}
 	return h
+}
+
+// importedFrom is the header's line of an experiment `benchlab import`
+// stored, "" for one benchlab ran: the tool, the tests and thread counts
+// the files held, and the repeats.
+func importedFrom(d *Data) string {
+	tools := map[string]bool{}
+	var list []string
+	for _, run := range d.Runs {
+		if src := store.ParseManifest(run.Manifest).Import; src != nil && !tools[src.Tool] {
+			tools[src.Tool] = true
+			list = append(list, src.Tool)
+		}
+	}
+	if len(list) == 0 {
+		return ""
+	}
+	line := "workload: imported from " + strings.Join(list, " and ") + " output (benchlab import), not run by benchlab"
+	if sp, err := spec.ParseStored([]byte(d.Experiment.Spec), "stored spec"); err == nil {
+		line += fmt.Sprintf("; tests %s, threads %v, repeats %d", strings.Join(sp.Workload.Tests, ", "),
+			sp.Workload.Threads, sp.Workload.Repeats)
+	}
+	return line + "; no CPU, IO or host figures: the files have none"
+}
+
+// importedTargetLine is the header's line of an imported target: its
+// engine and version as the import named them, the tool's version line,
+// and each file with the start of its SHA-256.
+func importedTargetLine(d *Data, first store.Run) string {
+	line := "target " + first.Target + ": " + orDefault(strings.TrimSpace(first.Engine+" "+first.Version), "engine not named")
+	var files []string
+	version := ""
+	for _, run := range d.Runs {
+		if run.Target != first.Target {
+			continue
+		}
+		if src := store.ParseManifest(run.Manifest).Import; src != nil {
+			files = append(files, fmt.Sprintf("%s (sha256 %.12s)", src.File, src.SHA256))
+			version = orDefault(version, src.ToolVersion)
+		}
+	}
+	if version != "" {
+		line += "; " + version
+	}
+	return line + "; files " + strings.Join(files, ", ")
 }
 
 // targetLine is the header's line of one target: its engine, the version

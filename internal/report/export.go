@@ -11,8 +11,9 @@ import (
 // Record is one stored step result flattened for machine-readable output
 // (`benchlab report --format json|csv`): what ran where, its counts and
 // rates, latency in milliseconds, and the raw efficiency counters of the
-// measured interval. Counters that were not measured or not readable are
-// null in JSON and empty in CSV; units are in the names.
+// measured interval. Counters that were not measured or not readable, and
+// latency figures that were not measured (those an imported tool's output
+// did not print), are null in JSON and empty in CSV; units are in the names.
 type Record struct {
 	Experiment   int64              `json:"experiment"`
 	Run          int64              `json:"run"`
@@ -41,12 +42,12 @@ type Record struct {
 	TPS          float64            `json:"tps"`
 	Throughput   float64            `json:"throughput"`
 	TargetRate   float64            `json:"target_rate"`
-	LatMeanMs    float64            `json:"lat_mean_ms"`
-	LatP50Ms     float64            `json:"lat_p50_ms"`
-	LatP95Ms     float64            `json:"lat_p95_ms"`
-	LatP99Ms     float64            `json:"lat_p99_ms"`
-	LatP999Ms    float64            `json:"lat_p999_ms"`
-	LatMaxMs     float64            `json:"lat_max_ms"`
+	LatMeanMs    *float64           `json:"lat_mean_ms"`
+	LatP50Ms     *float64           `json:"lat_p50_ms"`
+	LatP95Ms     *float64           `json:"lat_p95_ms"`
+	LatP99Ms     *float64           `json:"lat_p99_ms"`
+	LatP999Ms    *float64           `json:"lat_p999_ms"`
+	LatMaxMs     *float64           `json:"lat_max_ms"`
 	EffSeconds   *float64           `json:"eff_seconds"`
 	ServerCPUS   *float64           `json:"server_cpu_s"`
 	ClientCPUS   *float64           `json:"client_cpu_s"`
@@ -85,11 +86,23 @@ type IntervalRecord struct {
 	Statements int64   `json:"statements"`
 	Rows       int64   `json:"rows"`
 	Errors     int64   `json:"errors"`
-	P95Ms      float64 `json:"p95_ms"`
-	MaxMs      float64 `json:"max_ms"`
+	// P95Ms and MaxMs are null when the second has none (an imported
+	// tool's series prints no maximum, and a p95 only at --percentile=95).
+	P95Ms *float64 `json:"p95_ms"`
+	MaxMs *float64 `json:"max_ms"`
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// latencyOf is a latency figure in ms, or nil when it is 0: not measured
+// (a percentile an imported tool's output did not print).
+func latencyOf(d time.Duration) *float64 {
+	if d <= 0 {
+		return nil
+	}
+	v := msOf(d)
+	return &v
+}
 
 // measuredI is v, or nil for the not-measured and not-readable sentinels.
 func measuredI(v int64) *int64 {
@@ -118,8 +131,8 @@ func Records(d *Data) []Record {
 				Status: r.Status, Metric: r.Metric, Started: r.Started.UTC().Format(time.RFC3339Nano), Seconds: r.Seconds,
 				Events: r.Events, Statements: r.Statements, Rows: r.Rows, Errors: r.Errors,
 				QPS: r.QPS(), TPS: r.TPS(), Throughput: r.Throughput(), TargetRate: r.Role.TargetRate,
-				LatMeanMs: msOf(r.Latency.Mean), LatP50Ms: msOf(r.Latency.P50), LatP95Ms: msOf(r.Latency.P95),
-				LatP99Ms: msOf(r.Latency.P99), LatP999Ms: msOf(r.Latency.P999), LatMaxMs: msOf(r.Latency.Max),
+				LatMeanMs: latencyOf(r.Latency.Mean), LatP50Ms: latencyOf(r.Latency.P50), LatP95Ms: latencyOf(r.Latency.P95),
+				LatP99Ms: latencyOf(r.Latency.P99), LatP999Ms: latencyOf(r.Latency.P999), LatMaxMs: latencyOf(r.Latency.Max),
 				Facts: r.Facts, SweepSetting: swept[run.Target][0], SweepValue: swept[run.Target][1]}
 			if r.DBBytes != 0 {
 				rec.DBBytes = measuredI(r.DBBytes)
@@ -139,7 +152,7 @@ func Records(d *Data) []Record {
 				// is its end on the wall clock.
 				end := r.Started.Add(time.Duration(iv.Sec+1) * time.Second).UTC().Format(time.RFC3339Nano)
 				rec.Intervals = append(rec.Intervals, IntervalRecord{Sec: iv.Sec, Time: end, Seconds: iv.Seconds, Events: iv.Events,
-					Statements: iv.Statements, Rows: iv.Rows, Errors: iv.Errors, P95Ms: msOf(iv.P95), MaxMs: msOf(iv.Max)})
+					Statements: iv.Statements, Rows: iv.Rows, Errors: iv.Errors, P95Ms: latencyOf(iv.P95), MaxMs: latencyOf(iv.Max)})
 			}
 			out = append(out, rec)
 		}
@@ -207,8 +220,8 @@ func WriteCSV(w io.Writer, d *Data) error {
 		line := []string{i(r.Experiment), i(r.Run), r.Target, r.Engine, r.Version, strconv.Itoa(r.Repeat), r.RunStatus,
 			strconv.Itoa(r.Seq), r.Test, r.Family, r.Group, r.Role, strconv.Itoa(r.Threads), strconv.FormatBool(r.Warm),
 			strconv.FormatBool(r.Action), r.Status, r.Metric, r.Started, f(r.Seconds), i(r.Events), i(r.Statements),
-			i(r.Rows), i(r.Errors), f(r.QPS), f(r.TPS), f(r.Throughput), f(r.TargetRate), f(r.LatMeanMs), f(r.LatP50Ms),
-			f(r.LatP95Ms), f(r.LatP99Ms), f(r.LatP999Ms), f(r.LatMaxMs), pf(r.EffSeconds), pf(r.ServerCPUS),
+			i(r.Rows), i(r.Errors), f(r.QPS), f(r.TPS), f(r.Throughput), f(r.TargetRate), pf(r.LatMeanMs), pf(r.LatP50Ms),
+			pf(r.LatP95Ms), pf(r.LatP99Ms), pf(r.LatP999Ms), pf(r.LatMaxMs), pf(r.EffSeconds), pf(r.ServerCPUS),
 			pf(r.ClientCPUS), pi(r.ServerReadB), pi(r.ServerWriteB), pi(r.ServerReads), pi(r.ServerWrites),
 			pi(r.ServerCS), pi(r.ClientCS), pi(r.ServerRSSB), r.Device, pi(r.DevReads), pi(r.DevWrites),
 			pi(r.DevReadB), pi(r.DevWriteB), pf(r.StealPct), pf(r.ForeignPct), pi(r.DBBytes), r.SweepSetting, r.SweepValue}
@@ -232,6 +245,12 @@ func WriteSeriesCSV(w io.Writer, d *Data) error {
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	pf := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return f(*p)
+	}
 	for _, r := range Records(d) {
 		for _, iv := range r.Intervals {
 			qps, tps := 0.0, 0.0
@@ -240,7 +259,7 @@ func WriteSeriesCSV(w io.Writer, d *Data) error {
 			}
 			if err := cw.Write([]string{i(r.Experiment), i(r.Run), r.Target, strconv.Itoa(r.Repeat), strconv.Itoa(r.Seq),
 				r.Test, r.Role, strconv.Itoa(r.Threads), strconv.Itoa(iv.Sec), iv.Time, f(iv.Seconds), i(iv.Events),
-				i(iv.Statements), i(iv.Rows), i(iv.Errors), f(qps), f(tps), f(iv.P95Ms), f(iv.MaxMs)}); err != nil {
+				i(iv.Statements), i(iv.Rows), i(iv.Errors), f(qps), f(tps), pf(iv.P95Ms), pf(iv.MaxMs)}); err != nil {
 				return err
 			}
 		}

@@ -124,8 +124,19 @@ func WritePrometheus(w io.Writer, ds []*Data) error {
 		{"benchlab_qps", "Statements per second.", "gauge", func(r store.Result) []sample { return []sample{{"", r.QPS()}} }},
 		{"benchlab_latency_seconds", "Latency quantiles of a result's operations.", "gauge", func(r store.Result) []sample {
 			l := r.Latency
-			return []sample{{`quantile="0.5"`, l.P50.Seconds()}, {`quantile="0.95"`, l.P95.Seconds()},
-				{`quantile="0.99"`, l.P99.Seconds()}, {`quantile="0.999"`, l.P999.Seconds()}, {`quantile="1"`, l.Max.Seconds()}}
+			var out []sample
+			// A quantile not measured (0: one an imported tool did not
+			// print) has no sample.
+			for _, q := range []struct {
+				label string
+				d     time.Duration
+			}{{`quantile="0.5"`, l.P50}, {`quantile="0.95"`, l.P95}, {`quantile="0.99"`, l.P99},
+				{`quantile="0.999"`, l.P999}, {`quantile="1"`, l.Max}} {
+				if q.d > 0 {
+					out = append(out, sample{q.label, q.d.Seconds()})
+				}
+			}
+			return out
 		}},
 		{"benchlab_events", "Operations (events) done in the measured interval.", "gauge",
 			func(r store.Result) []sample { return []sample{{"", float64(r.Events)}} }},

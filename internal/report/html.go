@@ -377,8 +377,8 @@ func buildCharts(d *Data) []chartDef {
 				name string
 				f    func(store.Result) float64
 			}{
-				{"p50", func(r store.Result) float64 { return r.Latency.P50.Seconds() * 1000 }},
-				{"p99", func(r store.Result) float64 { return r.Latency.P99.Seconds() * 1000 }},
+				{"p50", func(r store.Result) float64 { return latencyMS(r.Latency.P50) }},
+				{"p99", func(r store.Result) float64 { return latencyMS(r.Latency.P99) }},
 			} {
 				var vals []any
 				for _, k := range byGroup[g] {

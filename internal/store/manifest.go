@@ -46,11 +46,36 @@ type Manifest struct {
 	MachineLoad []Machine `json:"machine"`
 	// Notes say where the run did less than its steps should have, one
 	// line each (a cleanup part the server's user may not run).
-	Notes   []string  `json:"notes,omitempty"`
-	Started time.Time `json:"started"`
-	Ended   time.Time `json:"ended"`
-	Status  string    `json:"status"`
+	Notes []string `json:"notes,omitempty"`
+	// Import says where a run `benchlab import` took from another tool's
+	// output came from; nil for a run benchlab ran. An imported run has no
+	// host, canaries, machine load or engine settings: what the file did
+	// not say is absent, never guessed.
+	Import  *ImportSource `json:"import,omitempty"`
+	Started time.Time     `json:"started"`
+	Ended   time.Time     `json:"ended"`
+	Status  string        `json:"status"`
 }
+
+// ImportSource is the file an imported run was read from.
+type ImportSource struct {
+	// Tool is the tool whose output the file holds ("sysbench", "db_bench").
+	Tool string `json:"tool"`
+	// File is the file's absolute path when it was imported.
+	File string `json:"file"`
+	// SHA256 is the hex SHA-256 of the file's bytes.
+	SHA256 string `json:"sha256"`
+	// ToolVersion is the tool's version line as the file prints it
+	// ("sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)", "RocksDB:
+	// version 7.8.3"); empty when the file has none.
+	ToolVersion string `json:"tool_version,omitempty"`
+	// Imported is when benchlab read the file.
+	Imported time.Time `json:"imported"`
+}
+
+// Imported reports whether the run was imported from another tool's
+// output (benchlab import) rather than run by benchlab.
+func (m Manifest) Imported() bool { return m.Import != nil }
 
 // BuildInfo identifies the benchlab binary.
 type BuildInfo struct {

@@ -19,6 +19,21 @@ type Result struct {
 	Ops                    int64
 	P50, P75, P99, P999    time.Duration
 	P9999, Max             time.Duration
+	// Line is the 1-based line of the output that holds the result line.
+	Line int
+	// Intervals are the benchmark's interval reports
+	// (--stats_interval_seconds: "... thread 0: (ops,total) ops and
+	// (rate,rate) ops/second in (secs,total) seconds"), in the order
+	// printed; none without that flag.
+	Intervals []Interval
+}
+
+// Interval is one interval report of one db_bench thread: the operations
+// it did in the interval and the interval's length.
+type Interval struct {
+	Thread  int
+	Ops     int64
+	Seconds float64
 }
 
 // Parse reads db_bench's output: one result line per benchmark
@@ -32,8 +47,11 @@ func Parse(out string) ([]Result, engine.LSMStats, error) {
 		CompactReadBytes: -1, CompactWriteBytes: -1, StallMicros: -1, Stalls: -1, Compactions: -1}
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	cumWrites := "" // the write count of the last "Cumulative writes:" line
+	cumWrites := ""        // the write count of the last "Cumulative writes:" line
+	var pending []Interval // interval reports since the last result line
+	n := 0
 	for sc.Scan() {
+		n++
 		line := sc.Text()
 		// Progress lines end in carriage returns; keep what follows the last.
 		if i := strings.LastIndexByte(line, '\r'); i >= 0 {
@@ -42,7 +60,8 @@ func Parse(out string) ([]Result, engine.LSMStats, error) {
 		f := strings.Fields(line)
 		switch {
 		case len(f) >= 9 && f[1] == ":" && f[3] == "micros/op" && f[5] == "ops/sec":
-			r := Result{Name: f[0]}
+			r := Result{Name: f[0], Line: n, Intervals: pending}
+			pending = nil
 			r.MicrosPerOp, _ = strconv.ParseFloat(f[2], 64)
 			r.OpsPerSec, _ = strconv.ParseFloat(f[4], 64)
 			if f[7] == "seconds" {
@@ -50,6 +69,10 @@ func Parse(out string) ([]Result, engine.LSMStats, error) {
 				r.Ops, _ = strconv.ParseInt(f[8], 10, 64)
 			}
 			results = append(results, r)
+		case strings.Contains(line, " ... thread ") && strings.Contains(line, " ops/second in ("):
+			if iv, ok := intervalOf(line); ok {
+				pending = append(pending, iv)
+			}
 		case strings.HasPrefix(line, "Percentiles:") && len(results) > 0:
 			r := &results[len(results)-1]
 			for i := 1; i+1 < len(f); i += 2 {
@@ -114,6 +137,39 @@ func Parse(out string) ([]Result, engine.LSMStats, error) {
 		return nil, st, fmt.Errorf("no result line (\"<benchmark> : N micros/op N ops/sec ...\") in db_bench's output")
 	}
 	return results, st, nil
+}
+
+// intervalOf reads an interval report: "2026/11/26-14:35:23  ... thread 0:
+// (602000,602000) ops and (601751.5,601751.5) ops/second in
+// (1.000413,1.000413) seconds"; the first figure of each pair is the
+// interval's.
+func intervalOf(line string) (Interval, bool) {
+	_, rest, _ := strings.Cut(line, " ... thread ")
+	id, rest, ok := strings.Cut(rest, ": (")
+	if !ok {
+		return Interval{}, false
+	}
+	thread, err := strconv.Atoi(id)
+	if err != nil {
+		return Interval{}, false
+	}
+	first := func(s string) string { // "602000,602000) ops ..." -> "602000"
+		v, _, _ := strings.Cut(s, ",")
+		return v
+	}
+	ops, err := strconv.ParseInt(first(rest), 10, 64)
+	if err != nil {
+		return Interval{}, false
+	}
+	_, secs, ok := strings.Cut(rest, "ops/second in (")
+	if !ok {
+		return Interval{}, false
+	}
+	s, err := strconv.ParseFloat(first(secs), 64)
+	if err != nil || s <= 0 {
+		return Interval{}, false
+	}
+	return Interval{Thread: thread, Ops: ops, Seconds: s}, true
 }
 
 // ingestOf reads the "ingest: 2.06 MB," figure of a writes line, -1 when

@@ -1,0 +1,322 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"benchlab/internal/importer"
+	"benchlab/internal/spec"
+	"benchlab/internal/store"
+)
+
+// ImportedSuite is the suite an imported experiment's stored spec names: no
+// suite of that name is registered, so nothing can run it (rerun refuses
+// it before that, from the runs' manifests).
+const ImportedSuite = "imported"
+
+// importFlags are the flags of `benchlab import`.
+type importFlags struct {
+	tool, engine, test, name, base, store string
+	targets                               []string
+	threads                               int
+	sequence                              bool
+}
+
+func newImportCmd(env Env) *cobra.Command {
+	f := &importFlags{}
+	cmd := &cobra.Command{
+		Use:   "import --tool sysbench|dbbench --target NAME=FILE[,FILE...] [--target NAME=...]...",
+		Short: "store other tools' output files (sysbench, db_bench) as an experiment, one run per file",
+		Long: "Reads output files of sysbench 1.0.20 or RocksDB's db_bench and stores them as one experiment:\n" +
+			"each --target NAME=FILE,FILE,... is a target, each file one run of it (several files: repeats),\n" +
+			"so that report, compare and the exports work on them as on benchlab's own runs.\n" +
+			"With one target, the files may follow as arguments: --target pg15 a.txt b.txt.\n" +
+			"A sysbench file's test is --test, or its file name without extension and repeat number\n" +
+			"(point-query.2.txt: point-query); db_bench's results are named by their benchmarks.",
+		Example: "  benchlab import --tool sysbench --target pg15=ps.1.txt,ps.2.txt --target pg16=ps16.1.txt,ps16.2.txt --test point-query\n" +
+			"  benchlab import --tool dbbench --target v7.8=a.log,b.log --target v8.0=c.log,d.log",
+		RunE: body(func(_ *cobra.Command, args []string) error { return runImport(env, f, args) }),
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.tool, "tool", "", "the tool whose output the files hold: sysbench or dbbench")
+	fs.StringArrayVar(&f.targets, "target", nil, "a target and its files, NAME=FILE[,FILE...]; repeat for each target (the first is the base)")
+	fs.StringVar(&f.base, "base", "", "the target the others are compared with (default: the first)")
+	fs.StringVar(&f.engine, "engine", "", "the engine every target ran (postgres, mariadb, ...; default db_bench for dbbench files, none for sysbench)")
+	fs.StringVar(&f.test, "test", "", "sysbench: the test every file ran (default: from each file's name)")
+	fs.IntVar(&f.threads, "threads", 0, "the thread count the files ran; db_bench does not print it (default: the threads of its interval reports, else 1); a sysbench file that disagrees is refused")
+	fs.BoolVar(&f.sequence, "sequence", false, "the targets are releases in order: report and compare locate where along them each metric changed")
+	fs.StringVar(&f.name, "experiment-name", "", "the experiment's name (default: \"import <tool>\")")
+	addStoreFlag(fs, &f.store)
+	return cmd
+}
+
+// targetNameRE is what a target's name may hold, as in a spec.
+var targetNameRE = regexp.MustCompile(`^[A-Za-z0-9._+-]+$`)
+
+// importTarget is one target and the files of its runs.
+type importTarget struct {
+	name  string
+	files []string
+}
+
+// parseImportTargets reads the --target flags and the file arguments.
+func parseImportTargets(flags, args []string) ([]importTarget, error) {
+	if len(flags) == 0 {
+		return nil, usagef("flag --target: missing; want --target NAME=FILE[,FILE...] for each target")
+	}
+	var out []importTarget
+	for _, v := range flags {
+		name, list, hasFiles := strings.Cut(v, "=")
+		name = strings.TrimSpace(name)
+		if !targetNameRE.MatchString(name) {
+			return nil, usagef("flag --target: %q; want NAME=FILE[,FILE...] with a name of letters, digits and . _ + -", v)
+		}
+		t := importTarget{name: name}
+		if hasFiles {
+			for _, f := range strings.Split(list, ",") {
+				if f = strings.TrimSpace(f); f != "" {
+					t.files = append(t.files, f)
+				}
+			}
+			if len(t.files) == 0 {
+				return nil, usagef("flag --target: %q lists no file; want NAME=FILE[,FILE...]", v)
+			}
+		}
+		if slices.ContainsFunc(out, func(o importTarget) bool { return o.name == name }) {
+			return nil, usagef("flag --target: target %q given twice; list all its files in one --target %s=FILE,FILE", name, name)
+		}
+		out = append(out, t)
+	}
+	if len(args) > 0 {
+		if len(out) != 1 || len(out[0].files) > 0 {
+			return nil, usagef("argument %q: files as arguments belong to the one --target NAME without '='; "+
+				"with several targets, give each its files: --target NAME=FILE,FILE", args[0])
+		}
+		out[0].files = args
+	}
+	for _, t := range out {
+		if len(t.files) == 0 {
+			return nil, usagef("flag --target: target %q has no file; want --target %s=FILE[,FILE...]", t.name, t.name)
+		}
+	}
+	return out, nil
+}
+
+// importedRun is one file read: its run's results and where they came from.
+type importedRun struct {
+	target string
+	out    *importer.Output
+	source store.ImportSource
+}
+
+func runImport(env Env, f *importFlags, args []string) error {
+	if f.tool == "" {
+		return usagef("flag --tool: missing; want sysbench or dbbench")
+	}
+	tool, ok := importer.LookupTool(f.tool)
+	if !ok {
+		return usagef("flag --tool: %q is not a tool benchlab imports; want sysbench or dbbench", f.tool)
+	}
+	if f.threads < 0 {
+		return usagef("flag --threads: %d is negative; want the thread count the files ran", f.threads)
+	}
+	if f.test != "" && tool != importer.Sysbench {
+		return usagef("flag --test: db_bench's results are named by their benchmarks; --test is for sysbench files")
+	}
+	targets, err := parseImportTargets(f.targets, args)
+	if err != nil {
+		return err
+	}
+	base := f.base
+	if base == "" {
+		base = targets[0].name
+	} else if !slices.ContainsFunc(targets, func(t importTarget) bool { return t.name == base }) {
+		return usagef("flag --base: %q is not a target; want one of %s", base, strings.Join(targetNames(targets), ", "))
+	}
+	engine := f.engine
+	if engine == "" && tool == importer.DBBench {
+		engine = "db_bench"
+	}
+	now := time.Now().UTC()
+	var runs []importedRun
+	files := map[string]string{} // sha256 -> file
+	for _, t := range targets {
+		for _, file := range t.files {
+			r, err := readImport(tool, file, importer.Options{Test: f.test, Threads: f.threads}, now)
+			if err != nil {
+				return err
+			}
+			if first, dup := files[r.source.SHA256]; dup {
+				return usagef("%s: the same bytes as %s; each file must be a run of its own", file, first)
+			}
+			files[r.source.SHA256] = file
+			r.target = t.name
+			runs = append(runs, r)
+		}
+	}
+	if err := checkCells(runs, targets); err != nil {
+		return err
+	}
+	return storeImport(env, f, tool, engine, base, targets, runs)
+}
+
+// readImport reads and parses one file.
+func readImport(tool, file string, o importer.Options, now time.Time) (importedRun, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		// Missing, unreadable, a directory: the argument is wrong.
+		return importedRun{}, usagef("%v; want a file of %s output", err, tool)
+	}
+	out, err := importer.Parse(tool, file, data, o)
+	if err != nil {
+		var ie *importer.Error
+		if errors.As(err, &ie) {
+			return importedRun{}, usagef("%v", err)
+		}
+		return importedRun{}, err
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		abs = file
+	}
+	sum := sha256.Sum256(data)
+	return importedRun{out: out, source: store.ImportSource{Tool: tool, File: abs, SHA256: hex.EncodeToString(sum[:]),
+		ToolVersion: out.Version, Imported: now}}, nil
+}
+
+// checkCells refuses targets whose files ran different cells (a test at
+// a thread count): a cell some target lacks would have nothing to compare
+// with, so the files or the flags are wrong. Repeats may differ.
+func checkCells(runs []importedRun, targets []importTarget) error {
+	type cell struct {
+		test    string
+		threads int
+	}
+	cells := map[string]map[cell]string{} // target -> cell -> the first file with it
+	for _, r := range runs {
+		if cells[r.target] == nil {
+			cells[r.target] = map[cell]string{}
+		}
+		for _, res := range r.out.Results {
+			c := cell{res.Test, res.Threads}
+			if _, ok := cells[r.target][c]; !ok {
+				cells[r.target][c] = r.source.File
+			}
+		}
+	}
+	for _, a := range targets {
+		for _, b := range targets {
+			for c, file := range cells[a.name] {
+				if _, ok := cells[b.name][c]; !ok {
+					return usagef("%s: %s at %d threads, which no file of target %s has; every target needs the same tests "+
+						"at the same thread counts (--test names a sysbench file's test, --threads db_bench's)",
+						file, c.test, c.threads, b.name)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func targetNames(ts []importTarget) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.name
+	}
+	return out
+}
+
+// storeImport stores the experiment: a spec that names the imported suite,
+// the targets, tests, thread counts and repeats; one run per file with
+// its results and the manifest that says where it came from.
+func storeImport(env Env, f *importFlags, tool, engine, base string, targets []importTarget, runs []importedRun) error {
+	name := f.name
+	if name == "" {
+		name = "import " + tool
+	}
+	sp := spec.Default()
+	sp.Name, sp.Base, sp.Sequence = name, base, f.sequence
+	sp.Workload.Suite = ImportedSuite
+	sp.Workload.Tests, sp.Workload.Threads = nil, nil
+	repeats := 0
+	for _, t := range targets {
+		sp.Targets = append(sp.Targets, spec.Target{Name: t.name, Engine: engine})
+		repeats = max(repeats, len(t.files))
+	}
+	sp.Workload.Repeats = repeats
+	for _, r := range runs {
+		for _, res := range r.out.Results {
+			if !slices.Contains(sp.Workload.Tests, res.Test) {
+				sp.Workload.Tests = append(sp.Workload.Tests, res.Test)
+			}
+			if !slices.Contains(sp.Workload.Threads, res.Threads) {
+				sp.Workload.Threads = append(sp.Workload.Threads, res.Threads)
+			}
+		}
+	}
+	slices.Sort(sp.Workload.Threads)
+	path := storePath(env, f.store)
+	st, err := store.Open(path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ctx := context.Background()
+	exp := &store.Experiment{Name: name, Base: base, Spec: sp.TOML(), Targets: targetNames(targets), Created: runs[0].source.Imported}
+	if err := st.CreateExperiment(ctx, exp); err != nil {
+		return err
+	}
+	repeat := map[string]int{}
+	for _, r := range runs {
+		repeat[r.target]++
+		when := r.out.Date
+		if when.IsZero() {
+			// A sysbench output has no date: the file's modification time
+			// is the nearest thing to when the run ended.
+			if fi, err := os.Stat(r.source.File); err == nil {
+				when = fi.ModTime()
+			}
+		}
+		src := r.source
+		m := store.Manifest{Benchlab: buildInfo(), Experiment: name, Spec: exp.Spec, Repeat: repeat[r.target],
+			Import: &src, Started: when.UTC(), Ended: when.UTC(), Status: store.StatusOK}
+		m.Target.Name, m.Target.Engine = r.target, engine
+		m.Engine.Version = r.out.EngineVersion
+		run := &store.Run{ExperimentID: exp.ID, Target: r.target, Engine: engine, Version: r.out.EngineVersion,
+			Repeat: repeat[r.target], Status: store.StatusOK, Started: when, Ended: when, Manifest: m.JSON()}
+		if err := st.CreateRun(ctx, run); err != nil {
+			return err
+		}
+		for i := range r.out.Results {
+			res := r.out.Results[i]
+			res.RunID, res.Seq, res.Started = run.ID, i, when
+			if err := st.SaveResult(ctx, &res); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Fprintf(env.Stdout, "benchlab: imported %d %s file(s) as experiment %d (%s): %s; base %s\n", len(runs), tool, exp.ID, name,
+		importSummary(targets), base)
+	fmt.Fprintf(env.Stdout, "benchlab: `benchlab report --experiment %d` and `benchlab compare --experiment %d` read it\n", exp.ID, exp.ID)
+	return nil
+}
+
+// importSummary says how many runs each target has: "pg15 x2, pg16 x2".
+func importSummary(ts []importTarget) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = fmt.Sprintf("%s x%d", t.name, len(t.files))
+	}
+	return strings.Join(parts, ", ")
+}
