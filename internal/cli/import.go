@@ -42,6 +42,7 @@ func newImportCmd(env Env) *cobra.Command {
 			"each --target NAME=FILE,FILE,... is a target, each file one run of it (several files: repeats),\n" +
 			"so that report, compare and the exports work on them as on benchlab's own runs.\n" +
 			"With one target, the files may follow as arguments: --target pg15 a.txt b.txt.\n" +
+			"A file may be a pattern, expanded in name order: --target pg15='pg15.*.txt'.\n" +
 			"A sysbench file's test is --test, or its file name without extension and repeat number\n" +
 			"(point-query.2.txt: point-query); db_bench's results are named by their benchmarks.",
 		Example: "  benchlab import --tool sysbench --target pg15=ps.1.txt,ps.2.txt --target pg16=ps16.1.txt,ps16.2.txt --test point-query\n" +
@@ -50,7 +51,7 @@ func newImportCmd(env Env) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.tool, "tool", "", "the tool whose output the files hold: sysbench or dbbench")
-	fs.StringArrayVar(&f.targets, "target", nil, "a target and its files, NAME=FILE[,FILE...]; repeat for each target (the first is the base)")
+	fs.StringArrayVar(&f.targets, "target", nil, "a target and its files, NAME=FILE[,FILE...] (a FILE may be a pattern: 'pg15.*.txt'); repeat for each target (the first is the base)")
 	fs.StringVar(&f.base, "base", "", "the target the others are compared with (default: the first)")
 	fs.StringVar(&f.engine, "engine", "", "the engine every target ran (postgres, mariadb, ...; default db_bench for dbbench files, none for sysbench)")
 	fs.StringVar(&f.test, "test", "", "sysbench: the test every file ran (default: from each file's name)")
@@ -85,9 +86,20 @@ func parseImportTargets(flags, args []string) ([]importTarget, error) {
 		t := importTarget{name: name}
 		if hasFiles {
 			for _, f := range strings.Split(list, ",") {
-				if f = strings.TrimSpace(f); f != "" {
-					t.files = append(t.files, f)
+				if f = strings.TrimSpace(f); f == "" {
+					continue
 				}
+				if !strings.ContainsAny(f, "*?[") {
+					t.files = append(t.files, f)
+					continue
+				}
+				// A pattern the shell did not expand (it is inside the
+				// flag's value): its matches, in name order.
+				m, err := filepath.Glob(f)
+				if err != nil || len(m) == 0 {
+					return nil, usagef("flag --target: %q matches no file; want NAME=FILE[,FILE...], a pattern matching files", v)
+				}
+				t.files = append(t.files, m...)
 			}
 			if len(t.files) == 0 {
 				return nil, usagef("flag --target: %q lists no file; want NAME=FILE[,FILE...]", v)

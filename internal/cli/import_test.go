@@ -47,8 +47,9 @@ func need(t *testing.T, prog string) {
 
 // sysbenchRuns runs sysbench 1.0.20's oltp_point_select for real, 2 s with
 // a report every second, n times against a PostgreSQL 15 server the test
-// starts, and returns the output files.
-func sysbenchRuns(t *testing.T, dir string, n int) []string {
+// starts, and returns the output files and the server's port (it runs
+// until the test ends).
+func sysbenchRuns(t *testing.T, dir string, n int) ([]string, int) {
 	t.Helper()
 	need(t, "sysbench")
 	if _, err := server.FindBinaries(postgres.Flavor, ""); err != nil {
@@ -61,7 +62,7 @@ func sysbenchRuns(t *testing.T, dir string, n int) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	port := db.(interface{ Instance() *server.Instance }).Instance().Port
 	common := []string{"oltp_point_select", "--db-driver=pgsql", "--pgsql-host=127.0.0.1", "--pgsql-port=" + strconv.Itoa(port),
 		"--pgsql-user=postgres", "--pgsql-db=" + postgres.Database, "--tables=1", "--table-size=1000"}
@@ -80,7 +81,7 @@ func sysbenchRuns(t *testing.T, dir string, n int) []string {
 		}
 		files = append(files, f)
 	}
-	return files
+	return files, port
 }
 
 // dbbenchRuns runs Debian's db_bench (RocksDB 7.8.3) n times on a fresh
@@ -161,10 +162,10 @@ func number(t *testing.T, re, s string) float64 {
 // rerun.
 func TestImportSysbench(t *testing.T) {
 	dir := t.TempDir()
-	files := sysbenchRuns(t, dir, 4)
+	files, port := sysbenchRuns(t, dir, 4)
 	storeFile := filepath.Join(dir, "r.db")
 	code, out, errOut := main("import", "--tool", "sysbench", "--target", "pg15="+files[0]+","+files[1],
-		"--target", "pg15b="+files[2]+","+files[3], "--engine", "postgres", "--store", storeFile)
+		"--target", "pg15b="+filepath.Join(dir, "point-query.[34].txt"), "--engine", "postgres", "--store", storeFile)
 	if code != 0 {
 		t.Fatalf("import: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -244,6 +245,32 @@ func TestImportSysbench(t *testing.T) {
 	if code != cli.ExitUsage || !strings.Contains(errOut, "imported from sysbench output") || !strings.Contains(errOut, "not run by benchlab") {
 		t.Errorf("rerun of an imported experiment: exit %d\n%s\n%s; want exit 2 saying it was imported", code, out, errOut)
 	}
+
+	// A lab's shared PostgreSQL store (on the same server) keeps the
+	// same import.
+	pgStore := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	code, out, errOut = main("import", "--tool", "sysbench", "--target", "pg15="+files[0]+","+files[1],
+		"--target", "pg15b="+files[2]+","+files[3], "--engine", "postgres", "--store", pgStore)
+	if code != 0 {
+		t.Fatalf("import into PostgreSQL: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = main("compare", "--store", pgStore, "--color", "never")
+	if code != 0 || !strings.Contains(out, "verdicts over 1 cells") {
+		t.Errorf("compare from PostgreSQL: exit %d\n%s\n%s", code, out, errOut)
+	}
+	pg, err := store.Open(pgStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	runs, err := pg.Runs(context.Background(), 0)
+	if err != nil || len(runs) != 4 || store.ParseManifest(runs[3].Manifest).Import.SHA256 != fileSHA(t, files[3]) {
+		t.Errorf("runs in PostgreSQL: %v, %d, want 4 with the files' sha256", err, len(runs))
+	}
+	if rs, err := pg.Results(context.Background(), runs[0].ID, true); err != nil || len(rs) != 1 ||
+		rs[0].Throughput() != results[files[0]][0].Throughput() || len(rs[0].Intervals) != len(results[files[0]][0].Intervals) {
+		t.Errorf("results in PostgreSQL: %v, %+v; want those of the SQLite store", err, rs)
+	}
 }
 
 // TestImportDBBench imports six real db_bench runs as a sequence of three
@@ -316,6 +343,7 @@ func TestImportBadInput(t *testing.T) {
 		{"threads", []string{"--tool", "sysbench", "--threads", "8", "--target", "a=" + ps}, []string{"line 4", "--threads says 8"}},
 		{"cells differ", []string{"--tool", "sysbench", "--target", "a=" + ps, "--target", "b=" + rw},
 			[]string{"at 2 threads, which no file of target", "same tests at the same thread counts"}},
+		{"pattern without match", []string{"--tool", "sysbench", "--target", "a=" + filepath.Join(dir, "x*.txt")}, []string{"matches no file"}},
 		{"same file twice", []string{"--tool", "sysbench", "--target", "a=" + ps + "," + ps}, []string{"the same bytes as"}},
 		{"bad base", []string{"--tool", "sysbench", "--target", "a=" + ps, "--base", "z"}, []string{"--base", `"z"`, "want one of a"}},
 		{"test for db_bench", []string{"--tool", "dbbench", "--test", "x", "--target", "a=" + td("dbbench-intervals.txt")}, []string{"--test"}},
