@@ -321,6 +321,12 @@ func TestImportBadInput(t *testing.T) {
 	os.WriteFile(empty, nil, 0o644)
 	os.WriteFile(notes, []byte("pg15 was faster\n"), 0o644)
 	ps, rw := td("sysbench-point-select.txt"), td("sysbench-read-write-p99.txt")
+	// A real failed run: sysbench against a port nothing listens on.
+	need(t, "sysbench")
+	failed := filepath.Join(dir, "failed.txt")
+	b, _ := exec.Command("sysbench", "oltp_point_select", "--db-driver=pgsql", "--pgsql-host=127.0.0.1", "--pgsql-port=1",
+		"--pgsql-user=postgres", "--time=1", "run").CombinedOutput()
+	os.WriteFile(failed, b, 0o644)
 	storeFile := filepath.Join(dir, "r.db")
 	for _, c := range []struct {
 		name string
@@ -343,6 +349,7 @@ func TestImportBadInput(t *testing.T) {
 		{"threads", []string{"--tool", "sysbench", "--threads", "8", "--target", "a=" + ps}, []string{"line 4", "--threads says 8"}},
 		{"cells differ", []string{"--tool", "sysbench", "--target", "a=" + ps, "--target", "b=" + rw},
 			[]string{"at 2 threads, which no file of target", "same tests at the same thread counts"}},
+		{"failed run", []string{"--tool", "sysbench", "--target", "a=" + failed}, []string{"failed.txt line", "sysbench failed (FATAL: Connection"}},
 		{"pattern without match", []string{"--tool", "sysbench", "--target", "a=" + filepath.Join(dir, "x*.txt")}, []string{"matches no file"}},
 		{"same file twice", []string{"--tool", "sysbench", "--target", "a=" + ps + "," + ps}, []string{"the same bytes as"}},
 		{"bad base", []string{"--tool", "sysbench", "--target", "a=" + ps, "--base", "z"}, []string{"--base", `"z"`, "want one of a"}},

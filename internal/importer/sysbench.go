@@ -23,9 +23,10 @@ type sysbenchRun struct {
 	tps, qps, eps, totalTime                           float64
 	queriesAt, eventsAt, totalAt, latAt, generalAt     int
 	started                                            int // "Threads started!"
+	fatal                                              int // the first "FATAL:" line
+	fatalText                                          string
 	lat                                                store.Latency
 	percentile                                         float64 // of the summary's "Nth percentile:" line
-	percentileValue                                    time.Duration
 	lastLine                                           int
 }
 
@@ -61,6 +62,8 @@ func parseSysbench(file string, lines []string, test string, wantThreads int) (*
 			cur.threadsAt = n
 		case l == "Threads started!":
 			cur.started = n
+		case strings.HasPrefix(l, "FATAL:") && cur.fatal == 0:
+			cur.fatal, cur.fatalText = n, l
 		case key == "transactions":
 			cur.transactions, cur.tps, err = countAndRate(val)
 		case key == "queries":
@@ -206,7 +209,7 @@ func (r *sysbenchRun) latency(key, val string) error {
 		if err != nil {
 			return errNum(key)
 		}
-		r.percentile, r.percentileValue = p, d
+		r.percentile = p
 		switch p {
 		case 50:
 			r.lat.P50 = d
@@ -224,6 +227,9 @@ func (r *sysbenchRun) latency(key, val string) error {
 // result turns a parsed run into a result, or says what the run lacks.
 func (r *sysbenchRun) result(file, test string) (store.Result, error) {
 	switch {
+	case r.generalAt == 0 && r.fatal > 0:
+		return store.Result{}, errorf(file, r.fatal, "sysbench failed (%s) and printed no summary: the run has no result",
+			r.fatalText)
 	case r.generalAt == 0 && r.started > 0:
 		return store.Result{}, errorf(file, r.lastLine, "the output ends before sysbench's summary (\"General statistics:\"): "+
 			"the run was cut short or the file truncated; want the whole output of `sysbench <test> run`")
