@@ -177,6 +177,11 @@ func (r *sysbenchRun) interval(l string) error {
 	if !ok {
 		return errNum(l)
 	}
+	for _, v := range vals {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return errNum(l)
+		}
+	}
 	if r.threads == 0 {
 		r.threads = int(vals["thds"])
 	}
@@ -241,6 +246,9 @@ func (r *sysbenchRun) result(file, test string) (store.Result, error) {
 			"the file is truncated")
 	case r.latAt == 0 || r.lat.Mean == 0 && r.lat.Max == 0:
 		return store.Result{}, errorf(file, r.lastLine, "the summary ends before its \"Latency (ms):\" block: the file is truncated")
+	case min(r.transactions, r.queries, r.ignored, r.reconnects, r.events) < 0 || min(r.tps, r.qps, r.eps, r.totalTime) < 0 ||
+		math.IsInf(r.totalTime, 0) || math.IsNaN(r.totalTime):
+		return store.Result{}, errorf(file, r.generalAt, "a negative or infinite figure in the summary; want sysbench's own output")
 	case r.threads <= 0:
 		return store.Result{}, errorf(file, r.start, "no thread count (\"Number of threads: N\" or per-interval \"thds: N\"); "+
 			"want sysbench's whole output")

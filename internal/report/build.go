@@ -563,8 +563,10 @@ func header(d *Data) []string {
 		// Runs another tool made: no preset, no duration, no host.
 		h = append(h, fmt.Sprintf("imported %s, base %s", e.Created.Local().Format("2006-01-02 15:04:05"), e.Base))
 		h = append(h, imported)
+		seen := map[string]bool{}
 		for _, run := range d.Runs {
-			if !slices.ContainsFunc(d.Runs[:slices.Index(d.Runs, run)], func(o store.Run) bool { return o.Target == run.Target }) {
+			if !seen[run.Target] {
+				seen[run.Target] = true
 				h = append(h, importedTargetLine(d, run))
 			}
 		}

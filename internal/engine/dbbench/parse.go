@@ -158,7 +158,7 @@ func intervalOf(line string) (Interval, bool) {
 		return v
 	}
 	ops, err := strconv.ParseInt(first(rest), 10, 64)
-	if err != nil {
+	if err != nil || ops < 0 {
 		return Interval{}, false
 	}
 	_, secs, ok := strings.Cut(rest, "ops/second in (")
