@@ -306,7 +306,7 @@ func TestImportDBBench(t *testing.T) {
 	}
 	code, out, errOut = main("compare", "--store", storeFile, "--color", "never")
 	if code != 0 || !strings.Contains(out, "verdicts over 4 cells") || !strings.Contains(out, "readrandom") ||
-		!strings.Contains(out, "Changes across the sequence") {
+		!strings.Contains(out, "Changes across the sequence") || !strings.Contains(out, "noise model of none: the runs name no host") {
 		t.Errorf("compare: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

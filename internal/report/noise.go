@@ -150,8 +150,13 @@ func evidenceNotes(cs []Comparison, model *noise.Model) []string {
 		parts = append(parts, fmt.Sprintf("%d %s", byText[k], k))
 	}
 	host := "this host"
-	if model != nil && model.Host != "" {
+	switch {
+	case model != nil && model.Host != "":
 		host = model.Host
+	case model != nil:
+		// Runs that name no host (imported from another tool's output)
+		// have no history to draw on.
+		host = "none: the runs name no host"
 	}
 	out := []string{fmt.Sprintf("evidence of the %d verdicts (noise model of %s): %s", len(cs), host, strings.Join(parts, ", "))}
 	for _, w := range sortedByCount(why) {
