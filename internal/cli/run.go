@@ -338,24 +338,9 @@ func runRun(env Env, f *runFlags) error {
 		}
 		defer func() { pprof.StopCPUProfile(); pf.Close() }()
 	}
-	var quiet time.Duration
-	if f.waitQuiet != "" {
-		d, err := parseSeconds("wait-quiet", f.waitQuiet)
-		if err != nil {
-			return err
-		}
-		quiet = d.Duration
-	}
-	var flush time.Duration
-	if f.flushEvery != "" {
-		d, err := parseSeconds("flush-every", f.flushEvery)
-		if err != nil {
-			return err
-		}
-		if d.Duration < time.Second {
-			return usagef("flag --flush-every: %s is too often; want at least 1s", d.Duration)
-		}
-		flush = d.Duration
+	quiet, flush, err := f.waits()
+	if err != nil {
+		return err
 	}
 	opt := runner.ExperimentOptions{KeepData: f.keepData, WaitQuiet: quiet, FlushEvery: flush}
 	if f.metricsAddr != "" && !f.dryRun {
@@ -384,45 +369,50 @@ func runRun(env Env, f *runFlags) error {
 	return err
 }
 
+// waits reads --wait-quiet and --flush-every.
+func (f *runFlags) waits() (quiet, flush time.Duration, err error) {
+	if f.waitQuiet != "" {
+		d, err := parseSeconds("wait-quiet", f.waitQuiet)
+		if err != nil {
+			return 0, 0, err
+		}
+		quiet = d.Duration
+	}
+	if f.flushEvery != "" {
+		d, err := parseSeconds("flush-every", f.flushEvery)
+		if err != nil {
+			return 0, 0, err
+		}
+		if d.Duration < time.Second {
+			return 0, 0, usagef("flag --flush-every: %s is too often; want at least 1s", d.Duration)
+		}
+		flush = d.Duration
+	}
+	return quiet, flush, nil
+}
+
 // execute runs the experiment with signal handling: the first SIGINT or
 // SIGTERM stops the workers and keeps what was measured; a second one exits
 // at once.
 func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOptions, pc planCheck) (int64, error) {
+	path := storePath(env, storeFlag)
 	s.Getenv = env.Getenv
-	if err := preflight(s, storePath(env, storeFlag), preflightOptions{keepData: opt.KeepData, skipSpace: pc.skipSpace}); err != nil {
+	if err := prepareRun(env, s, path, &opt, pc); err != nil || pc.dryRun {
 		return 0, err
 	}
-	pc.rates = storeRates(storePath(env, storeFlag), s)
-	sc, err := planAndConfirm(env, s, pc)
-	if err != nil || pc.dryRun {
-		return 0, err
-	}
-	tracker := schedule.NewTracker(sc, time.Now())
-	opt.OnRun = func(i, _ int) { tracker.StartRun(i, time.Now()) }
-	opt.Progress = func() string { return tracker.Line(time.Now()) }
-	st, err := store.Open(storePath(env, storeFlag))
+	st, err := store.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer st.Close()
 	// The work dir (cells' data dirs) is created here rather than by the
 	// runner, so that even a second Ctrl-C, which exits at once, removes it.
-	if s.WorkDir == "" {
-		// Work dirs left by benchlab processes killed hard go first.
-		if removed, err := stale.SweepWorkDirs(os.TempDir()); err == nil && len(removed) > 0 {
-			fmt.Fprintf(env.Stderr, "benchlab: removed %d work dir(s) of benchlab processes that are gone: %s\n",
-				len(removed), strings.Join(removed, ", "))
-		}
-		dir, err := os.MkdirTemp("", "benchlab-")
-		if err != nil {
-			return 0, fmt.Errorf("work dir: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		if err := stale.MarkOwner(dir); err != nil {
-			return 0, err
-		}
-		s.WorkDir = dir
-		opt.TempWorkDir = true
+	tmp, err := tempWorkDir(env, &s, &opt)
+	if err != nil {
+		return 0, err
+	}
+	if tmp != "" {
+		defer os.RemoveAll(tmp)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -452,13 +442,64 @@ func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOption
 		select {
 		case <-sigs:
 			fmt.Fprintln(env.Stderr, "benchlab: second interrupt: exiting now")
-			if opt.TempWorkDir {
-				os.RemoveAll(s.WorkDir)
+			if tmp != "" {
+				os.RemoveAll(tmp)
 			}
 			env.Exit(ExitInterrupted)
 		case <-stopWatch:
 		}
 	}()
+	return runPrepared(ctx, env, s, st, opt)
+}
+
+// prepareRun does what comes before an experiment runs, for run, rerun and
+// a queue's worker alike: the checks of this machine (preflight), the plan
+// printed and, when long, confirmed, and the tracker whose ETA the live
+// lines show.
+func prepareRun(env Env, s spec.Spec, storeFile string, opt *runner.ExperimentOptions, pc planCheck) error {
+	if err := preflight(s, storeFile, preflightOptions{keepData: opt.KeepData, skipSpace: pc.skipSpace}); err != nil {
+		return err
+	}
+	pc.rates = storeRates(storeFile, s)
+	sc, err := planAndConfirm(env, s, pc)
+	if err != nil || pc.dryRun {
+		return err
+	}
+	tracker := schedule.NewTracker(sc, time.Now())
+	opt.OnRun = func(i, _ int) { tracker.StartRun(i, time.Now()) }
+	opt.Progress = func() string { return tracker.Line(time.Now()) }
+	return nil
+}
+
+// tempWorkDir makes the temp work dir of a spec that names none (after
+// removing those of benchlab processes that are gone), sets it in s and
+// opt, and returns it for the caller to remove; "" when the spec names one.
+func tempWorkDir(env Env, s *spec.Spec, opt *runner.ExperimentOptions) (string, error) {
+	if s.WorkDir != "" {
+		return "", nil
+	}
+	// Work dirs left by benchlab processes killed hard go first.
+	if removed, err := stale.SweepWorkDirs(os.TempDir()); err == nil && len(removed) > 0 {
+		fmt.Fprintf(env.Stderr, "benchlab: removed %d work dir(s) of benchlab processes that are gone: %s\n",
+			len(removed), strings.Join(removed, ", "))
+	}
+	dir, err := os.MkdirTemp("", "benchlab-")
+	if err != nil {
+		return "", fmt.Errorf("work dir: %w", err)
+	}
+	if err := stale.MarkOwner(dir); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	s.WorkDir = dir
+	opt.TempWorkDir = true
+	return dir, nil
+}
+
+// runPrepared runs a prepared experiment into st (runner.RunExperiment),
+// its live lines on env.Stdout; ctx's cancellation stops it as an
+// interrupt does, keeping what was measured (errInterrupted).
+func runPrepared(ctx context.Context, env Env, s spec.Spec, st *store.Store, opt runner.ExperimentOptions) (int64, error) {
 	printWrapped(env.Stdout, "benchlab: experiment %q, %d target(s), suite %s, preset %s, results in %s",
 		s.Name, len(s.Targets), s.Workload.Suite, orNone(s.Preset), st.Path())
 	// The run's live lines and log, each fitted to the terminal's 120

@@ -48,6 +48,12 @@ type ExperimentOptions struct {
 	// rerun reads them from the stored manifests; missing repeats get
 	// spec.RepeatSeed of the experiment seed.
 	RepeatSeeds map[int]uint64
+	// Job, when set, is the queued job a worker runs this experiment for
+	// (benchlab worker); every run's manifest records it.
+	Job *store.QueueJob
+	// OnExperiment, when set, is called with the experiment's ID as soon as
+	// it is stored, before any run.
+	OnExperiment func(id int64)
 }
 
 // ErrCellsFailed is wrapped by RunExperiment's error when some cells failed
@@ -129,6 +135,9 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 	if err := st.CreateExperiment(saveCtx, &exp); err != nil {
 		return 0, err
 	}
+	if opt.OnExperiment != nil {
+		opt.OnExperiment(exp.ID)
+	}
 	if s.ClientCPUs != "" {
 		if err := metrics.PinSelf(s.ClientCPUs); err != nil {
 			return 0, fmt.Errorf("client_cpus: %w", err)
@@ -162,7 +171,8 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 		canary := metrics.Canary(ctx, workDir, metrics.CanaryDuration)
 		var probe metrics.MachineProbe
 		m := store.Manifest{Benchlab: opt.Build, Experiment: s.Name, Spec: exp.Spec, Preset: s.Preset, PID: os.Getpid(),
-			Repeat: c.Repeat, Seed: s.Seed, RepeatSeed: seeds[c.Repeat], Host: host, Canary: &canary, Started: time.Now().UTC()}
+			Repeat: c.Repeat, Seed: s.Seed, RepeatSeed: seeds[c.Repeat], Host: host, Canary: &canary, Started: time.Now().UTC(),
+			Job: opt.Job}
 		m.Target.Name, m.Target.Engine, m.Target.Settings = c.Target.Name, c.Target.Engine, c.Target.TargetSettings()
 		m.DataDir = filepath.Join(workDir, fmt.Sprintf("%s-r%d", c.Target.Name, c.Repeat))
 		m.MachineLoad = append(m.MachineLoad, probe.Snapshot("before"))

@@ -36,6 +36,9 @@ type Manifest struct {
 	// PID is the benchlab process that ran the run, on Host.Hostname: a run
 	// still stored as running whose process is gone was abandoned.
 	PID int `json:"pid,omitempty"`
+	// Job is the queued job this run was part of, when a worker of a lab's
+	// queue ran it (benchlab worker); nil for benchlab run.
+	Job *QueueJob `json:"job,omitempty"`
 	// Canary holds the fixed probes run just before the run (nil for runs
 	// stored before canaries existed).
 	Canary *Canary `json:"canary,omitempty"`
@@ -76,6 +79,15 @@ type ImportSource struct {
 // Imported reports whether the run was imported from another tool's
 // output (benchlab import) rather than run by benchlab.
 func (m Manifest) Imported() bool { return m.Import != nil }
+
+// QueueJob names the job of a lab's queue (benchlab queue) that a worker
+// ran an experiment for.
+type QueueJob struct {
+	// ID is the job's ID in the queue (benchlab jobs lists it).
+	ID int64 `json:"id"`
+	// Worker names the worker that took it: its host name and process ID.
+	Worker string `json:"worker"`
+}
 
 // BuildInfo identifies the benchlab binary.
 type BuildInfo struct {

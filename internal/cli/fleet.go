@@ -1,0 +1,408 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"benchlab/internal/fleet"
+	"benchlab/internal/runner"
+	"benchlab/internal/schedule"
+	"benchlab/internal/server"
+	"benchlab/internal/spec"
+	"benchlab/internal/store"
+)
+
+// needPostgres refuses a queue command on a store that is not PostgreSQL:
+// the queue lives in the lab's shared results database.
+func needPostgres(path string) error {
+	if store.IsPostgres(path) {
+		return nil
+	}
+	return usagef("flag --store: %s is a SQLite file; a queue lives in a PostgreSQL results store shared by the lab's machines: give --store postgres://... (or BENCHLAB_STORE)", path)
+}
+
+// redactedShown is a store URL without its password, for messages.
+func redactedShown(path string) string { return server.RedactDSN(path) }
+
+// queueOnly are run's flags that mean nothing for a queued experiment:
+// queue hides and refuses them.
+var queueOnly = []string{"output", "format", "color", "yes", "dry-run", "cpuprofile", "metrics-addr", "keep-data"}
+
+func newQueueCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "queue [spec.toml] [--store postgres://...] [--host-kind K | --host H] [--priority] [run flags]",
+		Short: "queue an experiment for a lab's workers (needs a PostgreSQL --store)",
+		Long: "Validates an experiment exactly as run does and queues it in the lab's shared PostgreSQL results\n" +
+			"store, for the first idle `benchlab worker` of the right kind of machine to run. Prints the job's ID.\n" +
+			"Takes run's flags (--preset, --repeats, --tests, ...), which shape the queued spec.",
+		Example: "  benchlab queue examples/sqlite-sync.toml --preset smoke --store postgres://lab@db/benchlab\n" +
+			"  benchlab queue spec.toml --host-kind nvme-16c --priority",
+	}
+	f := newRunFlags(cmd.Flags())
+	f.getenv = env.Getenv
+	fs := cmd.Flags()
+	var kind, host string
+	var priority bool
+	fs.StringVar(&kind, "host-kind", "", "run it on a machine of this kind only (a worker's --queue), e.g. nvme-16c")
+	fs.StringVar(&host, "host", "", "run it on this host only (its host name)")
+	fs.BoolVar(&priority, "priority", false, "run it before the jobs queued without --priority")
+	setGroup(fs, "Queue", "host-kind", "host", "priority")
+	for _, n := range queueOnly {
+		fs.Lookup(n).Hidden = true
+	}
+	cmd.SetUsageFunc(groupedUsage)
+	cmd.RunE = body(func(_ *cobra.Command, args []string) error {
+		if err := f.args(args); err != nil {
+			return err
+		}
+		return runQueue(env, f, fleet.Placement{HostKind: kind, Host: host}, priority)
+	})
+	return cmd
+}
+
+func runQueue(env Env, f *runFlags, p fleet.Placement, priority bool) error {
+	for _, n := range queueOnly {
+		if f.fs.Changed(n) {
+			return usagef("flag --%s: not for queue; a worker runs the experiment (report it afterwards with benchlab report)", n)
+		}
+	}
+	switch {
+	case p.HostKind != "" && p.Host != "":
+		return usagef("flags --host-kind and --host: give one of them")
+	case p.HostKind != "":
+		if err := fleet.CheckKind(p.HostKind); err != nil {
+			return usagef("flag --host-kind: %v", err)
+		}
+	case p.Host != "":
+		if err := fleet.CheckHost(p.Host); err != nil {
+			return usagef("flag --host: %v", err)
+		}
+	}
+	path := storePath(env, f.store)
+	if err := needPostgres(path); err != nil {
+		return err
+	}
+	// The spec is built and checked as run builds and checks it; what
+	// concerns the machine (installs, ports, free space) is checked by the
+	// worker that takes it.
+	s, err := f.buildSpec()
+	if err != nil {
+		return err
+	}
+	quiet, flush, err := f.waits()
+	if err != nil {
+		return err
+	}
+	info := env
+	info.Stdout = env.Stderr // stdout is the job's ID alone
+	if err := planBeforeRun(info, s, f.store); err != nil {
+		return err
+	}
+	sc, err := schedule.Of(s)
+	if err != nil {
+		return err
+	}
+	stored := s
+	stored.Targets = append([]spec.Target(nil), s.Targets...)
+	for i := range stored.Targets {
+		stored.Targets[i].DSN = server.RedactDSN(stored.Targets[i].DSN)
+	}
+	hostname, _ := os.Hostname()
+	a := fleet.Args{Spec: stored.TOML(), Name: s.Name, Placement: p, PlannedSeconds: sc.Total().Seconds(),
+		WaitQuietSeconds: quiet.Seconds(), FlushEverySeconds: flush.Seconds(), SkipSpaceCheck: f.skipSpace, QueuedBy: hostname}
+	ctx := context.Background()
+	q, err := fleet.Open(ctx, path, redactedShown(path))
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	id, err := q.Insert(ctx, a, priority)
+	if err != nil {
+		return err
+	}
+	printWrapped(env.Stderr, "benchlab: queued job %d: experiment %q (planned %s) for %s%s",
+		id, s.Name, schedule.Long(sc.Total()), p.Where(), map[bool]string{true: ", ahead of the others"}[priority])
+	fmt.Fprintln(env.Stdout, id)
+	return nil
+}
+
+func newWorkerCmd(env Env) *cobra.Command {
+	var storeFlag string
+	var kinds []string
+	var maxJobs int
+	var once bool
+	cmd := &cobra.Command{
+		Use:   "worker [--store postgres://...] [--queue KIND] [--max-jobs N] [--once]",
+		Short: "run queued experiments on this machine, one at a time (needs a PostgreSQL --store)",
+		Long: "Takes the jobs of the lab's queue (benchlab queue) that this machine may run: those for any machine,\n" +
+			"for this host by name and for the kinds of machine given with --queue; runs each as benchlab run does,\n" +
+			"one at a time, with results in the shared store. Ctrl-C (or SIGTERM) stops the running experiment,\n" +
+			"keeps what it measured and puts its job back in the queue; a second one exits at once.",
+		Example: "  benchlab worker --store postgres://lab@db/benchlab --queue nvme-16c\n" +
+			"  benchlab worker --once   # run what is queued for this machine, then exit",
+		Args: noArgs,
+		RunE: body(func(*cobra.Command, []string) error {
+			return runWorker(env, storeFlag, kinds, maxJobs, once)
+		}),
+	}
+	fs := cmd.Flags()
+	addStoreFlag(fs, &storeFlag)
+	fs.StringSliceVar(&kinds, "queue", nil, "kinds of machine this one is (comma-separated or repeated): it takes the jobs queued with --host-kind for them, besides those for any machine and for this host")
+	fs.IntVar(&maxJobs, "max-jobs", 0, "exit after this many jobs (0: no limit)")
+	fs.BoolVar(&once, "once", false, "exit when no job is left that this machine could take")
+	return cmd
+}
+
+func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool) error {
+	path := storePath(env, storeFlag)
+	if err := needPostgres(path); err != nil {
+		return err
+	}
+	if maxJobs < 0 {
+		return usagef("flag --max-jobs: %d is negative; want a number of jobs, or 0 for no limit", maxJobs)
+	}
+	for _, k := range kinds {
+		if err := fleet.CheckKind(k); err != nil {
+			return usagef("flag --queue: %v", err)
+		}
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return fmt.Errorf("host name: %w", err)
+	}
+	if err := fleet.CheckHost(host); err != nil {
+		return fmt.Errorf("this machine's host name: %w", err)
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	q, err := fleet.Open(context.Background(), path, st.Path())
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+
+	// The first signal stops the worker: the running experiment stops as
+	// run's does and its job goes back to the queue. A second one exits at
+	// once, removing the running experiment's temp work dir.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := env.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+	var mu sync.Mutex
+	var tmp string
+	stopWatch := make(chan struct{})
+	defer close(stopWatch)
+	go func() {
+		select {
+		case <-sigs:
+		case <-env.OutputLost:
+		case <-stopWatch:
+			return
+		}
+		fmt.Fprintln(env.Stderr, "\nbenchlab worker: interrupt: stopping; a running experiment keeps what it measured and its job goes back to the queue (again to exit at once)")
+		cancel()
+		select {
+		case <-sigs:
+			fmt.Fprintln(env.Stderr, "benchlab worker: second interrupt: exiting now")
+			mu.Lock()
+			if tmp != "" {
+				os.RemoveAll(tmp)
+			}
+			mu.Unlock()
+			env.Exit(ExitInterrupted)
+		case <-stopWatch:
+		}
+	}()
+
+	run := func(ctx context.Context, j *fleet.Started) error {
+		s, err := spec.ParseStored([]byte(j.Args.Spec), fmt.Sprintf("job %d's spec", j.ID))
+		if err != nil {
+			return fleet.Failed(err)
+		}
+		for i := range s.Targets {
+			// Stored DSNs have no password: it comes from the environment.
+			s.Targets[i].DSN = server.DropRedacted(s.Targets[i].DSN)
+		}
+		s.Getenv = env.Getenv
+		if err := s.Validate(); err != nil {
+			return fleet.Failed(err)
+		}
+		opt := runner.ExperimentOptions{
+			WaitQuiet:    time.Duration(j.Args.WaitQuietSeconds * float64(time.Second)),
+			FlushEvery:   time.Duration(j.Args.FlushEverySeconds * float64(time.Second)),
+			Job:          &store.QueueJob{ID: j.ID, Worker: j.Worker},
+			OnExperiment: j.Experiment,
+		}
+		// The plan is printed; the worker runs it however long it is.
+		if err := prepareRun(env, s, path, &opt, planCheck{yes: true, skipSpace: j.Args.SkipSpaceCheck}); err != nil {
+			// This machine cannot run it (an install, a port, the space).
+			return fleet.Failed(err)
+		}
+		dir, err := tempWorkDir(env, &s, &opt)
+		if err != nil {
+			return err
+		}
+		if dir != "" {
+			mu.Lock()
+			tmp = dir
+			mu.Unlock()
+			defer func() {
+				mu.Lock()
+				os.RemoveAll(dir)
+				tmp = ""
+				mu.Unlock()
+			}()
+		}
+		id, err := runPrepared(ctx, env, s, st, opt)
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			// Stopped by the worker (the job goes back to the queue), or
+			// past the job's timeout, or cancelled (it fails).
+			return fleet.Failed(fmt.Errorf("stopped: %v", context.Cause(ctx)))
+		case id != 0:
+			// The experiment ran and failed: not retried blindly.
+			return fleet.Failed(err)
+		}
+		// Nothing was measured (the store could not be written, ...):
+		// another attempt may succeed.
+		return err
+	}
+	sum, err := q.Work(ctx, fleet.Options{Host: host, ID: fmt.Sprintf("%s-%d", host, os.Getpid()), Kinds: kinds,
+		MaxJobs: maxJobs, Once: once, Out: env.Stdout, Log: env.Stderr, Run: run})
+	fmt.Fprintf(env.Stdout, "benchlab worker: %d job(s) done\n", sum.Done)
+	if err != nil {
+		return err
+	}
+	if len(sum.Requeued) > 0 {
+		fmt.Fprintf(env.Stderr, "benchlab worker: job(s) %v back in the queue\n", sum.Requeued)
+		return errInterrupted
+	}
+	return nil
+}
+
+func newJobsCmd(env Env) *cobra.Command {
+	var storeFlag string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "jobs [--store postgres://...] [--limit N]",
+		Short: "list the lab's queued, running and finished jobs, newest first (needs a PostgreSQL --store)",
+		Args:  noArgs,
+		RunE: body(func(*cobra.Command, []string) error {
+			return runJobs(env, storeFlag, limit)
+		}),
+	}
+	addStoreFlag(cmd.Flags(), &storeFlag)
+	cmd.Flags().IntVar(&limit, "limit", defaultRunsLimit, "jobs to list (0: all)")
+	return cmd
+}
+
+func runJobs(env Env, storeFlag string, limit int) error {
+	path := storePath(env, storeFlag)
+	if err := needPostgres(path); err != nil {
+		return err
+	}
+	if limit < 0 {
+		return usagef("flag --limit: %d is negative; want a number of jobs, or 0 for all", limit)
+	}
+	ctx := context.Background()
+	q, err := fleet.Open(ctx, path, redactedShown(path))
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	jobs, err := q.Jobs(ctx, limit)
+	if err != nil {
+		return err
+	}
+	if len(jobs) == 0 {
+		fmt.Fprintln(env.Stdout, "no jobs queued")
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOB\tSTATE\tSPEC\tFOR\tHOST\tEXPERIMENT\tQUEUED\tSTARTED\tENDED\tATTEMPTS\tNOTE")
+	for _, j := range jobs {
+		exp, earlier := "-", j.Output.Earlier
+		switch {
+		case j.Output.Outcome == fleet.OutcomeInterrupted && j.State == "queued":
+			// Its experiment was an attempt; the next one makes another.
+			earlier = append(earlier, j.Output.Experiment)
+		case j.Output.Experiment != 0:
+			exp = fmt.Sprint(j.Output.Experiment)
+		}
+		if len(earlier) > 0 {
+			exp += fmt.Sprintf(" (earlier %s)", joinIDs(earlier))
+		}
+		note := ""
+		switch {
+		case j.Output.Outcome == fleet.OutcomeInterrupted:
+			note = fmt.Sprintf("interrupted on %s (worker stopped); queued again", j.Output.Host)
+		case j.Output.Error != "":
+			note = j.Output.Error
+		case len(j.Errors) > 0:
+			note = j.Errors[len(j.Errors)-1]
+		}
+		host, started := j.Output.Host, j.Started
+		if j.State == "queued" {
+			// Taken before, by a worker since stopped (the note says so)
+			// or one busy with another job.
+			host, started = "", time.Time{}
+		}
+		if j.Priority == fleet.PriorityHigh {
+			note = strings.TrimSpace("priority " + note)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n", j.ID, j.State, j.Args.Name, j.Args.Placement,
+			orDash(host), exp, clock(j.Created), clock(started), clock(j.Ended), j.Attempt, fleet.MaxAttempts,
+			firstLine(note))
+	}
+	return tw.Flush()
+}
+
+func joinIDs(ids []int64) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprint(id)
+	}
+	return strings.Join(s, ",")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// clock is a job's time in local time, "-" when not yet.
+func clock(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}

@@ -1,0 +1,294 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/engine/enginetest"
+	"benchlab/internal/fleet"
+	"benchlab/internal/server"
+	"benchlab/internal/store"
+)
+
+// fleetSpec is a small SQLite experiment: a 1000-row load and one point
+// query test of the given seconds.
+const fleetSpec = `name = %q
+[[target]]
+name = "lite"
+engine = "sqlite"
+[workload]
+suite = "sysbench"
+tests = ["point-query"]
+threads = [1]
+read_time = "%ds"
+write_time = "1s"
+warmup = "0s"
+postwrite_wait = "0s"
+report_interval = "0s"
+table_size = 1000
+repeats = 1
+`
+
+// labStore starts a real PostgreSQL server for the test and returns the
+// URL of a results store on it.
+func labStore(t *testing.T) string {
+	t.Helper()
+	logs := filepath.Join(t.TempDir(), "logs")
+	db := enginetest.Open(t, engine.Target{Name: "lab", Engine: "postgres",
+		Getenv: func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": logs}[k] }})
+	port := db.(interface{ Instance() *server.Instance }).Instance().Port
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/sbtest?sslmode=disable", port)
+}
+
+// writeSpec writes a fleetSpec to dir and returns its path.
+func writeSpec(t *testing.T, dir, name string, seconds int) string {
+	t.Helper()
+	p := filepath.Join(dir, name+".toml")
+	if err := os.WriteFile(p, []byte(fmt.Sprintf(fleetSpec, name, seconds)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// queueJob queues a spec and returns the job's ID, which queue prints alone.
+func queueJob(t *testing.T, dsn string, args ...string) int64 {
+	t.Helper()
+	code, out, errOut := run(t, Env{}, append([]string{"queue", "--store", dsn}, args...)...)
+	id, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+	if code != 0 || err != nil {
+		t.Fatalf("queue %v: exit %d, stdout %q, stderr %s", args, code, out, errOut)
+	}
+	return id
+}
+
+// jobExperiments reads every run's manifest in the store and returns, per
+// job ID, the experiments its runs belong to, and the worker and host of
+// each experiment.
+func jobExperiments(t *testing.T, dsn string) (map[int64][]int64, map[int64]store.QueueJob, map[int64]string) {
+	t.Helper()
+	st, err := store.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	exps, err := st.Experiments(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byJob, jobOf, hostOf := map[int64][]int64{}, map[int64]store.QueueJob{}, map[int64]string{}
+	for _, e := range exps {
+		runs, err := st.Runs(ctx, e.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			m := store.ParseManifest(r.Manifest)
+			if m.Job == nil {
+				t.Errorf("experiment %d run %d: no job in its manifest", e.ID, r.ID)
+				continue
+			}
+			byJob[m.Job.ID] = append(byJob[m.Job.ID], e.ID)
+			jobOf[e.ID], hostOf[e.ID] = *m.Job, m.Host.Hostname
+		}
+	}
+	return byJob, jobOf, hostOf
+}
+
+// listJobs reads the queue's jobs by ID.
+func listJobs(t *testing.T, dsn string) map[int64]fleet.Job {
+	t.Helper()
+	q, err := fleet.Open(context.Background(), dsn, "lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	jobs, err := q.Jobs(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[int64]fleet.Job{}
+	for _, j := range jobs {
+		m[j.ID] = j
+	}
+	return m
+}
+
+// TestFleet runs a lab on a real PostgreSQL store: two experiments queued
+// once, two worker processes (this test binary as benchlab) taking one job
+// each; every job ran exactly once, its experiment is in the store with the
+// job's ID, worker and host in its manifest, and jobs lists both
+// completed. A bad spec and a SQLite store are refused (exit 2) with
+// nothing queued. A worker interrupted mid-experiment exits 130, keeps the
+// partial results, leaves no work dir, and its job goes back to the queue,
+// where a worker with --once runs it again.
+func TestFleet(t *testing.T) {
+	dsn := labStore(t)
+	dir := t.TempDir()
+	alpha, beta := writeSpec(t, dir, "alpha", 1), writeSpec(t, dir, "beta", 1)
+
+	// Refusals, before anything is queued.
+	lite := filepath.Join(dir, "r.db")
+	for _, args := range [][]string{{"queue", alpha}, {"worker", "--once"}, {"jobs"}} {
+		code, _, errOut := run(t, Env{}, append(args, "--store", lite)...)
+		if code != ExitUsage || !strings.Contains(errOut, "PostgreSQL") {
+			t.Errorf("%v on a SQLite store: exit %d, %q; want 2 asking for a PostgreSQL store", args, code, errOut)
+		}
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	os.WriteFile(bad, []byte(strings.Replace(fmt.Sprintf(fleetSpec, "bad", 1), `"point-query"`, `"no-such-test"`, 1)), 0o644)
+	if code, _, errOut := run(t, Env{}, "queue", bad, "--store", dsn); code != ExitUsage || !strings.Contains(errOut, "workload.tests") {
+		t.Errorf("a bad spec: exit %d, %q; want 2 naming workload.tests", code, errOut)
+	}
+	if code, _, errOut := run(t, Env{}, "queue", alpha, "--store", dsn, "--host-kind", "Big Box"); code != ExitUsage || !strings.Contains(errOut, "--host-kind") {
+		t.Errorf("a bad --host-kind: exit %d, %q; want 2 naming the flag", code, errOut)
+	}
+	if jobs := listJobs(t, dsn); len(jobs) != 0 {
+		t.Fatalf("refused commands queued %d job(s)", len(jobs))
+	}
+
+	ids := []int64{queueJob(t, dsn, alpha), queueJob(t, dsn, beta, "--priority")}
+	tmp := t.TempDir() // the workers' TMPDIR: their work dirs go there
+	var outs [2]bytes.Buffer
+	var cmds [2]*exec.Cmd
+	for i := range cmds {
+		cmds[i] = childCmd([]string{"TMPDIR=" + tmp}, "worker", "--store", dsn, "--max-jobs", "1")
+		cmds[i].Stdout, cmds[i].Stderr = &outs[i], &outs[i]
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Errorf("worker %d: %v\n%s", i, err, outs[i].String())
+		}
+		if !strings.Contains(outs[i].String(), "1 job(s) done") {
+			t.Errorf("worker %d did not run one job:\n%s", i, outs[i].String())
+		}
+	}
+	byJob, jobOf, hostOf := jobExperiments(t, dsn)
+	host, _ := os.Hostname()
+	workers := map[string]bool{}
+	for _, id := range ids {
+		exps := byJob[id]
+		if len(exps) != 1 {
+			t.Fatalf("job %d ran as experiment(s) %v, want exactly one", id, exps)
+		}
+		e := exps[0]
+		if hostOf[e] != host || !strings.HasPrefix(jobOf[e].Worker, host+"-") {
+			t.Errorf("experiment %d of job %d: host %q, worker %q; want host %q", e, id, hostOf[e], jobOf[e].Worker, host)
+		}
+		workers[jobOf[e].Worker] = true
+	}
+	if len(workers) != 2 {
+		t.Errorf("the two jobs ran on workers %v, want one each on two workers", workers)
+	}
+	jobs := listJobs(t, dsn)
+	for _, id := range ids {
+		j := jobs[id]
+		if j.State != "completed" || j.Attempt != 1 || j.Output.Experiment != byJob[id][0] || j.Output.Host != host {
+			t.Errorf("job %d: %+v; want completed at the first attempt on %s with experiment %v", id, j, host, byJob[id])
+		}
+	}
+	code, out, errOut := run(t, Env{}, "jobs", "--store", dsn)
+	if code != 0 || strings.Count(out, "completed") != 2 || !strings.Contains(out, "alpha") || !strings.Contains(out, "beta") {
+		t.Errorf("jobs: exit %d\n%s%s", code, out, errOut)
+	}
+	checkEmpty(t, tmp)
+
+	// A worker stopped mid-experiment.
+	long := queueJob(t, dsn, writeSpec(t, dir, "long", 8))
+	logPath := filepath.Join(dir, "worker.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	w := childCmd([]string{"TMPDIR=" + tmp}, "worker", "--store", dsn)
+	w.Stdout, w.Stderr = logFile, logFile
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, _ := os.ReadFile(logPath)
+		if strings.Contains(string(b), "postload ...") {
+			break
+		}
+		if time.Now().After(deadline) {
+			w.Process.Kill()
+			w.Wait()
+			t.Fatalf("the worker did not reach the measured step:\n%s", b)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // into the measured step
+	if err := w.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err = w.Wait()
+	logged, _ := os.ReadFile(logPath)
+	if code := w.ProcessState.ExitCode(); code != ExitInterrupted {
+		t.Fatalf("interrupted worker: exit %d (%v), want %d\n%s", code, err, ExitInterrupted, logged)
+	}
+	checkEmpty(t, tmp)
+	j := listJobs(t, dsn)[long]
+	if j.State != "queued" || j.Output.Outcome != fleet.OutcomeInterrupted || j.Output.Experiment == 0 {
+		t.Fatalf("interrupted job: %+v; want queued again, with its interrupted experiment", j)
+	}
+	partial := j.Output.Experiment
+	st, err := store.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.Runs(context.Background(), partial)
+	if err != nil || len(runs) != 1 || runs[0].Status != store.StatusInterrupted {
+		t.Fatalf("runs of the interrupted experiment %d: %+v %v; want one, interrupted", partial, runs, err)
+	}
+	results, err := st.Results(context.Background(), runs[0].ID, false)
+	st.Close()
+	measured := false
+	for _, r := range results {
+		if r.Test == "point-query" && r.Events > 0 {
+			measured = true
+		}
+	}
+	if err != nil || !measured {
+		t.Errorf("interrupted experiment %d: results %+v %v; want point-query's measured part", partial, results, err)
+	}
+
+	// The job runs again, from the start, on a worker that exits when
+	// nothing is left (--once).
+	w = childCmd([]string{"TMPDIR=" + tmp}, "worker", "--store", dsn, "--once", "--queue", "big-box")
+	b, err := w.CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "1 job(s) done") {
+		t.Fatalf("worker --once: %v\n%s", err, b)
+	}
+	checkEmpty(t, tmp)
+	j = listJobs(t, dsn)[long]
+	if j.State != "completed" || j.Output.Experiment == partial || len(j.Output.Earlier) != 1 || j.Output.Earlier[0] != partial {
+		t.Errorf("job %d run again: %+v; want completed, a new experiment, the interrupted %d as earlier", long, j, partial)
+	}
+	byJob, _, _ = jobExperiments(t, dsn)
+	if len(byJob[long]) != 2 {
+		t.Errorf("job %d: experiments %v, want the interrupted one and the complete one", long, byJob[long])
+	}
+}
+
+// checkEmpty fails the test when dir holds anything (a work dir left).
+func checkEmpty(t *testing.T, dir string) {
+	t.Helper()
+	if es, _ := os.ReadDir(dir); len(es) > 0 {
+		t.Errorf("%s holds %d entr(ies), e.g. %s; want none left", dir, len(es), es[0].Name())
+	}
+}
