@@ -280,7 +280,7 @@ func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool
 			return fleet.Failed(fmt.Errorf("stopped: %v", context.Cause(ctx)))
 		case id != 0:
 			// The experiment ran and failed: not retried blindly.
-			return fleet.Failed(err)
+			return fleet.Failed(runErrors(st, id, err))
 		}
 		// Nothing was measured (the store could not be written, ...):
 		// another attempt may succeed.
@@ -297,6 +297,25 @@ func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool
 		return errInterrupted
 	}
 	return nil
+}
+
+// runErrors adds to an experiment's error the errors its failed runs
+// stored, for the job's record.
+func runErrors(st *store.Store, id int64, err error) error {
+	runs, rerr := st.Runs(context.Background(), id)
+	if rerr != nil {
+		return err
+	}
+	var msgs []string
+	for _, r := range runs {
+		if r.Error != "" {
+			msgs = append(msgs, fmt.Sprintf("%s repeat %d: %s", r.Target, r.Repeat, r.Error))
+		}
+	}
+	if len(msgs) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w: %s", err, strings.Join(msgs, "; "))
 }
 
 func newJobsCmd(env Env) *cobra.Command {

@@ -39,6 +39,28 @@ table_size = 1000
 repeats = 1
 `
 
+// failingSpec is a custom SQL experiment on SQLite whose only test fails.
+const failingSpec = `name = "failing"
+[[target]]
+name = "lite"
+engine = "sqlite"
+[workload]
+suite = "custom"
+threads = [1]
+read_time = "1s"
+write_time = "1s"
+warmup = "0s"
+postwrite_wait = "0s"
+report_interval = "0s"
+repeats = 1
+[workload.custom]
+setup = ["CREATE TABLE t (id INTEGER PRIMARY KEY)"]
+tables = ["t"]
+[[workload.custom.test]]
+name = "broken"
+statements = ["SELECT no_such_column FROM t"]
+`
+
 // labStore starts a real PostgreSQL server for the test and returns the
 // URL of a results store on it.
 func labStore(t *testing.T) string {
@@ -131,7 +153,9 @@ func listJobs(t *testing.T, dsn string) map[int64]fleet.Job {
 // completed. A bad spec and a SQLite store are refused (exit 2) with
 // nothing queued. A worker interrupted mid-experiment exits 130, keeps the
 // partial results, leaves no work dir, and its job goes back to the queue,
-// where a worker with --once runs it again.
+// where a worker with --once runs it again, with a job placed on this host
+// whose experiment fails and a job for a kind of machine whose stored spec
+// is broken, which both fail for good at their first attempt.
 func TestFleet(t *testing.T) {
 	dsn := labStore(t)
 	dir := t.TempDir()
@@ -268,13 +292,39 @@ func TestFleet(t *testing.T) {
 	}
 
 	// The job runs again, from the start, on a worker that exits when
-	// nothing is left (--once).
+	// nothing is left (--once), with a job for this host whose experiment
+	// fails and one for a kind of machine whose stored spec is broken:
+	// both fail at their first attempt, for good.
+	failing := filepath.Join(dir, "failing.toml")
+	os.WriteFile(failing, []byte(failingSpec), 0o644)
+	failed := queueJob(t, dsn, failing, "--host", host)
+	q, err := fleet.Open(context.Background(), dsn, "lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken, err := q.Insert(context.Background(), fleet.Args{Spec: "name = 5\n", Name: "broken",
+		Placement: fleet.Placement{HostKind: "big-box"}}, false)
+	q.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	w = childCmd([]string{"TMPDIR=" + tmp}, "worker", "--store", dsn, "--once", "--queue", "big-box")
 	b, err := w.CombinedOutput()
-	if err != nil || !strings.Contains(string(b), "1 job(s) done") {
+	if err != nil || !strings.Contains(string(b), "3 job(s) done") {
 		t.Fatalf("worker --once: %v\n%s", err, b)
 	}
 	checkEmpty(t, tmp)
+	jobs = listJobs(t, dsn)
+	if j := jobs[failed]; j.State != "failed" || j.Attempt != 1 || j.Output.Experiment == 0 || !strings.Contains(j.Output.Error, "no_such_column") {
+		t.Errorf("job %d, whose experiment fails: %+v; want failed at its first attempt, with its experiment and error", failed, j)
+	}
+	if j := jobs[broken]; j.State != "failed" || j.Attempt != 1 || j.Output.Experiment != 0 || !strings.Contains(j.Output.Error, "job") {
+		t.Errorf("job %d, whose spec is broken: %+v; want failed at its first attempt, without an experiment", broken, j)
+	}
+	code, out, _ = run(t, Env{}, "jobs", "--store", dsn)
+	if code != 0 || strings.Count(out, "failed") < 2 || !strings.Contains(out, "host "+host) || !strings.Contains(out, "kind big-box") {
+		t.Errorf("jobs: exit %d\n%s", code, out)
+	}
 	j = listJobs(t, dsn)[long]
 	if j.State != "completed" || j.Output.Experiment == partial || len(j.Output.Earlier) != 1 || j.Output.Earlier[0] != partial {
 		t.Errorf("job %d run again: %+v; want completed, a new experiment, the interrupted %d as earlier", long, j, partial)
