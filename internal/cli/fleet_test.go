@@ -257,6 +257,9 @@ func TestFleet(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second) // into the measured step
+	if j := listJobs(t, dsn)[long]; j.State != "running" || j.Output.Host != host || j.Output.Experiment == 0 {
+		t.Errorf("running job: %+v; want running on %s with its experiment", j, host)
+	}
 	if err := w.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -340,5 +343,24 @@ func checkEmpty(t *testing.T, dir string) {
 	t.Helper()
 	if es, _ := os.ReadDir(dir); len(es) > 0 {
 		t.Errorf("%s holds %d entr(ies), e.g. %s; want none left", dir, len(es), es[0].Name())
+	}
+}
+
+// TestQueueRefusesRunOnlyFlags checks that queue refuses, before it looks
+// at the store, the flags of run that a queued experiment cannot honour
+// (report files, confirmation, a profile of benchlab, live metrics).
+func TestQueueRefusesRunOnlyFlags(t *testing.T) {
+	for _, args := range [][]string{{"-o", "r.html"}, {"--yes"}, {"--dry-run"}, {"--metrics-addr", "127.0.0.1:9464"}, {"--keep-data"}} {
+		all := append([]string{"queue", "--engine", "sqlite", "--store", "postgres://nowhere.invalid/x"}, args...)
+		code, _, errOut := run(t, Env{}, all...)
+		if code != ExitUsage || !strings.Contains(errOut, "not for queue") {
+			t.Errorf("queue %v: exit %d, %q; want 2, not for queue", args, code, errOut)
+		}
+	}
+	if code, _, errOut := run(t, Env{}, "queue", "--engine", "sqlite", "--host", "a", "--host-kind", "b"); code != ExitUsage || !strings.Contains(errOut, "one of them") {
+		t.Errorf("queue --host --host-kind: exit %d, %q; want 2", code, errOut)
+	}
+	if code, _, errOut := run(t, Env{}, "worker", "--store", "postgres://nowhere.invalid/x", "--queue", "Big Box"); code != ExitUsage || !strings.Contains(errOut, "--queue") {
+		t.Errorf("worker --queue 'Big Box': exit %d, %q; want 2 naming --queue", code, errOut)
 	}
 }
