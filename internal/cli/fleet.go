@@ -50,12 +50,13 @@ func newQueueCmd(env Env) *cobra.Command {
 	f := newRunFlags(cmd.Flags())
 	f.getenv = env.Getenv
 	fs := cmd.Flags()
-	var kind, host string
+	var kind, host, timeout string
 	var priority bool
 	fs.StringVar(&kind, "host-kind", "", "run it on a machine of this kind only (a worker's --queue), e.g. nvme-16c")
 	fs.StringVar(&host, "host", "", "run it on this host only (its host name)")
 	fs.BoolVar(&priority, "priority", false, "run it before the jobs queued without --priority")
-	setGroup(fs, "Queue", "host-kind", "host", "priority")
+	fs.StringVar(&timeout, "timeout", "", "stop the experiment after this long (the job fails), and let another machine take the job this long after the worker that took it died (default: twice the planned time and 15 minutes, at least an hour; at least 1m)")
+	setGroup(fs, "Queue", "host-kind", "host", "priority", "timeout")
 	for _, n := range queueOnly {
 		fs.Lookup(n).Hidden = true
 	}
@@ -64,12 +65,12 @@ func newQueueCmd(env Env) *cobra.Command {
 		if err := f.args(args); err != nil {
 			return err
 		}
-		return runQueue(env, f, fleet.Placement{HostKind: kind, Host: host}, priority)
+		return runQueue(env, f, fleet.Placement{HostKind: kind, Host: host}, priority, timeout)
 	})
 	return cmd
 }
 
-func runQueue(env Env, f *runFlags, p fleet.Placement, priority bool) error {
+func runQueue(env Env, f *runFlags, p fleet.Placement, priority bool, timeoutFlag string) error {
 	for _, n := range queueOnly {
 		if f.fs.Changed(n) {
 			return usagef("flag --%s: not for queue; a worker runs the experiment (report it afterwards with benchlab report)", n)
@@ -86,6 +87,17 @@ func runQueue(env Env, f *runFlags, p fleet.Placement, priority bool) error {
 		if err := fleet.CheckHost(p.Host); err != nil {
 			return usagef("flag --host: %v", err)
 		}
+	}
+	var timeout time.Duration
+	if timeoutFlag != "" {
+		d, err := parseSeconds("timeout", timeoutFlag)
+		if err != nil {
+			return err
+		}
+		if d.Duration < fleet.MinTimeout {
+			return usagef("flag --timeout: %s is too short; want at least %s", d.Duration, fleet.MinTimeout)
+		}
+		timeout = d.Duration
 	}
 	path := storePath(env, f.store)
 	if err := needPostgres(path); err != nil {
@@ -118,7 +130,7 @@ func runQueue(env Env, f *runFlags, p fleet.Placement, priority bool) error {
 	}
 	hostname, _ := os.Hostname()
 	a := fleet.Args{Spec: stored.TOML(), Name: s.Name, Placement: p, PlannedSeconds: sc.Total().Seconds(),
-		WaitQuietSeconds: quiet.Seconds(), FlushEverySeconds: flush.Seconds(), SkipSpaceCheck: f.skipSpace, QueuedBy: hostname}
+		TimeoutSeconds: timeout.Seconds(), WaitQuietSeconds: quiet.Seconds(), FlushEverySeconds: flush.Seconds(), SkipSpaceCheck: f.skipSpace, QueuedBy: hostname}
 	ctx := context.Background()
 	q, err := fleet.Open(ctx, path, redactedShown(path))
 	if err != nil {

@@ -50,6 +50,14 @@ const (
 	PriorityHigh   = 1
 )
 
+// MinTimeout is the shortest timeout queue's --timeout takes: River's
+// rescuer looks at jobs running for at least RescueAfter.
+const MinTimeout = RescueAfter
+
+// RescueAfter is how long a job runs before River's rescuer looks at it
+// (each job's own Timeout then decides).
+const RescueAfter = time.Minute
+
 // migrationLock is the advisory lock key that serialises benchlab processes
 // migrating River's schema in one database.
 const migrationLock = 0x62656e6368717565 // "benchque"
@@ -70,6 +78,9 @@ type Args struct {
 	// PlannedSeconds is the plan's length (schedule.Of): the job's
 	// timeout is derived from it (Timeout).
 	PlannedSeconds float64 `json:"planned_s"`
+	// TimeoutSeconds, when positive, is the job's timeout as queue's
+	// --timeout gave it.
+	TimeoutSeconds float64 `json:"timeout_s,omitempty"`
 	// WaitQuietSeconds and FlushEverySeconds are run's --wait-quiet and
 	// --flush-every (0: not given); SkipSpaceCheck its --skip-space-check.
 	WaitQuietSeconds  float64 `json:"wait_quiet_s,omitempty"`
@@ -82,11 +93,14 @@ type Args struct {
 // Kind implements river.JobArgs.
 func (Args) Kind() string { return Kind }
 
-// Timeout is how long the job may run: twice its plan and a quarter of an
-// hour, at least an hour. Past it the worker stops the experiment (the
-// job fails), and a job still marked running whose worker is gone is taken
-// again.
+// Timeout is how long the job may run: TimeoutSeconds when given, else
+// twice its plan and a quarter of an hour, at least an hour. Past it the
+// worker stops the experiment (the job fails), and a job still marked
+// running whose worker is gone is taken again.
 func (a Args) Timeout() time.Duration {
+	if a.TimeoutSeconds > 0 {
+		return time.Duration(a.TimeoutSeconds * float64(time.Second))
+	}
 	d := 2*time.Duration(a.PlannedSeconds*float64(time.Second)) + 15*time.Minute
 	return max(d, time.Hour)
 }

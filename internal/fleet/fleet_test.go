@@ -48,7 +48,7 @@ func TestPlacement(t *testing.T) {
 }
 
 // TestTimeout checks a job's timeout: twice its plan and 15 minutes, never
-// under an hour.
+// under an hour, unless queue's --timeout gave one.
 func TestTimeout(t *testing.T) {
 	for _, c := range []struct {
 		planned float64
@@ -61,5 +61,8 @@ func TestTimeout(t *testing.T) {
 		if got := (Args{PlannedSeconds: c.planned}).Timeout(); got != c.want {
 			t.Errorf("planned %.0f s: timeout %s, want %s", c.planned, got, c.want)
 		}
+	}
+	if got := (Args{PlannedSeconds: 3600, TimeoutSeconds: 90}).Timeout(); got != 90*time.Second {
+		t.Errorf("queue --timeout 90s: timeout %s, want 1m30s", got)
 	}
 }

@@ -196,10 +196,10 @@ func (q *Queue) Work(ctx context.Context, opt Options) (Summary, error) {
 		Workers: workers,
 		Schema:  Schema,
 		// Each job has its own timeout (worker.Timeout); the rescuer looks
-		// at jobs running for 5 minutes or more and takes again those past
+		// at jobs running for a minute or more and takes again those past
 		// their own timeout.
 		JobTimeout:                  -1,
-		RescueStuckJobsAfter:        5 * time.Minute,
+		RescueStuckJobsAfter:        RescueAfter,
 		MaxAttempts:                 MaxAttempts,
 		CompletedJobRetentionPeriod: retention,
 		CancelledJobRetentionPeriod: retention,
