@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -286,9 +287,12 @@ func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool
 		switch {
 		case err == nil:
 			return nil
+		case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
+			return fleet.Failed(fmt.Errorf("timed out after %s (queue --timeout; the results so far are stored): %w",
+				j.Args.Timeout(), err))
 		case ctx.Err() != nil:
 			// Stopped by the worker (the job goes back to the queue), or
-			// past the job's timeout, or cancelled (it fails).
+			// cancelled (it fails).
 			return fleet.Failed(fmt.Errorf("stopped: %v", context.Cause(ctx)))
 		case id != 0:
 			// The experiment ran and failed: not retried blindly.
