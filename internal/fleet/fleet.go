@@ -372,24 +372,8 @@ func (e *failedError) Unwrap() error { return e.err }
 // failed, a timeout): the job is marked failed and never taken again.
 func Failed(err error) error { return &failedError{err} }
 
-// requeueError marks an experiment interrupted by the worker's stop.
-type requeueError struct{ err error }
-
-func (e *requeueError) Error() string { return e.err.Error() }
-func (e *requeueError) Unwrap() error { return e.err }
-
-// Requeue marks err, returned by Options.Run, as an interruption by the
-// worker's stop: the job goes back to the queue at once, without counting
-// an attempt, for this or another machine to run from the start.
-func Requeue(err error) error { return &requeueError{err} }
-
-// isFailed and isRequeue classify Options.Run's errors.
+// isFailed tells a failure marked Failed.
 func isFailed(err error) bool {
 	var f *failedError
 	return errors.As(err, &f)
-}
-
-func isRequeue(err error) bool {
-	var r *requeueError
-	return errors.As(err, &r)
 }
