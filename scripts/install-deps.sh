@@ -2,14 +2,14 @@
 # Installs the system packages benchlab's tests use, from Debian's packages,
 # when they are missing: a C compiler (SQLite and RocksDB through cgo),
 # PostgreSQL 15 and MariaDB 10.11 (the tests start their own servers),
-# sysbench (the client yardstick), RocksDB's library and db_bench, perf,
+# sysbench (the client yardstick), fio (the command suite's disk tests), RocksDB's library and db_bench, perf,
 # Chromium (the HTML report test), xz-utils, Maven and a headless JRE (`benchlab install`
 # fetches server releases from Maven Central with mvn). Needs root for apt-get; without root it only
 # lists what is missing. Stops the services the packages start: benchlab
 # starts its own servers on loopback.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-pkgs=(gcc make git postgresql-15 mariadb-server sysbench librocksdb-dev rocksdb-tools linux-perf chromium fonts-liberation xz-utils maven default-jre-headless)
+pkgs=(gcc make git postgresql-15 mariadb-server sysbench librocksdb-dev rocksdb-tools linux-perf fio chromium fonts-liberation xz-utils maven default-jre-headless)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -27,6 +27,10 @@ type Counts struct {
 	RowsPerOp int64
 	// Mean is the mean latency of one operation.
 	Mean time.Duration
+	// Facts are the numbers a step's outside program reported (the
+	// result's facts), which a metric of such a program may read its value
+	// from; nil for a second of a series.
+	Facts map[string]float64
 }
 
 // Metric is the headline number of a step.

@@ -136,6 +136,13 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 	seq := 0
 	var failures []error
 	for _, st := range c.Steps {
+		if st.Action == nil && st.External != nil && st.Load {
+			threads := st.Threads
+			if len(threads) == 0 {
+				threads = c.Threads
+			}
+			st.Action = externalAction(st, threads[0], c.Seed, c.DataDir)
+		}
 		if st.Action != nil {
 			seq++
 			res, notes, err := runAction(ctx, db, st, c.DataDir, log)
@@ -177,6 +184,8 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 			var err error
 			if sr, ok := db.(engine.StepRunner); ok && st.Bench != nil {
 				rs, err = runBench(ctx, sr, st, n)
+			} else if st.External != nil {
+				rs, err = measureExternal(ctx, db, st, n, c.Seed, opt)
 			} else {
 				rs, err = MeasureRoles(ctx, db, st, n, c.Seed, opt)
 			}

@@ -715,7 +715,7 @@ func (s Spec) Params() workload.Params {
 		ReadTime: w.ReadTime.Duration, WriteTime: w.WriteTime.Duration,
 		Warmup: w.Warmup.Duration, WarmTime: w.WarmTime.Duration, PostwriteWait: wait,
 		Threads: slices.Clone(w.Threads), Seed: s.Seed, Unprepared: !w.Prepared,
-		Options: w.Options(),
+		Options: w.Options(), Getenv: s.Getenv,
 	}
 }
 

@@ -231,7 +231,7 @@ func (r Result) TPS() float64 { return rate(r.Events, r.Seconds) }
 // metric no linked suite declares.
 func (r Result) Throughput() float64 {
 	return metric.Of(r.Metric).Value(metric.Counts{Seconds: r.Seconds, Events: r.Events, Statements: r.Statements,
-		Rows: r.Rows, RowsPerOp: r.RowsPerOp, Mean: r.Latency.Mean})
+		Rows: r.Rows, RowsPerOp: r.RowsPerOp, Mean: r.Latency.Mean, Facts: r.Facts})
 }
 
 func rate(n int64, secs float64) float64 {

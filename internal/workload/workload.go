@@ -44,6 +44,10 @@ type Params struct {
 	// Options are the suite's own options (Configurable), of the suite's
 	// type; nil for suites without options.
 	Options Options
+	// Getenv reads the environment of the command that runs the spec
+	// (cli.Env.Getenv): the PATH a suite that runs programs looks them up
+	// in. Nil is an empty environment.
+	Getenv func(string) string
 }
 
 // PostwriteTarget is the cleanup's target duration of METHOD.md 1.9 and 2.5:
@@ -248,6 +252,14 @@ type Step struct {
 	// operation that ends after the step is not counted (TPC-C lets its
 	// transactions finish rather than cancel their statements).
 	Drain time.Duration
+	// External, when set instead of NewWorker or Roles, makes the step an
+	// outside program's (the command suite): the runner runs it once per
+	// thread count and measures the server and the program's process tree
+	// while it runs, as it measures workers. With Load it runs once, as an
+	// action: unmeasured, and its failure ends the cell.
+	External External
+	// Load marks an External step that prepares data rather than measures.
+	Load bool
 	// Estimate is how long an action is expected to take, when known in
 	// advance (a cleanup's target wait), for the plan printed before a
 	// run; 0 means not known (a load, whose time depends on the engine).

@@ -25,6 +25,7 @@ import (
 	"log"
 	"maps"
 	"math"
+	"net"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -785,4 +786,28 @@ func named(dst []driver.NamedValue, args []any) []driver.NamedValue {
 		dst = append(dst, driver.NamedValue{Ordinal: i + 1, Value: widen(a)})
 	}
 	return dst
+}
+
+// Address reaches the database with the mysql client's variables
+// (MYSQL_HOST, MYSQL_TCP_PORT, MYSQL_USER, MYSQL_DATABASE, and MYSQL_PWD for
+// a password), which the mysql client reads (MYSQL_DATABASE only by
+// scripts); the DSN is go-sql-driver/mysql's form without the password.
+func (db *DB) Address() engine.Address {
+	a := engine.Address{User: db.cfg.User, Password: db.cfg.Passwd, Database: db.cfg.DBName}
+	if db.cfg.Net == "tcp" {
+		host, port, err := net.SplitHostPort(db.cfg.Addr)
+		if err == nil {
+			a.Host = host
+			a.Port, _ = strconv.Atoi(port)
+		}
+	}
+	cfg := db.cfg.Clone()
+	cfg.Passwd = ""
+	a.DSN = cfg.FormatDSN()
+	a.Env = []string{"MYSQL_HOST=" + a.Host, fmt.Sprintf("MYSQL_TCP_PORT=%d", a.Port), "MYSQL_USER=" + a.User,
+		"MYSQL_DATABASE=" + a.Database}
+	if a.Password != "" {
+		a.Env = append(a.Env, "MYSQL_PWD="+a.Password)
+	}
+	return a
 }

@@ -647,3 +647,23 @@ func (s *Stmt) Close() error {
 	}
 	return s.c.c.Deallocate(context.Background(), s.sd.Name)
 }
+
+// Address reaches the database with libpq's variables (PGHOST, PGPORT,
+// PGUSER, PGDATABASE, and PGPASSWORD for a DSN's password), so that psql and
+// pgbench find it without options; the DSN is libpq's key=value form.
+func (db *DB) Address() engine.Address {
+	a := engine.Address{Host: db.cfg.Host, Port: int(db.cfg.Port), User: db.cfg.User, Password: db.cfg.Password,
+		Database: db.cfg.Database}
+	a.DSN = fmt.Sprintf("host=%s port=%d user=%s dbname=%s", a.Host, a.Port, a.User, a.Database)
+	if db.cfg.TLSConfig == nil {
+		a.DSN += " sslmode=disable"
+	}
+	a.Env = []string{"PGHOST=" + a.Host, fmt.Sprintf("PGPORT=%d", a.Port), "PGUSER=" + a.User, "PGDATABASE=" + a.Database}
+	if db.cfg.TLSConfig == nil {
+		a.Env = append(a.Env, "PGSSLMODE=disable")
+	}
+	if a.Password != "" {
+		a.Env = append(a.Env, "PGPASSWORD="+a.Password)
+	}
+	return a
+}

@@ -345,3 +345,6 @@ func powerOfTwo(v string) error {
 	}
 	return nil
 }
+
+// Address is the database file (in DSN), which the sqlite3 shell opens.
+func (db *DB) Address() engine.Address { return engine.Address{DSN: db.path} }

@@ -1,0 +1,331 @@
+package command_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	_ "benchlab/internal/all" // engines, and the suite through the one import line
+	"benchlab/internal/cli"
+	"benchlab/internal/server/servertest"
+	"benchlab/internal/store"
+	"benchlab/internal/workload/command"
+)
+
+// env is the test's environment for benchlab: the process's PATH (where
+// fio and sh are), server logs in the test's own dir.
+func env(t *testing.T, out, errb *bytes.Buffer) cli.Env {
+	getenv, _ := servertest.Env(t)
+	return cli.Env{Stdout: out, Stderr: errb, Getenv: func(k string) string {
+		if k == "PATH" {
+			return os.Getenv("PATH")
+		}
+		return getenv(k)
+	}}
+}
+
+// run writes spec to a file and runs it, returning the exit code, the
+// output and the store's path.
+func run(t *testing.T, spec string) (int, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "spec.toml")
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "r.db")
+	var out, errb bytes.Buffer
+	code := cli.Main(env(t, &out, &errb), []string{"run", file, "--store", db, "--workdir", filepath.Join(dir, "work")})
+	return code, out.String() + errb.String(), db
+}
+
+// measured returns the measured results of the store's runs.
+func measured(t *testing.T, db string) []store.Result {
+	t.Helper()
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	runs, err := st.Runs(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []store.Result
+	for _, run := range runs {
+		res, err := st.Results(ctx, run.ID, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if !r.Action && !r.Warm {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// TestFioOnSQLite runs fio as a step of an experiment on a SQLite target:
+// a layout load, then 2 s of random 4 KiB reads in the cell's scratch dir.
+// The stored result's headline is fio's IOPS (reads plus writes, as fio
+// computed them), with fio's completion latency, a per-second series from
+// fio's status reports, and fio's CPU as the client's.
+func TestFioOnSQLite(t *testing.T) {
+	code, out, db := run(t, `name = "fio"
+[[target]]
+name = "disk"
+engine = "sqlite"
+[workload]
+suite = "command"
+threads = [1]
+read_time = "2s"
+warmup = "0s"
+report_interval = "0s"
+[[workload.command.steps]]
+name = "layout"
+load = true
+argv = ["fio", "--name=lay", "--directory={dir}", "--size=4m", "--rw=write", "--bs=1m", "--create_only=1"]
+[[workload.command.steps]]
+name = "randread"
+parse = "fio"
+argv = ["fio", "--name=rr", "--directory={dir}", "--size=4m", "--rw=randread", "--bs=4k", "--runtime={seconds}",
+        "--time_based", "--ioengine=psync", "--numjobs={threads}", "--group_reporting"]
+`)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	rs := measured(t, db)
+	if len(rs) != 1 {
+		t.Fatalf("%d measured results, want 1", len(rs))
+	}
+	r := rs[0]
+	if r.Metric != command.IOPS.Name || r.Status != store.StatusOK {
+		t.Fatalf("metric %q status %s, want iops ok", r.Metric, r.Status)
+	}
+	iops := r.Throughput()
+	fioIOPS := r.Facts["fio_read_iops"] + r.Facts["fio_write_iops"]
+	if iops <= 0 || math.Abs(iops-fioIOPS) > 1e-6*fioIOPS {
+		t.Errorf("iops %v, want fio's own figure %v (> 0)", iops, fioIOPS)
+	}
+	if r.Facts["fio_read_bytes_per_s"] <= 0 || r.Latency.P99 <= 0 || r.Latency.P50 > r.Latency.P99 {
+		t.Errorf("bandwidth %v B/s, clat p50 %v p99 %v: want a bandwidth and ordered percentiles",
+			r.Facts["fio_read_bytes_per_s"], r.Latency.P50, r.Latency.P99)
+	}
+	// fio --status-interval=1 over 2 s: a report after each second and the
+	// final one.
+	var ios int64
+	for _, iv := range r.Intervals {
+		ios += iv.Events
+	}
+	if len(r.Intervals) < 2 || ios != r.Events {
+		t.Errorf("series %+v: want >= 2 seconds whose IOs add up to the step's %d", r.Intervals, r.Events)
+	}
+	if r.Eff == nil || r.Eff.ClientCPU <= 0 {
+		t.Errorf("efficiency %+v: want fio's CPU as the client's", r.Eff)
+	}
+}
+
+// TestPgbenchOnPostgres runs pgbench against a PostgreSQL 15 that benchlab
+// starts: pgbench -i as the load, then 3 s of TPC-B-like transactions with
+// --progress=1, read with a regex. The headline is pgbench's own "tps ="
+// figure (read back here from pgbench's output, which the step tees to a
+// file), the series its progress lines, and the server's CPU per
+// transaction is measured.
+func TestPgbenchOnPostgres(t *testing.T) {
+	pgbench := "/usr/lib/postgresql/15/bin/pgbench"
+	if _, err := os.Stat(pgbench); err != nil {
+		t.Skipf("no PostgreSQL 15 pgbench: %v", err)
+	}
+	tee := filepath.Join(t.TempDir(), "pgbench.out")
+	code, out, db := run(t, fmt.Sprintf(`name = "pgbench"
+[[target]]
+name = "pg15"
+engine = "postgres"
+[workload]
+suite = "command"
+threads = [2]
+read_time = "3s"
+warmup = "0s"
+report_interval = "0s"
+[[workload.command.steps]]
+name = "init"
+load = true
+argv = ["%[1]s", "-i", "-s", "1", "-q"]
+[[workload.command.steps]]
+name = "tpcb"
+parse = "regex"
+regex = 'tps = ([0-9.]+) \(without initial connection time\)'
+line_regex = 'progress: [0-9.]+ s, ([0-9.]+) tps'
+unit = "tps"
+argv = ["sh", "-c", "%[1]s -n -T {seconds} -c {threads} -j {threads} --progress=1 2>&1 | tee %[2]s"]
+`, pgbench, tee))
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	text, err := os.ReadFile(tee)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^tps = (\S+) `).FindSubmatch(text)
+	if m == nil {
+		t.Fatalf("no tps line in pgbench's output:\n%s", text)
+	}
+	tps, _ := strconv.ParseFloat(string(m[1]), 64)
+	rs := measured(t, db)
+	if len(rs) != 1 {
+		t.Fatalf("%d measured results, want 1", len(rs))
+	}
+	r := rs[0]
+	if r.Metric != command.Higher.Name || r.Status != store.StatusOK || r.Threads != 2 {
+		t.Fatalf("metric %q status %s threads %d, want %s ok 2", r.Metric, r.Status, r.Threads, command.Higher.Name)
+	}
+	if got := r.Throughput(); got != tps || tps <= 0 {
+		t.Errorf("throughput %v, want pgbench's tps = %v", got, tps)
+	}
+	// --progress=1 over 3 s: three lines (the last may be missed when
+	// pgbench ends right at it).
+	if len(r.Intervals) < 2 || r.Intervals[0].Events <= 0 {
+		t.Errorf("series %+v: want pgbench's progress lines", r.Intervals)
+	}
+	if r.Eff == nil || r.Eff.ServerCPU <= 0 || r.Eff.PerOp(r.Eff.ServerCPU, r.QPS()) <= 0 {
+		t.Fatalf("efficiency %+v: want the server's CPU per transaction", r.Eff)
+	}
+	if r.Eff.ClientCPU <= 0 {
+		t.Errorf("client CPU %v: want pgbench's", r.Eff.ClientCPU)
+	}
+	t.Logf("tps %.1f, server %.0f us/transaction, pgbench %.0f us/transaction", tps,
+		1e6*r.Eff.PerOp(r.Eff.ServerCPU, r.QPS()), 1e6*r.Eff.PerOp(r.Eff.ClientCPU, r.QPS()))
+}
+
+const sqliteHead = `name = "bad"
+[[target]]
+name = "t"
+engine = "sqlite"
+[workload]
+suite = "command"
+threads = [1]
+read_time = "1s"
+warmup = "0s"
+report_interval = "0s"
+`
+
+// TestBadInput refuses bad steps before anything runs, exit 2, naming the
+// field.
+func TestBadInput(t *testing.T) {
+	for _, c := range []struct{ steps, field, msg string }{
+		{`[[workload.command.steps]]
+name = "a"
+argv = ["true"]
+parse = "json"`, "workload.command.steps[0].parse", "want fio, regex or none"},
+		{`[[workload.command.steps]]
+name = "a"
+argv = ["true"]
+[[workload.command.steps]]
+name = "b"
+argv = ["true"]
+parse = "regex"
+regex = 'tps = [0-9.]+'`, "workload.command.steps[1].regex", "want exactly one"},
+		{`[[workload.command.steps]]
+name = "a"
+argv = ["true"]
+parse = "regex"
+regex = 'tps = ([0-9.]+'`, "workload.command.steps[0].regex", "does not compile"},
+		{`[[workload.command.steps]]
+name = "a"
+argv = ["true"]
+parse = "regex"
+regex = 'tps = ([0-9.]+)'
+line_regex = '(a)(b)'`, "workload.command.steps[0].line_regex", "want exactly one"},
+		{`[[workload.command.steps]]
+name = "a"
+argv = []`, "workload.command.steps[0].argv", "empty"},
+		{`[[workload.command.steps]]
+name = "a"
+argv = ["no-such-program-benchlab"]`, "workload.command.steps[0].argv", "not found on PATH"},
+		{`[[workload.command.steps]]
+name = "a"
+argv = ["fio", "--output-format=normal"]
+parse = "fio"`, "workload.command.steps[0].argv", "--output-format=normal"},
+		{`[[workload.command.steps]]
+name = "a"
+argv = ["true"]
+load = true`, "workload.command.steps", "every step is a load"},
+	} {
+		code, out, _ := run(t, sqliteHead+c.steps)
+		if code != cli.ExitUsage || !strings.Contains(out, c.field+":") || !strings.Contains(out, c.msg) {
+			t.Errorf("exit %d, output:\n%s\nwant exit 2 naming %s (%q)", code, out, c.field, c.msg)
+		}
+	}
+}
+
+// TestKilledAtItsTime runs a program that ignores SIGTERM and outlives its
+// step (1 s, no grace): its whole process group, a child in the background
+// included, is killed with SIGKILL a second after SIGTERM, and the step
+// fails saying so, quoting the program's stderr.
+func TestKilledAtItsTime(t *testing.T) {
+	const mark = "3600.4217"
+	code, out, db := run(t, sqliteHead+`[workload.command]
+grace = "0s"
+kill_after = "1s"
+[[workload.command.steps]]
+name = "stuck"
+argv = ["sh", "-c", "trap '' TERM; echo about to hang >&2; sleep `+mark+` & sleep `+mark+`"]
+`)
+	if code == cli.ExitOK {
+		t.Fatalf("exit 0, want a failed step\n%s", out)
+	}
+	if pids := servertest.Procs(mark); len(pids) > 0 {
+		t.Errorf("processes %v of the step's group outlived it", pids)
+	}
+	rs := measured(t, db)
+	if len(rs) != 1 || rs[0].Status != store.StatusFailed || len(rs[0].ErrorSamples) == 0 {
+		t.Fatalf("results %+v: want one failed step", rs)
+	}
+	e := rs[0].ErrorSamples[0]
+	for _, want := range []string{"did not end within 1s", "SIGTERM", "SIGKILL 1s later", "about to hang"} {
+		if !strings.Contains(e, want) {
+			t.Errorf("error %q lacks %q", e, want)
+		}
+	}
+}
+
+// TestFailures fails a step whose program exits non-zero, and one whose
+// regex finds nothing, each error quoting the last lines of stderr.
+func TestFailures(t *testing.T) {
+	code, out, db := run(t, sqliteHead+`[[workload.command.steps]]
+name = "exits"
+argv = ["sh", "-c", "echo first >&2; echo the reason >&2; exit 3"]
+[[workload.command.steps]]
+name = "silent"
+parse = "regex"
+regex = 'tps = ([0-9.]+)'
+argv = ["sh", "-c", "echo no figure here; echo warning: nothing done >&2"]
+`)
+	if code == cli.ExitOK {
+		t.Fatalf("exit 0, want failed steps\n%s", out)
+	}
+	rs := measured(t, db)
+	if len(rs) != 2 {
+		t.Fatalf("%d results, want 2", len(rs))
+	}
+	for i, want := range [][]string{{"exit status 3", "first\n  the reason"}, {"matched nothing", "warning: nothing done"}} {
+		if rs[i].Status != store.StatusFailed || len(rs[i].ErrorSamples) == 0 {
+			t.Errorf("%s: status %s, want failed", rs[i].Test, rs[i].Status)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(rs[i].ErrorSamples[0], w) {
+				t.Errorf("%s: error %q lacks %q", rs[i].Test, rs[i].ErrorSamples[0], w)
+			}
+		}
+	}
+}
