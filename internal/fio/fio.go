@@ -88,8 +88,11 @@ func Parse(out []byte) ([]Report, error) {
 			}
 			return reports, fmt.Errorf("fio: JSON document %d: %w", len(reports)+1, err)
 		}
-		reports = append(reports, r)
 		rest = rest[i+int(dec.InputOffset()):]
+		if r.Version == "" && r.Jobs == nil {
+			continue // JSON, but not fio's (a brace in a warning)
+		}
+		reports = append(reports, r)
 	}
 	if len(reports) == 0 {
 		return nil, ErrNoJSON

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	_ "benchlab/internal/all" // engines, and the suite through the one import line
 	"benchlab/internal/cli"
@@ -327,5 +328,94 @@ argv = ["sh", "-c", "echo no figure here; echo warning: nothing done >&2"]
 				t.Errorf("%s: error %q lacks %q", rs[i].Test, rs[i].ErrorSamples[0], w)
 			}
 		}
+	}
+}
+
+// TestInterrupt interrupts a run while a program and its background child
+// run (a 30 s step): the run ends interrupted within the kill delay and
+// leaves no process of the group behind.
+func TestInterrupt(t *testing.T) {
+	const mark = "3600.5873"
+	dir := t.TempDir()
+	file := filepath.Join(dir, "spec.toml")
+	spec := sqliteHead + `[[workload.command.steps]]
+name = "long"
+seconds = "30s"
+argv = ["sh", "-c", "sleep ` + mark + ` & sleep ` + mark + `"]
+`
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sigs := make(chan os.Signal, 2)
+	done := make(chan int)
+	var out, errb bytes.Buffer
+	e := env(t, &out, &errb)
+	e.Signals = sigs
+	go func() {
+		done <- cli.Main(e, []string{"run", file, "--store", filepath.Join(dir, "r.db"), "--workdir", filepath.Join(dir, "work")})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(servertest.Procs(mark)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the program did not start within 10 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	sigs <- os.Interrupt
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("run did not stop within 15 s of the interrupt")
+	}
+	if code != cli.ExitInterrupted {
+		t.Errorf("exit %d, want %d\n%s%s", code, cli.ExitInterrupted, out.String(), errb.String())
+	}
+	if pids := servertest.Procs(mark); len(pids) > 0 {
+		t.Errorf("processes %v of the step's group outlived the interrupt", pids)
+	}
+}
+
+// TestMariaDBEnvironment runs the mariadb client against a MariaDB that
+// benchlab starts, with no options but the ones from its environment:
+// MYSQL_HOST and MYSQL_TCP_PORT, which the client reads itself, and
+// MYSQL_USER and MYSQL_DATABASE passed on by the shell. The query answers
+// 42 only on the server's port (BENCHLAB_PORT), in benchlab's database, as
+// benchlab's user; the answer, read with a regex, is the headline, and a
+// lower-is-better number is one operation per run.
+func TestMariaDBEnvironment(t *testing.T) {
+	if _, err := os.Stat("/usr/sbin/mariadbd"); err != nil {
+		t.Skipf("no MariaDB server: %v", err)
+	}
+	code, out, db := run(t, `name = "maria"
+[[target]]
+name = "m"
+engine = "mariadb"
+[workload]
+suite = "command"
+threads = [1]
+read_time = "1s"
+warmup = "0s"
+report_interval = "0s"
+[[workload.command.steps]]
+name = "query"
+parse = "regex"
+regex = 'answer=([0-9]+) at'
+better = "lower"
+argv = ["sh", "-c", "mariadb -u \"$MYSQL_USER\" -N -e \"SELECT CONCAT('answer=', IF(@@port = $BENCHLAB_PORT AND DATABASE() = 'sbtest' AND CURRENT_USER() LIKE 'benchlab@%', 42, 0), ' at')\" \"$MYSQL_DATABASE\""]
+`)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	rs := measured(t, db)
+	if len(rs) != 1 {
+		t.Fatalf("%d measured results, want 1", len(rs))
+	}
+	r := rs[0]
+	if r.Metric != command.Lower.Name || r.Throughput() != 42 || r.Events != 1 {
+		t.Errorf("metric %s value %v over %d operations, want %s 42 over 1", r.Metric, r.Throughput(), r.Events, command.Lower.Name)
+	}
+	if r.Eff == nil || r.Eff.ServerCPU < 0 {
+		t.Errorf("efficiency %+v: want the server measured", r.Eff)
 	}
 }

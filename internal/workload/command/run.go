@@ -158,7 +158,9 @@ func (r *runner) run(ctx context.Context, db engine.DB, x *workload.ExternalRun)
 		res, err = r.regexResult(out)
 		res.Intervals = lines.intervals()
 	default:
-		res = workload.ExternalResult{Seconds: out.elapsed.Seconds(), Ops: 1}
+		// One operation: the run, whose latency is its time.
+		d := out.elapsed
+		res = workload.ExternalResult{Seconds: d.Seconds(), Ops: 1, Mean: d, P50: d, P95: d, P99: d, P999: d, Max: d}
 	}
 	if err != nil {
 		return res, fmt.Errorf("%s: %w%s", r.step.Name, err, out.tail())
