@@ -110,7 +110,7 @@ func OfWithRates(s spec.Spec, rates Rates) (Schedule, error) {
 	for _, st := range steps {
 		p := Step{Name: st.Name, Warm: st.Warm}
 		switch {
-		case st.Action != nil:
+		case st.Action != nil || st.External != nil && st.Load:
 			p.Action = true
 			p.Time, p.Known = st.Estimate, st.Estimate > 0
 		default:
@@ -127,7 +127,7 @@ func OfWithRates(s spec.Spec, rates Rates) (Schedule, error) {
 		}
 		if rows, ok := size.Loads[st.Name]; ok && !p.Known && rows > 0 {
 			passes := 1 // an action runs once; a measured load at each thread count
-			if st.Action == nil {
+			if !p.Action {
 				passes = len(p.Threads)
 			}
 			p.Load, p.Known, p.Rows = true, true, rows
