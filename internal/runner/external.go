@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/metrics"
+	"benchlab/internal/profile"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
@@ -30,6 +32,14 @@ func measureExternal(ctx context.Context, db engine.DB, st workload.Step, thread
 	var roots []int
 	if srv, ok := db.(engine.Server); ok {
 		roots = srv.PIDs()
+	}
+	// run --profile samples the server's tree, as for workers; the
+	// program itself is not profiled.
+	var rec *profile.Recording
+	profErr := errors.New("profile: a program's step profiles the server's processes; this target has none")
+	if opt.ProfileHz > 0 && len(roots) > 0 {
+		rec, profErr = profile.Start(metrics.ProcessTree(roots), opt.ProfileHz)
+		defer rec.Close()
 	}
 	s := &externalSampler{server: metrics.NewStepSampler(roots, opt.DataDir), last: time.Now()}
 	s.server.Mark()
@@ -53,7 +63,9 @@ func measureExternal(ctx context.Context, db engine.DB, st workload.Step, thread
 			}
 		}
 	}()
+	from := time.Now()
 	out, err := st.External(ctx, db, x)
+	to := time.Now()
 	close(done)
 	<-ticked
 	s.sample(true)
@@ -65,6 +77,9 @@ func measureExternal(ctx context.Context, db engine.DB, st workload.Step, thread
 		res.Facts[k] = v
 	}
 	res.Eff = s.efficiency()
+	if opt.ProfileHz > 0 {
+		res.Profile = stepProfile(rec, profErr, opt.ProfileHz, from, to)
+	}
 	for _, iv := range out.Intervals {
 		siv := store.Interval{Sec: iv.Sec, Seconds: iv.Seconds, Events: iv.Events, Statements: iv.Events}
 		if iv.Sec >= 0 && iv.Sec < len(s.loads) {
