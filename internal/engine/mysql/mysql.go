@@ -789,9 +789,10 @@ func named(dst []driver.NamedValue, args []any) []driver.NamedValue {
 }
 
 // Address reaches the database with the mysql client's variables
-// (MYSQL_HOST, MYSQL_TCP_PORT, MYSQL_USER, MYSQL_DATABASE, and MYSQL_PWD for
-// a password), which the mysql client reads (MYSQL_DATABASE only by
-// scripts); the DSN is go-sql-driver/mysql's form without the password.
+// (MYSQL_HOST and MYSQL_TCP_PORT, or MYSQL_UNIX_PORT for a DSN's socket,
+// which the client reads; MYSQL_USER and MYSQL_DATABASE, for scripts; and
+// MYSQL_PWD for a password); the DSN is go-sql-driver/mysql's form without
+// the password.
 func (db *DB) Address() engine.Address {
 	a := engine.Address{User: db.cfg.User, Password: db.cfg.Passwd, Database: db.cfg.DBName}
 	if db.cfg.Net == "tcp" {
@@ -804,8 +805,12 @@ func (db *DB) Address() engine.Address {
 	cfg := db.cfg.Clone()
 	cfg.Passwd = ""
 	a.DSN = cfg.FormatDSN()
-	a.Env = []string{"MYSQL_HOST=" + a.Host, fmt.Sprintf("MYSQL_TCP_PORT=%d", a.Port), "MYSQL_USER=" + a.User,
-		"MYSQL_DATABASE=" + a.Database}
+	if db.cfg.Net == "unix" {
+		a.Env = []string{"MYSQL_UNIX_PORT=" + db.cfg.Addr}
+	} else {
+		a.Env = []string{"MYSQL_HOST=" + a.Host, fmt.Sprintf("MYSQL_TCP_PORT=%d", a.Port)}
+	}
+	a.Env = append(a.Env, "MYSQL_USER="+a.User, "MYSQL_DATABASE="+a.Database)
 	if a.Password != "" {
 		a.Env = append(a.Env, "MYSQL_PWD="+a.Password)
 	}

@@ -15,6 +15,8 @@ import (
 
 	_ "benchlab/internal/all" // engines, and the suite through the one import line
 	"benchlab/internal/cli"
+	"benchlab/internal/engine"
+	"benchlab/internal/engine/enginetest"
 	"benchlab/internal/server/servertest"
 	"benchlab/internal/store"
 	"benchlab/internal/workload/command"
@@ -417,5 +419,43 @@ argv = ["sh", "-c", "mariadb -u \"$MYSQL_USER\" -N -e \"SELECT CONCAT('answer=',
 	}
 	if r.Eff == nil || r.Eff.ServerCPU < 0 {
 		t.Errorf("efficiency %+v: want the server measured", r.Eff)
+	}
+}
+
+// TestPostgresDSNTarget runs psql against a PostgreSQL reached by a dsn
+// (a server this test starts, which benchlab does not): psql connects with
+// nothing but the PG* variables benchlab derives from the dsn, and its
+// answer (42 only in the dsn's database, as its user) is the headline.
+func TestPostgresDSNTarget(t *testing.T) {
+	psql := "/usr/lib/postgresql/15/bin/psql"
+	if _, err := os.Stat(psql); err != nil {
+		t.Skipf("no PostgreSQL 15 psql: %v", err)
+	}
+	getenv, _ := servertest.Env(t)
+	pg := enginetest.Open(t, engine.Target{Name: "existing", Engine: "postgres", Getenv: getenv})
+	a := pg.(engine.Addresser).Address()
+	code, out, db := run(t, fmt.Sprintf(`name = "dsn"
+[[target]]
+name = "existing"
+engine = "postgres"
+dsn = "postgres://%s@%s:%d/%s?sslmode=disable"
+[workload]
+suite = "command"
+threads = [1]
+read_time = "1s"
+warmup = "0s"
+report_interval = "0s"
+[[workload.command.steps]]
+name = "psql"
+parse = "regex"
+regex = '(?m)^answer ([0-9]+)$'
+argv = ["%s", "-XAt", "-c", "SELECT 'answer ' || CASE WHEN current_database() = '%s' AND current_user = '%s' THEN 42 ELSE 0 END"]
+`, a.User, a.Host, a.Port, a.Database, psql, a.Database, a.User))
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	rs := measured(t, db)
+	if len(rs) != 1 || rs[0].Throughput() != 42 {
+		t.Fatalf("results %+v: want one whose value is 42", rs)
 	}
 }
