@@ -331,8 +331,8 @@ func cmpWord(s Step) string {
 	return u + ", higher is better"
 }
 
-// Plan returns the selected steps in order: loads as actions, the others
-// measured at each thread count.
+// Plan returns the steps in order: every load, as an action, and the
+// selected measured steps (workload.tests), each at every thread count.
 func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 	if err := s.Check(p); err != nil {
 		return nil, err
@@ -341,8 +341,8 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 	sel, _ := workload.SelectTests(p.Tests, o.tests())
 	var steps []workload.Step
 	for _, cs := range o.Steps {
-		if sel != nil && !sel[cs.Name] {
-			continue
+		if sel != nil && !sel[cs.Name] && !cs.Load {
+			continue // loads run whatever is selected: the measured steps need their data
 		}
 		secs := cs.Seconds.Duration
 		if secs == 0 {

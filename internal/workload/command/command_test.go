@@ -19,6 +19,7 @@ import (
 	"benchlab/internal/engine/enginetest"
 	"benchlab/internal/server/servertest"
 	"benchlab/internal/store"
+	"benchlab/internal/workload"
 	"benchlab/internal/workload/command"
 )
 
@@ -457,5 +458,30 @@ argv = ["%s", "-XAt", "-c", "SELECT 'answer ' || CASE WHEN current_database() = 
 	rs := measured(t, db)
 	if len(rs) != 1 || rs[0].Throughput() != 42 {
 		t.Fatalf("results %+v: want one whose value is 42", rs)
+	}
+}
+
+// TestPlanSelects keeps every load whatever workload.tests selects (the
+// measured steps need their data), makes loads actions that run once, and
+// gives each measured step its metric and its own time.
+func TestPlanSelects(t *testing.T) {
+	o := &command.Options{Grace: workload.Duration{Duration: time.Second}, KillAfter: workload.Duration{Duration: time.Second},
+		Steps: []command.Step{
+			{Name: "init", Argv: []string{"true"}, Load: true},
+			{Name: "tpcb", Argv: []string{"true"}, Parse: "regex", Regex: `tps = (\S+)`, Better: "lower"},
+			{Name: "disk", Argv: []string{"true"}, Parse: "fio", Seconds: workload.Duration{Duration: 7 * time.Second}},
+		}}
+	s, _ := workload.Lookup("command")
+	steps, err := s.Plan(workload.Params{Tests: []string{"tpcb"}, ReadTime: 3 * time.Second, Options: o, Getenv: os.Getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 2 || steps[0].Name != "init" || !steps[0].Load || steps[1].Name != "tpcb" ||
+		steps[1].Metric.Name != command.Lower.Name || steps[1].Duration != 3*time.Second {
+		t.Fatalf("steps %+v: want init (load) and tpcb (command_low, 3 s)", steps)
+	}
+	steps, err = s.Plan(workload.Params{ReadTime: 3 * time.Second, Options: o, Getenv: os.Getenv})
+	if err != nil || len(steps) != 3 || steps[2].Metric.Name != command.IOPS.Name || steps[2].Duration != 7*time.Second {
+		t.Fatalf("steps %+v %v: want disk last, iops for 7 s", steps, err)
 	}
 }
