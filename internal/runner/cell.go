@@ -136,16 +136,18 @@ func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
 	seq := 0
 	var failures []error
 	for _, st := range c.Steps {
+		clientOf := func(*store.Efficiency) {}
 		if st.Action == nil && st.External != nil && st.Load {
 			threads := st.Threads
 			if len(threads) == 0 {
 				threads = c.Threads
 			}
-			st.Action = externalAction(st, threads[0], c.Seed, c.DataDir)
+			st.Action, clientOf = externalAction(st, threads[0], c.Seed, c.DataDir)
 		}
 		if st.Action != nil {
 			seq++
 			res, notes, err := runAction(ctx, db, st, c.DataDir, log)
+			clientOf(res.Eff)
 			res.RunID, res.Seq = c.RunID, seq
 			out.Notes = append(out.Notes, notes...)
 			if st.Name == "prepare" && err == nil {

@@ -171,18 +171,52 @@ func (s *externalSampler) efficiency() *store.Efficiency {
 	if e == nil || c == nil {
 		return e
 	}
-	e.ClientCPU, e.ClientCS, e.ClientPeakRSS = c.ServerCPU, c.ServerCS, c.ServerPeakRSS
-	e.ClientReadBytes, e.ClientWriteBytes = c.ServerReadBytes, c.ServerWriteBytes
-	e.ClientReadCalls, e.ClientWriteCalls = c.ServerReadCalls, c.ServerWriteCalls
+	copyClient(e, c)
 	return e
 }
 
 // externalAction turns a load's External step into an action: run once at
-// threads, unmeasured, its facts kept.
-func externalAction(st workload.Step, threads int, seed uint64, dir string) func(context.Context, engine.DB, io.Writer) (workload.Tally, error) {
-	return func(ctx context.Context, db engine.DB, log io.Writer) (workload.Tally, error) {
+// threads, unmeasured, its facts kept. The action's resource use is
+// sampled as any action's (runAction); clientOf then puts the program's
+// tree's figures, taken at its exit, in place of benchlab's as the client's.
+func externalAction(st workload.Step, threads int, seed uint64, dir string) (
+	action func(context.Context, engine.DB, io.Writer) (workload.Tally, error), clientOf func(*store.Efficiency)) {
+	var mu sync.Mutex
+	var tree *metrics.StepSampler
+	var eff *store.Efficiency
+	action = func(ctx context.Context, db engine.DB, log io.Writer) (workload.Tally, error) {
 		out, err := st.External(ctx, db, &workload.ExternalRun{Threads: threads, Seed: WorkerSeed(seed, st.Name, threads, 0),
-			Dir: dir, Log: log})
+			Dir: dir, Log: log,
+			Started: func(pid int) {
+				mu.Lock()
+				defer mu.Unlock()
+				tree = metrics.NewStepSampler([]int{pid}, "")
+				tree.Mark()
+			},
+			Exited: func() {
+				mu.Lock()
+				defer mu.Unlock()
+				if tree != nil {
+					tree.Sample()
+					eff = tree.Efficiency()
+				}
+			}})
 		return workload.Tally{Facts: out.Facts}, err
 	}
+	clientOf = func(e *store.Efficiency) {
+		mu.Lock()
+		defer mu.Unlock()
+		if e != nil && eff != nil {
+			copyClient(e, eff)
+		}
+	}
+	return action, clientOf
+}
+
+// copyClient makes the server figures of c, a sampler of a program's
+// tree, the client figures of e.
+func copyClient(e, c *store.Efficiency) {
+	e.ClientCPU, e.ClientCS, e.ClientPeakRSS = c.ServerCPU, c.ServerCS, c.ServerPeakRSS
+	e.ClientReadBytes, e.ClientWriteBytes = c.ServerReadBytes, c.ServerWriteBytes
+	e.ClientReadCalls, e.ClientWriteCalls = c.ServerReadCalls, c.ServerWriteCalls
 }

@@ -53,6 +53,12 @@ func run(t *testing.T, spec string) (int, string, string) {
 // measured returns the measured results of the store's runs.
 func measured(t *testing.T, db string) []store.Result {
 	t.Helper()
+	return results(t, db, func(r store.Result) bool { return !r.Action && !r.Warm })
+}
+
+// results returns the results of the store's runs that keep says to keep.
+func results(t *testing.T, db string, keep func(store.Result) bool) []store.Result {
+	t.Helper()
 	st, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +76,7 @@ func measured(t *testing.T, db string) []store.Result {
 			t.Fatal(err)
 		}
 		for _, r := range res {
-			if !r.Action && !r.Warm {
+			if keep(r) {
 				out = append(out, r)
 			}
 		}
@@ -97,11 +103,11 @@ report_interval = "0s"
 [[workload.command.steps]]
 name = "layout"
 load = true
-argv = ["fio", "--name=lay", "--directory={dir}", "--size=4m", "--rw=write", "--bs=1m", "--create_only=1"]
+argv = ["fio", "--name=lay", "--directory={dir}", "--filename=data.bin", "--size=4m", "--rw=write", "--bs=1m"]
 [[workload.command.steps]]
 name = "randread"
 parse = "fio"
-argv = ["fio", "--name=rr", "--directory={dir}", "--size=4m", "--rw=randread", "--bs=4k", "--runtime={seconds}",
+argv = ["fio", "--name=rr", "--directory={dir}", "--filename=data.bin", "--size=4m", "--rw=randread", "--bs=4k", "--runtime={seconds}",
         "--time_based", "--ioengine=psync", "--numjobs={threads}", "--group_reporting"]
 `)
 	if code != cli.ExitOK {
@@ -484,4 +490,26 @@ func TestPlanSelects(t *testing.T) {
 	if err != nil || len(steps) != 3 || steps[2].Metric.Name != command.IOPS.Name || steps[2].Duration != 7*time.Second {
 		t.Fatalf("steps %+v %v: want disk last, iops for 7 s", steps, err)
 	}
+}
+
+// TestLoadClientIsTheProgram measures a load's client as the program's
+// process tree, as a measured step's: a shell that counts to 300,000 uses
+// a good part of a second of CPU, which benchlab's own (waiting) does not.
+func TestLoadClientIsTheProgram(t *testing.T) {
+	code, out, db := run(t, sqliteHead+`[[workload.command.steps]]
+name = "busy"
+load = true
+argv = ["sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"]
+[[workload.command.steps]]
+name = "nothing"
+argv = ["true"]
+`)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	load := results(t, db, func(r store.Result) bool { return r.Action })
+	if len(load) != 1 || load[0].Eff == nil || load[0].Eff.ClientCPU < 0.1 {
+		t.Fatalf("load results %+v: want one whose client used >= 0.1 s of CPU", load)
+	}
+	t.Logf("the shell's CPU: %.2f s", load[0].Eff.ClientCPU)
 }
