@@ -515,7 +515,8 @@ func ms(secs float64) float64 { return secs * 1000 }
 
 // latencyMS is a stored latency figure in milliseconds, NaN (an empty
 // cell) when it is 0: not measured, as the percentiles an imported tool's
-// output did not print.
+// output did not print, or a program's step that reports no latency (the
+// command suite's regex steps).
 func latencyMS(d time.Duration) float64 {
 	if d <= 0 {
 		return math.NaN()

@@ -17,6 +17,7 @@ import (
 	"benchlab/internal/cli"
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/enginetest"
+	"benchlab/internal/metric"
 	"benchlab/internal/server/servertest"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
@@ -512,4 +513,47 @@ argv = ["true"]
 		t.Fatalf("load results %+v: want one whose client used >= 0.1 s of CPU", load)
 	}
 	t.Logf("the shell's CPU: %.2f s", load[0].Eff.ClientCPU)
+}
+
+// TestRegexSeries reads a regex step's headline and series from a program's
+// output: the number as printed (the last match, stored exactly, as
+// BENCHLAB_THREADS and BENCHLAB_SECONDS give it), one series point per
+// progress line, and no latency, which the report shows as n/a rather than
+// 0 ms.
+func TestRegexSeries(t *testing.T) {
+	code, out, db := run(t, sqliteHead+`[[workload.command.steps]]
+name = "printer"
+parse = "regex"
+regex = 'tps = ([0-9.]+)'
+line_regex = '^progress: ([0-9.]+) tps'
+unit = "tps"
+argv = ["sh", "-c", "echo tps = 1.0; echo progress: 5.5 tps >&2; echo progress: 7.25 tps; echo tps = 12.$BENCHLAB_THREADS$BENCHLAB_SECONDS"]
+`)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	rs := measured(t, db)
+	if len(rs) != 1 {
+		t.Fatalf("%d results, want 1", len(rs))
+	}
+	r := rs[0]
+	if r.Throughput() != 12.11 {
+		t.Errorf("headline %v, want 12.11 (the last match; threads 1, seconds 1)", r.Throughput())
+	}
+	var series []float64
+	for _, iv := range r.Intervals {
+		series = append(series, command.Higher.Series(metric.Counts{Seconds: iv.Seconds, Events: iv.Events}))
+	}
+	if len(series) != 2 || series[0] != 5.5 || series[1] != 7.25 {
+		t.Errorf("series %v, want [5.5 7.25]", series)
+	}
+	var row string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "printer") && strings.Contains(l, "n/a") {
+			row = l
+		}
+	}
+	if row == "" || strings.Count(row, "n/a") != 2 {
+		t.Errorf("no latency row with p50 and p99 n/a for the regex step:\n%s", out)
+	}
 }
