@@ -518,7 +518,8 @@ argv = ["true"]
 // TestRegexSeries reads a regex step's headline and series from a program's
 // output: the number as printed (the last match, stored exactly, as
 // BENCHLAB_THREADS and BENCHLAB_SECONDS give it), one series point per
-// progress line, and no latency, which the report shows as n/a rather than
+// progress line (on stderr, as pgbench prints them; lines of the two
+// streams keep their order within each stream only), and no latency, which the report shows as n/a rather than
 // 0 ms.
 func TestRegexSeries(t *testing.T) {
 	code, out, db := run(t, sqliteHead+`[[workload.command.steps]]
@@ -527,7 +528,7 @@ parse = "regex"
 regex = 'tps = ([0-9.]+)'
 line_regex = '^progress: ([0-9.]+) tps'
 unit = "tps"
-argv = ["sh", "-c", "echo tps = 1.0; echo progress: 5.5 tps >&2; echo progress: 7.25 tps; echo tps = 12.$BENCHLAB_THREADS$BENCHLAB_SECONDS"]
+argv = ["sh", "-c", "echo tps = 1.0; echo progress: 5.5 tps >&2; echo progress: 7.25 tps >&2; echo tps = 12.$BENCHLAB_THREADS$BENCHLAB_SECONDS"]
 `)
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d\n%s", code, out)
