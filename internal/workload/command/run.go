@@ -253,6 +253,12 @@ func fioResult(stdout []byte) (workload.ExternalResult, error) {
 	for _, rep := range reports {
 		t := rep.Totals()
 		if t.RuntimeMS <= prevMS {
+			// A report in the same millisecond as the one before (the
+			// final just after the last status): its IOs join that second.
+			if n := len(res.Intervals); n > 0 && t.IOs() > prevIOs {
+				res.Intervals[n-1].Events += t.IOs() - prevIOs
+				prevIOs = t.IOs()
+			}
 			continue
 		}
 		res.Intervals = append(res.Intervals, workload.ExternalInterval{Sec: len(res.Intervals),
