@@ -4,12 +4,13 @@
 # PostgreSQL 15 and MariaDB 10.11 (the tests start their own servers),
 # sysbench (the client yardstick), fio (the command suite's disk tests), RocksDB's library and db_bench, perf,
 # Chromium (the HTML report test), xz-utils, Maven and a headless JRE (`benchlab install`
-# fetches server releases from Maven Central with mvn). Needs root for apt-get; without root it only
+# fetches server releases from Maven Central with mvn), galera-4 (the galera
+# engine's cluster nodes) and haproxy (the proxy in front of them). Needs root for apt-get; without root it only
 # lists what is missing. Stops the services the packages start: benchlab
 # starts its own servers on loopback.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-pkgs=(gcc make git postgresql-15 mariadb-server sysbench librocksdb-dev rocksdb-tools linux-perf fio chromium fonts-liberation xz-utils maven default-jre-headless)
+pkgs=(gcc make git postgresql-15 mariadb-server sysbench librocksdb-dev rocksdb-tools linux-perf fio chromium fonts-liberation xz-utils maven default-jre-headless galera-4 haproxy)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -32,4 +33,5 @@ rm -f "$log"
 # The packages start their default clusters; benchlab's tests start their own.
 service postgresql stop >/dev/null 2>&1 || true
 service mariadb stop >/dev/null 2>&1 || true
+service haproxy stop >/dev/null 2>&1 || true
 id postgres >/dev/null 2>&1 || useradd --system --home /var/lib/postgresql --shell /bin/false postgres

@@ -140,8 +140,22 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{engine: d.name, target: t, Managed: server.Manage(inst)}
-	fail := func(err error) (engine.DB, error) {
+	db, err := OpenManaged(ctx, d.name, t, server.Manage(inst), inst.Addr())
+	if err != nil {
+		return nil, err // not a nil *DB in a non-nil engine.DB
+	}
+	return db, nil
+}
+
+// OpenManaged creates the benchmark database and benchlab's user on the
+// managed server m.Instance() (through root on its private socket) and
+// returns its DB, whose connections go to addr: the server's own address,
+// or a proxy's in front of it (the galera engine's HAProxy). The DB stops
+// every process of m on Close; on an error they are stopped already.
+func OpenManaged(ctx context.Context, engineName string, t engine.Target, m server.Managed, addr string) (*DB, error) {
+	inst := m.Instance()
+	db := &DB{engine: engineName, target: t, Managed: m}
+	fail := func(err error) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
@@ -156,12 +170,12 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 	} {
 		if _, err := root.Exec(ctx, q); err != nil {
 			root.Close()
-			return fail(fmt.Errorf("%s target %s at %s: %s: %w", d.name, t.Name, inst.Addr(), q, err))
+			return fail(fmt.Errorf("%s target %s at %s: %s: %w", engineName, t.Name, inst.Addr(), q, err))
 		}
 	}
 	root.Close()
 	cfg := gomysql.NewConfig()
-	cfg.User, cfg.Net, cfg.Addr, cfg.DBName = benchUser, "tcp", inst.Addr(), Database
+	cfg.User, cfg.Net, cfg.Addr, cfg.DBName = benchUser, "tcp", addr, Database
 	if err := db.setConfig(cfg); err != nil {
 		return fail(err)
 	}
@@ -169,6 +183,20 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		return fail(err)
 	}
 	return db, nil
+}
+
+// Probe tells whether a managed server of the family accepts queries: root
+// runs SELECT 1 over the private socket. It is the readiness probe of
+// server.Launch.
+func Probe(ctx context.Context, inst *server.Instance) error { return probe(ctx, inst) }
+
+// ConnectAddr opens a worker connection as Connect does, to another server
+// at addr (host:port) that has the same user and database: one node of a
+// cluster.
+func (db *DB) ConnectAddr(ctx context.Context, addr string) (engine.Conn, error) {
+	cfg := db.cfg.Clone()
+	cfg.Addr = addr
+	return db.dial(ctx, cfg)
 }
 
 // rootConfig reaches a managed server's root account over its private socket.

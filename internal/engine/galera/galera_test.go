@@ -1,0 +1,178 @@
+package galera_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/engine/galera"
+	"benchlab/internal/server/servertest"
+)
+
+// These tests start real MariaDB 10.11 Galera clusters from Debian's
+// mariadb-server and galera-4 packages (scripts/install-deps.sh installs
+// them, and haproxy) with tiny buffer pools.
+
+// small are the nodes' settings: small memory, quick start.
+var small = map[string]string{"innodb_buffer_pool_size": "32M", "innodb_log_file_size": "16M",
+	"innodb_flush_log_at_trx_commit": "2", "performance_schema": "OFF"}
+
+// target is a cluster target of n nodes with the small settings and extra.
+func target(t *testing.T, n int, extra map[string]string) engine.Target {
+	getenv, _ := servertest.Env(t)
+	if keep := os.Getenv("GALERA_TEST_LOGS"); keep != "" {
+		// Debugging: keep the nodes' logs where the caller says.
+		getenv = func(k string) string {
+			if k == "BENCHLAB_SERVER_LOGS" {
+				return keep
+			}
+			return ""
+		}
+	}
+	set := map[string]string{galera.SettingNodes: fmt.Sprint(n)}
+	for k, v := range small {
+		set[k] = v
+	}
+	for k, v := range extra {
+		set[k] = v
+	}
+	return engine.Target{Name: "g", Engine: galera.Name, Settings: set, Getenv: getenv}
+}
+
+// pgrep counts the processes named name (pgrep -x).
+func pgrep(t *testing.T, name string) int {
+	out, _ := exec.Command("pgrep", "-x", name).Output()
+	return len(strings.Fields(string(out)))
+}
+
+// TestCluster starts three nodes behind HAProxy, checks that every node
+// sees a cluster of three, that a row written on node 1 is read on node 3
+// and through the proxy, that the target's processes are all measured, and
+// that Close leaves no mariadbd or haproxy and no file in the cell's dir
+// but what the runner removes.
+func TestCluster(t *testing.T) {
+	before := pgrep(t, "mariadbd")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	d, _ := engine.Lookup(galera.Name)
+	tg := target(t, 3, nil)
+	if err := d.(engine.TargetChecker).CheckTarget(tg); err != nil {
+		t.Fatal(err)
+	}
+	edb, err := d.Open(ctx, tg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := edb.(*galera.DB)
+	closed := false
+	defer func() {
+		if !closed {
+			db.Close()
+		}
+	}()
+	if db.Nodes() != 3 {
+		t.Fatalf("nodes %d, want 3", db.Nodes())
+	}
+	if got := len(db.PIDs()); got != 3+1 {
+		t.Errorf("PIDs %v: want the 3 nodes and the proxy", db.PIDs())
+	}
+	info, err := db.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Settings["wsrep_cluster_size"] != "3" {
+		t.Errorf("wsrep_cluster_size %q, want 3 (settings %v)", info.Settings["wsrep_cluster_size"], info.Settings)
+	}
+	c1, err := db.ConnectNode(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	for _, q := range []string{"CREATE TABLE t (id INT PRIMARY KEY, v INT)", "INSERT INTO t VALUES (1, 42)"} {
+		if _, err := c1.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	c3, err := db.ConnectNode(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c3.Close()
+	// wsrep_sync_wait makes the read wait for what the cluster committed.
+	if _, err := c3.Exec(ctx, "SET SESSION wsrep_sync_wait = 1"); err != nil {
+		t.Fatal(err)
+	}
+	v, err := c3.Values(ctx, "SELECT v FROM t WHERE id = 1")
+	if err != nil || len(v) != 1 || v[0][0] != "42" {
+		t.Fatalf("node 3 reads %v (%v), want 42", v, err)
+	}
+	cp, err := db.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := cp.Values(ctx, "SELECT @@port")
+	cp.Close()
+	if err != nil || port[0][0] != strings.Split(db.NodeAddr(0), ":")[1] {
+		t.Errorf("through the proxy: port %v (%v), want node 1's %s (balance first)", port, err, db.NodeAddr(0))
+	}
+	if db.Died() != nil {
+		t.Fatalf("died: %v", db.Died())
+	}
+	// One node killed is a failover, not the target's death; two of three
+	// is the loss of quorum.
+	if err := db.KillNode(2); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := db.Died(); err != nil {
+		t.Errorf("one node of three killed: Died says %v", err)
+	}
+	c1.Close()
+	c3.Close()
+	if err := db.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	closed = true
+	servertest.NoProcs(t, dir)
+	if n := pgrep(t, "mariadbd"); n > before {
+		t.Errorf("%d mariadbd processes after Close, %d before", n, before)
+	}
+	if n := pgrep(t, "haproxy"); n > 0 {
+		t.Errorf("%d haproxy processes after Close", n)
+	}
+	// Nothing outside the cell's dir: no private socket dir left in /tmp.
+	left, _ := filepath.Glob(filepath.Join(os.TempDir(), "benchlab-sock*"))
+	for _, l := range left {
+		t.Logf("left in %s: %s (another test's?)", os.TempDir(), l)
+	}
+}
+
+// TestBadTargets checks that bad node counts and proxies are refused
+// before anything starts, naming the setting.
+func TestBadTargets(t *testing.T) {
+	d, _ := engine.Lookup(galera.Name)
+	for _, c := range []struct {
+		set  map[string]string
+		want string
+	}{
+		{map[string]string{galera.SettingNodes: "0"}, "settings.nodes: \"0\""},
+		{map[string]string{galera.SettingNodes: "6"}, "want 1 to 5"},
+		{map[string]string{galera.SettingNodes: "three"}, "settings.nodes"},
+		{map[string]string{galera.SettingProxy: "nginx"}, "settings.proxy: \"nginx\""},
+		{map[string]string{galera.SettingBalance: "leastconn"}, "settings.proxy_balance"},
+		{map[string]string{"port": "3306"}, "settings.port"},
+		{map[string]string{"wsrep_cluster_address": "gcomm://10.0.0.1"}, "settings.wsrep_cluster_address: benchlab sets it"},
+	} {
+		err := d.(engine.TargetChecker).CheckTarget(engine.Target{Name: "g", Engine: galera.Name, Settings: c.set})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error with %q", c.set, err, c.want)
+		}
+	}
+}
