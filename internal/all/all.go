@@ -10,6 +10,7 @@ import (
 	_ "benchlab/internal/engine/postgres"      // PostgreSQL engine (managed servers and DSNs)
 	_ "benchlab/internal/engine/rocksdb"       // RocksDB in-process (-tags rocksdb; a stand-in otherwise)
 	_ "benchlab/internal/engine/sqlite"        // SQLite engine
+	_ "benchlab/internal/workload/cluster"     // cluster scenarios (galera): stale reads, write scaling, failover
 	_ "benchlab/internal/workload/command"     // outside programs (fio, pgbench, scripts) as steps
 	_ "benchlab/internal/workload/connect"     // connection cost
 	_ "benchlab/internal/workload/custom"      // custom SQL from the spec

@@ -622,6 +622,13 @@ func (s *Spec) Validate() error {
 		}
 		return errf("workload", "%v", err)
 	}
+	if tc, ok := suite.(workload.TargetChecker); ok {
+		for i, t := range s.Targets {
+			if err := tc.CheckTarget(s.Params(), t.EngineTarget(s.Getenv)); err != nil {
+				return errf(fmt.Sprintf("target[%d]", i), "%v", err)
+			}
+		}
+	}
 	return nil
 }
 

@@ -350,6 +350,15 @@ type Needer interface {
 	Needs() engine.Kind
 }
 
+// TargetChecker is a Suite whose tests need something of each target that
+// the engine alone does not say (the cluster suite's scenarios need a
+// cluster of enough nodes): the spec calls CheckTarget for every target
+// after Check, before anything runs, and reports an error as the target's
+// ("target[0]: settings.nodes: ...").
+type TargetChecker interface {
+	CheckTarget(p Params, t engine.Target) error
+}
+
 var (
 	mu     sync.RWMutex
 	suites = map[string]Suite{}

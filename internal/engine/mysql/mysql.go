@@ -196,7 +196,11 @@ func Probe(ctx context.Context, inst *server.Instance) error { return probe(ctx,
 func (db *DB) ConnectAddr(ctx context.Context, addr string) (engine.Conn, error) {
 	cfg := db.cfg.Clone()
 	cfg.Addr = addr
-	return db.dial(ctx, cfg)
+	c, err := db.dial(ctx, cfg)
+	if err != nil {
+		return nil, err // not a nil *Conn in a non-nil engine.Conn
+	}
+	return c, nil
 }
 
 // rootConfig reaches a managed server's root account over its private socket.

@@ -1,0 +1,186 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "benchlab/internal/all" // engines, and the suite through the one import line
+	"benchlab/internal/cli"
+	"benchlab/internal/server/servertest"
+	"benchlab/internal/store"
+	"benchlab/internal/workload/cluster"
+)
+
+// spec is a run of every scenario on one 3-node cluster with tiny buffer
+// pools; threads 2, 6 s steps (failover kills node 1 at 1.5 s).
+const spec = `name = "cluster"
+workdir = %q
+[[target]]
+name = "g3"
+engine = "galera"
+[target.settings]
+nodes = 3
+innodb_buffer_pool_size = "32M"
+innodb_log_file_size = "16M"
+innodb_flush_log_at_trx_commit = 2
+performance_schema = "OFF"
+# A dead node is evicted after 2 s instead of Galera's default 5 s, so the
+# outage fits the 6 s step.
+wsrep_provider_options = "evs.keepalive_period=PT0.5S;evs.suspect_timeout=PT2S"
+[workload]
+suite = "cluster"
+threads = [2]
+write_time = "6s"
+warmup = "500ms"
+report_interval = "0s"
+[workload.cluster]
+rows = 200
+spread = [1, 3]
+kill_at = "1500ms"
+`
+
+// run runs benchlab with args and the test's environment (server logs in
+// a dir of the test's own).
+func run(t *testing.T, args ...string) (int, string) {
+	getenv, _ := servertest.Env(t)
+	if keep := os.Getenv("GALERA_TEST_LOGS"); keep != "" {
+		// Debugging: keep the nodes' logs where the caller says.
+		getenv = func(k string) string {
+			if k == "BENCHLAB_SERVER_LOGS" {
+				return keep
+			}
+			return ""
+		}
+	}
+	var out, errb bytes.Buffer
+	code := cli.Main(cli.Env{Stdout: &out, Stderr: &errb, Getenv: getenv}, args)
+	return code, out.String() + errb.String()
+}
+
+// TestScenarios runs the suite end to end on a real 3-node Galera cluster
+// behind HAProxy and checks each headline: stale-read's stale share is in
+// [0, 1] with reads and writes counted; write-scaling writes on 1 and 3
+// nodes; failover killed node 1 and measured a downtime above 0 and below
+// the step, with a gap between writes and errors, and the step is not
+// failed by the node's death. Afterwards no mariadbd or haproxy is left.
+func TestScenarios(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.toml")
+	work := filepath.Join(dir, "work")
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(spec, work)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "r.db")
+	code, out := run(t, "run", file, "--store", db)
+	t.Log(out)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	runs, err := st.Runs(ctx, 0)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+	res, err := st.Results(ctx, runs[0].ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]store.Result{}
+	for _, r := range res {
+		if !r.Action && !r.Warm {
+			got[r.Test+"/"+r.Role.Name] = r
+		}
+	}
+	check := func(key, metric string) store.Result {
+		r, ok := got[key]
+		if !ok {
+			t.Fatalf("no result %s; have %v", key, keys(got))
+		}
+		if r.Metric != metric || r.Status != store.StatusOK {
+			t.Errorf("%s: metric %s status %s (%v), want %s ok", key, r.Metric, r.Status, r.ErrorSamples, metric)
+		}
+		return r
+	}
+	reads := check(cluster.StaleRead+"/reader", cluster.StaleShare.Name)
+	writes := check(cluster.StaleRead+"/writer", cluster.WPS.Name)
+	if share := reads.Throughput(); share < 0 || share > 1 || reads.Events == 0 || writes.Events == 0 {
+		t.Errorf("stale-read: share %v of %d reads, %d writes; want a share in [0,1] and both counted", share, reads.Events, writes.Events)
+	}
+	if reads.Facts["stale_writer_acks"] <= 0 || reads.Facts["stale_reads_of"] <= 0 {
+		t.Errorf("stale-read facts %v: want the writer's acks and the reads counted", reads.Facts)
+	}
+	for _, k := range []int{1, 3} {
+		r := check(fmt.Sprintf("%s_nodes=%d/", cluster.WriteScaling, k), cluster.WPS.Name)
+		if r.Throughput() <= 0 {
+			t.Errorf("write-scaling on %d nodes: %v writes/s", k, r.Throughput())
+		}
+	}
+	probe := check(cluster.Failover+"/probe", cluster.DowntimeS.Name)
+	check(cluster.Failover+"/writers", cluster.WPS.Name)
+	down, f := probe.Throughput(), probe.Facts
+	if down <= 0 || down >= 6 {
+		t.Errorf("failover: downtime %v s; want above 0 and below the 6 s step (facts %v)", down, f)
+	}
+	if f["failover_writes_after_kill"] <= 0 {
+		t.Errorf("failover: no write succeeded after the kill (facts %v)", f)
+	}
+	if f["failover_kill_at_s"] < 1.5 || f["failover_killed_node"] != 1 || f["failover_errors"] < 1 || f["failover_max_gap_ms"] <= 0 {
+		t.Errorf("failover facts %v: want node 1 killed after 1.5 s, errors and a gap", f)
+	}
+	servertest.NoProcs(t, work)
+	for _, name := range []string{"haproxy"} {
+		if out, _ := exec.Command("pgrep", "-x", name).Output(); len(out) > 0 {
+			t.Errorf("%s left running: %s", name, out)
+		}
+	}
+}
+
+func keys(m map[string]store.Result) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestBadInput checks that a spec the suite cannot run exits 2 naming the
+// field, before anything starts.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ settings, suite, want string }{
+		{"nodes = 1", "", "target[0]: settings.nodes: 1 node(s); the stale-read test needs 2 or more"},
+		{"nodes = 2", `tests = ["failover"]`, "target[0]: settings.nodes: 2 node(s); the failover test needs 3 or more"},
+		{"nodes = 2", `tests = ["write-scaling"]`, "settings.nodes: 2 node(s); the write-scaling test needs 3 or more"},
+		{"nodes = 9", "", "settings.nodes: \"9\" is not a node count; want 1 to 5"},
+		{"nodes = 3", "[workload.cluster]\nspread = [0]", "workload.cluster.spread"},
+		{"nodes = 3", "[workload.cluster]\nkill_node = 4", "cluster.kill_node is 4"},
+	} {
+		file := filepath.Join(dir, "bad.toml")
+		text := fmt.Sprintf("name = \"bad\"\n[[target]]\nname = \"g\"\nengine = \"galera\"\n[target.settings]\n%s\n[workload]\nsuite = \"cluster\"\n%s\n",
+			c.settings, c.suite)
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out := run(t, "run", file, "--store", filepath.Join(dir, "r.db"), "--dry-run")
+		if code != 2 || !strings.Contains(out, c.want) {
+			t.Errorf("%s / %s: exit %d, want 2 with %q:\n%s", c.settings, c.suite, code, c.want, out)
+		}
+	}
+	// Another engine is refused too, naming the engine.
+	file := filepath.Join(dir, "sqlite.toml")
+	os.WriteFile(file, []byte("name = \"bad\"\n[[target]]\nname = \"s\"\nengine = \"sqlite\"\n[workload]\nsuite = \"cluster\"\n"), 0o644)
+	if code, out := run(t, "run", file, "--store", filepath.Join(dir, "r.db"), "--dry-run"); code != 2 || !strings.Contains(out, "target[0]: engine: sqlite is not a cluster") {
+		t.Errorf("sqlite target: exit %d:\n%s", code, out)
+	}
+}
