@@ -171,9 +171,9 @@ func (d Driver) CheckTarget(t engine.Target) error {
 	if _, ok := setting(t, "port"); ok {
 		return fmt.Errorf("settings.port: each node gets a free port of its own; remove it")
 	}
-	if _, err := os.Stat(Provider); err != nil {
+	if _, err := os.Stat(provider); err != nil {
 		return fmt.Errorf("engine: Galera is not installed (%s: %v); install the Debian package galera-4 (scripts/install-deps.sh)",
-			Provider, errors.Unwrap(err))
+			provider, errors.Unwrap(err))
 	}
 	nt, _ := nodeTarget(t, 0)
 	return server.CheckTarget(d.Flavor(), Name, nt)

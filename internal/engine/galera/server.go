@@ -18,6 +18,10 @@ import (
 // Provider is the Galera library Debian's galera-4 package installs.
 const Provider = "/usr/lib/galera/libgalera_smm.so"
 
+// provider is the library the nodes load: Provider (a test points it at a
+// missing file).
+var provider = Provider
+
 // nodeSettings are the settings each node's my.cnf gets from benchlab: the
 // cluster's addresses and what Galera requires of InnoDB and the binlog.
 // A target may not give them (OwnedSettings); its wsrep_provider_options
@@ -71,7 +75,7 @@ func (n node) Init(ctx context.Context, in *server.Instance, extra string) error
 	fmt.Fprintf(&b, "# benchlab: galera node %d of %d\n", n.index+1, len(n.cluster))
 	for _, kv := range [][2]string{
 		{"wsrep_on", "ON"},
-		{"wsrep_provider", Provider},
+		{"wsrep_provider", provider},
 		{"wsrep_cluster_name", n.name},
 		{"wsrep_cluster_address", "gcomm://" + strings.Join(n.cluster, ",")},
 		{"wsrep_node_address", n.cluster[n.index]},
