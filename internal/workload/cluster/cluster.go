@@ -405,6 +405,9 @@ func staleReadStep(p workload.Params) workload.Step {
 					if err != nil {
 						return nil, err
 					}
+					if cl.Nodes() < 2 {
+						return nil, fmt.Errorf("%s: the cluster has %d node; readers need a node the writer is not on", StaleRead, cl.Nodes())
+					}
 					if id == 0 {
 						st = &staleState{}
 					}
