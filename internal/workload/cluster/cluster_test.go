@@ -190,10 +190,15 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestCausalReads runs stale-read on a 2-node cluster without a proxy whose
-// reads wait for what the cluster committed (wsrep_sync_wait = 1): no read
-// may be stale, which checks that the scenario counts staleness against
-// the right write. (TestScenarios, at wsrep_sync_wait = 0, finds some.)
+// TestCausalReads runs stale-read and failover on a 3-node cluster without
+// a proxy, with Galera's default timeouts and reads that wait for what the
+// cluster committed (wsrep_sync_wait = 1). No read may be stale, which
+// checks that the scenario counts staleness against the right write
+// (TestScenarios, at wsrep_sync_wait = 0, finds some). The failover's
+// writers retry node by node; the outage (about 6 s: a dead node is
+// evicted after evs.suspect_timeout, 5 s) outlasts the 3 s step, so the
+// probe's write still failing at the end counts the outage so far and the
+// facts say it was open: not the downtime 0 a perfect failover would show.
 func TestCausalReads(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "c.toml")
@@ -201,10 +206,10 @@ func TestCausalReads(t *testing.T) {
 	text := fmt.Sprintf(`name = "causal"
 workdir = %q
 [[target]]
-name = "g2"
+name = "g3"
 engine = "galera"
 [target.settings]
-nodes = 2
+nodes = 3
 proxy = "none"
 innodb_buffer_pool_size = "32M"
 innodb_log_file_size = "16M"
@@ -212,11 +217,13 @@ performance_schema = "OFF"
 wsrep_sync_wait = 1
 [workload]
 suite = "cluster"
-tests = ["stale-read"]
+tests = ["stale-read", "failover"]
 threads = [2]
 write_time = "3s"
 warmup = "300ms"
 report_interval = "0s"
+[workload.cluster]
+kill_at = "1s"
 `, work)
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -240,19 +247,26 @@ report_interval = "0s"
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := false
+	seen := map[string]bool{}
 	for _, r := range res {
-		if r.Test != cluster.StaleRead || r.Role.Name != "reader" {
-			continue
-		}
-		seen = true
-		if r.Events == 0 || r.Facts["writer_acks_total"] == 0 || r.Rows != 0 || r.Facts["stale_reads_total"] != 0 {
-			t.Errorf("causal reads: %d reads, %d stale in the measured part, facts %v; want reads, writes and no stale read",
-				r.Events, r.Rows, r.Facts)
+		switch {
+		case r.Test == cluster.StaleRead && r.Role.Name == "reader":
+			seen[r.Test] = true
+			if r.Events == 0 || r.Facts["writer_acks_total"] == 0 || r.Rows != 0 || r.Facts["stale_reads_total"] != 0 {
+				t.Errorf("causal reads: %d reads, %d stale in the measured part, facts %v; want reads, writes and no stale read",
+					r.Events, r.Rows, r.Facts)
+			}
+		case r.Test == cluster.Failover && r.Role.Name == "probe":
+			seen[r.Test] = true
+			t.Logf("failover without a proxy: downtime %.2f s (lower bound), facts %v", r.Throughput(), r.Facts)
+			if r.Status != store.StatusOK || r.Facts["failover_outage_open_at_end"] != 1 || r.Throughput() < 0.5 || r.Throughput() > 3.3 {
+				t.Errorf("failover outlasting the step: status %s, downtime %v s, facts %v; want ok, 0.5 to 3.3 s and the outage open at the end",
+					r.Status, r.Throughput(), r.Facts)
+			}
 		}
 	}
-	if !seen {
-		t.Fatalf("no stale-read reader result:\n%s", out)
+	if len(seen) != 2 {
+		t.Fatalf("results of %v; want stale-read's reader and failover's probe:\n%s", seen, out)
 	}
 	servertest.NoProcs(t, work)
 	if left, _ := filepath.Glob(filepath.Join(work, "*", "node*")); len(left) > 0 {

@@ -18,7 +18,10 @@ const bucket = 100 * time.Millisecond
 // kill, the last success and the longest gap between two, the failed
 // tries, and the successful writes per bucket of the step.
 type failState struct {
-	start    time.Time
+	start time.Time
+	// end is a little before the step's end: a probe write still failing
+	// then ends its operation, so that the outage so far counts.
+	end      time.Time
 	killAt   time.Duration
 	killNode int // from 0
 
@@ -28,6 +31,7 @@ type failState struct {
 
 	last, maxGap, errors atomic.Int64
 	afterKill            atomic.Int64
+	openAtEnd            atomic.Bool
 	writes               [36000]atomic.Int64 // 100 ms buckets: an hour
 }
 
@@ -114,7 +118,8 @@ func failoverStep(p workload.Params, o *Options) workload.Step {
 				return nil, err
 			}
 			if probe {
-				st = &failState{start: time.Now(), killAt: killAt, killNode: o.KillNode - 1}
+				now := time.Now()
+				st = &failState{start: now, end: now.Add(p.Warmup + p.WriteTime - endMargin), killAt: killAt, killNode: o.KillNode - 1}
 			}
 			k := &conn{cl: cl, node: -1}
 			switch {
@@ -156,10 +161,15 @@ type failWriter struct {
 // retryPause is the wait between a failed try and the next.
 const retryPause = 20 * time.Millisecond
 
+// endMargin is how long before the step's end a probe write that still
+// fails gives up (the workers start a little before the step's clock).
+const endMargin = 50 * time.Millisecond
+
 // Op writes one row, however many tries it takes. The probe's operation
 // that needed more than one try counts its milliseconds as rows (the
 // headline's downtime); a failed try is counted (failover_errors, and the
-// runner's retries) but is not the operation's error.
+// runner's retries) but is not the operation's error. A probe write still
+// failing at the step's end ends there, counting the outage so far.
 func (w *failWriter) Op(ctx context.Context) (workload.Tally, error) {
 	if w.probe {
 		w.st.maybeKill(w.k.cl)
@@ -169,13 +179,21 @@ func (w *failWriter) Op(ctx context.Context) (workload.Tally, error) {
 	var t workload.Tally
 	for tries := 0; ; tries++ {
 		err := func() error {
+			tctx := ctx
+			if w.probe {
+				// A write the cluster holds until it evicts the dead
+				// node must not outlast the step either.
+				var cancel context.CancelFunc
+				tctx, cancel = context.WithDeadline(ctx, w.st.end)
+				defer cancel()
+			}
 			if w.k.c == nil {
-				if err := w.k.open(ctx); err != nil {
+				if err := w.k.open(tctx); err != nil {
 					return err
 				}
 			}
 			t.Statements++
-			_, err := w.k.c.Exec(ctx, "UPDATE "+rowsTable+" SET v = v + 1 WHERE id = ?", id)
+			_, err := w.k.c.Exec(tctx, "UPDATE "+rowsTable+" SET v = v + 1 WHERE id = ?", id)
 			return err
 		}()
 		if err == nil {
@@ -188,6 +206,14 @@ func (w *failWriter) Op(ctx context.Context) (workload.Tally, error) {
 		w.st.errors.Add(1)
 		if engine.ConflictOf(err) == engine.NoConflict {
 			w.k.reset()
+		}
+		if w.probe && time.Now().After(w.st.end) {
+			// The outage outlasts the step: its time so far is the
+			// downtime (a lower bound), and the facts say so; an
+			// operation ending after the step would count nothing.
+			w.st.openAtEnd.Store(true)
+			t.Rows = time.Since(t0).Milliseconds()
+			return t, nil
 		}
 		select {
 		case <-time.After(retryPause):
@@ -221,6 +247,12 @@ func (w *failWriter) Facts() map[string]float64 {
 		// 0 after a kill: the outage outlasted the step, and neither the
 		// headline nor the gap saw its end; run a longer write_time.
 		"failover_writes_after_kill": float64(w.st.afterKill.Load()),
+		// 1: the probe was still failing at the step's end; the headline
+		// is the outage up to then, a lower bound.
+		"failover_outage_open_at_end": 0,
+	}
+	if w.st.openAtEnd.Load() {
+		f["failover_outage_open_at_end"] = 1
 	}
 	if k := w.st.killedAt.Load(); k > 0 {
 		f["failover_kill_at_s"] = time.Duration(k - w.st.start.UnixNano()).Seconds()
