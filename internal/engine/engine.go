@@ -189,6 +189,23 @@ type Sizer interface {
 	DBSize(ctx context.Context) (int64, error)
 }
 
+// StatsReader is a DB that reads its engine's own cumulative counters
+// (PostgreSQL's pg_stat_database, pg_stat_bgwriter and pg_stat_wal,
+// MariaDB's SHOW GLOBAL STATUS), so that the runner can give a step's
+// buffer pool misses, fsyncs, WAL bytes, rows examined, ... per operation:
+// the why of a slower target.
+type StatsReader interface {
+	// Stats returns the engine's counters now, by stable names grouped by
+	// where they come from ("pg_stat_wal.wal_bytes",
+	// "status.Innodb_rows_read"). Every value is a total that only grows
+	// while the server runs (a counter, never a gauge such as dirty pages),
+	// so the difference of two reads is what happened between them. Stats
+	// must be cheap (one round trip) and must not use the workers'
+	// connections: it runs while they work, from one goroutine, at the
+	// start and the end of a step's measured part.
+	Stats(ctx context.Context) (map[string]float64, error)
+}
+
 // ErrConnLost marks an error after which the connection is gone (the server
 // closed it, or the network failed) while the server may still run: the
 // runner ends the step and fails it, keeping what was measured, rather than

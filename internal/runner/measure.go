@@ -167,13 +167,19 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	roles := stepRoles(st, threads, opt)
 	runs, results := newRuns(st, roles, threads)
 	runs[0].limit = newEventLimit(roles[0], opt)
-	defer func() {
+	closed := false
+	closeWorkers := func() {
+		if closed {
+			return
+		}
+		closed = true
 		for _, rr := range runs {
 			for _, w := range rr.workers {
 				w.Close()
 			}
 		}
-	}()
+	}
+	defer closeWorkers()
 	total := 0
 	for _, r := range roles {
 		total += r.Threads
@@ -235,6 +241,10 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	}
 	sampler := metrics.NewStepSampler(roots, opt.DataDir)
 	sampler.SetEngineMemory(engine.InProcessMemoryTotal)
+	// The engine's own counters (engine.StatsReader) start and end with
+	// the sampler's measured part.
+	stats := newEngineStats(ctx, db, opt.Out)
+	sampler.AtMark = stats.mark
 	// Hardware and software perf counters per operation (instructions,
 	// cycles, cache and branch misses where the machine counts them): the
 	// connections exist now, so every server thread that serves them does.
@@ -289,6 +299,13 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	}
 	for k, v := range sampler.CounterFacts() {
 		results[0].Facts[k] = v
+	}
+	// The workers' sessions end before the engine's counters are read, so
+	// that an engine that adds a session's counts at its end (PostgreSQL)
+	// has them all.
+	if stats != nil {
+		closeWorkers()
+		stats.addFacts(results[0].Facts, st.Name)
 	}
 	if mean, n, cpu := metrics.SpeedOver(stopSpeed(), win.measureFrom, end); n > 0 {
 		results[0].Facts[store.FactCPUSpeed] = mean

@@ -60,7 +60,25 @@ const (
 	// FactCPUSpeedCPU is the CPU seconds the probes took over the measured
 	// part, left out of the client's CPU (Efficiency.ClientCPU).
 	FactCPUSpeedCPU = "cpu_speed_probe_cpu_s"
+	// FactEngineStatsUnread is 1 when the engine's own counters
+	// (engine.StatsReader) could not be read at the start or the end of a
+	// step's measured part; the step then has no EngineStatFact.
+	FactEngineStatsUnread = "engine_stats_unread"
 )
+
+// engineStatPrefix starts the name of every EngineStatFact.
+const engineStatPrefix = "engine."
+
+// EngineStatFact names the growth of one of the engine's own counters
+// (engine.StatsReader's name, such as "pg_stat_wal.wal_bytes") over a
+// step's measured part: engine.pg_stat_wal.wal_bytes.
+func EngineStatFact(name string) string { return engineStatPrefix + name }
+
+// EngineStatName returns the counter's name of an EngineStatFact, ok false
+// for any other fact.
+func EngineStatName(fact string) (name string, ok bool) {
+	return strings.CutPrefix(fact, engineStatPrefix)
+}
 
 // Why a perf event could not be counted (the value of its
 // CounterUnsupportedFact).
@@ -127,7 +145,7 @@ func (r Result) Kinds() []KindStat {
 	var out []KindStat
 	for f := range r.Facts {
 		kind, ok := strings.CutSuffix(f, "_ops")
-		if !ok || strings.HasPrefix(f, "client_") {
+		if !ok || strings.HasPrefix(f, "client_") || strings.HasPrefix(f, engineStatPrefix) {
 			continue
 		}
 		out = append(out, KindStat{Kind: kind, Ops: int64(r.Facts[f]), Errors: int64(r.Facts[kind+"_errors"]),

@@ -193,6 +193,12 @@ type DB struct {
 	cfg            *pgx.ConnConfig
 	admin          *pgx.Conn
 	closed         sync.Once
+	// statsMu guards statsViews, the statistics views this server has
+	// (Stats, read once), and ended, the backends of the last worker
+	// sessions closed (Conn.Close), whose exit Stats waits for.
+	statsMu    sync.Mutex
+	statsViews []statView
+	ended      []uint32
 }
 
 // dial opens a connection, with errors that name the target and never the password.
@@ -449,7 +455,10 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 }
 
 // Close closes the connection.
-func (c *Conn) Close() error { return c.c.Close(context.Background()) }
+func (c *Conn) Close() error {
+	c.db.ending(c.c.PgConn().PID())
+	return c.c.Close(context.Background())
+}
 
 // PrepareText returns a statement sent as text (simple query protocol) with
 // its arguments inlined from a template parsed once (engine.TextPreparer);

@@ -206,3 +206,24 @@ report_interval = "0s"
 }
 
 func TestTextStatements(t *testing.T) { servertest.TextStatements(t, "postgres") }
+
+// TestEngineStats measures one-row autocommit inserts for 2 s and checks
+// the counters per insert: one commit and one row inserted (within the
+// second that backends may hold their counts back, see DB.Stats), a few
+// WAL records (heap, index, commit) of some bytes. A step whose counters
+// cannot be read (the administrative session terminated) still succeeds.
+func TestEngineStats(t *testing.T) {
+	servertest.EngineStats(t, "postgres", map[string]servertest.Range{
+		"pg_stat_database.xact_commit":  {Min: 0.9, Max: 1.1},
+		"pg_stat_database.tup_inserted": {Min: 0.9, Max: 1.1},
+		"pg_stat_wal.wal_records":       {Min: 1, Max: 10},
+		"pg_stat_wal.wal_bytes":         {Min: 50, Max: 5000},
+	}, func(t *testing.T, c engine.Conn) {
+		t.Helper()
+		n, err := c.Query(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`)
+		if err != nil || n == 0 {
+			t.Fatalf("terminating the administrative session: %d sessions, %v; want it", n, err)
+		}
+	})
+}

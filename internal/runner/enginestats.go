@@ -1,0 +1,79 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/store"
+)
+
+// engineStatsTimeout bounds each read of the engine's counters: a server
+// that does not answer delays the step's tick by this much at most.
+const engineStatsTimeout = 2 * time.Second
+
+// engineStats reads the engine's own counters (engine.StatsReader) at the
+// start of a step's measured part (the sampler's Mark, from the tick
+// goroutine) and at its end, and gives their growth as facts. A read that
+// fails never fails the step: the step then has FactEngineStatsUnread
+// instead, and the live output says why.
+type engineStats struct {
+	ctx    context.Context
+	reader engine.StatsReader
+	out    io.Writer
+	start  map[string]float64
+	err    error
+}
+
+// newEngineStats returns the reader of db's counters, nil when db's engine
+// has none.
+func newEngineStats(ctx context.Context, db engine.DB, out io.Writer) *engineStats {
+	r, ok := db.(engine.StatsReader)
+	if !ok {
+		return nil
+	}
+	return &engineStats{ctx: ctx, reader: r, out: out}
+}
+
+func (s *engineStats) read() (map[string]float64, error) {
+	// An interrupted step keeps the counters of what it measured.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), engineStatsTimeout)
+	defer cancel()
+	return s.reader.Stats(ctx)
+}
+
+// mark reads the counters at the start of the measured part.
+func (s *engineStats) mark() {
+	if s == nil {
+		return
+	}
+	s.start, s.err = s.read()
+}
+
+// addFacts stores the counters' growth since mark in facts, one
+// store.EngineStatFact each; a counter that shrank (the statistics were
+// reset meanwhile) or that only one read had is left out. Nothing when
+// mark never ran (the step ended in its warm-up).
+func (s *engineStats) addFacts(facts map[string]float64, test string) {
+	if s == nil || (s.start == nil && s.err == nil) {
+		return
+	}
+	end, err := s.read()
+	if err == nil {
+		err = s.err
+	}
+	if err != nil {
+		facts[store.FactEngineStatsUnread] = 1
+		if s.out != nil {
+			fmt.Fprintf(s.out, "%s: engine counters not read, no per-op figures for them: %v\n", test, err)
+		}
+		return
+	}
+	for name, v := range end {
+		if v0, ok := s.start[name]; ok && v >= v0 {
+			facts[store.EngineStatFact(name)] = v - v0
+		}
+	}
+}

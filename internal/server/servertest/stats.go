@@ -1,0 +1,127 @@
+package servertest
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/engine/enginetest"
+	"benchlab/internal/runner"
+	"benchlab/internal/store"
+	"benchlab/internal/workload"
+)
+
+// Range bounds an engine counter's growth per operation.
+type Range struct{ Min, Max float64 }
+
+// inserter is a worker whose every operation inserts one row in its own
+// autocommit transaction.
+type inserter struct {
+	c      engine.Conn
+	sql    string
+	id     int64
+	worker int64
+}
+
+func (w *inserter) Op(ctx context.Context) (workload.Tally, error) {
+	w.id++
+	_, err := w.c.Exec(ctx, w.sql, w.worker<<32|w.id)
+	return workload.Tally{Statements: 1, Rows: 1}, err
+}
+
+func (w *inserter) Close() error { return w.c.Close() }
+
+// insertStep is a measured step of one-row autocommit inserts into table
+// stats_ins, without warm-up.
+func insertStep(name string, d time.Duration) workload.Step {
+	return workload.Step{Name: name, Duration: d,
+		NewWorker: func(ctx context.Context, db engine.DB, i, _ int, _ uint64) (workload.Worker, error) {
+			sqldb := db.(engine.SQL)
+			c, err := sqldb.Connect(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return &inserter{c: c, sql: sqldb.Dialect().Bind("INSERT INTO stats_ins (id, v) VALUES (?, 1)"),
+				worker: int64(i)}, nil
+		}}
+}
+
+// EngineStats measures a 2-second step of one-row autocommit inserts on one
+// worker against a fresh server of the engine (runner.Measure) and checks
+// that the engine's counters (engine.StatsReader) are in its facts
+// (store.EngineStatFact) with the growth per operation, counted as the
+// report counts it (Efficiency.PerOp), that want gives. Then breakStats
+// takes away the engine's means of reading them (its administrative
+// session, killed from c) and the same step runs again: it succeeds, with
+// store.FactEngineStatsUnread and no engine counters.
+func EngineStats(t *testing.T, eng string, want map[string]Range, breakStats func(t *testing.T, c engine.Conn)) {
+	t.Helper()
+	getenv, _ := Env(t)
+	ctx := context.Background()
+	db := enginetest.Open(t, engine.Target{Name: "stats", Engine: eng, Getenv: getenv})
+	if _, ok := db.(engine.StatsReader); !ok {
+		t.Fatalf("engine %s does not read its counters (engine.StatsReader)", eng)
+	}
+	c, err := db.(engine.SQL).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Exec(ctx, "CREATE TABLE stats_ins (id BIGINT PRIMARY KEY, v INT NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := runner.Measure(ctx, db, insertStep("insert", 2*time.Second), 1, 1, runner.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Eff == nil || res.Statements == 0 || res.Errors > 0 {
+		t.Fatalf("insert step: %d statements, %d errors %v, efficiency %v", res.Statements, res.Errors, res.ErrorSamples, res.Eff)
+	}
+	var names []string
+	for f, v := range res.Facts {
+		if name, ok := store.EngineStatName(f); ok {
+			names = append(names, name)
+			if v < 0 {
+				t.Errorf("%s grew by %v, want >= 0", name, v)
+			}
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t.Logf("%s: %v (%.3f per op)", name, res.Facts[store.EngineStatFact(name)],
+			res.Eff.PerOp(res.Facts[store.EngineStatFact(name)], res.QPS()))
+	}
+	for name, r := range want {
+		v, ok := res.Facts[store.EngineStatFact(name)]
+		if !ok {
+			t.Errorf("no fact %s in %d engine counters %v", store.EngineStatFact(name), len(names), names)
+			continue
+		}
+		if perOp := res.Eff.PerOp(v, res.QPS()); perOp < r.Min || perOp > r.Max {
+			t.Errorf("%s: %.3f per operation (%v over %d inserts in %.2f s); want %g to %g",
+				name, perOp, v, res.Statements, res.Eff.Seconds, r.Min, r.Max)
+		}
+	}
+	if _, ok := res.Facts[store.FactEngineStatsUnread]; ok {
+		t.Errorf("%s set although the counters were read", store.FactEngineStatsUnread)
+	}
+
+	breakStats(t, c)
+	if _, err := db.(engine.StatsReader).Stats(ctx); err == nil {
+		t.Fatal("the counters can still be read after breakStats")
+	}
+	res, err = runner.Measure(ctx, db, insertStep("insert-unread", 500*time.Millisecond), 1, 1, runner.Options{})
+	if err != nil || res.Status != store.StatusOK || res.Statements == 0 {
+		t.Fatalf("step without counters: status %s, %d statements, error %v; want it to succeed", res.Status, res.Statements, err)
+	}
+	if res.Facts[store.FactEngineStatsUnread] != 1 {
+		t.Errorf("%s = %v, want 1", store.FactEngineStatsUnread, res.Facts[store.FactEngineStatsUnread])
+	}
+	for f := range res.Facts {
+		if _, ok := store.EngineStatName(f); ok {
+			t.Errorf("engine counter %s stored although the counters could not be read", f)
+		}
+	}
+}
