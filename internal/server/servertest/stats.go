@@ -72,6 +72,20 @@ func EngineStats(t *testing.T, eng string, want map[string]Range, breakStats fun
 	if _, err := c.Exec(ctx, "CREATE TABLE stats_ins (id BIGINT PRIMARY KEY, v INT NOT NULL)"); err != nil {
 		t.Fatal(err)
 	}
+	// What a read itself adds: the growth between two reads back to back.
+	a, err := db.(engine.StatsReader).Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := db.(engine.StatsReader).Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range b {
+		if d := v - a[name]; d != 0 {
+			t.Logf("a read adds %v to %s", d, name)
+		}
+	}
 	res, err := runner.Measure(ctx, db, insertStep("insert", 2*time.Second), 1, 1, runner.Options{})
 	if err != nil {
 		t.Fatal(err)
