@@ -490,11 +490,13 @@ func BuildWith(d *Data, opt Options) *Report {
 	}
 	r.Tables = append(r.Tables, efficiencyTables(d, keys, s, label, opt)...)
 	r.Tables = append(r.Tables, counterTables(d, keys, s, label, opt)...)
+	r.Tables = append(r.Tables, engineStatTables(d, keys, s, label, opt)...)
 	r.Tables = append(r.Tables, profileTables(d, keys, s, label)...)
 	r.Tables = append(r.Tables, sec.Tables...)
 	r.Notes = append(notes(d), sec.Notes...)
 	r.Notes = append(r.Notes, efficiencyNotes(d, keys, s)...)
 	r.Notes = append(r.Notes, counterNotes(keys, s)...)
+	r.Notes = append(r.Notes, engineStatNotes(d, keys, s)...)
 	r.Notes = append(r.Notes, profileNotes(d, keys, s)...)
 	minRep, maxRep := repeatRange(s, keys)
 	r.Notes = append(r.Notes, verdictNotes(minRep, maxRep, opt.Verdict)...)

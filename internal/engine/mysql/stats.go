@@ -50,11 +50,12 @@ var statusQuery = "SHOW GLOBAL STATUS WHERE Variable_name IN ('" + strings.Join(
 // Precision: the counters are live (InnoDB's are global counters; the
 // server adds every session's own to the global ones as it reads them),
 // so a read is exact at its moment. Reading changes a few of them: each
-// SHOW GLOBAL STATUS fills a temporary table with the status variables and
-// scans it, which on MariaDB 10.11 adds one Created_tmp_tables, one
-// Select_scan and one Handler_read_rnd_next per variable it returns (46),
-// and no Com_select, Com_insert or Handler_write. A step's growth includes
-// one read's worth: 46 / operations, 0.005 per operation at 10,000.
+// SHOW GLOBAL STATUS fills a temporary table with the variables it returns
+// and scans it, which on MariaDB 10.11 adds one Created_tmp_tables, one
+// Select_scan and a Handler_read_rnd_next per row plus one (46 for the 45
+// counters of this list it has), and no Com_select, Com_insert or
+// Handler_write. A step's growth includes one read's worth: 46 /
+// operations, 0.005 per operation at 10,000.
 func (db *DB) Stats(ctx context.Context) (map[string]float64, error) {
 	rows, err := db.admin.c.(driver.QueryerContext).QueryContext(ctx, statusQuery, nil)
 	if err != nil {
