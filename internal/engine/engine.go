@@ -195,15 +195,16 @@ type Sizer interface {
 // buffer pool misses, fsyncs, WAL bytes, rows examined, ... per operation:
 // the why of a slower target.
 type StatsReader interface {
-	// Stats returns the engine's counters now, by stable names grouped by
-	// where they come from ("pg_stat_wal.wal_bytes",
-	// "status.Innodb_rows_read"). Every value is a total that only grows
-	// while the server runs (a counter, never a gauge such as dirty pages),
-	// so the difference of two reads is what happened between them. Stats
-	// must be cheap (one round trip) and must not use the workers'
-	// connections: it runs while they work, from one goroutine, at the
-	// start and the end of a step's measured part.
-	Stats(ctx context.Context) (map[string]float64, error)
+	// ReadStats returns the engine's counters now, by stable names grouped
+	// by where they come from ("pg_stat_wal.wal_bytes",
+	// "status.Innodb_buffer_pool_reads"). Every value is a total that only
+	// grows while the server runs (a counter, never a gauge such as dirty
+	// pages), so the difference of two reads is what happened between
+	// them. It must be cheap (a round trip or two) and must not use the
+	// workers' connections: it runs while they work, from one goroutine, at
+	// the start and the end of a step's measured part. (Not Stats: a KV
+	// engine's Stats reads its LSM facts.)
+	ReadStats(ctx context.Context) (map[string]float64, error)
 }
 
 // ErrConnLost marks an error after which the connection is gone (the server

@@ -143,7 +143,8 @@ func engineStatNotes(d *Data, keys []cellKey, s samples) []string {
 			"are exact at its end, but at its start they miss what the workers did in the last second of the "+
 			"warm-up (all of a warm-up under a second), which the step's counts then include: up to 1 s / T too "+
 			"much for a step of T seconds at a steady rate (under 2% at 60 s; a 3 s step after a 0.5 s warm-up "+
-			"counted 1.28 commits per point query), nothing without a warm-up; MariaDB's status counters are live, "+
+			"counted 1.16 to 1.36 commits per point query), nothing without a warm-up; pg_exact's two (WAL insert "+
+			"position, next transaction id) are read from shared state and exact; MariaDB's status counters are live, "+
 			"and each read adds its own temporary table scan (one Created_tmp_tables and Select_scan, a "+
 			"Handler_read_rnd_next per counter) to the step's growth")
 	}

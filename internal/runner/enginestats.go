@@ -41,28 +41,23 @@ func (s *engineStats) read() (map[string]float64, error) {
 	// An interrupted step keeps the counters of what it measured.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), engineStatsTimeout)
 	defer cancel()
-	return s.reader.Stats(ctx)
+	return s.reader.ReadStats(ctx)
 }
 
 // mark reads the counters at the start of the measured part.
-func (s *engineStats) mark() {
-	if s == nil {
-		return
-	}
-	s.start, s.err = s.read()
-}
+func (s *engineStats) mark() { s.start, s.err = s.read() }
 
 // addFacts stores the counters' growth since mark in facts, one
 // store.EngineStatFact each; a counter that shrank (the statistics were
 // reset meanwhile) or that only one read had is left out. Nothing when
 // mark never ran (the step ended in its warm-up).
 func (s *engineStats) addFacts(facts map[string]float64, test string) {
-	if s == nil || (s.start == nil && s.err == nil) {
+	if s.start == nil && s.err == nil {
 		return
 	}
-	end, err := s.read()
+	end, err := s.start, s.err
 	if err == nil {
-		err = s.err
+		end, err = s.read()
 	}
 	if err != nil {
 		facts[store.FactEngineStatsUnread] = 1

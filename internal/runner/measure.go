@@ -244,7 +244,9 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	// The engine's own counters (engine.StatsReader) start and end with
 	// the sampler's measured part.
 	stats := newEngineStats(ctx, db, opt.Out)
-	sampler.AtMark = stats.mark
+	if stats != nil {
+		sampler.AtMark = stats.mark
+	}
 	// Hardware and software perf counters per operation (instructions,
 	// cycles, cache and branch misses where the machine counts them): the
 	// connections exist now, so every server thread that serves them does.

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// statusCounters are the SHOW GLOBAL STATUS counters Stats keeps, named
+// statusCounters are the SHOW GLOBAL STATUS counters ReadStats keeps, named
 // "status.<Variable_name>". Every one is a total since the server started
 // (no gauges such as Innodb_buffer_pool_pages_dirty); one the server lacks
 // is left out: MariaDB 10.11 has no Innodb_rows_* (Rows_read and the
@@ -45,7 +45,7 @@ var statusCounters = []string{
 // statusQuery reads statusCounters in one statement.
 var statusQuery = "SHOW GLOBAL STATUS WHERE Variable_name IN ('" + strings.Join(statusCounters, "', '") + "')"
 
-// Stats reads statusCounters on the administrative connection.
+// ReadStats reads statusCounters on the administrative connection.
 //
 // Precision: the counters are live (InnoDB's are global counters; the
 // server adds every session's own to the global ones as it reads them),
@@ -56,7 +56,7 @@ var statusQuery = "SHOW GLOBAL STATUS WHERE Variable_name IN ('" + strings.Join(
 // counters of this list it has), and no Com_select, Com_insert or
 // Handler_write. A step's growth includes one read's worth: 46 /
 // operations, 0.005 per operation at 10,000.
-func (db *DB) Stats(ctx context.Context) (map[string]float64, error) {
+func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
 	rows, err := db.admin.c.(driver.QueryerContext).QueryContext(ctx, statusQuery, nil)
 	if err != nil {
 		return nil, db.fail(fmt.Errorf("%s: status counters: %w", db.engine, err))

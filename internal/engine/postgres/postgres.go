@@ -194,8 +194,8 @@ type DB struct {
 	admin          *pgx.Conn
 	closed         sync.Once
 	// statsMu guards statsViews, the statistics views this server has
-	// (Stats, read once), and ended, the backends of the last worker
-	// sessions closed (Conn.Close), whose exit Stats waits for.
+	// (ReadStats, read once), and ended, the backends of the last worker
+	// sessions closed (Conn.Close), whose exit ReadStats waits for.
 	statsMu    sync.Mutex
 	statsViews []statView
 	ended      []uint32

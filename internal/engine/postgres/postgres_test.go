@@ -209,8 +209,9 @@ func TestTextStatements(t *testing.T) { servertest.TextStatements(t, "postgres")
 
 // TestEngineStats measures one-row autocommit inserts for 2 s and checks
 // the counters per insert: one commit and one row inserted (within the
-// second that backends may hold their counts back, see DB.Stats), a few
-// WAL records (heap, index, commit) of some bytes. A step whose counters
+// second that backends may hold their counts back, see DB.ReadStats), a
+// few WAL records (heap, index, commit) of some bytes, one transaction id
+// and as many WAL bytes by the exact positions. A step whose counters
 // cannot be read (the administrative session terminated) still succeeds.
 func TestEngineStats(t *testing.T) {
 	servertest.EngineStats(t, "postgres", map[string]servertest.Range{
@@ -218,6 +219,8 @@ func TestEngineStats(t *testing.T) {
 		"pg_stat_database.tup_inserted": {Min: 0.9, Max: 1.1},
 		"pg_stat_wal.wal_records":       {Min: 1, Max: 10},
 		"pg_stat_wal.wal_bytes":         {Min: 50, Max: 5000},
+		"pg_exact.xids_assigned":        {Min: 0.98, Max: 1.02},
+		"pg_exact.wal_insert_bytes":     {Min: 50, Max: 5000},
 	}, func(t *testing.T, c engine.Conn) {
 		t.Helper()
 		n, err := c.Query(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity

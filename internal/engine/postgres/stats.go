@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// statView is one cumulative statistics view and the counters Stats keeps
+// statView is one cumulative statistics view and the counters ReadStats keeps
 // from it. Every column listed is a total that only grows (no gauges, no
 // timestamps); a column the server's version lacks is left out, so one
 // list serves every version.
@@ -17,11 +17,14 @@ type statView struct {
 	// since is the first server_version_num that has the view.
 	since int
 	// where restricts a per-database view to the benchmark database.
-	where   string
+	where string
+	// query, when set, is the statement that returns the row as JSON
+	// instead of the view's row.
+	query   string
 	columns []string
 }
 
-// statViews are the counters Stats reads, named "<view>.<column>":
+// statViews are the counters ReadStats reads, named "<view>.<column>":
 //
 //   - pg_stat_database, the benchmark database only: transactions
 //     (xact_commit, xact_rollback), shared buffer misses and hits (blks_read:
@@ -40,6 +43,12 @@ type statView struct {
 //     (the first change of a page after a checkpoint), bytes, times WAL
 //     buffers were full, WAL writes and syncs (PostgreSQL 18 moved the last
 //     two to pg_stat_io).
+//   - pg_exact (10+), no view but two positions read from the server's
+//     shared state at the moment, with no delay: wal_insert_bytes, the WAL
+//     insert position (pg_current_wal_insert_lsn, so its growth is the WAL
+//     bytes written), and xids_assigned, the next transaction id
+//     (txid_current_snapshot's xmax, so its growth counts the transactions
+//     that wrote). Both cover the whole server; neither exists on a standby.
 var statViews = []statView{
 	{name: "pg_stat_database", where: "datname = current_database()", columns: []string{
 		"xact_commit", "xact_rollback", "blks_read", "blks_hit", "tup_returned", "tup_fetched",
@@ -50,9 +59,13 @@ var statViews = []statView{
 	{name: "pg_stat_checkpointer", since: 170000, columns: []string{"num_timed", "num_requested", "buffers_written"}},
 	{name: "pg_stat_wal", since: 140000, columns: []string{
 		"wal_records", "wal_fpi", "wal_bytes", "wal_buffers_full", "wal_write", "wal_sync"}},
+	{name: "pg_exact", since: 100000, query: "SELECT CASE WHEN NOT pg_is_in_recovery() THEN json_build_object(" +
+		"'wal_insert_bytes', pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0'), " +
+		"'xids_assigned', txid_snapshot_xmax(txid_current_snapshot())) END",
+		columns: []string{"wal_insert_bytes", "xids_assigned"}},
 }
 
-// Stats reads the counters of statViews on the administrative connection,
+// ReadStats reads the counters of statViews on the administrative connection,
 // in one statement: each view's row as JSON, so a column that the server's
 // version lacks is simply absent rather than an error.
 //
@@ -63,18 +76,20 @@ var statViews = []statView{
 // pg_stat_activity; the background writer and the checkpointer report on
 // their own cycles. So a read while the workers run misses up to about the
 // last second of each one's work. The runner closes the workers' sessions
-// before its last read, and Stats first waits (up to a second) until the
+// before its last read, and ReadStats first waits (up to a second) until the
 // backends of the sessions closed since its last read have left
 // pg_stat_activity: the end of a step is then exact, and its start early by
 // up to a second, whose work (the warm-up's) the step's counts include; a
 // step without warm-up has nothing pending at its start. A step of T
 // seconds after a warm-up thus over-counts by up to 1/T of its work (a 60 s
 // step: under 2%). Before PostgreSQL 15 the counts went through the
-// statistics collector, with delays of the same order. Each read is its
+// statistics collector, with delays of the same order. pg_exact's two
+// positions have no such delay: they are exact at every read, warm-up or
+// not. Each read is its
 // own transaction, so it sees fresh values whatever
 // stats_fetch_consistency says (no pg_stat_clear_snapshot needed); the
 // reads add their own commits to pg_stat_database.xact_commit.
-func (db *DB) Stats(ctx context.Context) (map[string]float64, error) {
+func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
 	db.statsMu.Lock()
 	defer db.statsMu.Unlock()
 	if db.statsViews == nil {
@@ -96,6 +111,9 @@ func (db *DB) Stats(ctx context.Context) (map[string]float64, error) {
 		q := "SELECT row_to_json(v) FROM " + v.name + " v"
 		if v.where != "" {
 			q += " WHERE " + v.where
+		}
+		if v.query != "" {
+			q = v.query
 		}
 		selects[i] = "(" + q + ")"
 	}
@@ -125,7 +143,7 @@ func (db *DB) Stats(ctx context.Context) (map[string]float64, error) {
 	return out, nil
 }
 
-// maxEnded bounds the closed sessions Stats waits for: the most recent
+// maxEnded bounds the closed sessions ReadStats waits for: the most recent
 // ones (a step that opens a session per operation closes thousands, whose
 // older backends are long gone).
 const maxEnded = 256

@@ -73,11 +73,11 @@ func EngineStats(t *testing.T, eng string, want map[string]Range, breakStats fun
 		t.Fatal(err)
 	}
 	// What a read itself adds: the growth between two reads back to back.
-	a, err := db.(engine.StatsReader).Stats(ctx)
+	a, err := db.(engine.StatsReader).ReadStats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := db.(engine.StatsReader).Stats(ctx)
+	b, err := db.(engine.StatsReader).ReadStats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func EngineStats(t *testing.T, eng string, want map[string]Range, breakStats fun
 	}
 
 	breakStats(t, c)
-	if _, err := db.(engine.StatsReader).Stats(ctx); err == nil {
+	if _, err := db.(engine.StatsReader).ReadStats(ctx); err == nil {
 		t.Fatal("the counters can still be read after breakStats")
 	}
 	res, err = runner.Measure(ctx, db, insertStep("insert-unread", 500*time.Millisecond), 1, 1, runner.Options{})
