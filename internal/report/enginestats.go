@@ -119,7 +119,8 @@ func engineStatTables(d *Data, keys []cellKey, s samples, label func(cellKey) st
 	tables := costTables(d, keys, s, label, opt, ms, "Engine counters per operation",
 		"op = statement (the QPS denominator); the growth of the engine's own counters over the measured part "+
 			"(PostgreSQL: pg_stat_database of the benchmark database, pg_stat_bgwriter or pg_stat_checkpointer and "+
-			"pg_stat_wal of the whole server; MariaDB/MySQL: SHOW GLOBAL STATUS, the whole server), per operation; "+
+			"pg_stat_wal of the whole server; MariaDB/MySQL: SHOW GLOBAL STATUS, the whole server; Pebble: its metrics), "+
+			"per operation; "+
 			"only counters that grew somewhere; median over repeats; n/a = not read (another engine, or not readable)",
 		"Relative engine counters: counter per operation(target) / counter per operation("+d.Experiment.Base+")")
 	if len(tables) < 2 {
@@ -145,8 +146,7 @@ func engineStatNotes(d *Data, keys []cellKey, s samples) []string {
 			"much for a step of T seconds at a steady rate (under 2% at 60 s; a 3 s step after a 0.5 s warm-up "+
 			"counted 1.16 to 1.36 commits per point query), nothing without a warm-up; pg_exact's two (WAL insert "+
 			"position, next transaction id) are read from shared state and exact; MariaDB's status counters are live, "+
-			"and each read adds its own temporary table scan (one Created_tmp_tables and Select_scan, a "+
-			"Handler_read_rnd_next per counter) to the step's growth")
+			"and what the reads add themselves (a temporary table and its scan) is taken off")
 	}
 	for _, t := range d.targets() {
 		var tests []string

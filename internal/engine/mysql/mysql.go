@@ -246,6 +246,11 @@ type DB struct {
 	cfg            *gomysql.Config
 	admin          *Conn
 	closed         sync.Once
+	// statsMu guards what ReadStats keeps between reads: whether the
+	// server is MariaDB (read once) and how many reads it made.
+	statsMu      sync.Mutex
+	statsMariaDB *bool
+	statsReads   int
 }
 
 // setConfig completes the worker connection config: statements are

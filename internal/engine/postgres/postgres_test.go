@@ -221,7 +221,7 @@ func TestEngineStats(t *testing.T) {
 		"pg_stat_wal.wal_bytes":         {Min: 50, Max: 5000},
 		"pg_exact.xids_assigned":        {Min: 0.98, Max: 1.02},
 		"pg_exact.wal_insert_bytes":     {Min: 50, Max: 5000},
-	}, func(t *testing.T, c engine.Conn) {
+	}, nil, func(t *testing.T, c engine.Conn) {
 		t.Helper()
 		n, err := c.Query(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 			WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`)
