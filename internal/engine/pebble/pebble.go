@@ -385,11 +385,7 @@ func (db *DB) Stats(ctx context.Context) (engine.LSMStats, error) {
 	}
 	s.WriteAmp = engine.WriteAmpOf(s.IngestBytes, flushed, compacted)
 	s.Compactions = m.Compact.Count
-	stall := db.stallNanos.Load()
-	if t0 := db.stallStart.Load(); t0 != 0 {
-		stall += time.Now().UnixNano() - t0
-	}
-	s.StallMicros, s.Stalls = stall/1000, db.stalls.Load()
+	s.StallMicros, s.Stalls = db.stalled()/1000, db.stalls.Load()
 	return s, nil
 }
 
@@ -416,3 +412,43 @@ var versionOnce = sync.OnceValue(func() string {
 })
 
 func version() string { return versionOnce() }
+
+// ReadStats reads Pebble's cumulative counters (engine.StatsReader), named
+// "pebble.<counter>": bytes the writes put in the WAL (wal_bytes_in) and
+// the WAL's own bytes written (wal_bytes_written), flushes and compactions
+// and the table bytes they wrote and read, block cache hits and misses, and
+// the write stalls and their microseconds. They are read from the process's
+// own Pebble, exact at the moment.
+func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
+	m := db.db.Metrics()
+	var flushed, compacted, read uint64
+	for i := range m.Levels {
+		l := &m.Levels[i]
+		flushed += l.TableBytesFlushed
+		compacted += l.TableBytesCompacted
+		read += l.TableBytesRead
+	}
+	return map[string]float64{
+		"pebble.wal_bytes_in":        float64(m.WAL.BytesIn),
+		"pebble.wal_bytes_written":   float64(m.WAL.BytesWritten),
+		"pebble.flushes":             float64(m.Flush.Count),
+		"pebble.flush_bytes":         float64(flushed),
+		"pebble.compactions":         float64(m.Compact.Count),
+		"pebble.compact_write_bytes": float64(compacted),
+		"pebble.compact_read_bytes":  float64(read),
+		"pebble.block_cache_hits":    float64(m.BlockCache.Hits),
+		"pebble.block_cache_misses":  float64(m.BlockCache.Misses),
+		"pebble.stalls":              float64(db.stalls.Load()),
+		"pebble.stall_us":            float64(db.stalled() / 1000),
+	}, nil
+}
+
+// stalled is the nanoseconds writes have been stalled so far, the stall
+// under way included.
+func (db *DB) stalled() int64 {
+	stall := db.stallNanos.Load()
+	if t0 := db.stallStart.Load(); t0 != 0 {
+		stall += time.Now().UnixNano() - t0
+	}
+	return stall
+}

@@ -1,0 +1,62 @@
+package pebble
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"benchlab/internal/engine"
+	"benchlab/internal/runner"
+	"benchlab/internal/store"
+	"benchlab/internal/workload"
+)
+
+// putter is a worker whose every operation puts a new 8-byte key with a
+// 100-byte value.
+type putter struct {
+	kv  engine.KV
+	n   uint64
+	key [8]byte
+	val [100]byte
+}
+
+func (p *putter) Op(context.Context) (workload.Tally, error) {
+	p.n++
+	binary.BigEndian.PutUint64(p.key[:], p.n)
+	return workload.Tally{Statements: 1}, p.kv.Put(p.key[:], p.val[:], engine.WriteOptions{})
+}
+
+func (p *putter) Close() error { return nil }
+
+// TestEngineStats measures puts of 108 bytes of key and value for 300 ms:
+// Pebble's counters are among the step's facts, and the bytes its WAL took
+// in per put are the put's batch (its key and value plus the batch's 12
+// byte header and 3 bytes of kind and lengths: 123).
+func TestEngineStats(t *testing.T) {
+	db, err := Driver{}.Open(context.Background(), engine.Target{}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st := workload.Step{Name: "put", Duration: 300 * time.Millisecond,
+		NewWorker: func(context.Context, engine.DB, int, int, uint64) (workload.Worker, error) {
+			return &putter{kv: db.(engine.KV)}, nil
+		}}
+	res, err := runner.Measure(context.Background(), db, st, 1, 1, runner.Options{})
+	if err != nil || res.Statements == 0 || res.Eff == nil {
+		t.Fatalf("put step: %d puts, efficiency %v, %v", res.Statements, res.Eff, err)
+	}
+	v, ok := res.Facts[store.EngineStatFact("pebble.wal_bytes_in")]
+	if !ok {
+		t.Fatalf("no pebble.wal_bytes_in in %v", res.Facts)
+	}
+	if perOp := v / float64(res.Statements); perOp < 120 || perOp > 126 {
+		t.Errorf("%.1f WAL bytes in per put (%v over %d puts); want 123", perOp, v, res.Statements)
+	}
+	for _, name := range []string{"pebble.flushes", "pebble.compactions", "pebble.block_cache_misses", "pebble.stalls"} {
+		if _, ok := res.Facts[store.EngineStatFact(name)]; !ok {
+			t.Errorf("no %s among the facts", name)
+		}
+	}
+}
