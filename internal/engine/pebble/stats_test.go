@@ -54,6 +54,7 @@ func TestEngineStats(t *testing.T) {
 	if perOp := v / float64(res.Statements); perOp < 120 || perOp > 126 {
 		t.Errorf("%.1f WAL bytes in per put (%v over %d puts); want 123", perOp, v, res.Statements)
 	}
+	t.Logf("%.2f WAL bytes in per put over %d puts", v/float64(res.Statements), res.Statements)
 	for _, name := range []string{"pebble.flushes", "pebble.compactions", "pebble.block_cache_misses", "pebble.stalls"} {
 		if _, ok := res.Facts[store.EngineStatFact(name)]; !ok {
 			t.Errorf("no %s among the facts", name)
