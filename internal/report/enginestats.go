@@ -138,15 +138,25 @@ func engineStatTables(d *Data, keys []cellKey, s samples, label func(cellKey) st
 // could not read them.
 func engineStatNotes(d *Data, keys []cellKey, s samples) []string {
 	var notes []string
-	if len(engineStatNames(keys, s)) > 0 {
-		notes = append(notes, "engine counters: PostgreSQL's backends publish their counts when idle, at most once a "+
-			"second, and at exit: the runner closes the workers' sessions before its last read, so a step's counts "+
-			"are exact at its end, but at its start they miss what the workers did in the last second of the "+
-			"warm-up (all of a warm-up under a second), which the step's counts then include: up to 1 s / T too "+
-			"much for a step of T seconds at a steady rate (under 2% at 60 s; a 3 s step after a 0.5 s warm-up "+
-			"counted 1.16 to 1.36 commits per point query), nothing without a warm-up; pg_exact's two (WAL insert "+
-			"position, next transaction id) are read from shared state and exact; MariaDB's status counters are live, "+
-			"and what the reads add themselves (a temporary table and its scan) is taken off")
+	// Each source's precision, for the sources whose counters grew (the
+	// names say the source: engine.StatsReader).
+	precision := []struct{ prefix, note string }{
+		{"pg_", "PostgreSQL's backends publish their counts when idle, at most once a second, and at exit: the " +
+			"runner closes the workers' sessions before its last read, so a step's counts are exact at its end, but " +
+			"at its start they miss what the workers did in the last second of the warm-up (all of a warm-up under " +
+			"a second), which the step's counts then include: up to 1 s / T too much for a step of T seconds at a " +
+			"steady rate (under 2% at 60 s; a 3 s step after a 0.5 s warm-up counted 1.16 to 1.36 commits per point " +
+			"query), nothing without a warm-up; pg_exact's two (WAL insert position, next transaction id) are read " +
+			"from shared state and exact"},
+		{"status.", "MariaDB's status counters are live, and what the reads add themselves (a temporary table and " +
+			"its scan) is taken off"},
+		{"pebble.", "Pebble's metrics are read in-process and exact"},
+	}
+	names := engineStatNames(keys, s)
+	for _, p := range precision {
+		if slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, p.prefix) }) {
+			notes = append(notes, "engine counters: "+p.note)
+		}
 	}
 	for _, t := range d.targets() {
 		var tests []string
