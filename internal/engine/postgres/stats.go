@@ -85,8 +85,7 @@ var statViews = []statView{
 // step: under 2%). Before PostgreSQL 15 the counts went through the
 // statistics collector, with delays of the same order. pg_exact's two
 // positions have no such delay: they are exact at every read, warm-up or
-// not. Each read is its
-// own transaction, so it sees fresh values whatever
+// not. Each read is its own transaction, so it sees fresh values whatever
 // stats_fetch_consistency says (no pg_stat_clear_snapshot needed); the
 // reads add their own commits to pg_stat_database.xact_commit.
 func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
