@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -211,13 +209,8 @@ func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool
 	// once, removing the running experiment's temp work dir.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := env.Signals
-	if sigs == nil {
-		ch := make(chan os.Signal, 2)
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-		defer signal.Stop(ch)
-		sigs = ch
-	}
+	sigs, stopSignals := interrupts(env)
+	defer stopSignals()
 	var mu sync.Mutex
 	var tmp string
 	stopWatch := make(chan struct{})

@@ -416,13 +416,8 @@ func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOption
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := env.Signals
-	if sigs == nil {
-		ch := make(chan os.Signal, 2)
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-		defer signal.Stop(ch)
-		sigs = ch
-	}
+	sigs, stopSignals := interrupts(env)
+	defer stopSignals()
 	// A closed output (benchlab run | head) or a lost terminal ends the run
 	// as one interrupt does, keeping results and cleaning up.
 	lost := env.OutputLost
@@ -596,4 +591,16 @@ func targetFieldHint(field string) string {
 		return "the flag-built target is named after its engine; name targets in a spec file's [[target]] (--name names the experiment)"
 	}
 	return fmt.Sprintf("give %s = ... in a spec file's [[target]] (benchlab run spec.toml)", field)
+}
+
+// interrupts is where a command that runs experiments hears Ctrl-C and
+// SIGTERM: env.Signals when the caller gives one (tests), else the
+// process's SIGINT and SIGTERM until stop is called.
+func interrupts(env Env) (sigs <-chan os.Signal, stop func()) {
+	if env.Signals != nil {
+		return env.Signals, func() {}
+	}
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	return ch, func() { signal.Stop(ch) }
 }
