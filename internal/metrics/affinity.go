@@ -9,9 +9,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ParseCPUList parses a CPU list as taskset -c takes it ("0", "0-3", "0,2-3").
+// MaxCPUs bounds the CPU numbers a CPU list may name: the CPUs an affinity
+// mask (unix.CPUSet, as sched_setaffinity takes it) can hold.
+const MaxCPUs = 1024
+
+// ParseCPUList parses a CPU list as taskset -c takes it ("0", "0-3",
+// "0,2-3") into the CPUs it names, in order, each once; a CPU numbered
+// MaxCPUs or more is refused (a range to 666666661 would otherwise list
+// that many CPUs).
 func ParseCPUList(s string) ([]int, error) {
-	var cpus []int
+	var named [MaxCPUs]bool
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		lo, hi, isRange := strings.Cut(part, "-")
@@ -25,7 +32,16 @@ func ParseCPUList(s string) ([]int, error) {
 				return nil, fmt.Errorf("%q is not a CPU list like 0,2-3", s)
 			}
 		}
+		if b >= MaxCPUs {
+			return nil, fmt.Errorf("%q names CPU %d; want CPUs below %d", s, b, MaxCPUs)
+		}
 		for c := a; c <= b; c++ {
+			named[c] = true
+		}
+	}
+	var cpus []int
+	for c, ok := range named {
+		if ok {
 			cpus = append(cpus, c)
 		}
 	}

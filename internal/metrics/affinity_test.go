@@ -14,7 +14,12 @@ func TestParseCPUList(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, []int{0, 2, 3, 4}) {
 		t.Errorf("ParseCPUList = %v, %v", got, err)
 	}
-	for _, bad := range []string{"", "a", "3-1", "-1", "1,"} {
+	if got, err := ParseCPUList("3,0-1,1"); err != nil || !reflect.DeepEqual(got, []int{0, 1, 3}) {
+		t.Errorf("ParseCPUList(3,0-1,1) = %v, %v; want each CPU once, in order", got, err)
+	}
+	// A range that would list 666 million CPUs (found by FuzzProc, which it
+	// ran out of memory) is refused, as is a CPU an affinity mask cannot hold.
+	for _, bad := range []string{"", "a", "3-1", "-1", "1,", "0-666666661", "1024", "0-1024"} {
 		if _, err := ParseCPUList(bad); err == nil {
 			t.Errorf("ParseCPUList(%q) accepted", bad)
 		}
