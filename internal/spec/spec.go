@@ -604,6 +604,10 @@ func (s *Spec) Validate() error {
 			return errf(c.field, "%s (%s) runs each step in %s, its own process with its own threads: benchlab's workers "+
 				"do not run it, so they cannot %s; remove it or run that target with an in-process engine", s.targetField(i, ""), s.Targets[i].Name, tool, c.what)
 		}
+		if o, ok := suite.(workload.OutsideRunner); ok && c.set {
+			return errf(c.field, "suite %s runs its steps in %s, not in benchlab's workers, so they cannot %s; "+
+				"remove it (the program's own options pace or bound it)", s.Workload.Suite, o.RunsOutside(), c.what)
+		}
 	}
 	if !(w.Percentile >= 0 && w.Percentile < 100) {
 		return errf("workload.percentile", "%v is not allowed; want a percentile above 0 and below 100 (0: 95)", w.Percentile)

@@ -359,6 +359,14 @@ type TargetChecker interface {
 	CheckTarget(p Params, t engine.Target) error
 }
 
+// OutsideRunner is a suite whose measured steps run in programs of their
+// own (Step.External): benchlab's workers do not run them, so the spec
+// refuses workload.rate and workload.events for it rather than ignore them.
+type OutsideRunner interface {
+	// RunsOutside names what runs the steps ("outside programs").
+	RunsOutside() string
+}
+
 var (
 	mu     sync.RWMutex
 	suites = map[string]Suite{}

@@ -164,6 +164,10 @@ type Suite struct{}
 // Name returns "command".
 func (Suite) Name() string { return "command" }
 
+// RunsOutside says the steps run in the user's programs
+// (workload.OutsideRunner): rate and events are refused.
+func (Suite) RunsOutside() string { return "outside programs" }
+
 // Summary describes the suite for `benchlab list`.
 func (Suite) Summary() string {
 	return "outside programs as steps (fio, pgbench, scripts): [[workload.command.steps]], headline from fio's JSON, a regex, or the elapsed time"

@@ -270,6 +270,16 @@ parse = "fio"`, "workload.command.steps[0].argv", "--output-format=normal"},
 name = "a"
 argv = ["true"]
 load = true`, "workload.command.steps", "every step is a load"},
+		// Pacing and counting are benchlab's workers': a program's step
+		// has neither, so they are refused rather than ignored.
+		{`rate = 100
+[[workload.command.steps]]
+name = "a"
+argv = ["true"]`, "workload.rate", "runs its steps in outside programs"},
+		{`events = 1000
+[[workload.command.steps]]
+name = "a"
+argv = ["true"]`, "workload.events", "cannot count their operations"},
 	} {
 		code, out, _ := run(t, sqliteHead+c.steps)
 		if code != cli.ExitUsage || !strings.Contains(out, c.field+":") || !strings.Contains(out, c.msg) {
