@@ -82,20 +82,7 @@ func TestScenarios(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	st, err := store.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ctx := context.Background()
-	runs, err := st.Runs(ctx, 0)
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs %v %v", runs, err)
-	}
-	res, err := st.Results(ctx, runs[0].ID, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := oneRunResults(t, db)
 	got := map[string]store.Result{}
 	for _, r := range res {
 		if !r.Action && !r.Warm {
@@ -233,20 +220,7 @@ kill_at = "1s"
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	st, err := store.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ctx := context.Background()
-	runs, err := st.Runs(ctx, 0)
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs %v %v", runs, err)
-	}
-	res, err := st.Results(ctx, runs[0].ID, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := oneRunResults(t, db)
 	seen := map[string]bool{}
 	for _, r := range res {
 		switch {
@@ -272,4 +246,25 @@ kill_at = "1s"
 	if left, _ := filepath.Glob(filepath.Join(work, "*", "node*")); len(left) > 0 {
 		t.Errorf("nodes' dirs left after the run: %v", left)
 	}
+}
+
+// oneRunResults reads the results of the store's one run (failing the
+// test when it holds another number of runs).
+func oneRunResults(t *testing.T, db string) []store.Result {
+	t.Helper()
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	runs, err := st.Runs(ctx, 0)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+	res, err := st.Results(ctx, runs[0].ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -51,6 +51,21 @@ func run(t *testing.T, spec string) (int, string, string) {
 	return code, out.String() + errb.String(), db
 }
 
+// runOne runs spec, which must succeed with one measured result, and
+// returns that result, the output and the store.
+func runOne(t *testing.T, spec string) (store.Result, string, string) {
+	t.Helper()
+	code, out, db := run(t, spec)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	rs := measured(t, db)
+	if len(rs) != 1 {
+		t.Fatalf("%d measured results, want 1\n%s", len(rs), out)
+	}
+	return rs[0], out, db
+}
+
 // measured returns the measured results of the store's runs.
 func measured(t *testing.T, db string) []store.Result {
 	t.Helper()
@@ -91,7 +106,7 @@ func results(t *testing.T, db string, keep func(store.Result) bool) []store.Resu
 // computed them), with fio's completion latency, a per-second series from
 // fio's status reports, and fio's CPU as the client's.
 func TestFioOnSQLite(t *testing.T) {
-	code, out, db := run(t, `name = "fio"
+	r, _, _ := runOne(t, `name = "fio"
 [[target]]
 name = "disk"
 engine = "sqlite"
@@ -111,14 +126,6 @@ parse = "fio"
 argv = ["fio", "--name=rr", "--directory={dir}", "--filename=data.bin", "--size=4m", "--rw=randread", "--bs=4k", "--runtime={seconds}",
         "--time_based", "--ioengine=psync", "--numjobs={threads}", "--group_reporting"]
 `)
-	if code != cli.ExitOK {
-		t.Fatalf("exit %d\n%s", code, out)
-	}
-	rs := measured(t, db)
-	if len(rs) != 1 {
-		t.Fatalf("%d measured results, want 1", len(rs))
-	}
-	r := rs[0]
 	if r.Metric != command.IOPS.Name || r.Status != store.StatusOK {
 		t.Fatalf("metric %q status %s, want iops ok", r.Metric, r.Status)
 	}
@@ -407,7 +414,7 @@ func TestMariaDBEnvironment(t *testing.T) {
 	if _, err := os.Stat("/usr/sbin/mariadbd"); err != nil {
 		t.Skipf("no MariaDB server: %v", err)
 	}
-	code, out, db := run(t, `name = "maria"
+	r, _, _ := runOne(t, `name = "maria"
 [[target]]
 name = "m"
 engine = "mariadb"
@@ -424,14 +431,6 @@ regex = 'answer=([0-9]+) at'
 better = "lower"
 argv = ["sh", "-c", "mariadb -u \"$MYSQL_USER\" -N -e \"SELECT CONCAT('answer=', IF(@@port = $BENCHLAB_PORT AND DATABASE() = 'sbtest' AND CURRENT_USER() LIKE 'benchlab@%', 42, 0), ' at')\" \"$MYSQL_DATABASE\""]
 `)
-	if code != cli.ExitOK {
-		t.Fatalf("exit %d\n%s", code, out)
-	}
-	rs := measured(t, db)
-	if len(rs) != 1 {
-		t.Fatalf("%d measured results, want 1", len(rs))
-	}
-	r := rs[0]
 	if r.Metric != command.Lower.Name || r.Throughput() != 42 || r.Events != 1 {
 		t.Errorf("metric %s value %v over %d operations, want %s 42 over 1", r.Metric, r.Throughput(), r.Events, command.Lower.Name)
 	}
@@ -532,7 +531,7 @@ argv = ["true"]
 // streams keep their order within each stream only), and no latency, which the report shows as n/a rather than
 // 0 ms.
 func TestRegexSeries(t *testing.T) {
-	code, out, db := run(t, sqliteHead+`[[workload.command.steps]]
+	r, out, _ := runOne(t, sqliteHead+`[[workload.command.steps]]
 name = "printer"
 parse = "regex"
 regex = 'tps = ([0-9.]+)'
@@ -540,14 +539,6 @@ line_regex = '^progress: ([0-9.]+) tps'
 unit = "tps"
 argv = ["sh", "-c", "echo tps = 1.0; echo progress: 5.5 tps >&2; echo progress: 7.25 tps >&2; echo tps = 12.$BENCHLAB_THREADS$BENCHLAB_SECONDS"]
 `)
-	if code != cli.ExitOK {
-		t.Fatalf("exit %d\n%s", code, out)
-	}
-	rs := measured(t, db)
-	if len(rs) != 1 {
-		t.Fatalf("%d results, want 1", len(rs))
-	}
-	r := rs[0]
 	if r.Throughput() != 12.11 {
 		t.Errorf("headline %v, want 12.11 (the last match; threads 1, seconds 1)", r.Throughput())
 	}
