@@ -191,6 +191,13 @@ func TestCompareNoiseDisturbed(t *testing.T) {
 		t.Fatalf("disturbed worse run: set aside %v, n other %d, slow sides %v, withheld %v; want run 3 set aside, 2 judged, none held back",
 			ev.HostSlow, ev.NOther, v.HostSlow, ev.Withheld)
 	}
+	// With clean runs fewer than half, nothing is set aside: 1 clean run
+	// cannot say what the side's normal is.
+	most := runs(100, 80, 81)
+	most[1].Disturbed, most[2].Disturbed = why, why
+	if _, ev := CompareNoise(runs(100, 101, 99), most, HigherIsBetter, prior, NoiseOptions{}); len(ev.HostSlow) != 0 || ev.NOther != 3 {
+		t.Errorf("disturbed majority: set aside %v, n other %d; want none set aside, 3 judged", ev.HostSlow, ev.NOther)
+	}
 	// A disturbed run that came out better than its side's clean runs stays.
 	better := runs(100, 99, 120)
 	better[2].Disturbed = why

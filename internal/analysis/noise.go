@@ -471,7 +471,10 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 			switch {
 			case r.HostSlow != "" && worse(r.Value, normal):
 				why = r.HostSlow
-			case r.HostSlow == "" && r.Disturbed != "" && worse(r.Value, clean):
+			case r.HostSlow == "" && r.Disturbed != "" && 2*len(clean) >= len(*rs) && worse(r.Value, clean):
+				// Only clean runs that are half the side or more say what its normal
+				// is: on a busy machine most runs are disturbed, and setting
+				// them aside against one clean run left a side of 1.
 				why = r.Disturbed
 			}
 			if why != "" {
