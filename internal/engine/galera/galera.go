@@ -202,13 +202,11 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 	}
 	n, _ := Nodes(t)
 	kind, balance, _ := proxyOf(t)
-	ports := make([]int, 3*n)
-	for i := range ports {
-		p, err := server.FreePort()
-		if err != nil {
-			return nil, fmt.Errorf("%s target %s: pick a port: %w", Name, t.Name, err)
-		}
-		ports[i] = p
+	// Each node's group, state-transfer and SQL ports are picked together,
+	// so no two of them are the same port.
+	ports, err := server.FreePorts(4 * n)
+	if err != nil {
+		return nil, fmt.Errorf("%s target %s: pick ports: %w", Name, t.Name, err)
 	}
 	cluster := make([]string, n)
 	for i := range cluster {
@@ -220,6 +218,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 	errs := make([]error, n)
 	launch := func(i int) {
 		nt, options := nodeTarget(t, i)
+		nt.Settings["port"] = strconv.Itoa(ports[3*n+i])
 		f := node{Family: nodeFamily, index: i, cluster: cluster, ist: ports[3*i+1], sst: ports[3*i+2],
 			name: "benchlab_" + t.Name, sstMethod: sstMethod, options: options, bootstrap: i == 0}
 		insts[i], errs[i] = server.LaunchTarget(ctx, f, Name, nt, filepath.Join(dir, fmt.Sprintf("node%d", i+1)), synced)
