@@ -1,11 +1,13 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,132 +111,284 @@ type Outcome struct {
 // saved and the cell ends with status interrupted. The data dir is removed in
 // every case unless Keep is set.
 func RunCell(ctx context.Context, c Cell, sink Sink) Outcome {
-	saveCtx := context.WithoutCancel(ctx)
-	log := c.Log
-	if log == nil {
-		log = io.Discard
+	r, closeCell := openCell(ctx, c, sink)
+	defer closeCell()
+	for _, st := range c.Steps {
+		if r.ended {
+			break
+		}
+		if r.step(ctx, st) {
+			continue
+		}
+		for _, n := range r.threadsOf(st) {
+			rs, err := r.measure(ctx, st, n)
+			if !r.record(ctx, st, n, rs, err) {
+				break
+			}
+		}
+	}
+	return r.outcome()
+}
+
+// RunGroup runs cells, the targets of one repeat of an interleaved
+// experiment (spec workload.interleave), side by side: every target is
+// opened in its own data dir, each action runs on each target in turn, and
+// each measured step that benchlab's workers run in closed loops is
+// measured on all the targets still going at once, in turns of slice
+// (measureParts); other measured steps (db_bench's, a program's, paced or
+// op-bounded ones) run on each target in turn. Each cell fails, is
+// interrupted and is cleaned up as RunCell's would be; the outcomes are in
+// the cells' order.
+func RunGroup(ctx context.Context, cells []Cell, sink Sink, slice time.Duration) []Outcome {
+	rs := make([]*cellRun, len(cells))
+	for i, c := range cells {
+		r, closeCell := openCell(ctx, c, sink)
+		defer closeCell()
+		rs[i] = r
+	}
+	for si := range cells[0].Steps {
+		// Actions run on each target in turn; going are the targets
+		// still running whose step si is a measured one.
+		var going []*cellRun
+		for _, r := range rs {
+			if !r.ended && !r.step(ctx, r.c.Steps[si]) {
+				going = append(going, r)
+			}
+		}
+		if len(going) == 0 {
+			continue
+		}
+		st := going[0].c.Steps[si]
+		for _, n := range going[0].threadsOf(st) {
+			going = slices.DeleteFunc(going, func(r *cellRun) bool { return r.ended })
+			if len(going) == 0 {
+				break
+			}
+			if !interleavable(st, n, going[0].c.Options) || len(going) == 1 {
+				for _, r := range going {
+					if !r.ended {
+						results, err := r.measure(ctx, r.c.Steps[si], n)
+						r.record(ctx, r.c.Steps[si], n, results, err)
+					}
+				}
+				continue
+			}
+			parts := make([]stepPart, len(going))
+			for i, r := range going {
+				parts[i] = r.part(r.c.Steps[si], n)
+			}
+			opt := going[0].c.Options
+			opt.DataDir = cmp.Or(opt.DataDir, going[0].c.DataDir)
+			results, errs := measureParts(ctx, parts, st, n, slice, opt)
+			for i, r := range going {
+				r.record(ctx, r.c.Steps[si], n, results[i], errs[i])
+			}
+		}
+	}
+	out := make([]Outcome, len(rs))
+	for i, r := range rs {
+		out[i] = r.outcome()
+	}
+	return out
+}
+
+// interleavable says whether a measured step at n threads can take turns
+// with other targets: benchlab's own workers in closed loops, with no role
+// paced or bounded by a count.
+func interleavable(st workload.Step, n int, opt Options) bool {
+	if st.External != nil || st.Bench != nil || opt.Rate > 0 || opt.Events > 0 {
+		return false
+	}
+	for _, r := range stepRoles(st, n, opt) {
+		if r.Rate > 0 || r.Ops > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// cellRun is a cell under way: its open database and what it has done.
+type cellRun struct {
+	c        Cell
+	db       engine.DB
+	sink     Sink
+	log      io.Writer
+	saveCtx  context.Context
+	out      Outcome
+	seq      int
+	failures []error
+	// ended: an action failed, the run was interrupted, or the database
+	// could not be opened; no more steps run.
+	ended bool
+}
+
+// openCell makes the cell's fresh data dir and opens its database; a cell
+// that cannot is ended with its failure. The returned func closes the
+// database and removes the data dir unless Keep.
+func openCell(ctx context.Context, c Cell, sink Sink) (*cellRun, func()) {
+	r := &cellRun{c: c, sink: sink, log: c.Log, saveCtx: context.WithoutCancel(ctx), out: Outcome{Status: store.StatusOK}}
+	if r.log == nil {
+		r.log = io.Discard
+	}
+	fail := func(err error) (*cellRun, func()) {
+		r.out, r.ended = Outcome{Status: store.StatusFailed, Err: err}, true
+		return r, func() {}
 	}
 	if err := os.RemoveAll(c.DataDir); err != nil {
-		return Outcome{Status: store.StatusFailed, Err: fmt.Errorf("clear data dir: %w", err)}
+		return fail(fmt.Errorf("clear data dir: %w", err))
 	}
 	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
-		return Outcome{Status: store.StatusFailed, Err: fmt.Errorf("data dir: %w", err)}
+		return fail(fmt.Errorf("data dir: %w", err))
 	}
-	if !c.Keep {
-		defer os.RemoveAll(c.DataDir)
+	removeDir := func() {
+		if !c.Keep {
+			os.RemoveAll(c.DataDir)
+		}
 	}
 	db, err := c.Driver.Open(ctx, c.Target, c.DataDir)
 	if err != nil {
-		return Outcome{Status: store.StatusFailed, Err: fmt.Errorf("open %s: %w", c.Target.Name, err)}
+		removeDir()
+		return fail(fmt.Errorf("open %s: %w", c.Target.Name, err))
 	}
-	defer db.Close()
-	out := Outcome{Status: store.StatusOK}
-	if out.Info, err = db.Info(ctx); err != nil {
-		return Outcome{Status: store.StatusFailed, Err: fmt.Errorf("describe %s: %w", c.Target.Name, err)}
+	closeAll := func() {
+		db.Close()
+		removeDir()
 	}
+	if r.out.Info, err = db.Info(ctx); err != nil {
+		closeAll()
+		return fail(fmt.Errorf("describe %s: %w", c.Target.Name, err))
+	}
+	r.db = db
+	return r, closeAll
+}
 
-	seq := 0
-	var failures []error
-	for _, st := range c.Steps {
-		clientOf := func(*store.Efficiency) {}
-		if st.Action == nil && st.External != nil && st.Load {
-			threads := st.Threads
-			if len(threads) == 0 {
-				threads = c.Threads
-			}
-			st.Action, clientOf = externalAction(st, threads[0], c.Seed, c.DataDir)
+// threadsOf is a step's thread counts: its own, or the cell's.
+func (r *cellRun) threadsOf(st workload.Step) []int {
+	if len(st.Threads) > 0 {
+		return st.Threads
+	}
+	return r.c.Threads
+}
+
+// step runs st if it is an action (a program's load included) and reports
+// whether it was one; a failing action ends the cell.
+func (r *cellRun) step(ctx context.Context, st workload.Step) bool {
+	clientOf := func(*store.Efficiency) {}
+	if st.Action == nil && st.External != nil && st.Load {
+		st.Action, clientOf = externalAction(st, r.threadsOf(st)[0], r.c.Seed, r.c.DataDir)
+	}
+	if st.Action == nil {
+		return false
+	}
+	r.seq++
+	res, notes, err := runAction(ctx, r.db, st, r.c.DataDir, r.log)
+	clientOf(res.Eff)
+	res.RunID, res.Seq = r.c.RunID, r.seq
+	r.out.Notes = append(r.out.Notes, notes...)
+	if st.Name == "prepare" && err == nil {
+		res.DBBytes = dbSize(r.c.DataDir)
+	}
+	if serr := r.sink.SaveResult(r.saveCtx, res); serr != nil {
+		r.end(Outcome{Status: store.StatusFailed, Err: serr})
+		return true
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			r.end(Outcome{Status: store.StatusInterrupted, Err: ctx.Err()})
+			return true
 		}
-		if st.Action != nil {
-			seq++
-			res, notes, err := runAction(ctx, db, st, c.DataDir, log)
-			clientOf(res.Eff)
-			res.RunID, res.Seq = c.RunID, seq
-			out.Notes = append(out.Notes, notes...)
-			if st.Name == "prepare" && err == nil {
-				res.DBBytes = dbSize(c.DataDir)
-			}
-			if serr := sink.SaveResult(saveCtx, res); serr != nil {
-				return Outcome{Status: store.StatusFailed, Err: serr, Info: out.Info, Notes: out.Notes}
-			}
-			if err != nil {
-				if ctx.Err() != nil {
-					out.Status, out.Err = store.StatusInterrupted, ctx.Err()
-					return out
-				}
-				if died := diedSoon(db); died != nil && !strings.Contains(err.Error(), died.Error()) {
-					err = fmt.Errorf("%w; %v", err, died)
-				}
-				out.Status, out.Err = store.StatusFailed, fmt.Errorf("%s: %w", st.Name, err)
-				return out
-			}
-			continue
+		if died := diedSoon(r.db); died != nil && !strings.Contains(err.Error(), died.Error()) {
+			err = fmt.Errorf("%w; %v", err, died)
 		}
-		threads := st.Threads
-		if len(threads) == 0 {
-			threads = c.Threads
-		}
-		for _, n := range threads {
-			seq++
-			opt := c.Options
-			if opt.DataDir == "" {
-				opt.DataDir = c.DataDir
-			}
-			if ss, ok := sink.(StreamSink); ok {
-				opt.Stream = &cellStream{ctx: saveCtx, sink: ss, runID: c.RunID, seq: seq, log: log}
-			}
-			var rs []*store.Result
-			var err error
-			if sr, ok := db.(engine.StepRunner); ok && st.Bench != nil {
-				rs, err = runBench(ctx, sr, st, n)
-			} else if st.External != nil {
-				rs, err = measureExternal(ctx, db, st, n, c.Seed, opt)
-			} else {
-				rs, err = MeasureRoles(ctx, db, st, n, c.Seed, opt)
-			}
-			if st.SizeAfter && len(rs) > 0 && err == nil {
-				rs[0].DBBytes = dbSize(c.DataDir)
-				if sz, ok := db.(engine.Sizer); ok {
-					if n, serr := sz.DBSize(ctx); serr == nil {
-						if rs[0].Facts == nil {
-							rs[0].Facts = map[string]float64{}
-						}
-						rs[0].Facts[store.FactDBBytes] = float64(n)
-					}
+		r.end(Outcome{Status: store.StatusFailed, Err: fmt.Errorf("%s: %w", st.Name, err)})
+	}
+	return true
+}
+
+// end ends the cell with o's status and error, keeping its info and notes.
+func (r *cellRun) end(o Outcome) {
+	r.out.Status, r.out.Err, r.ended = o.Status, o.Err, true
+}
+
+// part is the cell as one target of an interleaved step at n threads.
+func (r *cellRun) part(st workload.Step, n int) stepPart {
+	r.seq++
+	p := stepPart{db: r.db, seed: r.c.Seed, live: r.c.Options.Live}
+	if ss, ok := r.sink.(StreamSink); ok {
+		p.stream = &cellStream{ctx: r.saveCtx, sink: ss, runID: r.c.RunID, seq: r.seq, log: r.log}
+	}
+	return p
+}
+
+// measure runs a measured step at n threads on the cell's target alone.
+func (r *cellRun) measure(ctx context.Context, st workload.Step, n int) ([]*store.Result, error) {
+	r.seq++
+	opt := r.c.Options
+	opt.DataDir = cmp.Or(opt.DataDir, r.c.DataDir)
+	if ss, ok := r.sink.(StreamSink); ok {
+		opt.Stream = &cellStream{ctx: r.saveCtx, sink: ss, runID: r.c.RunID, seq: r.seq, log: r.log}
+	}
+	if sr, ok := r.db.(engine.StepRunner); ok && st.Bench != nil {
+		return runBench(ctx, sr, st, n)
+	} else if st.External != nil {
+		return measureExternal(ctx, r.db, st, n, r.c.Seed, opt)
+	}
+	return MeasureRoles(ctx, r.db, st, n, r.c.Seed, opt)
+}
+
+// record stores a measured step's results under the cell's current step
+// number and logs them, and reports whether the cell goes on: a failed
+// step is counted and the cell goes on; an interrupted one or a store
+// error ends it.
+func (r *cellRun) record(ctx context.Context, st workload.Step, n int, rs []*store.Result, err error) bool {
+	if st.SizeAfter && len(rs) > 0 && err == nil {
+		rs[0].DBBytes = dbSize(r.c.DataDir)
+		if sz, ok := r.db.(engine.Sizer); ok {
+			if size, serr := sz.DBSize(r.saveCtx); serr == nil {
+				if rs[0].Facts == nil {
+					rs[0].Facts = map[string]float64{}
 				}
-			}
-			for _, res := range rs {
-				res.RunID, res.Seq = c.RunID, seq
-				if serr := sink.SaveResult(saveCtx, res); serr != nil {
-					return Outcome{Status: store.StatusFailed, Err: serr, Info: out.Info, Notes: out.Notes}
-				}
-			}
-			if err != nil {
-				if ctx.Err() != nil {
-					out.Status, out.Err = store.StatusInterrupted, ctx.Err()
-					return out
-				}
-				fmt.Fprintf(log, "error: %s at %d threads: %v\n", st.Name, n, err)
-				failures = append(failures, fmt.Errorf("%s/threads=%d: %w", st.Name, n, err))
-				continue
-			}
-			for _, res := range rs {
-				name := st.Name
-				if res.Role.Name != "" {
-					name += "/" + res.Role.Name
-				}
-				fmt.Fprintf(log, "%-28s %3d thr  %10.1f %s  p99 %8.3f ms  errors %d\n", name, n, res.Throughput(),
-					res.Metric, float64(res.Latency.P99)/1e6, res.Errors)
-				if res.Errors > 0 {
-					fmt.Fprintf(log, "warning: %s at %d threads: %d failed operations, first: %s\n",
-						name, n, res.Errors, res.ErrorSamples[0])
-				}
+				rs[0].Facts[store.FactDBBytes] = float64(size)
 			}
 		}
 	}
-	if len(failures) > 0 {
-		out.Status, out.Err = store.StatusFailed, errors.Join(failures...)
+	for _, res := range rs {
+		res.RunID, res.Seq = r.c.RunID, r.seq
+		if serr := r.sink.SaveResult(r.saveCtx, res); serr != nil {
+			r.end(Outcome{Status: store.StatusFailed, Err: serr})
+			return false
+		}
 	}
-	return out
+	if err != nil {
+		if ctx.Err() != nil {
+			r.end(Outcome{Status: store.StatusInterrupted, Err: ctx.Err()})
+			return false
+		}
+		fmt.Fprintf(r.log, "error: %s at %d threads: %v\n", st.Name, n, err)
+		r.failures = append(r.failures, fmt.Errorf("%s/threads=%d: %w", st.Name, n, err))
+		return true
+	}
+	for _, res := range rs {
+		name := st.Name
+		if res.Role.Name != "" {
+			name += "/" + res.Role.Name
+		}
+		fmt.Fprintf(r.log, "%-28s %3d thr  %10.1f %s  p99 %8.3f ms  errors %d\n", name, n, res.Throughput(),
+			res.Metric, float64(res.Latency.P99)/1e6, res.Errors)
+		if res.Errors > 0 {
+			fmt.Fprintf(r.log, "warning: %s at %d threads: %d failed operations, first: %s\n",
+				name, n, res.Errors, res.ErrorSamples[0])
+		}
+	}
+	return true
+}
+
+// outcome is how the cell ended.
+func (r *cellRun) outcome() Outcome {
+	if !r.ended && len(r.failures) > 0 {
+		r.out.Status, r.out.Err = store.StatusFailed, errors.Join(r.failures...)
+	}
+	return r.out
 }
 
 // runAction runs a non-measured step (load, cleanup) and records what it did

@@ -91,6 +91,9 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 	}
 	var mine int64
 	for !stop.Load() {
+		if g := rr.turns; g != nil && int(g.active.Load()) != rr.target && !g.wait(rr.target) {
+			return
+		}
 		var intendedNs int64
 		if p != nil {
 			intended, ok := p.wait(ctx, stop)
@@ -249,6 +252,9 @@ func workBatches(ctx context.Context, b workload.Batcher, s *workerState, rr *ro
 		yp = nil
 	}
 	for !stop.Load() {
+		if g := rr.turns; g != nil && int(g.active.Load()) != rr.target && !g.wait(rr.target) {
+			return
+		}
 		t0 := clock.Now()
 		n, tally, err := b.OpBatch(ctx, lat)
 		t1 := clock.Now()

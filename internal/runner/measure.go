@@ -139,6 +139,13 @@ type roleRun struct {
 	// limit, when set, ends the step after its measured operations
 	// (Options.Events, headline role only).
 	limit *eventLimit
+	// turns, in an interleaved step, gives the role's target (index
+	// target) its turns; nil otherwise.
+	turns  *turns
+	target int
+	// live, when set, receives the role's numbers every second in place
+	// of Options.Live (an interleaved step's targets each have their own).
+	live func(LiveSample)
 	// sofar holds the latency histograms the workers have handed over
 	// (workerState.handOver) while the step runs, under mu.
 	mu    sync.Mutex
@@ -164,9 +171,52 @@ func (rr *roleRun) soFar(snap *hdr.Histogram, seconds float64) SoFar {
 // the results hold what was measured so far and have status interrupted; the
 // returned error is then ctx's.
 func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads int, seed uint64, opt Options) ([]*store.Result, error) {
+	rs, errs := measureParts(ctx, []stepPart{{db: db, seed: seed, stream: opt.Stream, live: opt.Live}}, st, threads, 0, opt)
+	return rs[0], errs[0]
+}
+
+// stepPart is one target of a measured step: its database and seed, and
+// where its results stream and its live numbers go.
+type stepPart struct {
+	db     engine.DB
+	seed   uint64
+	stream Stream
+	live   func(LiveSample)
+}
+
+// measureParts measures a step on every part: one part is an ordinary
+// step; several are the targets of an interleaved step, which take turns of
+// length slice (turns.go) through a warm-up and a measured part each as
+// long as the step's, so the step lasts that many times longer. It returns
+// each part's results (one per role, headline first) and error.
+//
+// What an interleaved step cannot tell apart per target is left out of its
+// results rather than guessed: resource use per operation (the sampler sees
+// every target's server and benchlab's one process), engine counters, perf
+// counters and profiles. Its CPU speed facts are the step's, shared.
+func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threads int, slice time.Duration,
+	opt Options) ([][]*store.Result, []error) {
+	single := len(parts) == 1
 	roles := stepRoles(st, threads, opt)
-	runs, results := newRuns(st, roles, threads)
-	runs[0].limit = newEventLimit(roles[0], opt)
+	runsOf := make([][]*roleRun, len(parts))
+	resultsOf := make([][]*store.Result, len(parts))
+	var runs []*roleRun
+	var results []*store.Result
+	for i := range parts {
+		runsOf[i], resultsOf[i] = newRuns(st, roles, threads)
+		runsOf[i][0].limit = newEventLimit(roles[0], opt)
+		runs = append(runs, runsOf[i]...)
+		results = append(results, resultsOf[i]...)
+	}
+	errs := make([]error, len(parts))
+	failAll := func(err error) ([][]*store.Result, []error) {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+		return resultsOf, errs
+	}
 	closed := false
 	closeWorkers := func() {
 		if closed {
@@ -184,7 +234,7 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	for _, r := range roles {
 		total += r.Threads
 	}
-	iop := planIO(db, total, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	iop := planIO(parts[0].db, total, runtime.GOMAXPROCS(0), runtime.NumCPU())
 	if iop.procs > 0 {
 		prev := runtime.GOMAXPROCS(iop.procs)
 		defer runtime.GOMAXPROCS(prev)
@@ -192,20 +242,40 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	for _, rr := range runs {
 		rr.polled = iop.polled
 	}
-	if err := newWorkers(iop.workerContext(ctx), db, st, threads, seed, runs, results); err != nil {
-		return results, err
+	for i, p := range parts {
+		if err := newWorkers(iop.workerContext(ctx), p.db, st, threads, p.seed, runsOf[i], resultsOf[i]); err != nil {
+			errs[i] = err
+			for _, res := range results {
+				res.Status = store.StatusFailed
+			}
+			return failAll(fmt.Errorf("%s: not run: another target of the interleaved step failed: %w", st.Name, err))
+		}
 	}
 	memLimit, unlimit := limitStepMemory()
 	defer unlimit()
 	// How the workers ran is part of what was measured, so each result
 	// keeps it.
 	for ri, rr := range runs {
-		results[ri].Facts = clientFacts(rr, iop.remote, iop.polled)
+		res := results[ri]
+		res.Facts = clientFacts(rr, iop.remote, iop.polled)
 		if memLimit > 0 {
-			results[ri].Facts[store.FactClientGoMemLimit] = float64(memLimit)
+			res.Facts[store.FactClientGoMemLimit] = float64(memLimit)
+		}
+		if !single {
+			res.Facts[store.FactInterleave] = slice.Seconds()
+			res.Facts[store.FactInterleaveTargets] = float64(len(parts))
 		}
 	}
-	if opt.Stream != nil && opt.Stream.Begin(results) != nil {
+	var streams multiStream
+	for i, p := range parts {
+		if p.stream != nil && p.stream.Begin(resultsOf[i]) != nil {
+			p.stream = nil
+		}
+		streams.add(p.stream, len(runsOf[i]))
+	}
+	if streams.any() {
+		opt.Stream = &streams
+	} else {
 		opt.Stream = nil
 	}
 
@@ -218,11 +288,30 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	// part; only the samples taken in it are kept (stepProfile).
 	var rec *profile.Recording
 	var profErr error
-	if opt.ProfileHz > 0 {
-		rec, profErr = profile.Start(profilePIDs(db), opt.ProfileHz)
+	if opt.ProfileHz > 0 && single {
+		rec, profErr = profile.Start(profilePIDs(parts[0].db), opt.ProfileHz)
 		defer rec.Close()
 	}
 	win := stepWindow(st, roles, time.Now())
+	var g *turns
+	if !single {
+		// Each target gets the step's warm-up and measured time in turns.
+		k := time.Duration(len(parts))
+		win.measureFrom = win.start.Add(k * win.measureFrom.Sub(win.start))
+		win.deadline = win.measureFrom.Add(k * st.Duration)
+		workers := make([]int, len(parts))
+		for i, rs := range runsOf {
+			for _, rr := range rs {
+				workers[i] += len(rr.workers)
+			}
+		}
+		g = newTurns(slice, win.measureFrom, workers)
+		for i, rs := range runsOf {
+			for _, rr := range rs {
+				rr.turns, rr.target, rr.live = g, i, parts[i].live
+			}
+		}
+	}
 	stop := &stopper{end: endStep, drain: st.Drain, base: win.start}
 	for _, res := range results {
 		res.Started = win.measureFrom
@@ -236,22 +325,29 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	// once now, once a second, and when the workers are done; the measured
 	// part starts at the end of the warm-up.
 	var roots []int
-	if srv, ok := db.(engine.Server); ok {
-		roots = srv.PIDs()
+	for _, p := range parts {
+		if srv, ok := p.db.(engine.Server); ok {
+			roots = append(roots, srv.PIDs()...)
+		}
 	}
 	sampler := metrics.NewStepSampler(roots, opt.DataDir)
 	sampler.SetEngineMemory(engine.InProcessMemoryTotal)
 	// The engine's own counters (engine.StatsReader) start and end with
 	// the sampler's measured part.
-	stats := newEngineStats(ctx, db, opt.Out)
+	var stats *engineStats
+	if single {
+		stats = newEngineStats(ctx, parts[0].db, opt.Out)
+	}
 	if stats != nil {
 		sampler.AtMark = stats.mark
 	}
 	// Hardware and software perf counters per operation (instructions,
 	// cycles, cache and branch misses where the machine counts them): the
 	// connections exist now, so every server thread that serves them does.
-	sampler.CountEvents()
-	defer sampler.CloseCounters()
+	if single {
+		sampler.CountEvents()
+		defer sampler.CloseCounters()
+	}
 	// The CPUs' speed during the step (metrics.SpeedProbe), so that a run
 	// on CPUs the host slowed can be told from a slow database.
 	speed := metrics.StartSpeedProbe(nil)
@@ -273,18 +369,31 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 		clock = metrics.NewTimeClock()
 	}
 	done := startWorkers(stepCtx, runs, clock, win, stop, iop.lockThreads)
+	turnsDone := make(chan struct{})
+	if g != nil {
+		go func() {
+			defer close(turnsDone)
+			g.run(stepCtx, stop, win.deadline)
+		}()
+	} else {
+		close(turnsDone)
+	}
 
-	var died error
-	alive := func() bool { return true }
-	if l, ok := db.(engine.Liveness); ok {
-		alive = func() bool {
-			if died == nil {
-				died = l.Died()
+	died := make([]error, len(parts))
+	alive := func() bool {
+		ok := true
+		for i, p := range parts {
+			if l, is := p.db.(engine.Liveness); is {
+				if died[i] == nil {
+					died[i] = l.Died()
+				}
+				ok = ok && died[i] == nil
 			}
-			return died == nil
 		}
+		return ok
 	}
 	series := tick(ctx, st, threads, runs, win.start, win.measureFrom, done, stop, opt, sampler, alive)
+	<-turnsDone
 	// The step ended when it was told to stop (its deadline, its bounded
 	// roles done, its event limit met, ctx done), not when the last worker
 	// noticed.
@@ -295,41 +404,96 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 	if end.After(win.deadline) {
 		end = win.deadline
 	}
-	results[0].Eff = sampler.Efficiency()
-	if m := sampler.Memory(); m.OK && results[0].Eff != nil {
-		addMemoryFacts(results[0], m)
-	}
-	for k, v := range sampler.CounterFacts() {
-		results[0].Facts[k] = v
-	}
-	// The workers' sessions end before the engine's counters are read, so
-	// that an engine that adds a session's counts at its end (PostgreSQL)
-	// has them all.
-	if stats != nil {
-		closeWorkers()
-		stats.addFacts(results[0].Facts, st.Name)
+	if single {
+		head := results[0]
+		head.Eff = sampler.Efficiency()
+		if m := sampler.Memory(); m.OK && head.Eff != nil {
+			addMemoryFacts(head, m)
+		}
+		for k, v := range sampler.CounterFacts() {
+			head.Facts[k] = v
+		}
+		// The workers' sessions end before the engine's counters are read,
+		// so that an engine that adds a session's counts at its end
+		// (PostgreSQL) has them all.
+		if stats != nil {
+			closeWorkers()
+			stats.addFacts(head.Facts, st.Name)
+		}
 	}
 	if mean, n, cpu := metrics.SpeedOver(stopSpeed(), win.measureFrom, end); n > 0 {
-		results[0].Facts[store.FactCPUSpeed] = mean
-		results[0].Facts[store.FactCPUSpeedSamples] = float64(n)
-		results[0].Facts[store.FactCPUSpeedCPU] = cpu.Seconds()
+		for _, rs := range resultsOf {
+			rs[0].Facts[store.FactCPUSpeed] = mean
+			rs[0].Facts[store.FactCPUSpeedSamples] = float64(n)
+			rs[0].Facts[store.FactCPUSpeedCPU] = cpu.Seconds()
+		}
 		// The probes are measurement, not the workload's client: their
 		// CPU leaves benchlab's (about 0.4% of each CPU; at 30,000 queries
 		// a second it would add 0.3 us to a query's client CPU).
-		if e := results[0].Eff; e != nil && e.ClientCPU >= 0 {
+		if e := results[0].Eff; single && e != nil && e.ClientCPU >= 0 {
 			e.ClientCPU = max(0, e.ClientCPU-cpu.Seconds())
 		}
 	}
-	if opt.ProfileHz > 0 {
+	if opt.ProfileHz > 0 && single {
 		results[0].Profile = stepProfile(rec, profErr, opt.ProfileHz, win.measureFrom, end)
 	}
 	for ri, rr := range runs {
-		collect(results[ri], rr, series[ri], max(0, end.Sub(win.measureFrom).Seconds()))
+		seconds := max(0, end.Sub(win.measureFrom).Seconds())
+		if g != nil {
+			seconds = g.measuredTime(rr.target).Seconds()
+		}
+		collect(results[ri], rr, series[ri], seconds)
 		if ctx.Err() != nil {
 			results[ri].Status = store.StatusInterrupted
 		}
 	}
-	return results, stepError(ctx, db, st, results, died, stop)
+	for i, p := range parts {
+		errs[i] = stepError(ctx, p.db, st, resultsOf[i], died[i], stop)
+	}
+	return resultsOf, errs
+}
+
+// multiStream is the Stream of an interleaved step: each target's results
+// go to that target's own stream (nil: not streamed), by role index.
+type multiStream struct {
+	streams []Stream
+	// part and local map a role index of the step to its target and its
+	// index among that target's roles.
+	part, local []int
+}
+
+func (m *multiStream) add(s Stream, roles int) {
+	for i := 0; i < roles; i++ {
+		m.part = append(m.part, len(m.streams))
+		m.local = append(m.local, i)
+	}
+	m.streams = append(m.streams, s)
+}
+
+func (m *multiStream) any() bool {
+	for _, s := range m.streams {
+		if s != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Begin implements Stream; each target's stream has begun already.
+func (m *multiStream) Begin([]*store.Result) error { return nil }
+
+// Flush implements Stream.
+func (m *multiStream) Flush(ri int, ivs []store.Interval) {
+	if s := m.streams[m.part[ri]]; s != nil {
+		s.Flush(m.local[ri], ivs)
+	}
+}
+
+// FlushLatency implements Stream.
+func (m *multiStream) FlushLatency(ri int, l SoFar) {
+	if s := m.streams[m.part[ri]]; s != nil {
+		s.FlushLatency(m.local[ri], l)
+	}
 }
 
 // profilePIDs are the processes a step's profile samples: the server's
@@ -431,6 +595,9 @@ func startWorkers(ctx context.Context, runs []*roleRun, clock metrics.Clock, win
 			quota := share(rr.role.Ops, i, len(rr.workers))
 			go func() {
 				defer wg.Done()
+				if rr.turns != nil {
+					defer rr.turns.gone(rr.target)
+				}
 				// A worker keeps its own OS thread, as sysbench's and
 				// db_bench's threads do: a goroutine that hops between
 				// threads after cgo calls and blocking reads loses its CPU

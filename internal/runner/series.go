@@ -24,6 +24,9 @@ import (
 func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, start, measureFrom time.Time,
 	done <-chan struct{}, stop *stopper, opt Options, sampler *metrics.StepSampler, alive func() bool) [][]store.Interval {
 	series := make([][]store.Interval, len(runs))
+	// In an interleaved step a role runs only in its target's turns: its
+	// intervals' seconds are its turns' time in them (turns.spent).
+	spent := make([]time.Duration, len(runs))
 	windows := make([]metrics.Window, len(runs))
 	windowStart := start
 	last := start
@@ -46,6 +49,11 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 			for _, s := range rr.states {
 				s.live.DrainInto(&w)
 			}
+			secs := secs
+			if rr.turns != nil {
+				t := rr.turns.spent(rr.target, now)
+				secs, spent[ri] = (t - spent[ri]).Seconds(), t
+			}
 			if w.Events > 0 || secs >= 0.5 {
 				iv := store.Interval{Sec: sec, Seconds: secs, Events: w.Events, Statements: w.Statements,
 					Errors: w.Errors, Rows: w.Rows, P95: w.Quantile(0.95), Max: w.Max}
@@ -54,8 +62,12 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 				}
 				series[ri] = append(series[ri], iv)
 			}
-			if opt.Live != nil && secs > 0 {
-				opt.Live(LiveSample{Test: st.Name, Role: rr.role.Name, Threads: threads, Warm: now.Before(measureFrom),
+			live := rr.live
+			if live == nil {
+				live = opt.Live
+			}
+			if live != nil && secs > 0 {
+				live(LiveSample{Test: st.Name, Role: rr.role.Name, Threads: threads, Warm: now.Before(measureFrom),
 					Seconds: secs, Events: w.Events, Errors: w.Errors, Statements: w.Statements, Rows: w.Rows,
 					P50: w.Quantile(0.5), P95: w.Quantile(0.95), P99: w.Quantile(0.99), Max: w.Max})
 			}

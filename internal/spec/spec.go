@@ -168,6 +168,12 @@ type Workload struct {
 	Rate       float64 `toml:"rate,omitempty"`
 	Events     int64   `toml:"events,omitempty"`
 	Percentile float64 `toml:"percentile,omitempty"`
+	// Interleave, when set, runs the targets of each repeat side by side
+	// and measures each test on them in turns of this length (A, B, A,
+	// B, ...) instead of one target after the other, so that a slow spell
+	// of the machine falls on all of them alike and a verdict compares
+	// them repeat by repeat (paired). 0: off.
+	Interleave Duration `toml:"interleave,omitempty"`
 	// options are every configurable suite's options by suite name, at
 	// defaults, preset and the file's values, so that --suite can switch
 	// suites after the file is read.
@@ -609,6 +615,9 @@ func (s *Spec) Validate() error {
 				"remove it (the program's own options pace or bound it)", s.Workload.Suite, o.RunsOutside(), c.what)
 		}
 	}
+	if err := s.checkInterleave(suite); err != nil {
+		return err
+	}
 	if !(w.Percentile >= 0 && w.Percentile < 100) {
 		return errf("workload.percentile", "%v is not allowed; want a percentile above 0 and below 100 (0: 95)", w.Percentile)
 	}
@@ -780,4 +789,40 @@ func (s Spec) TOML() string {
 		b.WriteString(t)
 	}
 	return b.String()
+}
+
+// checkInterleave validates workload.interleave: a turn of 1 ms to 10 s,
+// at most half the shortest test, two targets or more, and workers benchlab
+// runs itself in closed loops (a paced or counted step keeps its own
+// schedule, and a program's step runs outside benchlab's workers).
+func (s Spec) checkInterleave(suite workload.Suite) error {
+	w := s.Workload
+	d := w.Interleave.Duration
+	if d == 0 {
+		return nil
+	}
+	const field = "workload.interleave"
+	if d < time.Millisecond || d > 10*time.Second {
+		return errf(field, "%s is not allowed; want a turn of 1ms to 10s, or 0 for off", d)
+	}
+	if shortest := min(w.ReadTime.Duration, w.WriteTime.Duration); 2*d > shortest {
+		return errf(field, "%s is more than half the shortest test time (%s): each target needs several turns; "+
+			"want at most %s", d, shortest, shortest/2)
+	}
+	if len(s.Targets) < 2 {
+		return errf(field, "interleaving needs two targets or more to take turns; this spec has %d", len(s.Targets))
+	}
+	if w.Rate > 0 || w.Events > 0 {
+		return errf(field, "cannot interleave paced (workload.rate) or counted (workload.events) steps: "+
+			"their workers keep their own schedule; remove one of them")
+	}
+	if i, tool, ok := StepToolTarget(s.Targets); ok {
+		return errf(field, "%s (%s) runs each step in %s, its own process: benchlab cannot give it turns; "+
+			"remove workload.interleave", s.targetField(i, ""), s.Targets[i].Name, tool)
+	}
+	if o, ok := suite.(workload.OutsideRunner); ok {
+		return errf(field, "suite %s runs its steps in %s, not in benchlab's workers, so they cannot take turns; "+
+			"remove workload.interleave", s.Workload.Suite, o.RunsOutside())
+	}
+	return nil
 }

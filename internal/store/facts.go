@@ -57,6 +57,13 @@ const (
 	// CPU time and steal do not show.
 	FactCPUSpeed        = "cpu_speed"
 	FactCPUSpeedSamples = "cpu_speed_samples"
+	// FactInterleave is the turn, in seconds, of a result measured in an
+	// interleaved step (spec workload.interleave): its target and
+	// FactInterleaveTargets-1 others took turns through the step, so the
+	// results of one repeat were measured in the same window.
+	FactInterleave = "interleave_turn_s"
+	// FactInterleaveTargets is how many targets took turns in the step.
+	FactInterleaveTargets = "interleave_targets"
 	// FactCPUSpeedCPU is the CPU seconds the probes took over the measured
 	// part, left out of the client's CPU (Efficiency.ClientCPU).
 	FactCPUSpeedCPU = "cpu_speed_probe_cpu_s"
