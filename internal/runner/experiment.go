@@ -146,21 +146,39 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 	host := metrics.HostFacts()
 	host.PerfCounters = metrics.PerfCounters(ctx)
 	cells := s.Expand()
+	// An interleaved experiment runs each repeat's targets side by side
+	// (RunGroup); otherwise each cell is a group of its own.
+	var groups [][]spec.Cell
+	for _, c := range cells {
+		if n := len(groups); s.Workload.Interleave.Duration > 0 && n > 0 && groups[n-1][0].Repeat == c.Repeat {
+			groups[n-1] = append(groups[n-1], c)
+		} else {
+			groups = append(groups, []spec.Cell{c})
+		}
+	}
 	var failed []string
-	for i, c := range cells {
+	i := 0
+	for _, group := range groups {
 		if ctx.Err() != nil {
 			break
 		}
-		driver, _ := engine.Lookup(c.Target.Engine)
-		if opt.OnRun != nil {
-			opt.OnRun(i, len(cells))
+		first := i
+		for _, c := range group {
+			if opt.OnRun != nil {
+				opt.OnRun(i, len(cells))
+			}
+			progress := ""
+			if opt.Progress != nil {
+				progress = opt.Progress()
+			}
+			with := ""
+			if len(group) > 1 {
+				with = fmt.Sprintf(", in turns of %s with %d other target(s)", s.Workload.Interleave.Duration, len(group)-1)
+			}
+			fmt.Fprintf(out, "== run %d/%d: target %s (%s), repeat %d of %d%s%s\n", i+1, len(cells), c.Target.Name,
+				c.Target.Engine, c.Repeat, s.Workload.Repeats, with, progress)
+			i++
 		}
-		progress := ""
-		if opt.Progress != nil {
-			progress = opt.Progress()
-		}
-		fmt.Fprintf(out, "== run %d/%d: target %s (%s), repeat %d of %d%s\n", i+1, len(cells), c.Target.Name,
-			c.Target.Engine, c.Repeat, s.Workload.Repeats, progress)
 		if opt.WaitQuiet > 0 {
 			waited, quiet := metrics.WaitQuiet(ctx, metrics.QuietBusyPct, opt.WaitQuiet)
 			if !quiet {
@@ -170,47 +188,70 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 		}
 		canary := metrics.Canary(ctx, workDir, metrics.CanaryDuration)
 		var probe metrics.MachineProbe
-		m := store.Manifest{Benchlab: opt.Build, Experiment: s.Name, Spec: exp.Spec, Preset: s.Preset, PID: os.Getpid(),
-			Repeat: c.Repeat, Seed: s.Seed, RepeatSeed: seeds[c.Repeat], Host: host, Canary: &canary, Started: time.Now().UTC(),
-			Job: opt.Job}
-		m.Target.Name, m.Target.Engine, m.Target.Settings = c.Target.Name, c.Target.Engine, c.Target.TargetSettings()
-		m.DataDir = filepath.Join(workDir, fmt.Sprintf("%s-r%d", c.Target.Name, c.Repeat))
-		m.MachineLoad = append(m.MachineLoad, probe.Snapshot("before"))
-		run := store.Run{ExperimentID: exp.ID, Target: c.Target.Name, Engine: c.Target.Engine, Repeat: c.Repeat,
-			Started: m.Started, Manifest: m.JSON()}
-		if err := st.CreateRun(saveCtx, &run); err != nil {
-			return exp.ID, err
+		manifests := make([]store.Manifest, len(group))
+		runs := make([]store.Run, len(group))
+		runCells := make([]Cell, len(group))
+		for j, c := range group {
+			m := store.Manifest{Benchlab: opt.Build, Experiment: s.Name, Spec: exp.Spec, Preset: s.Preset, PID: os.Getpid(),
+				Repeat: c.Repeat, Seed: s.Seed, RepeatSeed: seeds[c.Repeat], Host: host, Canary: &canary, Started: time.Now().UTC(),
+				Job: opt.Job}
+			m.Target.Name, m.Target.Engine, m.Target.Settings = c.Target.Name, c.Target.Engine, c.Target.TargetSettings()
+			m.DataDir = filepath.Join(workDir, fmt.Sprintf("%s-r%d", c.Target.Name, c.Repeat))
+			m.MachineLoad = append(m.MachineLoad, probe.Snapshot("before"))
+			run := store.Run{ExperimentID: exp.ID, Target: c.Target.Name, Engine: c.Target.Engine, Repeat: c.Repeat,
+				Started: m.Started, Manifest: m.JSON()}
+			if err := st.CreateRun(saveCtx, &run); err != nil {
+				return exp.ID, err
+			}
+			driver, _ := engine.Lookup(c.Target.Engine)
+			manifests[j], runs[j] = m, run
+			runCells[j] = Cell{
+				Target: c.Target.EngineTarget(s.Getenv),
+				Driver: driver, Steps: stepsOf[c.Repeat], Threads: s.Workload.Threads, DataDir: m.DataDir, Keep: opt.KeepData,
+				Seed: seeds[c.Repeat], RunID: run.ID, Log: out,
+				Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration, Progress: opt.Progress,
+					Rate: s.Workload.Rate, Events: s.Workload.Events, Percentile: s.Workload.Percentile, Live: liveOf(opt.Live, c.Target.Name),
+					FlushEvery: opt.FlushEvery, ProfileHz: s.ProfileHz},
+			}
 		}
-		o := RunCell(ctx, Cell{
-			Target: c.Target.EngineTarget(s.Getenv),
-			Driver: driver, Steps: stepsOf[c.Repeat], Threads: s.Workload.Threads, DataDir: m.DataDir, Keep: opt.KeepData,
-			Seed: seeds[c.Repeat], RunID: run.ID, Log: out,
-			Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration, Progress: opt.Progress,
-				Rate: s.Workload.Rate, Events: s.Workload.Events, Percentile: s.Workload.Percentile, Live: liveOf(opt.Live, c.Target.Name),
-				FlushEvery: opt.FlushEvery, ProfileHz: s.ProfileHz},
-		}, st)
-		m.MachineLoad = append(m.MachineLoad, probe.Snapshot("after"))
+		var outcomes []Outcome
+		if len(group) == 1 {
+			outcomes = []Outcome{RunCell(ctx, runCells[0], st)}
+		} else {
+			outcomes = RunGroup(ctx, runCells, st, s.Workload.Interleave.Duration)
+		}
+		after := probe.Snapshot("after")
+		var canaryAfter *store.Canary
 		if ctx.Err() == nil {
-			after := metrics.CanaryAfter(ctx, metrics.CanaryDuration)
-			m.CanaryAfter = &after
+			a := metrics.CanaryAfter(ctx, metrics.CanaryDuration)
+			canaryAfter = &a
 		}
-		m.Ended, m.Status = time.Now().UTC(), o.Status
-		m.Engine.Version, m.Engine.Build, m.Engine.Settings = o.Info.Version, o.Info.Build, o.Info.Settings
-		m.Notes = o.Notes
-		run.Status, run.Ended, run.Version, run.Manifest = o.Status, m.Ended, o.Info.Version, m.JSON()
-		if o.Err != nil {
-			run.Error = o.Err.Error()
+		interrupted := false
+		for j, o := range outcomes {
+			m, run := manifests[j], runs[j]
+			m.MachineLoad = append(m.MachineLoad, after)
+			m.CanaryAfter = canaryAfter
+			m.Ended, m.Status = time.Now().UTC(), o.Status
+			m.Engine.Version, m.Engine.Build, m.Engine.Settings = o.Info.Version, o.Info.Build, o.Info.Settings
+			m.Notes = o.Notes
+			run.Status, run.Ended, run.Version, run.Manifest = o.Status, m.Ended, o.Info.Version, m.JSON()
+			if o.Err != nil {
+				run.Error = o.Err.Error()
+			}
+			if err := st.FinishRun(saveCtx, &run); err != nil {
+				return exp.ID, err
+			}
+			switch o.Status {
+			case store.StatusInterrupted:
+				fmt.Fprintf(out, "== run %d interrupted; results measured so far are stored\n", first+j+1)
+				interrupted = true
+			case store.StatusFailed:
+				fmt.Fprintf(out, "== run %d failed: %v\n", first+j+1, o.Err)
+				failed = append(failed, fmt.Sprintf("%s repeat %d", group[j].Target.Name, group[j].Repeat))
+			}
 		}
-		if err := st.FinishRun(saveCtx, &run); err != nil {
-			return exp.ID, err
-		}
-		switch o.Status {
-		case store.StatusInterrupted:
-			fmt.Fprintf(out, "== run %d interrupted; results measured so far are stored\n", i+1)
+		if interrupted {
 			return exp.ID, ctx.Err()
-		case store.StatusFailed:
-			fmt.Fprintf(out, "== run %d failed: %v\n", i+1, o.Err)
-			failed = append(failed, fmt.Sprintf("%s repeat %d", c.Target.Name, c.Repeat))
 		}
 	}
 	if ctx.Err() != nil {

@@ -91,8 +91,8 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 	}
 	var mine int64
 	for !stop.Load() {
-		if g := rr.turns; g != nil && int(g.active.Load()) != rr.target && !g.wait(rr.target) {
-			return
+		if g := rr.turns; g != nil && int(g.active.Load()) != rr.target {
+			return // the target's turn is over (turns.go)
 		}
 		var intendedNs int64
 		if p != nil {
@@ -252,8 +252,8 @@ func workBatches(ctx context.Context, b workload.Batcher, s *workerState, rr *ro
 		yp = nil
 	}
 	for !stop.Load() {
-		if g := rr.turns; g != nil && int(g.active.Load()) != rr.target && !g.wait(rr.target) {
-			return
+		if g := rr.turns; g != nil && int(g.active.Load()) != rr.target {
+			return // the target's turn is over (turns.go)
 		}
 		t0 := clock.Now()
 		n, tally, err := b.OpBatch(ctx, lat)

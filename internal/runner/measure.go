@@ -299,13 +299,7 @@ func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threa
 		k := time.Duration(len(parts))
 		win.measureFrom = win.start.Add(k * win.measureFrom.Sub(win.start))
 		win.deadline = win.measureFrom.Add(k * st.Duration)
-		workers := make([]int, len(parts))
-		for i, rs := range runsOf {
-			for _, rr := range rs {
-				workers[i] += len(rr.workers)
-			}
-		}
-		g = newTurns(slice, win.measureFrom, workers)
+		g = newTurns(slice, win.measureFrom, len(parts))
 		for i, rs := range runsOf {
 			for _, rr := range rs {
 				rr.turns, rr.target, rr.live = g, i, parts[i].live
@@ -368,7 +362,12 @@ func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threa
 	if opt.TimeClock {
 		clock = metrics.NewTimeClock()
 	}
-	done := startWorkers(stepCtx, runs, clock, win, stop, iop.lockThreads)
+	var done <-chan struct{}
+	if g != nil {
+		done = startSlots(stepCtx, runsOf, g, clock, win, stop, iop.lockThreads)
+	} else {
+		done = startWorkers(stepCtx, runs, clock, win, stop, iop.lockThreads)
+	}
 	turnsDone := make(chan struct{})
 	if g != nil {
 		go func() {
@@ -595,9 +594,6 @@ func startWorkers(ctx context.Context, runs []*roleRun, clock metrics.Clock, win
 			quota := share(rr.role.Ops, i, len(rr.workers))
 			go func() {
 				defer wg.Done()
-				if rr.turns != nil {
-					defer rr.turns.gone(rr.target)
-				}
 				// A worker keeps its own OS thread, as sysbench's and
 				// db_bench's threads do: a goroutine that hops between
 				// threads after cgo calls and blocking reads loses its CPU

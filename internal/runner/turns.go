@@ -2,9 +2,12 @@ package runner
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"benchlab/internal/metrics"
 )
 
 // This file is the runner's interleaving (spec workload.interleave): the
@@ -13,15 +16,23 @@ import (
 // machine (a host that slows a virtual CPU for a second, a neighbour's
 // burst) then falls on every target alike, and the targets' throughputs
 // measured in the same window compare as a pair.
+//
+// Worker k of every target runs in one goroutine, a slot, on one thread
+// when workers keep theirs: the host slows one virtual CPU at a time, so
+// targets whose workers ran on different threads (and CPUs) would not share
+// its slow spells. Measured on this 2-CPU VM with three SQLite targets at
+// one thread and 20 ms turns, each target on a thread of its own gave a
+// run-to-run spread of the A/A ratio of 7%.
 
-// turns gives the targets of an interleaved step their turns: target i's
-// workers run only while active is i. A turn ends when its time is up and
-// every worker of its target has finished the operation under way, so no
-// two targets' operations overlap and each target's measured time is the
-// sum of its turns from the end of the warm-up.
+// turns gives the targets of an interleaved step their turns: a slot runs
+// target i's worker only while active is i. A turn ends when its time is up
+// and every slot has finished the operation under way, so no two targets'
+// operations overlap and each target's measured time is the sum of its
+// turns from the end of the warm-up.
 type turns struct {
 	slice       time.Duration
 	measureFrom time.Time
+	targets     int
 
 	// active is the target whose workers may run, -1 for none; workers
 	// read it without the lock before every operation.
@@ -29,9 +40,8 @@ type turns struct {
 
 	mu   sync.Mutex
 	cond *sync.Cond
-	// idle counts, per target, the workers parked or gone, left those
-	// gone; workers is each target's number of workers.
-	idle, left, workers []int
+	// running counts the slots inside a turn.
+	running int
 	// on is when the active target's turn began.
 	on time.Time
 	// total is each target's time in turns so far; measured only counts
@@ -40,37 +50,32 @@ type turns struct {
 	done            bool
 }
 
-// newTurns makes the turns of n targets, with workers[i] workers each.
-func newTurns(slice time.Duration, measureFrom time.Time, workers []int) *turns {
-	g := &turns{slice: slice, measureFrom: measureFrom, workers: workers, idle: make([]int, len(workers)),
-		left:  make([]int, len(workers)),
-		total: make([]time.Duration, len(workers)), measured: make([]time.Duration, len(workers))}
+// newTurns makes the turns of n targets.
+func newTurns(slice time.Duration, measureFrom time.Time, n int) *turns {
+	g := &turns{slice: slice, measureFrom: measureFrom, targets: n,
+		total: make([]time.Duration, n), measured: make([]time.Duration, n)}
 	g.cond = sync.NewCond(&g.mu)
 	g.active.Store(-1)
 	return g
 }
 
-// wait parks a worker of target me until its target's turn, and says
-// whether it may go on (false once the step is over).
-func (g *turns) wait(me int) bool {
+// next parks a slot until a turn begins and returns its target, or false
+// once the step is over. was says the slot comes from a turn.
+func (g *turns) next(was bool) (int, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.idle[me]++
-	g.cond.Broadcast()
-	for int(g.active.Load()) != me && !g.done {
+	if was {
+		g.running--
+		g.cond.Broadcast()
+	}
+	for g.active.Load() < 0 && !g.done {
 		g.cond.Wait()
 	}
-	g.idle[me]--
-	return !g.done
-}
-
-// gone records that a worker of target me has returned for good.
-func (g *turns) gone(me int) {
-	g.mu.Lock()
-	g.idle[me]++
-	g.left[me]++
-	g.cond.Broadcast()
-	g.mu.Unlock()
+	if g.done {
+		return 0, false
+	}
+	g.running++
+	return int(g.active.Load()), true
 }
 
 // spent is target i's time in turns up to now, the turn under way
@@ -94,7 +99,7 @@ func (g *turns) measuredTime(i int) time.Duration {
 }
 
 // run hands out the turns, target 0 first, until the step stops (stop set,
-// ctx done) or its deadline passes; then it wakes every parked worker to
+// ctx done) or its deadline passes; then it wakes every parked slot to
 // return.
 func (g *turns) run(ctx context.Context, stop *stopper, deadline time.Time) {
 	defer func() {
@@ -106,24 +111,11 @@ func (g *turns) run(ctx context.Context, stop *stopper, deadline time.Time) {
 	}()
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
-	for i := 0; ; i = (i + 1) % len(g.workers) {
+	for i := 0; ; i = (i + 1) % g.targets {
 		if stop.Load() || ctx.Err() != nil || !time.Now().Before(deadline) {
 			return
 		}
 		g.mu.Lock()
-		if g.left[i] >= g.workers[i] {
-			// Every worker of this target has returned (its step failed):
-			// it takes no more turns; the step ends when all have.
-			all := true
-			for j := range g.left {
-				all = all && g.left[j] >= g.workers[j]
-			}
-			g.mu.Unlock()
-			if all {
-				return
-			}
-			continue
-		}
 		g.on = time.Now()
 		g.active.Store(int32(i))
 		g.cond.Broadcast()
@@ -135,8 +127,9 @@ func (g *turns) run(ctx context.Context, stop *stopper, deadline time.Time) {
 		}
 		g.mu.Lock()
 		g.active.Store(-1)
-		// The turn ends once the target's operations under way are done.
-		for g.idle[i] < g.workers[i] && !stop.Load() && ctx.Err() == nil {
+		// The turn ends once the operations under way are done (a slot
+		// returning for good counts as done: the step is stopping).
+		for g.running > 0 && !stop.Load() && ctx.Err() == nil {
 			g.cond.Wait()
 		}
 		off := time.Now()
@@ -146,6 +139,58 @@ func (g *turns) run(ctx context.Context, stop *stopper, deadline time.Time) {
 		}
 		g.mu.Unlock()
 	}
+}
+
+// leave records that a slot returns for good from a turn.
+func (g *turns) leave() {
+	g.mu.Lock()
+	g.running--
+	g.cond.Broadcast()
+	g.mu.Unlock()
+}
+
+// startSlots starts an interleaved step's slots: slot (role ri, worker k)
+// runs worker k of role ri of whichever target has the turn (runsOf[i] are
+// target i's roles, alike for every target). It returns a channel closed
+// when all have returned.
+func startSlots(ctx context.Context, runsOf [][]*roleRun, g *turns, clock metrics.Clock, win window, stop *stopper,
+	lockThreads bool) <-chan struct{} {
+	measureFromNs, deadlineNs := clock.At(win.measureFrom), clock.At(win.deadline)
+	var wg sync.WaitGroup
+	for ri := range runsOf[0] {
+		for k := range runsOf[0][ri].workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// As startWorkers' workers do, a slot keeps its thread when
+				// the step's workers do.
+				if lockThreads {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+				}
+				was := false
+				for {
+					i, ok := g.next(was)
+					if !ok {
+						return
+					}
+					was = true
+					rr := runsOf[i][ri]
+					rr.locked = lockThreads
+					// work returns when the turn is over, or for good when
+					// the step stops (its deadline, ctx, a lost connection).
+					work(ctx, rr.workers[k], rr.states[k], clock, measureFromNs, deadlineNs, stop, rr.errs, nil, rr, 0, func() {})
+					if stop.Load() || ctx.Err() != nil {
+						g.leave()
+						return
+					}
+				}
+			}()
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	return done
 }
 
 func later(a, b time.Time) time.Time {
