@@ -231,6 +231,9 @@ type NoiseEvidence struct {
 	// Withheld says that the t-test alone would have called the change
 	// that SlowSide keeps from being called.
 	Withheld bool
+	// Paired says the runs were pairs measured in the same window
+	// (NoiseOptions.Paired).
+	Paired bool
 	// PDisturbed is the chance that a disturbance of the kind the host's
 	// history shows, in a run no test could check (a side of one or two
 	// runs), explains the difference alone; it is added to the t-test's p
@@ -282,6 +285,9 @@ func (e NoiseEvidence) text(brief bool) string {
 		e.HostSlow = count(e.HostSlow)
 	}
 	s := e.basisString()
+	if e.Paired && e.Basis != BasisRepeats {
+		s = "interleaved pairs, " + s
+	}
 	if e.Basis != BasisPrior && len(e.HostSlow) > 0 {
 		s += ", " + strings.Join(e.HostSlow, " and ") + " set aside"
 		if brief {
@@ -376,6 +382,11 @@ type NoiseOptions struct {
 	// MinPriorDF is the history needed to use the prior (default
 	// DefaultMinPriorDF).
 	MinPriorDF int
+	// Paired says the runs are pairs measured in the same window (an
+	// interleaved experiment, spec workload.interleave), given as the
+	// report's PairedRuns makes them: the base's runs all at one level, the
+	// other's each divided by its partner; the evidence says so.
+	Paired bool
 }
 
 // CompareNoise decides whether other differs from base using all the
@@ -433,7 +444,7 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 		opt.MinPriorDF = DefaultMinPriorDF
 	}
 	copt, warns := opt.CompareOptions.withDefaults()
-	ev := NoiseEvidence{Prior: prior, SetAsideIndex: [2]int{-1, -1}}
+	ev := NoiseEvidence{Prior: prior, SetAsideIndex: [2]int{-1, -1}, Paired: opt.Paired}
 	// Runs on a slow host go first: from a side that keeps others, those
 	// worse than the mean of its runs on a normal host; orig maps each
 	// side's remaining runs to their indexes as given.
@@ -849,6 +860,8 @@ func CombinePrior(a, b NoisePrior) NoisePrior {
 type NoiseCell struct {
 	Base, Other []Run
 	Prior       NoisePrior
+	// Paired: the runs are interleaved pairs (NoiseOptions.Paired).
+	Paired bool
 }
 
 // NoiseJudge is a Judge (CompareFamily) that decides cells with
@@ -867,13 +880,19 @@ func (j NoiseJudge) Judge(c Pair, repeats Verdict, opt CompareOptions) (Verdict,
 	if !ok {
 		return repeats, false
 	}
-	v, ev := CompareNoise(cell.Base, cell.Other, c.Dir, cell.Prior, NoiseOptions{CompareOptions: opt, MinPriorDF: j.MinPriorDF})
+	v, ev := CompareNoise(cell.Base, cell.Other, c.Dir, cell.Prior, NoiseOptions{CompareOptions: opt, MinPriorDF: j.MinPriorDF,
+		Paired: cell.Paired})
 	if ev.Basis == BasisRepeats && ev.SlowSide == [2]bool{} && len(ev.HostSlow) == 0 {
 		repeats.Evidence = Evidence(ev.String())
 		if ev.Why != "" {
 			repeats.Evidence += Evidence(" (" + ev.Why + ")")
 		}
 		return repeats, true
+	}
+	if cell.Paired {
+		// The pairs' values are ratios scaled to the base's mean: the
+		// medians shown are the measured ones.
+		v.MedianBase, v.MedianOther = repeats.MedianBase, repeats.MedianOther
 	}
 	return v, true
 }

@@ -33,6 +33,7 @@ type calibration struct {
 	effects    []float64
 	repeats    int     // repeats of every planted experiment
 	testTime   string  // read and write time of every test
+	interleave string  // turn of the interleaved experiments ("0": one target after the other)
 	gateTrials int     // synchronous off/full experiments at 5 repeats
 	cte        int     // iterations of the planted tests' loop on the base
 	alpha      float64 // verdicts' significance level
@@ -42,7 +43,7 @@ type calibration struct {
 
 // quickCalibration is calibrate --quick: a few minutes on a quiet machine.
 var quickCalibration = calibration{rounds: 2, copies: 3, effects: []float64{0.10, 0.30}, repeats: 3,
-	testTime: "600ms", gateTrials: 2, cte: 2000}
+	testTime: "600ms", gateTrials: 2, cte: 2000, interleave: defaultInterleave}
 
 // fullCalibration is calibrate's default size: 5 rounds of 5 identical
 // targets (every pair an A/A comparison: 10 pairs x 5 tests x 5 rounds =
@@ -56,7 +57,13 @@ var quickCalibration = calibration{rounds: 2, copies: 3, effects: []float64{0.10
 // a run-to-run noise users' tests of seconds do not have; 600 ms is as long
 // as 250 A/A cells at 3 repeats allow in about 10 minutes.
 var fullCalibration = calibration{rounds: 5, copies: 5, effects: []float64{0.05, 0.10, 0.30}, repeats: 3,
-	testTime: "600ms", gateTrials: 4, cte: 2000}
+	testTime: "600ms", gateTrials: 4, cte: 2000, interleave: defaultInterleave}
+
+// defaultInterleave is calibrate's turn: its experiments run interleaved
+// (spec workload.interleave), as a user comparing targets on a shared or
+// virtual machine should; --interleave 0 measures the targets one after
+// the other instead. 20 ms holds about 35 of the loop tests' operations.
+const defaultInterleave = "20ms"
 
 // gateTestTime is the duration of the gate trials' sysbench tests.
 const gateTestTime = "300ms"
@@ -112,6 +119,8 @@ func newCalibrateCmd(env Env) *cobra.Command {
 	fs.IntVar(&c.copies, "copies", c.copies, "identical targets in each planted experiment, the base included (every pair is an A/A comparison: copies*(copies-1)/2 per test)")
 	fs.IntVar(&c.repeats, "repeats", c.repeats, "repeats of each planted experiment; verdicts are measured at 1, 3 and 5 repeats up to this")
 	fs.StringVar(&c.testTime, "time", c.testTime, "duration of every planted experiment's test (read and write time; the gate trials' tests take "+gateTestTime+")")
+	fs.StringVar(&c.interleave, "interleave", c.interleave, "turn of the interleaved experiments (workload.interleave); 0 runs "+
+		"each repeat's targets one after the other")
 	fs.IntVar(&c.gateTrials, "gate-trials", c.gateTrials, "synchronous=off vs full (and off vs off) experiments at 5 repeats for the gate")
 	fs.IntVar(&c.cte, "cte", c.cte, "loop iterations of the planted tests on the base")
 	fs.StringVar(&effects, "effects", "", "planted slowdowns, comma-separated fractions (default 0.05,0.1,0.3)")
@@ -153,7 +162,19 @@ func (c calibration) check() error {
 	if _, err := parseSeconds("time", c.testTime); err != nil {
 		return err
 	}
+	if _, err := parseSeconds("interleave", c.interleave); err != nil {
+		return err
+	}
 	return nil
+}
+
+// interleaveLine is the [workload] line of c's turn ("" when off).
+func (c calibration) interleaveLine() string {
+	d, err := parseSeconds("interleave", c.interleave)
+	if err != nil || d.Duration == 0 {
+		return ""
+	}
+	return fmt.Sprintf("interleave = %q\n", d.Duration)
 }
 
 // effectTarget names the target of a planted effect: e10 for 10%.
@@ -191,7 +212,7 @@ warmup = "100ms"
 postwrite_wait = "0s"
 report_interval = "0s"
 repeats = %[2]d
-
+%[6]s
 [workload.custom]
 setup = ["CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)"]
 tables = ["t"]
@@ -223,7 +244,8 @@ name = "update"
 write = true
 statements = ["UPDATE t SET v = v + 1 WHERE id = ?"]
 args = ["uniform(1, 10000)"]
-`, c.testTime, c.repeats, loop+"SELECT count(*) FROM c", loop+"SELECT sum(x) FROM c", loop+"SELECT count(*) FROM c WHERE x % 2 = 0")
+`, c.testTime, c.repeats, loop+"SELECT count(*) FROM c", loop+"SELECT sum(x) FROM c", loop+"SELECT count(*) FROM c WHERE x % 2 = 0",
+		c.interleaveLine())
 	return b.String()
 }
 
@@ -247,7 +269,7 @@ warmup = "100ms"
 postwrite_wait = "0s"
 report_interval = "0s"
 repeats = 5
-`, gateTestTime)
+%s`, gateTestTime, c.interleaveLine())
 	return b.String()
 }
 

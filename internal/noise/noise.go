@@ -121,6 +121,9 @@ func Entries(exp store.Experiment, runs []store.Run, results map[int64][]store.R
 	if host == "" || suite == "" {
 		return nil
 	}
+	if es, ok := pairedEntries(exp, runs, results, host, suite); ok {
+		return es
+	}
 	type groupKey struct {
 		cellKey
 		config string
@@ -154,6 +157,90 @@ func Entries(exp store.Experiment, runs []store.Run, results map[int64][]store.R
 		return fmt.Sprint(a.Test, a.Threads, a.Config) < fmt.Sprint(b.Test, b.Threads, b.Config)
 	})
 	return out
+}
+
+// pairedEntries is what an interleaved experiment (spec
+// workload.interleave) teaches: its targets took turns through each step,
+// so a repeat's results were measured in the same window, and the verdicts
+// judge the pairs' ratios to the base (report's pairedRuns). For every
+// other target, test and thread count with at least two repeats paired
+// with the base's, the entry's variance is half the sample variance of
+// the pairs' log ratios: the verdict spreads the prior over both sides'
+// runs, as if each carried half of a pair's variance. ok is false for an
+// experiment that was not interleaved (its workload shape, and so its
+// history, differs: suiteOf).
+func pairedEntries(exp store.Experiment, runs []store.Run, results map[int64][]store.Result, host, suite string) ([]store.NoiseEntry, bool) {
+	type pairKey struct {
+		cellKey
+		target string
+	}
+	type at struct {
+		cellKey
+		target string
+		repeat int
+	}
+	values := map[at]float64{}
+	configOf := map[string]string{}
+	interleaved := false
+	for _, run := range runs {
+		configOf[run.Target] = config(run)
+		for _, r := range results[run.ID] {
+			if !usable(run, r) {
+				continue
+			}
+			interleaved = interleaved || r.Facts[store.FactInterleave] > 0
+			if v := r.Throughput(); v > 0 && !math.IsInf(v, 0) {
+				values[at{cellKey{run.Engine, TestName(suite, r.Test), r.Threads}, run.Target, run.Repeat}] = v
+			}
+		}
+	}
+	if !interleaved {
+		return nil, false
+	}
+	// The base may run another engine: its cell is found by test, thread
+	// count and repeat.
+	type window struct {
+		test            string
+		threads, repeat int
+	}
+	baseAt := map[window]float64{}
+	for k, v := range values {
+		if k.target == exp.Base {
+			baseAt[window{k.test, k.threads, k.repeat}] = v
+		}
+	}
+	logRatios := map[pairKey][]float64{}
+	for k, v := range values {
+		if bv, ok := baseAt[window{k.test, k.threads, k.repeat}]; ok && k.target != exp.Base {
+			pk := pairKey{k.cellKey, k.target}
+			logRatios[pk] = append(logRatios[pk], math.Log(v/bv))
+		}
+	}
+	var out []store.NoiseEntry
+	for k, ds := range logRatios {
+		if len(ds) < 2 {
+			continue
+		}
+		m := 0.0
+		for _, d := range ds {
+			m += d
+		}
+		m /= float64(len(ds))
+		ss := 0.0
+		for _, d := range ds {
+			ss += (d - m) * (d - m)
+		}
+		out = append(out, store.NoiseEntry{
+			NoiseKey:     store.NoiseKey{Host: host, Engine: k.engine, Test: k.test, Threads: k.threads},
+			ExperimentID: exp.ID, Config: "pairs with base: " + configOf[k.target], Runs: len(ds), DF: len(ds) - 1,
+			LogVar: ss / float64(len(ds)-1) / 2,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return fmt.Sprint(a.Test, a.Threads, a.Config) < fmt.Sprint(b.Test, b.Threads, b.Config)
+	})
+	return out, true
 }
 
 // Learn stores what an experiment teaches the noise model, replacing what

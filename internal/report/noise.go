@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -52,9 +53,75 @@ func (d *Data) engineOf() map[string]string {
 func (d *Data) judge(base, other []store.Result, baseT, otherT string, k cellKey, opt VerdictOptions) (analysis.Verdict, analysis.NoiseEvidence) {
 	eng := d.engineOf()
 	prior := d.Noise.Prior([]string{eng[baseT], eng[otherT]}, k.test, k.threads)
+	if b, o, ok := d.pairedRuns(base, other); ok {
+		v, ev := analysis.CompareNoise(b, o, directionOf(base), prior, analysis.NoiseOptions{CompareOptions: opt, Paired: true})
+		// The pairs' values are ratios scaled to the base's mean: the
+		// medians shown are the measured ones.
+		v.MedianBase, v.MedianOther = medianThroughput(base), medianThroughput(other)
+		return v, ev
+	}
 	speed := noise.SpeedMedian(base, other)
 	return analysis.CompareNoise(d.runValues(base, speed), d.runValues(other, speed), directionOf(base), prior,
 		analysis.NoiseOptions{CompareOptions: opt})
+}
+
+// pairedRuns is what analysis.CompareNoise judges for the repeats of an
+// interleaved experiment (spec workload.interleave), whose targets took
+// turns through each step so that repeat r of the base and of the other
+// target were measured in the same window: the pairs' ratios. The base's
+// runs are all set to the geometric mean of its values, and each of the
+// other's is divided by its partner's value and multiplied by that mean, so
+// the variation the repeats show is the pairs' alone, what a slow spell of
+// the machine added to both cancelling out. The noise model learns the
+// same pairs' variance, halved (noise.Entries), so that the verdict's
+// variance of the difference, prior over each side's runs, is the pairs'
+// variance over their number. Neither canary nor speed flags apply: a slow
+// spell fell on both. ok is false unless every result is interleaved; a
+// repeat one side lacks is left out.
+func (d *Data) pairedRuns(base, other []store.Result) (b, o []analysis.Run, ok bool) {
+	type window struct {
+		exp    int64
+		repeat int
+	}
+	runs := make(map[int64]store.Run, len(d.Runs))
+	for _, r := range d.Runs {
+		runs[r.ID] = r
+	}
+	at := func(rs []store.Result) (map[window]float64, bool) {
+		m := map[window]float64{}
+		for _, r := range rs {
+			run, known := runs[r.RunID]
+			if !known || r.Facts[store.FactInterleave] <= 0 {
+				return nil, false
+			}
+			if v := r.Throughput(); v > 0 && !math.IsInf(v, 0) {
+				m[window{run.ExperimentID, run.Repeat}] = v
+			}
+		}
+		return m, len(rs) > 0
+	}
+	bv, okb := at(base)
+	ov, oko := at(other)
+	if !okb || !oko {
+		return nil, nil, false
+	}
+	var pairs [][2]float64
+	logMean := 0.0
+	for w, v := range bv {
+		if ovv, both := ov[w]; both {
+			pairs = append(pairs, [2]float64{v, ovv})
+			logMean += math.Log(v)
+		}
+	}
+	if len(pairs) == 0 {
+		return nil, nil, false
+	}
+	g := math.Exp(logMean / float64(len(pairs)))
+	for _, p := range pairs {
+		b = append(b, analysis.Run{Value: g, RelVar: math.NaN()})
+		o = append(o, analysis.Run{Value: p[1] / p[0] * g, RelVar: math.NaN()})
+	}
+	return b, o, true
 }
 
 // NoiseJudge is the analysis.Judge that decides the throughput cells of
@@ -69,10 +136,15 @@ func (d *Data) NoiseJudge() analysis.NoiseJudge {
 	for _, k := range keys {
 		for _, t := range targets[1:] {
 			base, other := s[targets[0]][k], s[t][k]
+			prior := d.Noise.Prior([]string{eng[targets[0]], eng[t]}, k.test, k.threads)
+			key := fmt.Sprintf("%s/%s@%d", t, k.test, k.threads)
+			if b, o, ok := d.pairedRuns(base, other); ok {
+				j.Cells[key] = analysis.NoiseCell{Base: b, Other: o, Prior: prior, Paired: true}
+				continue
+			}
 			speed := noise.SpeedMedian(base, other)
-			j.Cells[fmt.Sprintf("%s/%s@%d", t, k.test, k.threads)] = analysis.NoiseCell{
-				Base: d.runValues(base, speed), Other: d.runValues(other, speed),
-				Prior: d.Noise.Prior([]string{eng[targets[0]], eng[t]}, k.test, k.threads),
+			j.Cells[key] = analysis.NoiseCell{
+				Base: d.runValues(base, speed), Other: d.runValues(other, speed), Prior: prior,
 			}
 		}
 	}
@@ -316,4 +388,13 @@ func (d *Data) repeatOf(runID int64) int {
 		}
 	}
 	return 0
+}
+
+// medianThroughput is the median of results' throughput.
+func medianThroughput(rs []store.Result) float64 {
+	vs := make([]float64, len(rs))
+	for i, r := range rs {
+		vs[i] = r.Throughput()
+	}
+	return analysis.Median(vs)
 }

@@ -243,3 +243,38 @@ func TestTargetMemory(t *testing.T) {
 		t.Errorf("postgres memory 2GB: %v; target %+v", err, s.Targets[0])
 	}
 }
+
+// TestInterleave checks workload.interleave: a turn within 1 ms-10 s and at
+// most half the shortest test, two targets or more, no paced or counted
+// steps; a valid one is kept in the stored spec, and none is not written.
+func TestInterleave(t *testing.T) {
+	two := "name = \"x\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n[[target]]\nname = \"b\"\nengine = \"sqlite\"\n"
+	one := "name = \"x\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n"
+	for _, c := range []struct{ targets, workload, want string }{
+		{two, `interleave = "500us"`, "want a turn of 1ms to 10s"},
+		{two, `interleave = "11s"`, "want a turn of 1ms to 10s"},
+		{two, "interleave = \"300ms\"\nread_time = \"500ms\"", "more than half the shortest test time (500ms)"},
+		{one, `interleave = "20ms"`, "needs two targets or more"},
+		{two, "interleave = \"20ms\"\nrate = 100.0", "paced (workload.rate)"},
+		{two, "interleave = \"20ms\"\nevents = 10", "counted (workload.events)"},
+	} {
+		s, err := Parse([]byte(c.targets+"[workload]\n"+c.workload+"\n"), "x.toml", "")
+		if err == nil {
+			err = s.Validate()
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Field != "workload.interleave" || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one naming workload.interleave and %q", c.workload, err, c.want)
+		}
+	}
+	s, err := Parse([]byte(two+"[workload]\ninterleave = \"20ms\"\n"), "x.toml", "")
+	if err == nil {
+		err = s.Validate()
+	}
+	if err != nil || s.Workload.Interleave.Duration != 20*time.Millisecond || !strings.Contains(s.TOML(), `interleave = "20ms"`) {
+		t.Errorf("interleave 20ms: %v, stored spec:\n%s", err, s.TOML())
+	}
+	if d := Default(); strings.Contains(d.TOML(), "interleave") {
+		t.Error("a spec without interleave stores one")
+	}
+}
