@@ -232,7 +232,7 @@ func pairedEntries(exp store.Experiment, runs []store.Run, results map[int64][]s
 		}
 		out = append(out, store.NoiseEntry{
 			NoiseKey:     store.NoiseKey{Host: host, Engine: k.engine, Test: k.test, Threads: k.threads},
-			ExperimentID: exp.ID, Config: "pairs with base: " + configOf[k.target], Runs: len(ds), DF: len(ds) - 1,
+			ExperimentID: exp.ID, Config: "pairs of " + k.target + " with base: " + configOf[k.target], Runs: len(ds), DF: len(ds) - 1,
 			LogVar: ss / float64(len(ds)-1) / 2,
 		})
 	}
