@@ -313,7 +313,7 @@ func (r *cellRun) end(o Outcome) {
 // part is the cell as one target of an interleaved step at n threads.
 func (r *cellRun) part(st workload.Step, n int) stepPart {
 	r.seq++
-	p := stepPart{db: r.db, seed: r.c.Seed, live: r.c.Options.Live}
+	p := stepPart{name: r.c.Target.Name, db: r.db, seed: r.c.Seed, live: r.c.Options.Live}
 	if ss, ok := r.sink.(StreamSink); ok {
 		p.stream = &cellStream{ctx: r.saveCtx, sink: ss, runID: r.c.RunID, seq: r.seq, log: r.log}
 	}

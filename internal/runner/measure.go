@@ -146,6 +146,8 @@ type roleRun struct {
 	// live, when set, receives the role's numbers every second in place
 	// of Options.Live (an interleaved step's targets each have their own).
 	live func(LiveSample)
+	// label names the role's target in live lines of an interleaved step.
+	label string
 	// sofar holds the latency histograms the workers have handed over
 	// (workerState.handOver) while the step runs, under mu.
 	mu    sync.Mutex
@@ -178,6 +180,7 @@ func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads i
 // stepPart is one target of a measured step: its database and seed, and
 // where its results stream and its live numbers go.
 type stepPart struct {
+	name   string // the target's, for live lines
 	db     engine.DB
 	seed   uint64
 	stream Stream
@@ -302,7 +305,7 @@ func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threa
 		g = newTurns(slice, win.measureFrom, len(parts))
 		for i, rs := range runsOf {
 			for _, rr := range rs {
-				rr.turns, rr.target, rr.live = g, i, parts[i].live
+				rr.turns, rr.target, rr.live, rr.label = g, i, parts[i].live, parts[i].name
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -27,6 +28,7 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 	// In an interleaved step a role runs only in its target's turns: its
 	// intervals' seconds are its turns' time in them (turns.spent).
 	spent := make([]time.Duration, len(runs))
+	lineSpent := make([]time.Duration, len(runs))
 	windows := make([]metrics.Window, len(runs))
 	windowStart := start
 	last := start
@@ -79,8 +81,16 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 			if opt.Progress != nil {
 				suffix = opt.Progress()
 			}
+			// An interleaved role's rate is over its target's turns.
+			spans := make([]float64, len(runs))
+			for ri, rr := range runs {
+				if rr.turns != nil {
+					spans[ri] = (spent[ri] - lineSpent[ri]).Seconds()
+					lineSpent[ri] = spent[ri]
+				}
+			}
 			printLine(opt.Out, st.Name, threads, now.Sub(start), now.Before(measureFrom), now.Sub(windowStart), runs, windows,
-				cmp.Or(opt.Percentile, 95), suffix)
+				spans, cmp.Or(opt.Percentile, 95), suffix)
 			for i := range windows {
 				windows[i] = metrics.Window{}
 			}
@@ -155,8 +165,11 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 	}
 }
 
+// printLine prints a live line: sysbench's for a step of one role, else
+// each role's (or interleaved target's) rate, with spans[i], when > 0, the
+// seconds role i ran in the line's span (its target's turns).
 func printLine(out io.Writer, test string, threads int, at time.Duration, warm bool, span time.Duration,
-	runs []*roleRun, windows []metrics.Window, pct float64, suffix string) {
+	runs []*roleRun, windows []metrics.Window, spans []float64, pct float64, suffix string) {
 	secs := span.Seconds()
 	phase := ""
 	if warm {
@@ -177,7 +190,14 @@ func printLine(out io.Writer, test string, threads int, at time.Duration, warm b
 		if rr.rows {
 			n, unit = w.Rows, " rows/s"
 		}
-		line += fmt.Sprintf(" %s: %.1f%s max %.3f ms err %d", rr.role.Name, float64(n)/secs, unit, ms(w.Max), w.Errors)
+		name, secs := rr.role.Name, secs
+		if rr.label != "" {
+			name = strings.TrimSuffix(rr.label+"/"+name, "/")
+		}
+		if i < len(spans) && spans[i] > 0 {
+			secs = spans[i]
+		}
+		line += fmt.Sprintf(" %s: %.1f%s max %.3f ms err %d", name, float64(n)/secs, unit, ms(w.Max), w.Errors)
 	}
 	fmt.Fprintln(out, line+phase)
 }
