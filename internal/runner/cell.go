@@ -283,18 +283,15 @@ func (r *cellRun) step(ctx context.Context, st workload.Step) bool {
 	r.seq++
 	res, notes, err := runAction(ctx, r.db, st, r.c.DataDir, r.log)
 	clientOf(res.Eff)
-	res.RunID, res.Seq = r.c.RunID, r.seq
 	r.out.Notes = append(r.out.Notes, notes...)
 	if st.Name == "prepare" && err == nil {
 		res.DBBytes = dbSize(r.c.DataDir)
 	}
-	if serr := r.sink.SaveResult(r.saveCtx, res); serr != nil {
-		r.end(Outcome{Status: store.StatusFailed, Err: serr})
+	if !r.save(res) {
 		return true
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			r.end(Outcome{Status: store.StatusInterrupted, Err: ctx.Err()})
+		if r.interrupted(ctx) {
 			return true
 		}
 		if died := diedSoon(r.db); died != nil && !strings.Contains(err.Error(), died.Error()) {
@@ -302,6 +299,26 @@ func (r *cellRun) step(ctx context.Context, st workload.Step) bool {
 		}
 		r.end(Outcome{Status: store.StatusFailed, Err: fmt.Errorf("%s: %w", st.Name, err)})
 	}
+	return true
+}
+
+// save stores a result under the cell's run and current step number; a
+// store error ends the cell (false).
+func (r *cellRun) save(res *store.Result) bool {
+	res.RunID, res.Seq = r.c.RunID, r.seq
+	if err := r.sink.SaveResult(r.saveCtx, res); err != nil {
+		r.end(Outcome{Status: store.StatusFailed, Err: err})
+		return false
+	}
+	return true
+}
+
+// interrupted ends the cell as interrupted when ctx is done, and says so.
+func (r *cellRun) interrupted(ctx context.Context) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	r.end(Outcome{Status: store.StatusInterrupted, Err: ctx.Err()})
 	return true
 }
 
@@ -313,11 +330,16 @@ func (r *cellRun) end(o Outcome) {
 // part is the cell as one target of an interleaved step at n threads.
 func (r *cellRun) part(st workload.Step, n int) stepPart {
 	r.seq++
-	p := stepPart{name: r.c.Target.Name, db: r.db, seed: r.c.Seed, live: r.c.Options.Live}
+	return stepPart{name: r.c.Target.Name, db: r.db, seed: r.c.Seed, live: r.c.Options.Live, stream: r.stream()}
+}
+
+// stream is where the current step's results stream as it runs (nil when
+// the sink keeps results only at their end).
+func (r *cellRun) stream() Stream {
 	if ss, ok := r.sink.(StreamSink); ok {
-		p.stream = &cellStream{ctx: r.saveCtx, sink: ss, runID: r.c.RunID, seq: r.seq, log: r.log}
+		return &cellStream{ctx: r.saveCtx, sink: ss, runID: r.c.RunID, seq: r.seq, log: r.log}
 	}
-	return p
+	return nil
 }
 
 // measure runs a measured step at n threads on the cell's target alone.
@@ -325,9 +347,7 @@ func (r *cellRun) measure(ctx context.Context, st workload.Step, n int) ([]*stor
 	r.seq++
 	opt := r.c.Options
 	opt.DataDir = cmp.Or(opt.DataDir, r.c.DataDir)
-	if ss, ok := r.sink.(StreamSink); ok {
-		opt.Stream = &cellStream{ctx: r.saveCtx, sink: ss, runID: r.c.RunID, seq: r.seq, log: r.log}
-	}
+	opt.Stream = r.stream()
 	if sr, ok := r.db.(engine.StepRunner); ok && st.Bench != nil {
 		return runBench(ctx, sr, st, n)
 	} else if st.External != nil {
@@ -353,15 +373,12 @@ func (r *cellRun) record(ctx context.Context, st workload.Step, n int, rs []*sto
 		}
 	}
 	for _, res := range rs {
-		res.RunID, res.Seq = r.c.RunID, r.seq
-		if serr := r.sink.SaveResult(r.saveCtx, res); serr != nil {
-			r.end(Outcome{Status: store.StatusFailed, Err: serr})
+		if !r.save(res) {
 			return false
 		}
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			r.end(Outcome{Status: store.StatusInterrupted, Err: ctx.Err()})
+		if r.interrupted(ctx) {
 			return false
 		}
 		fmt.Fprintf(r.log, "error: %s at %d threads: %v\n", st.Name, n, err)
