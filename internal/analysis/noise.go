@@ -569,6 +569,11 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 	case len(yb) >= 2 && len(yo) >= 2 && conflict != "":
 		ev.Basis = BasisRepeatsOwn
 		ev.Why = conflict
+	case opt.Paired && len(yo) >= 3:
+		// Pairs measured in the same window: their ratios' own variance,
+		// n-1 degrees of freedom, is a paired t-test (history or not).
+		ev.Basis = BasisRepeatsOwn
+		ev.Why = priorTooShort(prior, opt.MinPriorDF)
 	default:
 		ev.Why = cmp.Or(conflict, priorTooShort(prior, opt.MinPriorDF))
 		if !allWithin {
@@ -585,6 +590,13 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 	mb, mo := mean(yb), mean(yo)
 	ss := sumSq(yb, mb) + sumSq(yo, mo)
 	nu := len(yb) + len(yo) - 2
+	if opt.Paired {
+		// The base's values are all one level and the other's carry the
+		// pairs' ratios: n pairs give n-1 degrees of freedom, and half
+		// their squares estimate the per-side variance the prior holds
+		// (a pair's variance is twice it).
+		ss, nu = ss/2, len(yo)-1
+	}
 	var s2 float64
 	df := nu
 	if ev.Basis == BasisPrior {

@@ -49,6 +49,10 @@ type Plan struct {
 	// analysis.MinBatches seconds. Batch means may still fail on a series
 	// too autocorrelated, so this is an expectation, not a promise.
 	WithinRun bool
+	// Paired says the targets take turns (spec workload.interleave) and
+	// each has 3 repeats or more: verdicts are paired t-tests over the
+	// repeats' ratios, which have no Mann-Whitney floor.
+	Paired bool
 	// Compared lists one target's measured tests at their thread counts,
 	// in plan order: the rows every other target is compared on.
 	Compared []TestCell
@@ -166,6 +170,7 @@ func Of(s spec.Spec) (Plan, error) {
 		}
 	}
 	p.WithinRun = p.Repeats >= 2 && p.ShortestStep >= analysis.MinBatches*time.Second
+	p.Paired = s.Workload.Interleave.Duration > 0 && p.Repeats >= 3
 	p.Cells = p.Tests * max(p.Targets-1, 0)
 	p.Marks = analysis.PowerOf(p.Cells, p.Repeats, p.Repeats, analysis.DefaultAlpha, analysis.BH)
 	p.GatePower = analysis.PowerOf(p.Cells, p.Repeats, p.Repeats, p.Gate.Alpha, p.Gate.Correction)
@@ -185,7 +190,7 @@ func (p Plan) Check() error {
 	if p.Targets < 2 {
 		return &spec.Error{Field: "gate.fail_on_regression", Msg: "the gate compares targets with the base; add a second [[target]]"}
 	}
-	if analysis.CanFire(p.GatePower) || p.WithinRun || p.HistoryFires() {
+	if analysis.CanFire(p.GatePower) || p.WithinRun || p.Paired || p.HistoryFires() {
 		return nil
 	}
 	history := "and the store has no noise history of these tests on this host"
@@ -326,6 +331,10 @@ func (p Plan) Lines() []string {
 			l += fmt.Sprintf("; with %d repeats the smallest callable slowdown is %.1f%%-%.1f%%", p.Repeats, 100*best, 100*worst)
 		}
 		out = append(out, l)
+	}
+	if p.Paired {
+		out = append(out, fmt.Sprintf("interleaved: %d pairs per cell, judged by a paired t-test on their ratios "+
+			"(no Mann-Whitney floor)", p.Repeats))
 	}
 	if p.WithinRun {
 		out = append(out, fmt.Sprintf("within-run evidence expected (steps of %s or more): verdicts can go beyond the repeats' floor", p.ShortestStep))

@@ -93,6 +93,16 @@ func TestPlanRefusesGateThatCannotFire(t *testing.T) {
 	if p := mustPlan(t, specWith(t, 3, strings.Replace(long, "\"8s\"", "\"7s\"", 1))); p.WithinRun || p.Check() == nil {
 		t.Errorf("3 repeats with a 7 s step: within-run %v, check %v; want refused", p.WithinRun, p.Check())
 	}
+	// Interleaved targets are judged by a paired t-test over their
+	// repeats' ratios: 3 repeats can fire, 2 cannot (the smoke preset's
+	// tests are short enough for 20 ms turns).
+	ilv := "interleave = \"20ms\"\n[gate]\nfail_on_regression = true\n"
+	if p := mustPlan(t, specWith(t, 3, ilv)); !p.Paired || p.Check() != nil {
+		t.Errorf("3 interleaved repeats: paired %v, check %v; want accepted", p.Paired, p.Check())
+	}
+	if p := mustPlan(t, specWith(t, 2, ilv)); p.Paired || p.Check() == nil {
+		t.Errorf("2 interleaved repeats: paired %v, check %v; want refused", p.Paired, p.Check())
+	}
 }
 
 func mustPlan(t *testing.T, s spec.Spec) Plan {

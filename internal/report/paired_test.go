@@ -81,3 +81,23 @@ func TestPairedRuns(t *testing.T) {
 		t.Errorf("unpaired verdict %s (p %.3g): the base's own spread should keep 10%% from being called", u.Outcome, u.P)
 	}
 }
+
+// TestPairedWithoutHistory works a paired t-test by hand: with no history,
+// pairs whose ratios are 0.9, 0.91 and 0.89 have log ratios of mean
+// -0.10540 and standard deviation 0.01111, so t = 0.10540/(0.01111/sqrt 3)
+// = 16.4 with 2 degrees of freedom, p = 0.0037: slower at alpha 0.01,
+// which 3 against 3 repeats judged as independent could not be (the
+// Mann-Whitney floor is 0.1).
+func TestPairedWithoutHistory(t *testing.T) {
+	g := 100.0
+	b := []analysis.Run{{Value: g, RelVar: math.NaN()}, {Value: g, RelVar: math.NaN()}, {Value: g, RelVar: math.NaN()}}
+	o := []analysis.Run{{Value: 0.9 * g, RelVar: math.NaN()}, {Value: 0.91 * g, RelVar: math.NaN()}, {Value: 0.89 * g, RelVar: math.NaN()}}
+	v, ev := analysis.CompareNoise(b, o, analysis.HigherIsBetter, analysis.NoisePrior{},
+		analysis.NoiseOptions{CompareOptions: analysis.CompareOptions{Alpha: 0.01}, Paired: true})
+	if v.Outcome != analysis.Slower || ev.DF != 2 || math.Abs(v.P-0.0037) > 0.0003 {
+		t.Errorf("verdict %s p %.4g df %d, want slower, p 0.0037, 2 df", v.Outcome, v.P, ev.DF)
+	}
+	if got := ev.String(); got != "interleaved pairs, repeats 3/3, t-test on their own variance" {
+		t.Errorf("evidence %q", got)
+	}
+}
