@@ -53,6 +53,8 @@ type Plan struct {
 	// each has 3 repeats or more: verdicts are paired t-tests over the
 	// repeats' ratios, which have no Mann-Whitney floor.
 	Paired bool
+	// Interleaved says the targets take turns, whatever the repeats.
+	Interleaved bool
 	// Compared lists one target's measured tests at their thread counts,
 	// in plan order: the rows every other target is compared on.
 	Compared []TestCell
@@ -170,7 +172,8 @@ func Of(s spec.Spec) (Plan, error) {
 		}
 	}
 	p.WithinRun = p.Repeats >= 2 && p.ShortestStep >= analysis.MinBatches*time.Second
-	p.Paired = s.Workload.Interleave.Duration > 0 && p.Repeats >= 3
+	p.Interleaved = s.Workload.Interleave.Duration > 0
+	p.Paired = p.Interleaved && p.Repeats >= 3
 	p.Cells = p.Tests * max(p.Targets-1, 0)
 	p.Marks = analysis.PowerOf(p.Cells, p.Repeats, p.Repeats, analysis.DefaultAlpha, analysis.BH)
 	p.GatePower = analysis.PowerOf(p.Cells, p.Repeats, p.Repeats, p.Gate.Alpha, p.Gate.Correction)
@@ -231,6 +234,16 @@ func (p Plan) Write(w io.Writer) error {
 		} else {
 			fmt.Fprintf(&b, "\nwithin-run evidence: not expected (needs 2 repeats and measured steps of %d s or more); "+
 				"a host noise prior in the store can still add evidence when the runs are judged\n", analysis.MinBatches)
+		}
+		switch {
+		case p.Paired:
+			fmt.Fprintf(&b, "\ninterleaved pairs: the targets take turns (workload.interleave), so each cell's %d repeats are "+
+				"pairs judged by a paired t-test on their ratios, which has no Mann-Whitney floor; the figures above are "+
+				"for independent repeats\n", p.Repeats)
+		case p.Interleaved:
+			fmt.Fprintf(&b, "\ninterleaved pairs: the targets take turns (workload.interleave), but %d repeats are too few "+
+				"for a paired t-test without history (3 or more); a noise history of interleaved runs can still judge them\n",
+				p.Repeats)
 		}
 		p.writeHistory(&b)
 	}

@@ -99,6 +99,11 @@ func TestPlanRefusesGateThatCannotFire(t *testing.T) {
 	ilv := "interleave = \"20ms\"\n[gate]\nfail_on_regression = true\n"
 	if p := mustPlan(t, specWith(t, 3, ilv)); !p.Paired || p.Check() != nil {
 		t.Errorf("3 interleaved repeats: paired %v, check %v; want accepted", p.Paired, p.Check())
+	} else {
+		var b strings.Builder
+		if err := p.Write(&b); err != nil || !strings.Contains(b.String(), "pairs judged by a paired t-test") {
+			t.Errorf("plan of 3 interleaved repeats (%v) does not say they are judged as pairs:\n%s", err, b.String())
+		}
 	}
 	if p := mustPlan(t, specWith(t, 2, ilv)); p.Paired || p.Check() == nil {
 		t.Errorf("2 interleaved repeats: paired %v, check %v; want refused", p.Paired, p.Check())
