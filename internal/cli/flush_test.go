@@ -10,6 +10,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"benchlab/internal/store"
+	"benchlab/internal/store/storetest"
 )
 
 // TestKilledRunKeepsFlushedSeconds kills (SIGKILL, no clean-up possible) a
@@ -41,20 +42,7 @@ func TestKilledRunKeepsFlushedSeconds(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	st, err := store.Open(storeFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ctx := context.Background()
-	runs, err := st.Runs(ctx, 0)
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs %+v %v; want one", runs, err)
-	}
-	results, err := st.Results(ctx, runs[0].ID, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	results := storetest.OneRun(t, storeFile, true).Results
 	var point *store.Result
 	for i := range results {
 		if results[i].Test == "point-query" {

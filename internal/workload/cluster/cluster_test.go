@@ -2,7 +2,6 @@ package cluster_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"benchlab/internal/cli"
 	"benchlab/internal/server/servertest"
 	"benchlab/internal/store"
+	"benchlab/internal/store/storetest"
 	"benchlab/internal/workload/cluster"
 )
 
@@ -252,19 +252,5 @@ kill_at = "1s"
 // test when it holds another number of runs).
 func oneRunResults(t *testing.T, db string) []store.Result {
 	t.Helper()
-	st, err := store.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ctx := context.Background()
-	runs, err := st.Runs(ctx, 0)
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs %v %v", runs, err)
-	}
-	res, err := st.Results(ctx, runs[0].ID, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return storetest.OneRun(t, db, false).Results
 }

@@ -2,7 +2,6 @@ package command_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"benchlab/internal/metric"
 	"benchlab/internal/server/servertest"
 	"benchlab/internal/store"
+	"benchlab/internal/store/storetest"
 	"benchlab/internal/workload"
 	"benchlab/internal/workload/command"
 )
@@ -75,23 +75,9 @@ func measured(t *testing.T, db string) []store.Result {
 // results returns the results of the store's runs that keep says to keep.
 func results(t *testing.T, db string, keep func(store.Result) bool) []store.Result {
 	t.Helper()
-	st, err := store.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ctx := context.Background()
-	runs, err := st.Runs(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []store.Result
-	for _, run := range runs {
-		res, err := st.Results(ctx, run.ID, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range res {
+	for _, run := range storetest.Runs(t, db, true) {
+		for _, r := range run.Results {
 			if keep(r) {
 				out = append(out, r)
 			}

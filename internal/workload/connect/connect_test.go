@@ -2,7 +2,6 @@ package connect_test
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	_ "benchlab/internal/all" // engines, and the suite through the one import line
 	"benchlab/internal/cli"
 	"benchlab/internal/store"
+	"benchlab/internal/store/storetest"
 	"benchlab/internal/workload"
 	"benchlab/internal/workload/connect"
 )
@@ -91,23 +91,13 @@ func TestRunOnSQLite(t *testing.T) {
 			t.Errorf("compare --format html: the chart against threads is not titled after latency in ms")
 		}
 	}
-	st, err := store.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ctx := context.Background()
-	runs, err := st.Runs(ctx, 0)
-	if err != nil || len(runs) != 2 {
-		t.Fatalf("runs %v %v", runs, err)
+	runs := storetest.Runs(t, db, false)
+	if len(runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(runs))
 	}
 	for _, run := range runs {
-		res, err := st.Results(ctx, run.ID, false)
-		if err != nil {
-			t.Fatal(err)
-		}
 		measured := 0
-		for _, r := range res {
+		for _, r := range run.Results {
 			if r.Action || r.Warm {
 				continue
 			}
