@@ -53,6 +53,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -60,6 +61,7 @@ PGBIN = os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin")
 LINE = re.compile(rb"thds: (\d+) tps: ([\d.]+) qps: ([\d.]+)")
 CLK = os.sysconf("SC_CLK_TCK")
 DEADLINE = [float("inf")]
+LIVE = set()  # the tools' processes running now, killed on the way out
 
 
 class Failure(Exception):
@@ -198,12 +200,15 @@ max_connections=300
     trx_level = "RR"
 
 
-def watch(cmd, threads, skip, secs, limit, counter, cwd=None):
+def watch(cmd, threads, skip, secs, limit, counter, cwd=None, on_first=None):
     """Runs cmd on a pseudo-terminal (so both tools write each line as it is
     made) and measures each thread count's window; returns
-    {threads: (qps_from_lines, (user_seconds, system_seconds), counted_ops)}."""
+    {threads: (qps_from_lines, (user_seconds, system_seconds), counted_ops)}.
+    on_first(t), when given, is called as the first line of thread count t
+    arrives."""
     master, slave = pty.openpty()
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, cwd=cwd, start_new_session=True)
+    LIVE.add(p)
     os.close(slave)
     seen, opened, out = {}, {}, {}
     buf, tail = b"", []
@@ -234,6 +239,8 @@ def watch(cmd, threads, skip, secs, limit, counter, cwd=None):
                     continue
                 n = seen.get(t, 0) + 1
                 seen[t] = n
+                if n == 1 and on_first is not None:
+                    on_first(t)
                 if n == skip:
                     opened[t] = (cpu_ticks(p.pid), counter(), [])
                 elif skip < n <= skip + secs and t in opened:
@@ -250,6 +257,7 @@ def watch(cmd, threads, skip, secs, limit, counter, cwd=None):
         raise
     finally:
         os.close(master)
+        LIVE.discard(p)
     if rc != 0:
         raise Failure(f"{' '.join(cmd[:3])} exited {rc}:\n" + b"\n".join(tail).decode(errors="replace"))
     missing = [t for t in threads if t not in out]
@@ -289,6 +297,8 @@ def main():
                     help="compare with another benchlab build instead of sysbench (A/B; ratios are new/old)")
     ap.add_argument("--compact", action="store_true",
                     help="the short form of the whole table: --rounds 3 --skip 2 --secs 6 --rows 100000")
+    ap.add_argument("--together", action="store_true",
+                    help="run both tools at once against the same server (side by side) instead of in turns")
     a = ap.parse_args()
     if a.compact:
         a.rounds, a.skip, a.secs, a.rows = 3, 2, 6, 100_000
@@ -305,6 +315,8 @@ def main():
             die(f"--workload: unknown workload {w!r}; want point or tpcc")
     if a.rounds < 1 or a.skip < 1 or a.secs < 1:
         die("--rounds, --skip and --secs must be at least 1")
+    if a.together and a.against is not None:
+        die("--together and --against: side by side runs benchlab against sysbench only")
     if a.against is not None and not os.access(a.against, os.X_OK):
         die(f"--against: {a.against} is not an executable benchlab")
     if a.against is None and shutil.which("sysbench") is None:
@@ -339,6 +351,11 @@ def main():
         print("client-vs-sysbench: interrupted", file=sys.stderr)
         sys.exit(130)
     finally:
+        for p in list(LIVE):
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         for s in servers:
             try:
                 s.stop()
@@ -381,7 +398,7 @@ def measure(a, srv, w, threads, work):
         if old is None:
             print(f"# {srv.name} tpcc: sysbench-tpcc prepare (1 warehouse)", file=sys.stderr)
             run(sb + ["--threads=1", "prepare"], "sysbench-tpcc prepare", timeout=1800, cwd=sb_cwd)
-    if w == "point":
+    if w == "point" and not a.together:
         # A first, short benchlab run loads the table sysbench reads in round 1.
         with open(spec) as f:
             load_spec = f.read().replace(f'read_time = "{length}s"', 'read_time = "1s"').replace(
@@ -390,6 +407,9 @@ def measure(a, srv, w, threads, work):
             f.write(load_spec)
         run([a.benchlab, "run", spec + ".load", "--store", store, "--yes"], "benchlab load", timeout=1800)
     res = {"sysbench": {t: [] for t in threads}, "benchlab": {t: [] for t in threads}}
+    if a.together:
+        together(a, srv, w, threads, spec, store, length, sb, sb_cwd, sb_count, bl_count, res)
+        return rows_of(a, srv, w, threads, res)
     for r in range(a.rounds):
         order = ["sysbench", "benchlab"] if r % 2 == 0 else ["benchlab", "sysbench"]
         for tool in order:
@@ -409,6 +429,55 @@ def measure(a, srv, w, threads, work):
                 got = watch(bl, threads, a.skip, a.secs, len(threads) * (length + 30) + 900, bl_count)
                 for t in threads:
                     res[tool][t].append(got[t])
+    return rows_of(a, srv, w, threads, res)
+
+
+def together(a, srv, w, threads, spec, store, length, sb, sb_cwd, sb_count, bl_count, res):
+    """The side-by-side rounds: benchlab runs every thread count, and as the
+    first per-second line of thread count t arrives a sysbench with t threads
+    starts against the same server (and, for point, the same table), so both
+    tools' windows fall on the same seconds and meet the same slow spells of
+    the machine. benchlab's steps last long enough to cover sysbench's run,
+    and its window opens one line later, as sysbench starts about a second
+    after benchlab's step."""
+    with open(spec) as f:
+        body = f.read()
+    key = "read_time" if w == "point" else "write_time"
+    body = body.replace(f'{key} = "{length}s"', f'{key} = "{length + 3}s"')
+    with open(spec, "w") as f:
+        f.write(body)
+    bl = [a.benchlab, "run", spec, "--store", store, "--yes"]
+    for r in range(a.rounds):
+        print(f"# {srv.name} {w} round {r + 1}/{a.rounds}: benchlab and sysbench side by side", file=sys.stderr)
+        got, errs, helpers = {}, [], []
+
+        def start_sysbench(t):
+            def go():
+                try:
+                    got[t] = watch(sb + [f"--threads={t}", f"--time={length}", "--report-interval=1", "run"], [t],
+                                   a.skip, a.secs, length + 120, sb_count, cwd=sb_cwd)[t]
+                except BaseException as e:  # reported after benchlab's run
+                    errs.append(e)
+            h = threading.Thread(target=go, daemon=True)
+            h.start()
+            helpers.append(h)
+
+        try:
+            mine = watch(bl, threads, a.skip + 1, a.secs, len(threads) * (length + 40) + 900, bl_count,
+                         on_first=start_sysbench)
+        finally:
+            for h in helpers:
+                h.join(length + 130)
+        if errs:
+            raise errs[0]
+        for t in threads:
+            res["benchlab"][t].append(mine[t])
+            res["sysbench"][t].append(got[t])
+
+
+def rows_of(a, srv, w, threads, res):
+    """The table's rows of one workload on one server from the rounds'
+    measurements."""
     rows = []
     for t in threads:
         row = {"db": srv.name, "workload": w, "threads": t}
@@ -425,6 +494,14 @@ def measure(a, srv, w, threads, work):
     return rows
 
 
+def paired(mine, other):
+    """The median and spread of the rounds' ratios mine[r]/other[r]: each
+    round's two measurements are a pair (side by side: the same seconds;
+    alternating: neighbouring runs)."""
+    rs = [m / o for m, o in zip(mine, other) if o]
+    return med_spread(rs) if rs else (float("nan"), float("nan"))
+
+
 def med_spread(xs):
     m = statistics.median(xs)
     return m, (max(xs) - min(xs)) / m * 100 if m else float("nan")
@@ -436,26 +513,32 @@ def print_table(a, rows, started, load0):
     print(f"{mine} vs {other} client cost: started {started}, load average at start "
           f"{load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, at end " + " ".join(f"{x:.2f}" for x in os.getloadavg()) +
           f", {os.cpu_count()} CPUs")
+    how = ("rounds with both tools running at once against the same server, each with the row's threads, "
+           "windows on the same seconds" if a.together else "alternating rounds")
     print(f"window: lines {a.skip + 1}-{a.skip + a.secs} of each thread count ({a.secs} s), median of {a.rounds} "
-          f"alternating rounds, spread = (max-min)/median; point: op = query, QPS from the tools' per-second lines; "
+          f"{how}, spread = (max-min)/median; point: op = query, QPS from the tools' per-second lines; "
           f"tpcc: op = New-Order, rate = New-Orders/s counted by the database, benchlab "
           f"{'prepared' if a.benchlab_prepared else 'text protocol'}")
+    print("ratio, cpu ratio: medians of each round's ratio of the two tools, with their spread")
     print(f"sys: the system (kernel) part of each tool's us/op (stime of /proc/PID/stat), medians; "
           f"{mshort} sys/{short} = {mine}'s system time over {other}'s whole CPU per op: at 0.8 or more the "
           f"kernel alone keeps {mine} from costing 0.8x {other}")
     if a.against:
         print(f"old: {a.against}; new: {a.benchlab}")
     hdr = (f"{'database':<14} {'workload':<8} {'thr':>4} {other[:9] + ' op/s':>14} {'±%':>5} {mine[:9] + ' op/s':>14} "
-           f"{'±%':>5} {'ratio':>6} {short + ' us/op':>9} {'±%':>5} {mshort + ' us/op':>9} {'±%':>5} {'cpu ratio':>9} "
+           f"{'±%':>5} {'ratio':>6} {'±%':>5} {short + ' us/op':>9} {'±%':>5} {mshort + ' us/op':>9} {'±%':>5} "
+           f"{'cpu ratio':>9} {'±%':>5} "
            f"{short + ' sys':>7} {mshort + ' sys':>7} {mshort + ' sys/' + short:>9}")
     print(hdr)
     for r in rows:
         (sq, ss), (bq, bs) = med_spread(r["sysbench"][0]), med_spread(r["benchlab"][0])
         (sc, scs), (bc, bcs) = med_spread(r["sysbench"][1]), med_spread(r["benchlab"][1])
         ssys, bsys = statistics.median(r["sysbench"][2]), statistics.median(r["benchlab"][2])
+        qr, qrs = paired(r["benchlab"][0], r["sysbench"][0])
+        cr, crs = paired(r["benchlab"][1], r["sysbench"][1])
         print(f"{r['db']:<14} {r['workload']:<8} {r['threads']:>4} {sq:>14.1f} {ss:>5.0f} {bq:>14.1f} {bs:>5.0f} "
-              f"{bq / sq if sq else float('nan'):>6.2f} {sc:>9.2f} {scs:>5.0f} {bc:>9.2f} {bcs:>5.0f} "
-              f"{bc / sc if sc else float('nan'):>9.2f} {ssys:>7.2f} {bsys:>7.2f} {bsys / sc if sc else float('nan'):>9.2f}")
+              f"{qr:>6.2f} {qrs:>5.0f} {sc:>9.2f} {scs:>5.0f} {bc:>9.2f} {bcs:>5.0f} "
+              f"{cr:>9.2f} {crs:>5.0f} {ssys:>7.2f} {bsys:>7.2f} {bsys / sc if sc else float('nan'):>9.2f}")
 
 
 if __name__ == "__main__":

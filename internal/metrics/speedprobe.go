@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
@@ -42,18 +43,56 @@ type SpeedSample struct {
 }
 
 // SpeedProbe probes the speed of some CPUs in the background until Stop.
+// Its memory stays bounded on a run of any length: it keeps the last
+// speedRecent samples as they are and folds older ones into a running sum
+// (at 20 samples a second per CPU, keeping every sample had cost 7 MB an
+// hour on 2 CPUs).
 type SpeedProbe struct {
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	samples []SpeedSample
-	tids    []int
+	stop chan struct{}
+	wg   sync.WaitGroup
+	tids []int
+
+	mu   sync.Mutex
+	from time.Time // samples before it are not kept
+	keep int       // how many recent samples are kept as they are
+	// recent are the last samples, oldest first; older sums the ones
+	// folded out of it.
+	recent []SpeedSample
+	older  SpeedSummary
 }
 
+// SpeedSummary sums up the probes' samples in a window.
+type SpeedSummary struct {
+	// Mean is the mean rate (rounds per CPU microsecond); 0 when N is 0.
+	Mean float64
+	// N is the number of samples, PerCPU the number on each CPU.
+	N      int
+	PerCPU map[int]int
+	// CPU is the CPU time the probes took.
+	CPU time.Duration
+	sum float64
+}
+
+// add counts s in the summary.
+func (m *SpeedSummary) add(s SpeedSample) {
+	if m.PerCPU == nil {
+		m.PerCPU = map[int]int{}
+	}
+	m.N++
+	m.PerCPU[s.CPU]++
+	m.sum += s.Rate
+	m.CPU += s.CPUTime
+	m.Mean = m.sum / float64(m.N)
+}
+
+// speedRecent is how many recent samples a probe keeps as they are: 12 s
+// of samples on 2 CPUs, more than a step takes from its end to Stop.
+const speedRecent = 512
+
 // StartSpeedProbe starts one probing thread per CPU of cpus (all the CPUs
-// this process may run on when nil). A CPU the thread cannot be moved to
-// is not probed.
-func StartSpeedProbe(cpus []int) *SpeedProbe {
+// this process may run on when nil), keeping the samples taken from from
+// on. A CPU the thread cannot be moved to is not probed.
+func StartSpeedProbe(cpus []int, from time.Time) *SpeedProbe {
 	if cpus == nil {
 		var set unix.CPUSet
 		if err := unix.SchedGetaffinity(0, &set); err == nil {
@@ -64,7 +103,7 @@ func StartSpeedProbe(cpus []int) *SpeedProbe {
 			}
 		}
 	}
-	p := &SpeedProbe{stop: make(chan struct{})}
+	p := &SpeedProbe{stop: make(chan struct{}), from: from, keep: speedRecent}
 	ready := make(chan int, len(cpus))
 	for _, c := range cpus {
 		p.wg.Add(1)
@@ -124,11 +163,26 @@ func (p *SpeedProbe) probe(cpu int, ready chan<- int) {
 		if !ok0 || !ok1 || c1 <= c0 {
 			continue
 		}
-		s := SpeedSample{At: time.Now(), CPU: cpu, Rate: SpeedProbeRounds / (float64(c1-c0) / 1e3), CPUTime: time.Duration(c1 - c0)}
-		p.mu.Lock()
-		p.samples = append(p.samples, s)
-		p.mu.Unlock()
+		p.add(SpeedSample{At: time.Now(), CPU: cpu, Rate: SpeedProbeRounds / (float64(c1-c0) / 1e3),
+			CPUTime: time.Duration(c1 - c0)})
 	}
+}
+
+// add keeps s: among the recent samples, folding the oldest into the sum
+// when there are more than p.keep.
+func (p *SpeedProbe) add(s SpeedSample) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.At.Before(p.from) {
+		return
+	}
+	if len(p.recent) >= p.keep {
+		p.older.add(p.recent[0])
+		// Shift rather than reslice, so the backing array does not grow.
+		n := copy(p.recent, p.recent[1:])
+		p.recent = p.recent[:n]
+	}
+	p.recent = append(p.recent, s)
 }
 
 // threadCPU is the calling thread's CPU time in nanoseconds.
@@ -164,31 +218,33 @@ func speedLoop(table *[4096]uint32, rounds int) {
 	speedSink += acc
 }
 
-// Stop ends the probes and returns their samples in time order.
-func (p *SpeedProbe) Stop() []SpeedSample {
+// Stop ends the probes and sums up their samples up to to (the folded
+// ones are all counted: they are older than every recent one).
+func (p *SpeedProbe) Stop(to time.Time) SpeedSummary {
 	close(p.stop)
 	p.wg.Wait()
+	return p.summary(to)
+}
+
+// summary sums up the samples kept, the recent ones up to to.
+func (p *SpeedProbe) summary(to time.Time) SpeedSummary {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := slices.Clone(p.samples)
-	slices.SortFunc(out, func(a, b SpeedSample) int { return a.At.Compare(b.At) })
+	out := p.older
+	out.PerCPU = maps.Clone(p.older.PerCPU)
+	for _, s := range p.recent {
+		if !s.At.After(to) {
+			out.add(s)
+		}
+	}
 	return out
 }
 
-// SpeedOver summarises the samples taken in [from, to]: their mean rate,
-// how many there were (0 and 0 when none) and the CPU time they took.
-func SpeedOver(samples []SpeedSample, from, to time.Time) (mean float64, n int, cpu time.Duration) {
-	var sum float64
-	for _, s := range samples {
-		if s.At.Before(from) || s.At.After(to) {
-			continue
-		}
-		sum += s.Rate
-		cpu += s.CPUTime
-		n++
-	}
-	if n == 0 {
-		return 0, 0, 0
-	}
-	return sum / float64(n), n, cpu
+// Recent returns the recent samples in time order.
+func (p *SpeedProbe) Recent() []SpeedSample {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := slices.Clone(p.recent)
+	slices.SortFunc(out, func(a, b SpeedSample) int { return a.At.Compare(b.At) })
+	return out
 }

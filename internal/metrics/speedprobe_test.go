@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -31,13 +32,13 @@ func allowedCPUs(t *testing.T) map[string]bool {
 
 // TestSpeedProbe probes every CPU for 400 ms: each gives samples (about 8
 // at one per 50 ms; at least 3 even on a loaded machine), every rate is
-// positive and finite, the samples come in time order, and SpeedOver
-// averages only those inside its window; afterwards every thread of the
-// process may run on the CPUs it could before (the probes moved theirs).
+// positive and finite, and the summary counts every sample kept, with the
+// CPU time their rounds took; afterwards every thread of the process may
+// run on the CPUs it could before (the probes moved theirs).
 func TestSpeedProbe(t *testing.T) {
 	before := allowedCPUs(t)
 	start := time.Now()
-	p := StartSpeedProbe(nil)
+	p := StartSpeedProbe(nil, start)
 	tids := ThreadsOf("/proc", []int{os.Getpid()})
 	for _, tid := range p.TIDs() {
 		if !slices.Contains(tids, tid) {
@@ -45,10 +46,19 @@ func TestSpeedProbe(t *testing.T) {
 		}
 	}
 	time.Sleep(400 * time.Millisecond)
-	samples := p.Stop()
-	per := map[int]int{}
+	to := time.Now()
+	sum := p.Stop(to)
+	// A probe may end a sample between to and Stop: it is kept, not summed.
+	var samples []SpeedSample
+	per, all := map[int]int{}, map[int]int{}
+	for _, s := range p.Recent() {
+		all[s.CPU]++
+		if !s.At.After(to) {
+			samples = append(samples, s)
+			per[s.CPU]++
+		}
+	}
 	for i, s := range samples {
-		per[s.CPU]++
 		if !(s.Rate > 0) || s.Rate > 1e6 {
 			t.Fatalf("sample %d: rate %v, want a positive rounds/µs", i, s.Rate)
 		}
@@ -59,33 +69,56 @@ func TestSpeedProbe(t *testing.T) {
 	if len(per) == 0 {
 		t.Fatal("no CPU probed")
 	}
-	if len(p.TIDs()) != len(per) {
-		t.Errorf("%d probe threads for %d CPUs probed", len(p.TIDs()), len(per))
+	if len(p.TIDs()) != len(all) {
+		t.Errorf("%d probe threads for %d CPUs probed", len(p.TIDs()), len(all))
 	}
-	for cpu, n := range per {
+	for cpu, n := range all {
 		if n < 3 {
 			t.Errorf("CPU %d: %d samples in 400 ms, want at least 3", cpu, n)
 		}
 	}
-	mean, n, cpu := SpeedOver(samples, start, time.Now())
-	if n != len(samples) || mean <= 0 {
-		t.Errorf("SpeedOver(all) = %v over %d, want a mean over %d", mean, n, len(samples))
+	if sum.N != len(samples) || sum.Mean <= 0 || !maps.Equal(sum.PerCPU, per) {
+		t.Errorf("summary: mean %v over %d %v, want a mean over %d %v", sum.Mean, sum.N, sum.PerCPU, len(samples), per)
 	}
 	// Each probe's CPU time is its rounds at its rate.
 	var want float64
 	for _, s := range samples {
 		want += SpeedProbeRounds / s.Rate * 1e3
 	}
-	if math.Abs(float64(cpu)-want) > 0.001*want+float64(len(samples)) {
-		t.Errorf("SpeedOver CPU %v, want %v ns (rounds over rate)", cpu, want)
-	}
-	if _, n, _ := SpeedOver(samples, start.Add(-time.Hour), start); n != 0 {
-		t.Errorf("SpeedOver before the probe counted %d samples, want 0", n)
+	if math.Abs(float64(sum.CPU)-want) > 0.001*want+float64(len(samples)) {
+		t.Errorf("summary CPU %v, want %v ns (rounds over rate)", sum.CPU, want)
 	}
 	if after := allowedCPUs(t); len(after) != 1 || len(before) != 1 || !after[firstKey(before)] {
 		t.Errorf("threads' allowed CPUs %v after the probe, want all as before: %v", after, before)
 	}
-	t.Logf("%d samples, mean %.1f rounds/µs (%.0f µs per probe)", len(samples), mean, SpeedProbeRounds/mean)
+	t.Logf("%d samples, mean %.1f rounds/µs (%.0f µs per probe)", len(samples), sum.Mean, SpeedProbeRounds/sum.Mean)
+}
+
+// TestSpeedProbeBounded feeds a probe that keeps 4 recent samples: samples
+// before its start are dropped, older ones are folded into the sum without
+// being lost, the ones after the summary's end are left out, and the kept
+// samples never outgrow 4, worked by hand.
+func TestSpeedProbeBounded(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	p := &SpeedProbe{from: t0, keep: 4}
+	p.add(SpeedSample{At: t0.Add(-time.Second), CPU: 0, Rate: 1000, CPUTime: time.Hour}) // before the start
+	for i := range 10 {
+		p.add(SpeedSample{At: t0.Add(time.Duration(i) * time.Second), CPU: i % 2, Rate: float64(i + 1), CPUTime: time.Millisecond})
+		if len(p.recent) > 4 || cap(p.recent) > 8 {
+			t.Fatalf("after %d samples: %d kept, capacity %d; want at most 4", i+1, len(p.recent), cap(p.recent))
+		}
+	}
+	// Up to second 8: rates 1..9, mean 5, 9 ms; CPU 0 had seconds 0, 2, 4, 6, 8.
+	got := p.summary(t0.Add(8 * time.Second))
+	if got.N != 9 || got.Mean != 5 || got.CPU != 9*time.Millisecond || got.PerCPU[0] != 5 || got.PerCPU[1] != 4 {
+		t.Errorf("summary to second 8 = %+v, want 9 samples, mean 5, 9ms, 5 on CPU 0 and 4 on CPU 1", got)
+	}
+	if all := p.summary(t0.Add(time.Hour)); all.N != 10 || all.Mean != 5.5 {
+		t.Errorf("summary of all = %+v, want 10 samples, mean 5.5", all)
+	}
+	if p.older.N != 6 {
+		t.Errorf("%d samples folded, want 6", p.older.N)
+	}
 }
 
 func firstKey(m map[string]bool) string {

@@ -347,17 +347,17 @@ func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threa
 	}
 	// The CPUs' speed during the step (metrics.SpeedProbe), so that a run
 	// on CPUs the host slowed can be told from a slow database.
-	speed := metrics.StartSpeedProbe(nil)
+	speed := metrics.StartSpeedProbe(nil, win.measureFrom)
 	sampler.IgnoreThreads(speed.TIDs())
 	speedStopped := false
-	stopSpeed := func() []metrics.SpeedSample {
+	stopSpeed := func(to time.Time) metrics.SpeedSummary {
 		if speedStopped {
-			return nil
+			return metrics.SpeedSummary{}
 		}
 		speedStopped = true
-		return speed.Stop()
+		return speed.Stop(to)
 	}
-	defer stopSpeed()
+	defer stopSpeed(time.Time{})
 	if st.Warmup <= 0 {
 		sampler.Mark()
 	}
@@ -423,7 +423,8 @@ func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threa
 			stats.addFacts(head.Facts, st.Name)
 		}
 	}
-	if mean, n, cpu := metrics.SpeedOver(stopSpeed(), win.measureFrom, end); n > 0 {
+	if sp := stopSpeed(end); sp.N > 0 {
+		mean, n, cpu := sp.Mean, sp.N, sp.CPU
 		for _, rs := range resultsOf {
 			rs[0].Facts[store.FactCPUSpeed] = mean
 			rs[0].Facts[store.FactCPUSpeedSamples] = float64(n)
