@@ -2,11 +2,13 @@ package runner
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
 	"benchlab/internal/engine"
 	_ "benchlab/internal/engine/sqlite"
+	"benchlab/internal/metrics"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 	"benchlab/internal/workload/sysbench"
@@ -96,6 +98,14 @@ func TestCellEfficiencySQLite(t *testing.T) {
 	if eng < float64(prep.DBBytes)/2 || own <= 0 || goPeak <= 0 || own >= float64(e.ClientPeakRSS) || goPeak >= float64(e.ClientPeakRSS) {
 		t.Errorf("memory facts own %.0f, Go %.0f, SQLite %.0f bytes, peak RSS %d, database %d bytes: want SQLite's >= half "+
 			"the database (its pages cached), 0 < own and Go < RSS", own, goPeak, eng, e.ClientPeakRSS, prep.DBBytes)
+	}
+	// The CPU speed probes ran over the measured part: a sample every 50
+	// ms on each CPU (at least a few, however loaded the machine), none
+	// from before it, and their CPU time is a small part of the window's.
+	speed, n, probeCPU := res.Facts[store.FactCPUSpeed], res.Facts[store.FactCPUSpeedSamples], res.Facts[store.FactCPUSpeedCPU]
+	maxN := float64(runtime.NumCPU()) * (e.Seconds/metrics.SpeedProbeEvery.Seconds() + 2)
+	if !(speed > 0) || n < 3 || n > maxN || !(probeCPU > 0) || probeCPU > 0.1*e.Seconds*float64(runtime.NumCPU()) {
+		t.Errorf("speed facts: %v rounds/us from %v samples (want 3 to %.0f) taking %v s of CPU", speed, n, maxN, probeCPU)
 	}
 	if lim, ok := res.Facts[store.FactClientGoMemLimit]; ok && lim < goPeak/4 {
 		t.Errorf("Go memory limit %.0f bytes for a step whose Go runtime held %.0f", lim, goPeak)
