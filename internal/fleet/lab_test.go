@@ -20,6 +20,7 @@ import (
 	"benchlab/internal/fleet"
 	"benchlab/internal/server"
 	"benchlab/internal/store"
+	"benchlab/internal/store/storetest"
 )
 
 // childArgs is the variable that makes this test binary run benchlab's
@@ -128,11 +129,7 @@ func queueJob(t *testing.T, dsn string, args ...string) int64 {
 // each experiment.
 func jobExperiments(t *testing.T, dsn string) (map[int64][]int64, map[int64]store.QueueJob, map[int64]string) {
 	t.Helper()
-	st, err := store.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t, dsn)
 	ctx := context.Background()
 	exps, err := st.Experiments(ctx)
 	if err != nil {

@@ -15,16 +15,24 @@ type Run struct {
 	Results []store.Result
 }
 
-// Runs opens the store at db (a file or a DSN) and returns every run of
-// every experiment with its results (with their 1-second series when
-// intervals), failing the test on any error.
-func Runs(t testing.TB, db string, intervals bool) []Run {
+// Open opens the store at db (a file or a DSN), failing the test on an
+// error; the store is closed when the test ends.
+func Open(t testing.TB, db string) *store.Store {
 	t.Helper()
 	st, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// Runs opens the store at db (a file or a DSN) and returns every run of
+// every experiment with its results (with their 1-second series when
+// intervals), failing the test on any error.
+func Runs(t testing.TB, db string, intervals bool) []Run {
+	t.Helper()
+	st := Open(t, db)
 	ctx := context.Background()
 	runs, err := st.Runs(ctx, 0)
 	if err != nil {
