@@ -86,6 +86,15 @@ def run(cmd, what, user=None, timeout=300, **kw):
     return p.stdout.decode()
 
 
+def kill_live():
+    """Kills the tools' processes still running, with their children."""
+    for p in list(LIVE):
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def cpu_ticks(pid):
     """(utime, stime) of a process, in clock ticks: user and system (kernel)
     time."""
@@ -351,11 +360,7 @@ def main():
         print("client-vs-sysbench: interrupted", file=sys.stderr)
         sys.exit(130)
     finally:
-        for p in list(LIVE):
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        kill_live()
         for s in servers:
             try:
                 s.stop()
@@ -465,6 +470,9 @@ def together(a, srv, w, threads, spec, store, length, sb, sb_cwd, sb_count, bl_c
         try:
             mine = watch(bl, threads, a.skip + 1, a.secs, len(threads) * (length + 40) + 900, bl_count,
                          on_first=start_sysbench)
+        except BaseException:
+            kill_live()  # the sysbench under way, so that its thread ends now
+            raise
         finally:
             for h in helpers:
                 h.join(length + 130)
