@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"benchlab/internal/metrics"
 	"benchlab/internal/runner"
 	"benchlab/internal/schedule"
 	"benchlab/internal/spec"
@@ -46,6 +47,8 @@ type runFlags struct {
 	// profile and profileHz are --profile and --profile-hz.
 	profile   bool
 	profileHz int
+	// speedProbe is --speed-probe (spec speed_probe).
+	speedProbe string
 	// getenv is the command's environment (Env.Getenv), which the spec's
 	// targets read (versions dir, server logs, passwords).
 	getenv func(string) string
@@ -93,10 +96,11 @@ func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	fs.StringVar(&f.warmupTime, "warmup-time", "", "the same as --warmup (sysbench's name)")
 	fs.BoolVar(&f.profile, "profile", false, "record a CPU profile (perf record call stacks) of the server, or of benchlab for an in-process engine, over every measured step; the report then says which functions take more time per operation")
 	fs.IntVar(&f.profileHz, "profile-hz", 0, "samples per second of CPU time for --profile (default 99; implies --profile)")
+	fs.StringVar(&f.speedProbe, "speed-probe", "", "how often the CPU speed probes run on each CPU during a measured step (default 200ms), or off: they flag runs on slowed CPUs and cost the client a little CPU")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve live Prometheus metrics (ops/s, latency quantiles, errors per target and test) at http://ADDR/metrics during the run; loopback only, e.g. 127.0.0.1:9464")
 	addKnobs(fs, &f.k)
 	setGroup(fs, groupExperiment, "spec", "preset", "name", "base", "engine", "set", "sweep", "suite", "repeats", "seed", "yes", "dry-run",
-		"workdir", "keep-data", "skip-space-check", "wait-quiet", "cpuprofile", "flush-every", "profile", "profile-hz")
+		"workdir", "keep-data", "skip-space-check", "wait-quiet", "cpuprofile", "flush-every", "profile", "profile-hz", "speed-probe")
 	setGroup(fs, groupWorkload, "tests", "threads", "time", "read-time", "write-time", "warmup", "warmup-time",
 		"report-interval", "tables", "table-size", "db-ps-mode")
 	setGroup(fs, groupOutput, "store", "output", "format", "color", "metrics-addr")
@@ -273,6 +277,13 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 		s.ProfileHz = DefaultProfileHz
 	case set["profile"] && !f.profile:
 		s.ProfileHz = 0
+	}
+	if set["speed-probe"] {
+		s.SpeedProbe = f.speedProbe
+		if _, err := s.SpeedProbeEvery(); err != nil {
+			return s, usagef("flag --speed-probe: %q is not allowed; want a duration from %v to %v or off", f.speedProbe,
+				metrics.MinSpeedProbeEvery, metrics.MaxSpeedProbeEvery)
+		}
 	}
 	if err := f.k.apply(&s, set); err != nil {
 		return s, err

@@ -19,16 +19,28 @@ import (
 // CPU-bound SQLite statement ran 1.8x faster per CPU second in some seconds
 // than in others, each virtual CPU on its own schedule. Canaries before and
 // after a run miss what happens during it, so the probe runs during the
-// measured part: on each CPU, every SpeedProbeEvery, a fixed loop of
+// measured part: on each CPU, every SpeedProbeEvery (or the experiment's
+// speed_probe), a fixed loop of
 // SpeedProbeRounds rounds, timed by the probing thread's own CPU clock so
 // that waiting for the CPU does not count. Its rate, rounds per CPU
 // microsecond, is the CPU's speed at that moment.
 const (
-	// SpeedProbeEvery is the pause between two probes on one CPU.
-	SpeedProbeEvery = 50 * time.Millisecond
+	// SpeedProbeEvery is the default pause between two probes on one CPU.
+	// It was 50 ms until side-by-side perf stat pairs against sysbench
+	// (PostgreSQL point query, 8 threads) put benchlab's client CPU per
+	// query at a median 1.15x sysbench's with probes every 50 ms, 1.10x
+	// every 200 ms and 1.06x without: each probe wakes a thread pinned to
+	// a CPU, which displaces the worker running there. Every 200 ms still
+	// puts 5 probes a second on each CPU, more than a slow spell of half
+	// a second needs to show in a step's mean.
+	SpeedProbeEvery = 200 * time.Millisecond
 	// SpeedProbeRounds is the loop's length: about 220 µs of one CPU on
-	// the development machine, so the probes take about 0.4% of each CPU.
+	// the development machine, so the probes take about 0.1% of each CPU.
 	SpeedProbeRounds = 1 << 15
+	// MinSpeedProbeEvery and MaxSpeedProbeEvery bound the pause an
+	// experiment may ask for (speed_probe).
+	MinSpeedProbeEvery = 10 * time.Millisecond
+	MaxSpeedProbeEvery = 10 * time.Second
 )
 
 // SpeedSample is one probe: when it ended, on which CPU, and the rate.
@@ -48,9 +60,10 @@ type SpeedSample struct {
 // (at 20 samples a second per CPU, keeping every sample had cost 7 MB an
 // hour on 2 CPUs).
 type SpeedProbe struct {
-	stop chan struct{}
-	wg   sync.WaitGroup
-	tids []int
+	every time.Duration
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	tids  []int
 
 	mu   sync.Mutex
 	from time.Time // samples before it are not kept
@@ -90,9 +103,13 @@ func (m *SpeedSummary) add(s SpeedSample) {
 const speedRecent = 512
 
 // StartSpeedProbe starts one probing thread per CPU of cpus (all the CPUs
-// this process may run on when nil), keeping the samples taken from from
-// on. A CPU the thread cannot be moved to is not probed.
-func StartSpeedProbe(cpus []int, from time.Time) *SpeedProbe {
+// this process may run on when nil), probing each every every
+// (SpeedProbeEvery when 0) and keeping the samples taken from from on. A
+// CPU the thread cannot be moved to is not probed.
+func StartSpeedProbe(cpus []int, from time.Time, every time.Duration) *SpeedProbe {
+	if every <= 0 {
+		every = SpeedProbeEvery
+	}
 	if cpus == nil {
 		var set unix.CPUSet
 		if err := unix.SchedGetaffinity(0, &set); err == nil {
@@ -103,7 +120,7 @@ func StartSpeedProbe(cpus []int, from time.Time) *SpeedProbe {
 			}
 		}
 	}
-	p := &SpeedProbe{stop: make(chan struct{}), from: from, keep: speedRecent}
+	p := &SpeedProbe{every: every, stop: make(chan struct{}), from: from, keep: speedRecent}
 	ready := make(chan int, len(cpus))
 	for _, c := range cpus {
 		p.wg.Add(1)
@@ -119,8 +136,14 @@ func StartSpeedProbe(cpus []int, from time.Time) *SpeedProbe {
 
 // TIDs are the probing threads' IDs, so that what is measured of
 // benchlab's threads can leave them out: a probe pinned to a CPU waits for
-// whatever runs there, benchlab's own workers included.
-func (p *SpeedProbe) TIDs() []int { return p.tids }
+// whatever runs there, benchlab's own workers included. None for a nil
+// probe (probes turned off).
+func (p *SpeedProbe) TIDs() []int {
+	if p == nil {
+		return nil
+	}
+	return p.tids
+}
 
 // probe runs on a thread of its own moved to cpu, and gives the thread
 // back to the Go runtime with its CPUs as they were. (Ending the goroutine
@@ -148,7 +171,7 @@ func (p *SpeedProbe) probe(cpu int, ready chan<- int) {
 			runtime.UnlockOSThread()
 		} // else the goroutine ends locked and the runtime ends the thread
 	}()
-	t := time.NewTicker(SpeedProbeEvery)
+	t := time.NewTicker(p.every)
 	defer t.Stop()
 	var table [4096]uint32
 	for {
@@ -219,8 +242,12 @@ func speedLoop(table *[4096]uint32, rounds int) {
 }
 
 // Stop ends the probes and sums up their samples up to to (the folded
-// ones are all counted: they are older than every recent one).
+// ones are all counted: they are older than every recent one). A nil
+// probe has none.
 func (p *SpeedProbe) Stop(to time.Time) SpeedSummary {
+	if p == nil {
+		return SpeedSummary{}
+	}
 	close(p.stop)
 	p.wg.Wait()
 	return p.summary(to)

@@ -38,7 +38,7 @@ func allowedCPUs(t *testing.T) map[string]bool {
 func TestSpeedProbe(t *testing.T) {
 	before := allowedCPUs(t)
 	start := time.Now()
-	p := StartSpeedProbe(nil, start)
+	p := StartSpeedProbe(nil, start, 50*time.Millisecond)
 	tids := ThreadsOf("/proc", []int{os.Getpid()})
 	for _, tid := range p.TIDs() {
 		if !slices.Contains(tids, tid) {

@@ -99,7 +99,7 @@ func TestCellEfficiencySQLite(t *testing.T) {
 		t.Errorf("memory facts own %.0f, Go %.0f, SQLite %.0f bytes, peak RSS %d, database %d bytes: want SQLite's >= half "+
 			"the database (its pages cached), 0 < own and Go < RSS", own, goPeak, eng, e.ClientPeakRSS, prep.DBBytes)
 	}
-	// The CPU speed probes ran over the measured part: a sample every 50
+	// The CPU speed probes ran over the measured part: a sample every 200
 	// ms on each CPU (at least a few, however loaded the machine), none
 	// from before it, and their CPU time is a small part of the window's.
 	speed, n, probeCPU := res.Facts[store.FactCPUSpeed], res.Facts[store.FactCPUSpeedSamples], res.Facts[store.FactCPUSpeedCPU]

@@ -148,6 +148,10 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 	cells := s.Expand()
 	// An interleaved experiment runs each repeat's targets side by side
 	// (RunGroup); otherwise each cell is a group of its own.
+	probeEvery, err := s.SpeedProbeEvery()
+	if err != nil {
+		return 0, err
+	}
 	var groups [][]spec.Cell
 	for _, c := range cells {
 		if n := len(groups); s.Workload.Interleave.Duration > 0 && n > 0 && groups[n-1][0].Repeat == c.Repeat {
@@ -211,7 +215,7 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 				Seed: seeds[c.Repeat], RunID: run.ID, Log: out,
 				Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration, Progress: opt.Progress,
 					Rate: s.Workload.Rate, Events: s.Workload.Events, Percentile: s.Workload.Percentile, Live: liveOf(opt.Live, c.Target.Name),
-					FlushEvery: opt.FlushEvery, ProfileHz: s.ProfileHz},
+					FlushEvery: opt.FlushEvery, ProfileHz: s.ProfileHz, SpeedProbeEvery: probeEvery},
 			}
 		}
 		var outcomes []Outcome

@@ -90,6 +90,15 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 		yp = nil
 	}
 	var mine int64
+	// A closed-loop operation that follows the previous one straight on
+	// starts at the clock reading that ended it (chained): one clock read
+	// per operation instead of two, about 40 ns of a ~4 us embedded point
+	// query on this VM's clock. Its latency then includes the loop's own
+	// bookkeeping since the previous operation, a few tens of ns. Anything
+	// that may take longer in between (a pacer's or waiter's wait, a yield,
+	// a histogram handover) reads the clock again.
+	var next int64
+	chained := false
 	for !stop.Load() {
 		if g := rr.turns; g != nil && int(g.active.Load()) != rr.target {
 			return // the target's turn is over (turns.go)
@@ -105,7 +114,13 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 		if waiter != nil && !waiter.Wait(ctx) {
 			return
 		}
-		t0 := clock.Now()
+		var t0 int64
+		if chained {
+			t0 = next
+		} else {
+			t0 = clock.Now()
+		}
+		chained = p == nil && waiter == nil
 		if p != nil {
 			p.started(clock.Time(t0))
 		}
@@ -173,6 +188,7 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 		}
 		if s.handoff.Load() {
 			s.handOver(rr)
+			chained = false
 		}
 		if last {
 			stop.Store(true)
@@ -194,6 +210,10 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 		if !pause(t1, deadlineNs, yp, stop, rr.locked) {
 			return
 		}
+		if yp != nil && *yp == t1 {
+			chained = false // it yielded
+		}
+		next = t1
 	}
 }
 

@@ -73,6 +73,10 @@ type Options struct {
 	// sleeps included, is then the bubble's fake clock, so tests run steps
 	// in fake time, exactly and fast.
 	TimeClock bool
+	// SpeedProbeEvery is the pause between two CPU speed probes on one CPU
+	// (metrics.SpeedProbe): 0 takes metrics.SpeedProbeEvery, a negative
+	// value turns the probes off (no speed facts, nothing to wake a CPU).
+	SpeedProbeEvery time.Duration
 }
 
 // LiveSample is one role's last second of a running step.
@@ -347,7 +351,10 @@ func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threa
 	}
 	// The CPUs' speed during the step (metrics.SpeedProbe), so that a run
 	// on CPUs the host slowed can be told from a slow database.
-	speed := metrics.StartSpeedProbe(nil, win.measureFrom)
+	var speed *metrics.SpeedProbe // nil: no probes, no speed facts
+	if opt.SpeedProbeEvery >= 0 {
+		speed = metrics.StartSpeedProbe(nil, win.measureFrom, opt.SpeedProbeEvery)
+	}
 	sampler.IgnoreThreads(speed.TIDs())
 	speedStopped := false
 	stopSpeed := func(to time.Time) metrics.SpeedSummary {

@@ -43,6 +43,10 @@ type Spec struct {
 	// this many samples per second with perf record (run --profile,
 	// --profile-hz). 0: no profile.
 	ProfileHz int `toml:"profile_hz,omitempty"`
+	// SpeedProbe is how often the CPU speed probes run on each CPU during
+	// a measured step (metrics.SpeedProbe): a duration from 10ms to 10s,
+	// "off" for none (no slow-CPU flags then), "" for the default 200ms.
+	SpeedProbe string `toml:"speed_probe,omitempty"`
 	// Sequence says the targets are listed in release order, so the report
 	// locates where along the sequence a metric changed.
 	Sequence bool     `toml:"sequence"`
@@ -505,6 +509,25 @@ func (t Target) TargetSettings() map[string]string {
 	return out
 }
 
+// SpeedProbeEvery is the pause between two CPU speed probes that
+// speed_probe asks for: 0 for the default, -1 for "off"; an error that
+// names the field when it is neither a duration in range nor "off".
+func (s *Spec) SpeedProbeEvery() (time.Duration, error) {
+	switch v := strings.TrimSpace(s.SpeedProbe); v {
+	case "":
+		return 0, nil
+	case "off":
+		return -1, nil
+	default:
+		d, err := time.ParseDuration(v)
+		if err != nil || d < metrics.MinSpeedProbeEvery || d > metrics.MaxSpeedProbeEvery {
+			return 0, errf("speed_probe", "%q is not allowed; want a duration from %v to %v (e.g. \"200ms\") or \"off\"",
+				s.SpeedProbe, metrics.MinSpeedProbeEvery, metrics.MaxSpeedProbeEvery)
+		}
+		return d, nil
+	}
+}
+
 // MaxProfileHz is the highest profile_hz: above it perf's own work would
 // distort what it measures (the kernel's default cap is 100,000).
 const MaxProfileHz = 10000
@@ -521,6 +544,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.ProfileHz < 0 || s.ProfileHz > MaxProfileHz {
 		return errf("profile_hz", "%d is not allowed; want 0 (no profile) or 1 to %d samples per second", s.ProfileHz, MaxProfileHz)
+	}
+	if _, err := s.SpeedProbeEvery(); err != nil {
+		return err
 	}
 	if s.Seed > math.MaxInt64 {
 		return errf("seed", "%d is too large; want 0 (a new seed) to %d", s.Seed, int64(math.MaxInt64))

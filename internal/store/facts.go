@@ -51,7 +51,8 @@ const (
 	// FactCPUSpeed is the mean rate of the CPU speed probes over a step's
 	// measured part (metrics.SpeedProbe: rounds of a fixed loop per
 	// microsecond of the probing thread's CPU time, every CPU probed every
-	// 50 ms); FactCPUSpeedSamples the number of probes behind it. A run's
+	// 200 ms unless the experiment's speed_probe says otherwise; absent
+	// when it is "off"); FactCPUSpeedSamples the number of probes behind it. A run's
 	// speed far below the other runs' says the machine's CPUs were slow
 	// during it (a busy hyperthread sibling, a lowered clock), which its
 	// CPU time and steal do not show.
