@@ -41,7 +41,23 @@ const (
 	// experiment may ask for (speed_probe).
 	MinSpeedProbeEvery = 10 * time.Millisecond
 	MaxSpeedProbeEvery = 10 * time.Second
+	// SpeedProbeMinSamples is how many probes per CPU the default pause
+	// gives a measured part of known length at least (SpeedProbeEveryFor).
+	SpeedProbeMinSamples = 20
 )
+
+// SpeedProbeEveryFor is the default pause for a measured part of the
+// given length: SpeedProbeEvery, shortened for a part too short to get
+// SpeedProbeMinSamples probes on each CPU that way (a 600 ms test, such as
+// calibrate's, is probed every 30 ms), never below MinSpeedProbeEvery.
+// A length of 0 or less (unknown: a step bounded by its operations) takes
+// SpeedProbeEvery.
+func SpeedProbeEveryFor(measured time.Duration) time.Duration {
+	if measured <= 0 {
+		return SpeedProbeEvery
+	}
+	return min(SpeedProbeEvery, max(MinSpeedProbeEvery, measured/SpeedProbeMinSamples))
+}
 
 // SpeedSample is one probe: when it ended, on which CPU, and the rate.
 type SpeedSample struct {

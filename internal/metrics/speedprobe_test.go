@@ -127,3 +127,22 @@ func firstKey(m map[string]bool) string {
 	}
 	return ""
 }
+
+// TestSpeedProbeEveryFor works the default pause out by hand: 20 probes per
+// CPU over a short measured part, never more often than every 10 ms, never
+// less often than every 200 ms, and 200 ms when the length is unknown.
+func TestSpeedProbeEveryFor(t *testing.T) {
+	for _, c := range []struct{ measured, want time.Duration }{
+		{0, 200 * time.Millisecond},
+		{-time.Second, 200 * time.Millisecond},
+		{100 * time.Millisecond, 10 * time.Millisecond},
+		{600 * time.Millisecond, 30 * time.Millisecond},
+		{time.Second, 50 * time.Millisecond},
+		{4 * time.Second, 200 * time.Millisecond},
+		{time.Hour, 200 * time.Millisecond},
+	} {
+		if got := SpeedProbeEveryFor(c.measured); got != c.want {
+			t.Errorf("SpeedProbeEveryFor(%v) = %v, want %v", c.measured, got, c.want)
+		}
+	}
+}

@@ -99,11 +99,11 @@ func TestCellEfficiencySQLite(t *testing.T) {
 		t.Errorf("memory facts own %.0f, Go %.0f, SQLite %.0f bytes, peak RSS %d, database %d bytes: want SQLite's >= half "+
 			"the database (its pages cached), 0 < own and Go < RSS", own, goPeak, eng, e.ClientPeakRSS, prep.DBBytes)
 	}
-	// The CPU speed probes ran over the measured part: a sample every 200
-	// ms on each CPU (at least a few, however loaded the machine), none
+	// The CPU speed probes ran over the measured part: a sample every 75
+	// ms on each CPU (1.5 s / SpeedProbeMinSamples) (at least a few, however loaded the machine), none
 	// from before it, and their CPU time is a small part of the window's.
 	speed, n, probeCPU := res.Facts[store.FactCPUSpeed], res.Facts[store.FactCPUSpeedSamples], res.Facts[store.FactCPUSpeedCPU]
-	maxN := float64(runtime.NumCPU()) * (e.Seconds/metrics.SpeedProbeEvery.Seconds() + 2)
+	maxN := float64(runtime.NumCPU()) * (e.Seconds/metrics.SpeedProbeEveryFor(1500*time.Millisecond).Seconds() + 2)
 	if !(speed > 0) || n < 3 || n > maxN || !(probeCPU > 0) || probeCPU > 0.1*e.Seconds*float64(runtime.NumCPU()) {
 		t.Errorf("speed facts: %v rounds/us from %v samples (want 3 to %.0f) taking %v s of CPU", speed, n, maxN, probeCPU)
 	}

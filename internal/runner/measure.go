@@ -74,8 +74,9 @@ type Options struct {
 	// in fake time, exactly and fast.
 	TimeClock bool
 	// SpeedProbeEvery is the pause between two CPU speed probes on one CPU
-	// (metrics.SpeedProbe): 0 takes metrics.SpeedProbeEvery, a negative
-	// value turns the probes off (no speed facts, nothing to wake a CPU).
+	// (metrics.SpeedProbe): 0 takes metrics.SpeedProbeEveryFor the step's
+	// measured length, a negative value turns the probes off (no speed
+	// facts, nothing to wake a CPU).
 	SpeedProbeEvery time.Duration
 }
 
@@ -352,8 +353,11 @@ func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threa
 	// The CPUs' speed during the step (metrics.SpeedProbe), so that a run
 	// on CPUs the host slowed can be told from a slow database.
 	var speed *metrics.SpeedProbe // nil: no probes, no speed facts
-	if opt.SpeedProbeEvery >= 0 {
-		speed = metrics.StartSpeedProbe(nil, win.measureFrom, opt.SpeedProbeEvery)
+	if every := opt.SpeedProbeEvery; every >= 0 {
+		if every == 0 && win.deadline.Sub(win.measureFrom) < forever/2 {
+			every = metrics.SpeedProbeEveryFor(win.deadline.Sub(win.measureFrom))
+		}
+		speed = metrics.StartSpeedProbe(nil, win.measureFrom, every)
 	}
 	sampler.IgnoreThreads(speed.TIDs())
 	speedStopped := false

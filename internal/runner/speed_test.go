@@ -11,8 +11,10 @@ import (
 )
 
 // TestSpeedProbeOption checks Options.SpeedProbeEvery: turned off, a step
-// carries no speed facts (and so no slow-CPU flag); every 20 ms, it carries
-// more samples than the 200 ms default could take in the same window.
+// carries no speed facts (and so no slow-CPU flag); by default a 1 s step
+// gets at least a few probes per CPU and at most SpeedProbeMinSamples and
+// a little; every 10 ms, it carries more samples than the default could
+// take in the same window.
 func TestSpeedProbeOption(t *testing.T) {
 	const measured = time.Second
 	off, err := MeasureRoles(context.Background(), nil, emptyStep(measured, 0), 1, 1, Options{SpeedProbeEvery: -1})
@@ -24,14 +26,21 @@ func TestSpeedProbeOption(t *testing.T) {
 			t.Errorf("probes off: fact %s = %v, want none", k, v)
 		}
 	}
-	often, err := MeasureRoles(context.Background(), nil, emptyStep(measured, 0), 1, 1, Options{SpeedProbeEvery: 20 * time.Millisecond})
+	byDefault := float64(runtime.NumCPU()) * (measured.Seconds()/metrics.SpeedProbeEveryFor(measured).Seconds() + 2)
+	def, err := MeasureRoles(context.Background(), nil, emptyStep(measured, 0), 1, 1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := def[0].Facts[store.FactCPUSpeedSamples]; n < 3 || n > byDefault {
+		t.Errorf("default probes: %v samples over %v, want 3 to %.0f", n, measured, byDefault)
+	}
+	often, err := MeasureRoles(context.Background(), nil, emptyStep(measured, 0), 1, 1, Options{SpeedProbeEvery: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := often[0].Facts[store.FactCPUSpeedSamples]
-	byDefault := float64(runtime.NumCPU()) * (measured.Seconds()/metrics.SpeedProbeEvery.Seconds() + 2)
 	if n <= byDefault || !(often[0].Facts[store.FactCPUSpeed] > 0) {
-		t.Errorf("probes every 20 ms: %v samples (mean %v) over %v, want more than the default's at most %.0f",
+		t.Errorf("probes every 10 ms: %v samples (mean %v) over %v, want more than the default's at most %.0f",
 			n, often[0].Facts[store.FactCPUSpeed], measured, byDefault)
 	}
 }
