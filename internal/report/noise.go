@@ -373,9 +373,9 @@ func disturbedNotes(d *Data) []string {
 	}
 	if len(ds.slow) > 0 {
 		out = append(out, fmt.Sprintf("runs on slow CPUs (the CPU speed probes during the run, a fixed loop timed by its own "+
-			"thread's CPU clock on every CPU every %v unless the experiment's speed_probe says otherwise, averaged below x%.2f of the "+
+			"thread's CPU clock on every CPU every %v, more often in steps shorter than %v, unless the experiment's speed_probe says otherwise, averaged below x%.2f of the "+
 			"median of the cell's runs): %s; verdicts set these runs aside when they came out worse than their side's undisturbed "+
-			"runs", metrics.SpeedProbeEvery, noise.SlowCPUFactor,
+			"runs", metrics.SpeedProbeEvery, metrics.SpeedProbeEvery*metrics.SpeedProbeMinSamples, noise.SlowCPUFactor,
 			strings.Join(ds.slow, "; ")))
 	}
 	return out
