@@ -96,12 +96,24 @@ def kill_live():
 
 
 def cpu_ticks(pid):
-    """(utime, stime) of a process, in clock ticks: user and system (kernel)
-    time."""
+    """(utime, stime, context switches) of a process: user and system
+    (kernel) time in clock ticks, and the voluntary and involuntary context
+    switches of its threads (summed over /proc/PID/task: /proc/PID/status
+    counts only the first thread). A thread that ends inside a window takes
+    its switches with it; both tools keep theirs for the whole run."""
     with open(f"/proc/{pid}/stat") as f:
         s = f.read()
     fields = s[s.rindex(")") + 2:].split()
-    return int(fields[11]), int(fields[12])
+    cs = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                        cs += int(line.split()[1])
+        except OSError:
+            pass  # the thread ended
+    return int(fields[11]), int(fields[12]), cs
 
 
 class Postgres:
@@ -257,7 +269,7 @@ def watch(cmd, threads, skip, secs, limit, counter, cwd=None, on_first=None):
                     if n == skip + secs:
                         c0, k0, qps = opened[t]
                         c1, k1 = cpu_ticks(p.pid), counter()
-                        out[t] = (statistics.fmean(qps), ((c1[0] - c0[0]) / CLK, (c1[1] - c0[1]) / CLK),
+                        out[t] = (statistics.fmean(qps), ((c1[0] - c0[0]) / CLK, (c1[1] - c0[1]) / CLK, c1[2] - c0[2]),
                                   None if k0 is None else k1 - k0)
         rc = p.wait(max(1, end - time.monotonic()))
     except BaseException:
@@ -490,14 +502,15 @@ def rows_of(a, srv, w, threads, res):
     for t in threads:
         row = {"db": srv.name, "workload": w, "threads": t}
         for tool in ("sysbench", "benchlab"):
-            qps, us, sys_us = [], [], []
-            for lineqps, (user, system), counted in res[tool][t]:
+            qps, us, sys_us, cs = [], [], [], []
+            for lineqps, (user, system, switches), counted in res[tool][t]:
                 rate = lineqps if counted is None else counted / a.secs
                 ops = rate * a.secs
                 qps.append(rate)
                 us.append((user + system) * 1e6 / ops if ops > 0 else float("nan"))
                 sys_us.append(system * 1e6 / ops if ops > 0 else float("nan"))
-            row[tool] = (qps, us, sys_us)
+                cs.append(switches / ops if ops > 0 else float("nan"))
+            row[tool] = (qps, us, sys_us, cs)
         rows.append(row)
     return rows
 
@@ -531,12 +544,15 @@ def print_table(a, rows, started, load0):
     print(f"sys: the system (kernel) part of each tool's us/op (stime of /proc/PID/stat), medians; "
           f"{mshort} sys/{short} = {mine}'s system time over {other}'s whole CPU per op: at 0.8 or more the "
           f"kernel alone keeps {mine} from costing 0.8x {other}")
+    print("cs/op: context switches per op of each tool's threads (voluntary and involuntary, /proc/PID/task/*/status), "
+          "medians: a count, which a slow spell of the host does not inflate as it does CPU time")
     if a.against:
         print(f"old: {a.against}; new: {a.benchlab}")
     hdr = (f"{'database':<14} {'workload':<8} {'thr':>4} {other[:9] + ' op/s':>14} {'±%':>5} {mine[:9] + ' op/s':>14} "
            f"{'±%':>5} {'ratio':>6} {'±%':>5} {short + ' us/op':>9} {'±%':>5} {mshort + ' us/op':>9} {'±%':>5} "
            f"{'cpu ratio':>9} {'±%':>5} "
-           f"{short + ' sys':>7} {mshort + ' sys':>7} {mshort + ' sys/' + short:>9}")
+           f"{short + ' sys':>7} {mshort + ' sys':>7} {mshort + ' sys/' + short:>9} {short + ' cs/op':>8} "
+           f"{mshort + ' cs/op':>8}")
     print(hdr)
     for r in rows:
         (sq, ss), (bq, bs) = med_spread(r["sysbench"][0]), med_spread(r["benchlab"][0])
@@ -546,7 +562,8 @@ def print_table(a, rows, started, load0):
         cr, crs = paired(r["benchlab"][1], r["sysbench"][1])
         print(f"{r['db']:<14} {r['workload']:<8} {r['threads']:>4} {sq:>14.1f} {ss:>5.0f} {bq:>14.1f} {bs:>5.0f} "
               f"{qr:>6.2f} {qrs:>5.0f} {sc:>9.2f} {scs:>5.0f} {bc:>9.2f} {bcs:>5.0f} "
-              f"{cr:>9.2f} {crs:>5.0f} {ssys:>7.2f} {bsys:>7.2f} {bsys / sc if sc else float('nan'):>9.2f}")
+              f"{cr:>9.2f} {crs:>5.0f} {ssys:>7.2f} {bsys:>7.2f} {bsys / sc if sc else float('nan'):>9.2f} "
+              f"{statistics.median(r['sysbench'][3]):>8.2f} {statistics.median(r['benchlab'][3]):>8.2f}")
 
 
 if __name__ == "__main__":
