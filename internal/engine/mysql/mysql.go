@@ -234,7 +234,13 @@ var quiet = log.New(io.Discard, "", 0)
 // (see package blockconn), as the C clients do.
 func connector(cfg *gomysql.Config) (driver.Connector, error) {
 	cfg = cfg.Clone()
-	cfg.DialFunc = blockconn.Dial
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := blockconn.Dial(ctx, network, addr)
+		if err == nil {
+			record(ctx, c)
+		}
+		return c, err
+	}
 	return gomysql.NewConnector(cfg)
 }
 
@@ -273,8 +279,13 @@ func (db *DB) dial(ctx context.Context, cfg *gomysql.Config) (*Conn, error) {
 	conn, err := connector(cfg)
 	if err == nil {
 		var c driver.Conn
-		if c, err = conn.Connect(ctx); err == nil {
-			return &Conn{c: c, db: db}, nil
+		sctx, slot := withSlot(ctx)
+		if c, err = conn.Connect(sctx); err == nil {
+			cn := &Conn{c: c, db: db}
+			if directEnabled && slot.c != nil && directOK(cfg) {
+				cn.w = &wire{nc: slot.c}
+			}
+			return cn, nil
 		}
 	}
 	return nil, db.Wrap(fmt.Errorf("%s target %s at %s: connect: %s", db.engine, db.target.Name, cfg.Addr,
@@ -550,6 +561,7 @@ func isControl(sql string) bool {
 // Conn is one connection.
 type Conn struct {
 	c    driver.Conn
+	w    *wire // the socket for the direct path; nil if not taken
 	db   *DB
 	args []driver.NamedValue
 }
@@ -639,11 +651,18 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 	if isControl(sql) {
 		return c.PrepareText(sql, engine.Short), nil
 	}
+	if cost != engine.Long && c.w != nil {
+		d, err := c.w.prepare(sql)
+		if err != nil {
+			return nil, c.db.fail(fmt.Errorf("prepare %q: %w", sql, err))
+		}
+		return &Stmt{d: d, c: c, sql: sql, db: c.db}, nil
+	}
 	s, err := c.c.(driver.ConnPrepareContext).PrepareContext(ctx, sql)
 	if err != nil {
 		return nil, c.db.fail(fmt.Errorf("prepare %q: %w", sql, err))
 	}
-	return &Stmt{s: s, db: c.db, long: cost == engine.Long}, nil
+	return &Stmt{s: s, c: c, sql: sql, db: c.db, long: cost == engine.Long}, nil
 }
 
 // Close closes the connection.
@@ -743,7 +762,10 @@ func (t *textStmt) Close() error { return nil }
 // its cancellation watcher; a managed server is stopped when the experiment
 // is cancelled, which ends any call.
 type Stmt struct {
-	s    driver.Stmt
+	s    driver.Stmt // the driver's statement; prepared lazily beside d
+	d    *directStmt // the direct path's statement (direct.go), or nil
+	c    *Conn
+	sql  string
 	db   *DB
 	long bool
 	vals []driver.Value
@@ -761,6 +783,13 @@ func (s *Stmt) values(args []any) []driver.Value {
 
 // Exec runs the statement and returns the rows changed.
 func (s *Stmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	if s.d != nil && s.d.encode(args) {
+		_, n, err := s.d.run()
+		return n, s.db.fail(err)
+	}
+	if err := s.driverStmt(ctx); err != nil {
+		return 0, err
+	}
 	var r driver.Result
 	var err error
 	if s.long {
@@ -777,6 +806,9 @@ func (s *Stmt) Exec(ctx context.Context, args ...any) (int64, error) {
 
 // rows starts the statement's result.
 func (s *Stmt) rows(ctx context.Context, args []any) (driver.Rows, error) {
+	if err := s.driverStmt(ctx); err != nil {
+		return nil, err
+	}
 	if s.long {
 		s.args = named(s.args[:0], args)
 		return s.s.(driver.StmtQueryContext).QueryContext(ctx, s.args)
@@ -786,6 +818,10 @@ func (s *Stmt) rows(ctx context.Context, args []any) (driver.Rows, error) {
 
 // Query runs the statement and counts the rows it returns.
 func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
+	if s.d != nil && s.d.encode(args) {
+		n, _, err := s.d.run()
+		return n, s.db.fail(err)
+	}
 	rows, err := s.rows(ctx, args)
 	if err != nil {
 		return 0, s.db.fail(err)
@@ -804,8 +840,31 @@ func (s *Stmt) Values(ctx context.Context, args ...any) ([][]string, error) {
 	return out, s.db.fail(err)
 }
 
+// driverStmt prepares the driver's statement if it is not yet: a direct
+// statement uses it for Values and for arguments it does not encode.
+func (s *Stmt) driverStmt(ctx context.Context) error {
+	if s.s != nil {
+		return nil
+	}
+	st, err := s.c.c.(driver.ConnPrepareContext).PrepareContext(ctx, s.sql)
+	if err != nil {
+		return s.db.fail(fmt.Errorf("prepare %q: %w", s.sql, err))
+	}
+	s.s = st
+	return nil
+}
+
 // Close deallocates the statement.
-func (s *Stmt) Close() error { return s.s.Close() }
+func (s *Stmt) Close() error {
+	var err error
+	if s.d != nil {
+		err = s.d.close()
+	}
+	if s.s != nil {
+		err = errors.Join(err, s.s.Close())
+	}
+	return err
+}
 
 // widen converts Go ints to int64, the integer type the driver binds.
 func widen(a any) driver.Value {

@@ -1,0 +1,460 @@
+package mysql
+
+// A direct path for short prepared statements, the MySQL counterpart of
+// postgres/direct.go. go-sql-driver allocates several objects per execute
+// (its rows object, the column slice, the names slice Columns returns, each
+// value boxed into an interface); at 8 threads of point queries that was
+// about 30% of benchlab's client CPU. Here a Short statement is prepared and
+// run on the connection's own socket, which the driver dialled through
+// connector's DialFunc and which dial records (connSlot):
+//
+//   - between commands the driver has nothing buffered and restarts its
+//     packet sequence at 0 for every command, so benchlab may write a whole
+//     command and read its whole answer itself while the driver is idle;
+//   - COM_STMT_PREPARE gives the statement id and its parameter and column
+//     counts; COM_STMT_EXECUTE is built in a buffer the Stmt reuses, and the
+//     answer is read into a buffer the connection reuses: an OK packet gives
+//     the affected rows, a result set (column count, column definitions, an
+//     EOF unless CLIENT_DEPRECATE_EOF was negotiated, binary rows starting
+//     0x00, a closing 0xFE packet) is counted, an ERR packet becomes a
+//     *mysql.MySQLError as the driver's, so conflict classification holds;
+//     SERVER_MORE_RESULTS_EXISTS on the closing packet reads the next result
+//     set too;
+//   - whether EOF packets are deprecated is learnt once per connection by a
+//     SELECT 1 whose answer shows it;
+//   - a packet of 0xFFFFFF bytes (continued in the next) is refused with an
+//     error; any socket or protocol error closes the socket and is reported
+//     as driver.ErrBadConn (engine.ErrConnLost);
+//   - arguments of a type not encoded here, Values and Long statements use
+//     the driver's statement, prepared lazily;
+//   - TLS or compressed connections never take this path.
+//
+// Like the driver's context-free calls, a direct call ignores ctx: the
+// managed server is stopped on cancel, which ends any call.
+
+import (
+	"context"
+	"database/sql/driver"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"strings"
+
+	gomysql "github.com/go-sql-driver/mysql"
+)
+
+// directEnabled switches the direct path on. It is off: with it on,
+// TestCustomSQL counted one row fewer per result set than the driver
+// (1 row read as 0, 3 as 2) and the package tests hung once, so the answer
+// parsing loses sync somewhere not yet found. Until a test comparing it with
+// the driver passes, workers use the driver as before.
+const directEnabled = false
+
+type slotKey struct{}
+
+// connSlot receives the socket the driver dials within one Connect call.
+type connSlot struct{ c net.Conn }
+
+func withSlot(ctx context.Context) (context.Context, *connSlot) {
+	s := &connSlot{}
+	return context.WithValue(ctx, slotKey{}, s), s
+}
+
+// record notes c in ctx's slot, if ctx has one.
+func record(ctx context.Context, c net.Conn) {
+	if s, ok := ctx.Value(slotKey{}).(*connSlot); ok {
+		s.c = c
+	}
+}
+
+// directOK reports whether cfg allows the direct path (plain sockets only).
+func directOK(cfg *gomysql.Config) bool {
+	if cfg.TLS != nil || (cfg.TLSConfig != "" && cfg.TLSConfig != "false") {
+		return false
+	}
+	return !strings.Contains(cfg.FormatDSN(), "compress=true")
+}
+
+// wire is the connection's socket as the direct path uses it.
+type wire struct {
+	nc     net.Conn
+	buf    []byte // received bytes; buf[r:w] unread
+	r, w   int
+	broken bool
+	eofs   int // 0 unknown, 1 EOF packets sent, 2 deprecated
+}
+
+const (
+	comQuery       = 0x03
+	comStmtPrepare = 0x16
+	comStmtExecute = 0x17
+	comStmtClose   = 0x19
+	maxPayload     = 0xFFFFFF
+	moreResults    = 0x0008
+)
+
+var errBroken = fmt.Errorf("mysql direct: connection closed after an earlier error: %w", driver.ErrBadConn)
+
+// lose closes the socket after err and returns err as a lost connection.
+func (w *wire) lose(err error) error {
+	w.broken = true
+	w.nc.Close()
+	return fmt.Errorf("mysql direct: %w: %w", err, driver.ErrBadConn)
+}
+
+// send writes packet p, whose first 4 bytes are left for the header.
+func (w *wire) send(p []byte) error {
+	if w.broken {
+		return errBroken
+	}
+	n := len(p) - 4
+	if n >= maxPayload {
+		return fmt.Errorf("mysql direct: command of %d bytes is too long", n)
+	}
+	p[0], p[1], p[2], p[3] = byte(n), byte(n>>8), byte(n>>16), 0
+	if _, err := w.nc.Write(p); err != nil {
+		return w.lose(err)
+	}
+	return nil
+}
+
+// next returns the next packet's payload, valid until the next call.
+func (w *wire) next() ([]byte, error) {
+	if err := w.fill(4); err != nil {
+		return nil, err
+	}
+	h := w.buf[w.r:]
+	n := int(h[0]) | int(h[1])<<8 | int(h[2])<<16
+	if n == maxPayload {
+		return nil, w.lose(errors.New("packet of 16 MiB or more not supported"))
+	}
+	if err := w.fill(4 + n); err != nil {
+		return nil, err
+	}
+	p := w.buf[w.r+4 : w.r+4+n]
+	w.r += 4 + n
+	return p, nil
+}
+
+// fill makes at least n unread bytes available.
+func (w *wire) fill(n int) error {
+	if w.w-w.r >= n {
+		return nil
+	}
+	if w.r > 0 {
+		w.w = copy(w.buf, w.buf[w.r:w.w])
+		w.r = 0
+	}
+	if n > len(w.buf) {
+		nb := make([]byte, max(n, 2*len(w.buf), 16384))
+		copy(nb, w.buf[:w.w])
+		w.buf = nb
+	}
+	for w.w < n {
+		k, err := w.nc.Read(w.buf[w.w:])
+		w.w += k
+		if err != nil && w.w < n {
+			return w.lose(err)
+		}
+	}
+	return nil
+}
+
+// done checks that the answer left nothing unread.
+func (w *wire) done() error {
+	if w.r != w.w {
+		return w.lose(fmt.Errorf("%d unexpected bytes after the answer", w.w-w.r))
+	}
+	w.r, w.w = 0, 0
+	return nil
+}
+
+// serverError converts an ERR packet to the driver's error type.
+func serverError(p []byte) error {
+	e := &gomysql.MySQLError{}
+	if len(p) >= 3 {
+		e.Number = binary.LittleEndian.Uint16(p[1:3])
+		p = p[3:]
+		if len(p) >= 6 && p[0] == '#' {
+			copy(e.SQLState[:], p[1:6])
+			p = p[6:]
+		}
+		e.Message = string(p)
+	}
+	return e
+}
+
+// lenenc reads a length-encoded integer at p[i:], returning it and the
+// index after it; ok is false when p is too short.
+func lenenc(p []byte, i int) (v uint64, j int, ok bool) {
+	if i >= len(p) {
+		return 0, i, false
+	}
+	switch c := p[i]; {
+	case c < 0xFB:
+		return uint64(c), i + 1, true
+	case c == 0xFC && i+3 <= len(p):
+		return uint64(binary.LittleEndian.Uint16(p[i+1:])), i + 3, true
+	case c == 0xFD && i+4 <= len(p):
+		return uint64(p[i+1]) | uint64(p[i+2])<<8 | uint64(p[i+3])<<16, i + 4, true
+	case c == 0xFE && i+9 <= len(p):
+		return binary.LittleEndian.Uint64(p[i+1:]), i + 9, true
+	}
+	return 0, i, false
+}
+
+func isEOF(p []byte) bool { return len(p) > 0 && p[0] == 0xFE && len(p) < 9 }
+
+// learnEOF finds whether EOF packets follow column definitions, from the
+// answer to SELECT 1: column count, one definition, then EOF or the row.
+func (w *wire) learnEOF() error {
+	if w.eofs != 0 {
+		return nil
+	}
+	q := append(make([]byte, 4, 16), comQuery)
+	q = append(q, "SELECT 1"...)
+	if err := w.send(q); err != nil {
+		return err
+	}
+	var seen []bool
+	for {
+		p, err := w.next()
+		if err != nil {
+			return err
+		}
+		if len(p) > 0 && p[0] == 0xFF {
+			w.done()
+			return serverError(p)
+		}
+		seen = append(seen, isEOF(p))
+		if len(seen) == 3 {
+			break
+		}
+	}
+	// 1 column: count, definition, then EOF (old) or the row (deprecated).
+	if seen[2] {
+		w.eofs = 1
+		if _, err := w.next(); err != nil { // the row
+			return err
+		}
+	} else {
+		w.eofs = 2
+	}
+	if _, err := w.next(); err != nil { // the closing EOF/OK
+		return err
+	}
+	return w.done()
+}
+
+// directStmt is a statement prepared on the socket.
+type directStmt struct {
+	w       *wire
+	id      uint32
+	nparams int
+	ncols   int
+	cmd     []byte // COM_STMT_EXECUTE, rebuilt per call in place
+}
+
+// prepare prepares sql with COM_STMT_PREPARE.
+func (w *wire) prepare(sql string) (*directStmt, error) {
+	if err := w.learnEOF(); err != nil {
+		return nil, err
+	}
+	q := append(make([]byte, 4, 5+len(sql)), comStmtPrepare)
+	q = append(q, sql...)
+	if err := w.send(q); err != nil {
+		return nil, err
+	}
+	p, err := w.next()
+	if err != nil {
+		return nil, err
+	}
+	if len(p) > 0 && p[0] == 0xFF {
+		err := serverError(p)
+		return nil, errors.Join(err, w.done())
+	}
+	if len(p) < 9 || p[0] != 0 {
+		return nil, w.lose(errors.New("malformed COM_STMT_PREPARE answer"))
+	}
+	s := &directStmt{w: w, id: binary.LittleEndian.Uint32(p[1:5]),
+		ncols: int(binary.LittleEndian.Uint16(p[5:7])), nparams: int(binary.LittleEndian.Uint16(p[7:9]))}
+	for _, n := range []int{s.nparams, s.ncols} {
+		if n == 0 {
+			continue
+		}
+		if w.eofs == 1 {
+			n++
+		}
+		for range n {
+			if _, err := w.next(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return s, w.done()
+}
+
+// encode builds COM_STMT_EXECUTE for args; ok is false for an argument
+// type it does not encode.
+func (s *directStmt) encode(args []any) (ok bool) {
+	b := append(s.cmd[:0], 0, 0, 0, 0, comStmtExecute)
+	b = binary.LittleEndian.AppendUint32(b, s.id)
+	b = append(b, 0, 1, 0, 0, 0) // no cursor, iteration count 1
+	if len(args) > 0 {
+		nb := len(b)
+		for range (len(args) + 7) / 8 {
+			b = append(b, 0)
+		}
+		b = append(b, 1) // types follow
+		ts := len(b)
+		for range args {
+			b = append(b, 0, 0)
+		}
+		for i, a := range args {
+			var t, u byte
+			switch v := a.(type) {
+			case nil:
+				b[nb+i/8] |= 1 << (i % 8)
+				t = 0x06
+			case int64:
+				t, b = 0x08, binary.LittleEndian.AppendUint64(b, uint64(v))
+			case int:
+				t, b = 0x08, binary.LittleEndian.AppendUint64(b, uint64(int64(v)))
+			case int32:
+				t, b = 0x08, binary.LittleEndian.AppendUint64(b, uint64(int64(v)))
+			case uint64:
+				t, u, b = 0x08, 0x80, binary.LittleEndian.AppendUint64(b, v)
+			case float64:
+				t, b = 0x05, binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+			case bool:
+				t = 0x01
+				if v {
+					b = append(b, 1)
+				} else {
+					b = append(b, 0)
+				}
+			case string:
+				t = 0xFD
+				b = appendLen(b, len(v))
+				b = append(b, v...)
+			case []byte:
+				if v == nil {
+					b[nb+i/8] |= 1 << (i % 8)
+					t = 0x06
+					break
+				}
+				t = 0xFC
+				b = appendLen(b, len(v))
+				b = append(b, v...)
+			default:
+				s.cmd = b
+				return false
+			}
+			b[ts+2*i], b[ts+2*i+1] = t, u
+		}
+	}
+	s.cmd = b
+	return true
+}
+
+func appendLen(b []byte, n int) []byte {
+	switch {
+	case n < 0xFB:
+		return append(b, byte(n))
+	case n < 1<<16:
+		return append(b, 0xFC, byte(n), byte(n>>8))
+	case n < 1<<24:
+		return append(b, 0xFD, byte(n), byte(n>>8), byte(n>>16))
+	}
+	return binary.LittleEndian.AppendUint64(append(b, 0xFE), uint64(n))
+}
+
+// run sends the encoded command and reads the answer: the rows counted
+// over every result set, and the affected rows of OK answers.
+func (s *directStmt) run() (rows, affected int64, err error) {
+	w := s.w
+	if err := w.send(s.cmd); err != nil {
+		return 0, 0, err
+	}
+	for {
+		p, err := w.next()
+		if err != nil {
+			return 0, 0, err
+		}
+		if len(p) == 0 {
+			return 0, 0, w.lose(errors.New("empty packet"))
+		}
+		var status uint16
+		switch p[0] {
+		case 0xFF:
+			return 0, 0, errors.Join(serverError(p), w.done())
+		case 0x00: // OK: affected rows, insert id, status
+			a, i, ok1 := lenenc(p, 1)
+			_, i, ok2 := lenenc(p, i)
+			if !ok1 || !ok2 || i+2 > len(p) {
+				return 0, 0, w.lose(errors.New("malformed OK packet"))
+			}
+			affected += int64(a)
+			status = binary.LittleEndian.Uint16(p[i:])
+		default: // a result set
+			nc, _, ok := lenenc(p, 0)
+			if !ok {
+				return 0, 0, w.lose(errors.New("malformed column count"))
+			}
+			for range nc {
+				if _, err := w.next(); err != nil {
+					return 0, 0, err
+				}
+			}
+			if w.eofs == 1 {
+				if p, err = w.next(); err != nil {
+					return 0, 0, err
+				}
+				if !isEOF(p) {
+					return 0, 0, w.lose(errors.New("missing EOF after column definitions"))
+				}
+			}
+			for {
+				if p, err = w.next(); err != nil {
+					return 0, 0, err
+				}
+				if len(p) > 0 && p[0] == 0x00 {
+					rows++
+					continue
+				}
+				break
+			}
+			switch {
+			case len(p) > 0 && p[0] == 0xFF:
+				return 0, 0, errors.Join(serverError(p), w.done())
+			case isEOF(p) && w.eofs == 1 && len(p) >= 5:
+				status = binary.LittleEndian.Uint16(p[3:])
+			case len(p) > 0 && p[0] == 0xFE && w.eofs == 2:
+				_, i, ok1 := lenenc(p, 1)
+				_, i, ok2 := lenenc(p, i)
+				if !ok1 || !ok2 || i+2 > len(p) {
+					return 0, 0, w.lose(errors.New("malformed closing OK packet"))
+				}
+				status = binary.LittleEndian.Uint16(p[i:])
+			default:
+				return 0, 0, w.lose(errors.New("malformed end of rows"))
+			}
+		}
+		if status&moreResults == 0 {
+			return rows, affected, w.done()
+		}
+	}
+}
+
+// close deallocates the statement (COM_STMT_CLOSE has no answer).
+func (s *directStmt) close() error {
+	if s.w.broken {
+		return nil
+	}
+	b := append(s.cmd[:0], 0, 0, 0, 0, comStmtClose)
+	b = binary.LittleEndian.AppendUint32(b, s.id)
+	s.cmd = b
+	return s.w.send(b)
+}
