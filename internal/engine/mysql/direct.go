@@ -45,12 +45,14 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 )
 
-// directEnabled switches the direct path on. It is off: with it on,
-// TestCustomSQL counted one row fewer per result set than the driver
-// (1 row read as 0, 3 as 2) and the package tests hung once, so the answer
-// parsing loses sync somewhere not yet found. Until a test comparing it with
-// the driver passes, workers use the driver as before.
-const directEnabled = false
+// directEnabled switches the direct path on (a switch for tests and
+// experiments). Its first version read a result set's column definitions
+// that MariaDB had not sent: the driver negotiates MariaDB's metadata
+// caching, so an execute's column count is followed by a byte that says
+// whether definitions follow (0: they do not), and one row per result set
+// was taken for a definition, then the answers fell out of step.
+// TestDirectMatchesDriver compares the two paths.
+var directEnabled = true
 
 type slotKey struct{}
 
@@ -399,9 +401,15 @@ func (s *directStmt) run() (rows, affected int64, err error) {
 			affected += int64(a)
 			status = binary.LittleEndian.Uint16(p[i:])
 		default: // a result set
-			nc, _, ok := lenenc(p, 0)
+			nc, i, ok := lenenc(p, 0)
 			if !ok {
 				return 0, 0, w.lose(errors.New("malformed column count"))
+			}
+			// With MariaDB's metadata caching (which the driver negotiates),
+			// a byte after the count says whether the definitions follow;
+			// 0: they do not, the statement's prepared ones stand.
+			if i < len(p) && p[i] == 0 {
+				nc = 0
 			}
 			for range nc {
 				if _, err := w.next(); err != nil {
