@@ -25,3 +25,19 @@ func Open(tb testing.TB, target engine.Target) engine.DB {
 	tb.Cleanup(func() { db.Close() })
 	return db
 }
+
+// Connect opens a connection to db (an engine.SQL) and closes it when the
+// test ends, before db itself. A failure ends the test.
+func Connect(tb testing.TB, db engine.DB) engine.Conn {
+	tb.Helper()
+	sqldb, ok := db.(engine.SQL)
+	if !ok {
+		tb.Fatalf("%T takes no SQL connections", db)
+	}
+	conn, err := sqldb.Connect(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close() })
+	return conn
+}

@@ -22,12 +22,7 @@ import (
 func TestDirectMatchesDriver(t *testing.T) {
 	getenv, _ := servertest.Env(t)
 	ctx := context.Background()
-	db := enginetest.Open(t, engine.Target{Name: "direct", Engine: "mariadb", Getenv: getenv})
-	conn, err := db.(engine.SQL).Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := enginetest.Connect(t, enginetest.Open(t, engine.Target{Name: "direct", Engine: "mariadb", Getenv: getenv}))
 	if _, err := conn.Exec(ctx, "CREATE TABLE d (id INT PRIMARY KEY, s VARCHAR(20) NULL, f DOUBLE NULL, b VARBINARY(10) NULL)"); err != nil {
 		t.Fatal(err)
 	}

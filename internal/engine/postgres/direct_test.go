@@ -20,12 +20,8 @@ import (
 func TestDirectErrors(t *testing.T) {
 	getenv, _ := servertest.Env(t)
 	ctx := context.Background()
-	db := enginetest.Open(t, engine.Target{Name: "direct", Engine: "postgres", Getenv: getenv}).(engine.SQL)
-	conn, err := db.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	db := enginetest.Open(t, engine.Target{Name: "direct", Engine: "postgres", Getenv: getenv})
+	conn := enginetest.Connect(t, db)
 	if _, err := conn.Exec(ctx, "CREATE TABLE d (id INT PRIMARY KEY, v INT)"); err != nil {
 		t.Fatal(err)
 	}
