@@ -23,6 +23,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -77,13 +78,19 @@ func Dial(ctx context.Context, network, addr string) (net.Conn, error) {
 		}
 		return nil, fmt.Errorf("blockconn: take over the socket: %w", err)
 	}
-	return &Conn{fd: fd, local: local, remote: remote}, nil
+	return &Conn{fd: fd, local: local, remote: remote, yielded: nanotime()}, nil
 }
 
 // Conn is a blocking socket connection.
 type Conn struct {
 	fd            int // owned: closed by Close
 	local, remote net.Addr
+
+	// yielded is when a Write last passed through the Go scheduler
+	// (runtime.nanotime), yields how many times it has; Writes come from
+	// one goroutine at a time, as a request and its answer do.
+	yielded int64
+	yields  int
 
 	// ended is read on every Read and Write without the lock: 0 while the
 	// connection is usable, else endedExpired or endedClosed (set under mu).
@@ -171,8 +178,41 @@ func (c *Conn) Write(b []byte) (int, error) {
 		}
 		done += n
 	}
+	c.passScheduler()
 	return done, nil
 }
+
+// yieldEvery is how long a connection's Writes go without passing through
+// the Go scheduler. A goroutine that only makes blocking system calls never
+// does, and Go's monitor then takes its processor by force once 10 ms have
+// passed (a processor's goroutine in a system call counts as running), and
+// stays awake, waking every 20 us, for the next millisecond or more. The
+// runner passes through the scheduler between operations, but an operation
+// of many statements can outlast 10 ms: a TPC-C transaction at 8 threads
+// takes about 9 ms on average here. Just after a request is sent is the
+// moment to pass, as the worker is about to wait for the answer anyway.
+const yieldEvery = int64(8 * time.Millisecond)
+
+// passScheduler yields the processor when yieldEvery has passed since the
+// last time. Measured on PostgreSQL 15's TPC-C at 8 threads, text protocol,
+// 3 alternating pairs of 5 s windows of runs one after the other: the
+// monitor's sleeps went from 28.8-30.4k to 15.1-16.6k a window, context
+// switches per New-Order from 81-87 to 75-78, client CPU per New-Order from
+// 0.69/0.74/0.90 to 0.64/0.76/0.81 ms; the yields' thread hand-offs added
+// 1.6 futex calls per New-Order. The clock read costs 36-46 ns per request.
+func (c *Conn) passScheduler() {
+	if now := nanotime(); now-c.yielded >= yieldEvery {
+		c.yielded = now
+		c.yields++
+		runtime.Gosched()
+	}
+}
+
+// nanotime is the runtime's monotonic clock, one vDSO call (time.Now makes
+// two); the runtime lists it among the names other packages may link.
+//
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
 
 // Close closes the socket.
 func (c *Conn) Close() error {

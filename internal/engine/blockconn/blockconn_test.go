@@ -199,3 +199,42 @@ func TestPolledIO(t *testing.T) {
 		t.Errorf("round trip: %q %v", b, err)
 	}
 }
+
+// TestWritePassesScheduler checks that a Write passes through the Go
+// scheduler once yieldEvery has gone by since the connection's last pass,
+// and not before: the first Write right after Dial does not, one after a
+// longer pause does, and the Write straight after it does not again.
+func TestWritePassesScheduler(t *testing.T) {
+	nc, err := Dial(context.Background(), "tcp", echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := nc.(*Conn)
+	buf := make([]byte, 2)
+	roundTrip := func() {
+		t.Helper()
+		if _, err := c.Write([]byte("hi")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := nanotime()
+	roundTrip()
+	if c.yields != 0 && nanotime()-start < yieldEvery {
+		t.Fatalf("a Write right after Dial yielded (%d)", c.yields)
+	}
+	time.Sleep(time.Duration(yieldEvery) + time.Millisecond)
+	before := c.yields
+	roundTrip()
+	if c.yields != before+1 {
+		t.Fatalf("after %v without a pass, a Write yielded %d times, want 1", time.Duration(yieldEvery), c.yields-before)
+	}
+	start = nanotime()
+	roundTrip()
+	if c.yields != before+1 && nanotime()-start < yieldEvery {
+		t.Fatalf("the Write straight after a pass yielded again (%d)", c.yields-before)
+	}
+}
