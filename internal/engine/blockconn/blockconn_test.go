@@ -238,3 +238,46 @@ func TestWritePassesScheduler(t *testing.T) {
 		t.Fatalf("the Write straight after a pass yielded again (%d)", c.yields-before)
 	}
 }
+
+// TestLongReadWaitsInSlices checks that a Read whose answer comes after
+// several wait slices returns the answer, not an error, having ended at
+// least two slices on the way (each a pass through the scheduler; the
+// kernel rounds a slice up to its timer ticks, 8 ms at 250 Hz), and not so
+// many that it spins (no slice under 1 ms).
+func TestLongReadWaitsInSlices(t *testing.T) {
+	const delay = 40 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		s, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer s.Close()
+		buf := make([]byte, 1)
+		if _, err := io.ReadFull(s, buf); err != nil {
+			return
+		}
+		time.Sleep(delay)
+		s.Write(buf)
+	}()
+	nc, err := Dial(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := nc.(*Conn)
+	if _, err := c.Write([]byte{'s'}); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 1)
+	if _, err := io.ReadFull(c, got); err != nil || got[0] != 's' {
+		t.Fatalf("answer %q, %v; want \"s\"", got, err)
+	}
+	if max := int(delay / time.Millisecond); c.slices < 2 || c.slices > max {
+		t.Errorf("an answer after %v ended %d wait slices, want 2 to %d", delay, c.slices, max)
+	}
+}
