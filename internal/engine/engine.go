@@ -160,6 +160,23 @@ func PolledIO(ctx context.Context) bool {
 	return v
 }
 
+type workerPassesKey struct{}
+
+// WithWorkerPasses marks ctx, given to a worker's Connect, to say that the
+// worker passes through the Go scheduler between its operations itself (a
+// worker locked to its OS thread, which unlocks the thread for the pass, as
+// a plain yield of a locked goroutine costs more thread hand-offs): its
+// connections should not also pass after each request (package blockconn).
+func WithWorkerPasses(ctx context.Context) context.Context {
+	return context.WithValue(ctx, workerPassesKey{}, true)
+}
+
+// WorkerPasses reports whether ctx was marked by WithWorkerPasses.
+func WorkerPasses(ctx context.Context) bool {
+	v, _ := ctx.Value(workerPassesKey{}).(bool)
+	return v
+}
+
 // DB is an opened database. Workloads type-assert it to SQL (or, for key-value
 // engines, to their own view) to do work.
 type DB interface {

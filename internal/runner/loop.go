@@ -86,7 +86,7 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 	}
 	yielded := clock.Now()
 	yp := &yielded
-	if rr.polled {
+	if rr.passesElsewhere {
 		yp = nil
 	}
 	var mine int64
@@ -268,7 +268,7 @@ func workBatches(ctx context.Context, b workload.Batcher, s *workerState, rr *ro
 	lat := make([]int64, batchSize)
 	yielded := clock.Now()
 	yp := &yielded
-	if rr.polled {
+	if rr.passesElsewhere {
 		yp = nil
 	}
 	for !stop.Load() {

@@ -134,9 +134,9 @@ type roleRun struct {
 	bounded  int64
 	// rows makes the live line show rows per second (RowsPS roles).
 	rows bool
-	// polled: the step's workers wait through Go's network poller
-	// (ioPlan.polled), so they do not yield.
-	polled bool
+	// passesElsewhere: the step's workers pass through the Go scheduler
+	// without the runner's yields (ioPlan.passesElsewhere), so they do not yield.
+	passesElsewhere bool
 	// locked: each of its workers keeps its own OS thread (ioPlan.lockThreads).
 	locked bool
 	// errs keeps the role's failed operations' first messages.
@@ -248,7 +248,7 @@ func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threa
 		defer runtime.GOMAXPROCS(prev)
 	}
 	for _, rr := range runs {
-		rr.polled = iop.polled
+		rr.passesElsewhere = iop.passesElsewhere()
 	}
 	for i, p := range parts {
 		if err := newWorkers(iop.workerContext(ctx), p.db, st, threads, p.seed, runsOf[i], resultsOf[i]); err != nil {

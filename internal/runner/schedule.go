@@ -144,12 +144,29 @@ func planIO(db engine.DB, total, procs, cpus int) ioPlan {
 const spreadPerCPU = 8
 
 // workerContext is the context workers are created with: it asks for
-// polled IO when the plan says so.
+// polled IO when the plan says so, and tells the connections of server
+// clients locked to their threads that the runner passes through the
+// scheduler for them.
 func (p ioPlan) workerContext(ctx context.Context) context.Context {
 	if p.polled {
 		return engine.WithPolledIO(ctx)
 	}
+	if p.remote && p.lockThreads {
+		return engine.WithWorkerPasses(ctx)
+	}
 	return ctx
+}
+
+// passesElsewhere reports whether the step's workers pass through the Go
+// scheduler without the runner's periodic yields: polled workers whenever
+// a read waits, and server clients on swapped threads in their
+// connections, every 8 ms right after sending a request and whenever a
+// wait outlasts a slice (package blockconn), which also covers an
+// operation of many statements that outlasts Go's 10 ms preemption. A
+// worker locked to its thread yields from the runner, which unlocks the
+// thread for the pass (see pause).
+func (p ioPlan) passesElsewhere() bool {
+	return p.polled || (p.remote && !p.lockThreads)
 }
 
 // window is when a step's parts happen: the workers start at start, the

@@ -1,9 +1,11 @@
 package runner
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"benchlab/internal/engine"
 	"benchlab/internal/metric"
 	"benchlab/internal/workload"
 )
@@ -137,8 +139,23 @@ func TestPlanIO(t *testing.T) {
 		{kindDB{remote: true}, 16, ioPlan{remote: true, procs: 17}},
 		{kindDB{remote: true}, 17, ioPlan{remote: true, polled: true}},
 	} {
-		if got := planIO(c.db, c.total, procs, cpus); got != c.want {
+		got := planIO(c.db, c.total, procs, cpus)
+		if got != c.want {
 			t.Errorf("db %+v, %d workers on %d procs: %+v, want %+v", c.db, c.total, procs, got, c.want)
+		}
+		// Only workers locked to their threads and in-process ones take
+		// the runner's yields; a locked server client's connection is told
+		// not to pass on its own.
+		wantElsewhere := c.want.polled || (c.want.remote && !c.want.lockThreads)
+		if got.passesElsewhere() != wantElsewhere {
+			t.Errorf("db %+v, %d workers: passesElsewhere %v, want %v", c.db, c.total, got.passesElsewhere(), wantElsewhere)
+		}
+		ctx := got.workerContext(context.Background())
+		if engine.PolledIO(ctx) != c.want.polled {
+			t.Errorf("db %+v, %d workers: worker context polled %v, want %v", c.db, c.total, engine.PolledIO(ctx), c.want.polled)
+		}
+		if want := c.want.remote && c.want.lockThreads; engine.WorkerPasses(ctx) != want {
+			t.Errorf("db %+v, %d workers: worker context says the worker passes: %v, want %v", c.db, c.total, engine.WorkerPasses(ctx), want)
 		}
 	}
 }

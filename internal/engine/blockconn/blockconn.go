@@ -82,7 +82,7 @@ func Dial(ctx context.Context, network, addr string) (net.Conn, error) {
 		}
 		return nil, fmt.Errorf("blockconn: take over the socket: %w", err)
 	}
-	return &Conn{fd: fd, local: local, remote: remote, yielded: nanotime()}, nil
+	return &Conn{fd: fd, local: local, remote: remote, yielded: nanotime(), workerPasses: engine.WorkerPasses(ctx)}, nil
 }
 
 // Conn is a blocking socket connection.
@@ -95,6 +95,9 @@ type Conn struct {
 	// one goroutine at a time, as a request and its answer do.
 	yielded int64
 	yields  int
+	// workerPasses: the worker passes through the scheduler between its
+	// operations itself (engine.WithWorkerPasses), so Writes do not.
+	workerPasses bool
 	// slices counts the wait slices Reads have ended with nothing to read
 	// (waitSlice); Reads come from one goroutine at a time.
 	slices int
@@ -235,6 +238,9 @@ const waitSlice = 3 * time.Millisecond
 // 0.69/0.74/0.90 to 0.64/0.76/0.81 ms; the yields' thread hand-offs added
 // 1.6 futex calls per New-Order. The clock read costs 36-46 ns per request.
 func (c *Conn) passScheduler() {
+	if c.workerPasses {
+		return
+	}
 	if now := nanotime(); now-c.yielded >= yieldEvery {
 		c.yielded = now
 		c.yields++

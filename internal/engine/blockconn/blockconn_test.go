@@ -281,3 +281,28 @@ func TestLongReadWaitsInSlices(t *testing.T) {
 		t.Errorf("an answer after %v ended %d wait slices, want 2 to %d", delay, c.slices, max)
 	}
 }
+
+// TestWorkerPassesKeepsWritesFromYielding checks that a connection dialed
+// for a worker that passes through the scheduler itself
+// (engine.WithWorkerPasses) never yields in its Writes.
+func TestWorkerPassesKeepsWritesFromYielding(t *testing.T) {
+	nc, err := Dial(engine.WithWorkerPasses(context.Background()), "tcp", echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := nc.(*Conn)
+	buf := make([]byte, 2)
+	for i := 0; i < 2; i++ {
+		time.Sleep(time.Duration(yieldEvery) + time.Millisecond)
+		if _, err := c.Write([]byte("hi")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.yields != 0 {
+		t.Errorf("a worker-passing connection yielded %d times in its Writes, want 0", c.yields)
+	}
+}
