@@ -10,6 +10,12 @@
 // thread, as a C client's thread does, and the runtime hands the processor
 // to other goroutines while it waits.
 //
+// A goroutine that only makes blocking system calls never passes through
+// the Go scheduler, and Go's monitor takes its processor by force after
+// 10 ms; so a Conn passes through it itself, after a request every 8 ms
+// (unless its worker does so, engine.WithWorkerPasses) and whenever a read
+// has waited a slice with nothing to read (waitSlice).
+//
 // Deadlines are emulated: when a deadline passes, the socket is shut down,
 // which ends a read or write in progress with a timeout error and leaves the
 // connection unusable, as a cancelled query does in the drivers.
