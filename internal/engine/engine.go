@@ -143,39 +143,43 @@ type CallsC interface {
 	CallsC() bool
 }
 
-type polledKey struct{}
+// workerFlag is a context key marking how a worker's connections should
+// behave (the runner sets them for Connect).
+type workerFlag int
+
+const (
+	polledFlag workerFlag = iota
+	workerPassesFlag
+)
+
+func withFlag(ctx context.Context, f workerFlag) context.Context {
+	return context.WithValue(ctx, f, true)
+}
+
+func hasFlag(ctx context.Context, f workerFlag) bool {
+	v, _ := ctx.Value(f).(bool)
+	return v
+}
 
 // WithPolledIO marks ctx, given to a worker's Connect, to say that the step's
 // workers outnumber the Go scheduler's processors: its connections should then
 // wait for answers through Go's network poller, parking the goroutine, rather
 // than blocking their OS thread in a read (package blockconn), which pays off
 // only while every worker can keep a processor.
-func WithPolledIO(ctx context.Context) context.Context {
-	return context.WithValue(ctx, polledKey{}, true)
-}
+func WithPolledIO(ctx context.Context) context.Context { return withFlag(ctx, polledFlag) }
 
 // PolledIO reports whether ctx was marked by WithPolledIO.
-func PolledIO(ctx context.Context) bool {
-	v, _ := ctx.Value(polledKey{}).(bool)
-	return v
-}
-
-type workerPassesKey struct{}
+func PolledIO(ctx context.Context) bool { return hasFlag(ctx, polledFlag) }
 
 // WithWorkerPasses marks ctx, given to a worker's Connect, to say that the
 // worker passes through the Go scheduler between its operations itself (a
 // worker locked to its OS thread, which unlocks the thread for the pass, as
 // a plain yield of a locked goroutine costs more thread hand-offs): its
 // connections should not also pass after each request (package blockconn).
-func WithWorkerPasses(ctx context.Context) context.Context {
-	return context.WithValue(ctx, workerPassesKey{}, true)
-}
+func WithWorkerPasses(ctx context.Context) context.Context { return withFlag(ctx, workerPassesFlag) }
 
 // WorkerPasses reports whether ctx was marked by WithWorkerPasses.
-func WorkerPasses(ctx context.Context) bool {
-	v, _ := ctx.Value(workerPassesKey{}).(bool)
-	return v
-}
+func WorkerPasses(ctx context.Context) bool { return hasFlag(ctx, workerPassesFlag) }
 
 // DB is an opened database. Workloads type-assert it to SQL (or, for key-value
 // engines, to their own view) to do work.
