@@ -98,7 +98,7 @@ func roleMetric(st workload.Step, r workload.Role) metric.Metric {
 // 28-41 (MariaDB 10.11; PostgreSQL 15: 21-26 against 28-32; alternating
 // pairs, load average 8-20). At 64 the poller was the cheaper on MariaDB
 // (32-36 against 40-59 us) and no worse on PostgreSQL: each blocked worker's
-// periodic pass through the scheduler (yieldEvery) starts a thread, 8,000 a
+// periodic pass through the scheduler (every 8 ms) starts a thread, 8,000 a
 // second at 64 workers. (An earlier measurement, by rate, had the poller
 // ahead at 8 threads on PostgreSQL: 0.89 of sysbench's rate against 0.83.)
 // Measured again at 64 after locked workers' yields were made cheaper
