@@ -7,55 +7,91 @@ import (
 	"time"
 )
 
-// DrainRows reads every row of a database/sql/driver result and returns how
-// many there were, then closes it. Rows are read into *buf, which is grown
-// and kept for the next call when buf is not nil, so that a prepared
+// DrainRows reads every row of a database/sql/driver result, of all its
+// result sets (a procedure's CALL answers with one per SELECT), and returns
+// how many there were, then closes it. Rows are read into *buf, which is
+// grown and kept for the next call when buf is not nil, so that a prepared
 // statement's repeated executions allocate nothing here.
 func DrainRows(rows driver.Rows, buf *[]driver.Value) (int64, error) {
-	ncol := len(rows.Columns())
-	var dest []driver.Value
-	if buf != nil && cap(*buf) >= ncol {
-		dest = (*buf)[:ncol]
-	} else {
-		dest = make([]driver.Value, ncol)
-		if buf != nil {
-			*buf = dest
-		}
-	}
 	var n int64
 	for {
-		err := rows.Next(dest)
-		if err == io.EOF {
-			break
+		dest := rowBuffer(len(rows.Columns()), buf)
+		for {
+			err := rows.Next(dest)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				rows.Close()
+				return n, err
+			}
+			n++
 		}
+		more, err := nextResultSet(rows)
 		if err != nil {
 			rows.Close()
 			return n, err
 		}
-		n++
+		if !more {
+			return n, rows.Close()
+		}
 	}
-	return n, rows.Close()
 }
 
-// ReadValues reads every row of a database/sql/driver result as text (NULL
-// as "") and closes it; see Conn.Values.
+// rowBuffer is a row of ncol values, *buf's when it is large enough (and
+// then kept in *buf when buf is not nil).
+func rowBuffer(ncol int, buf *[]driver.Value) []driver.Value {
+	if buf != nil && cap(*buf) >= ncol {
+		return (*buf)[:ncol]
+	}
+	dest := make([]driver.Value, ncol)
+	if buf != nil {
+		*buf = dest
+	}
+	return dest
+}
+
+// nextResultSet moves rows to its next result set and reports whether there
+// was one.
+func nextResultSet(rows driver.Rows) (bool, error) {
+	rs, ok := rows.(driver.RowsNextResultSet)
+	if !ok || !rs.HasNextResultSet() {
+		return false, nil
+	}
+	switch err := rs.NextResultSet(); err {
+	case nil:
+		return true, nil
+	case io.EOF:
+		return false, nil
+	default:
+		return false, fmt.Errorf("next result set: %w", err)
+	}
+}
+
+// ReadValues reads every row of a database/sql/driver result, of all its
+// result sets, as text (NULL as "") and closes it; see Conn.Values.
 func ReadValues(rows driver.Rows) ([][]string, error) {
 	defer rows.Close()
-	dest := make([]driver.Value, len(rows.Columns()))
 	var out [][]string
 	for {
-		err := rows.Next(dest)
-		if err == io.EOF {
-			return out, nil
+		dest := make([]driver.Value, len(rows.Columns()))
+		for {
+			err := rows.Next(dest)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return out, err
+			}
+			row := make([]string, len(dest))
+			for i, v := range dest {
+				row[i] = Text(v)
+			}
+			out = append(out, row)
 		}
-		if err != nil {
+		if more, err := nextResultSet(rows); err != nil || !more {
 			return out, err
 		}
-		row := make([]string, len(dest))
-		for i, v := range dest {
-			row[i] = Text(v)
-		}
-		out = append(out, row)
 	}
 }
 

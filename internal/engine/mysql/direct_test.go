@@ -15,7 +15,8 @@ import (
 // TestDirectMatchesDriver runs the same statements on one connection
 // through the direct path (Short statements) and through the driver (Long
 // ones) against a managed MariaDB: rows counted (one, a hundred, none,
-// rows with NULL columns), rows changed, and a duplicate key that must come
+// rows with NULL columns, the result sets of a procedure's CALL), rows
+// changed, and a duplicate key that must come
 // back as the driver's *mysql.MySQLError 1062 and leave the connection
 // usable. The direct point query allocates at most once per call, where the
 // driver allocates five times: the direct path is the one taken.
@@ -68,6 +69,22 @@ func TestDirectMatchesDriver(t *testing.T) {
 			if n, err := st[path].Query(ctx, c.args...); err != nil || n != c.want {
 				t.Errorf("%s %q %v: %d rows, %v; want %d", path, c.sql, c.args, n, err, c.want)
 			}
+		}
+	}
+	// A prepared CALL answers with a result set for each SELECT of the
+	// procedure and a closing OK, each announcing the next: both paths
+	// count the rows of every set, and the connection stays in step (the
+	// point query after each call gets its own answer).
+	if _, err := conn.Exec(ctx, "CREATE PROCEDURE two(IN k INT) BEGIN SELECT id FROM d WHERE id <= k; SELECT id, s FROM d WHERE id > 95; END"); err != nil {
+		t.Fatal(err)
+	}
+	call, after := both("CALL two(?)"), both("SELECT s, f FROM d WHERE id = ?")
+	for _, path := range []string{"direct", "driver", "direct"} {
+		if n, err := call[path].Query(ctx, int64(3)); err != nil || n != 8 {
+			t.Errorf("%s CALL: %d rows, %v; want 3 + 5", path, n, err)
+		}
+		if n, err := after[path].Query(ctx, int64(99)); err != nil || n != 1 {
+			t.Errorf("%s point query after a CALL: %d rows, %v; want 1", path, n, err)
 		}
 	}
 	upd := both("UPDATE d SET s = ? WHERE id <= ?")
