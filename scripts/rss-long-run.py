@@ -5,7 +5,8 @@ Runs one long point-query step (64 threads on SQLite by default) with the
 1-second series and histograms on, reads benchlab's resident set (VmRSS of
 /proc/PID/status) every --sample seconds and prints it, then the growth per
 hour fitted over the measured part (least squares over the samples after the
-first minute). A benchmark that prints numbers, not a test.
+first minute, and over the second half of the step, whose slope the 3-hour
+figure extends). A benchmark that prints numbers, not a test.
 
 Next to the resident set it prints, read from benchlab's --metrics-addr, what
 the Go runtime holds (mapped and not released: heap, stacks, metadata), the
@@ -147,15 +148,28 @@ def measure(a, engine):
     fit = [s for s in samples if s[0] >= 60] or samples
     if len(fit) < 2:
         return f"{head} too few samples for a growth rate (raise --minutes or lower --sample)"
-    n = len(fit)
+    # Two fits: over everything after the first minute, which includes the
+    # climb while caches, buffers and the garbage collector's goal find their
+    # level, and over the second half of the step (the steady state), whose
+    # slope is what a run of hours keeps growing at; the 3-hour figure
+    # extends the steady one.
+    steady = [s for s in fit if s[0] >= samples[-1][0] / 2]
+    if len(steady) < 3:
+        steady = fit
     growth = [slope_per_hour([(s[0], s[i]) for s in fit]) for i in (1, 3, 2)]
+    sgrowth = [slope_per_hour([(s[0], s[i]) for s in steady]) for i in (1, 3, 2)]
     peak = [max(s[i] for s in samples) for i in (1, 3, 4, 2)]
     line = (f"{head} peak RSS {peak[0]:.1f} MB = benchlab's own {peak[1]:.1f} (Go {peak[3]:.1f}) + SQLite's {peak[2]:.1f} "
-            f"(peaks of each); growth per hour: RSS {growth[0]:+.1f} MB, own {growth[1]:+.1f}, Go {growth[2]:+.1f} "
-            f"(least squares over {n} samples from minute {fit[0][0] / 60:.1f})")
-    if fit[-1][0] - fit[0][0] >= 600:
-        line += (f"; own at 3 hours, extrapolated: {fit[-1][3] + growth[1] * (3 - fit[-1][0] / 3600):.1f} MB "
-                 f"(target: below 200)")
+            f"(peaks of each); growth per hour from minute {fit[0][0] / 60:.1f} ({len(fit)} samples): "
+            f"RSS {growth[0]:+.1f} MB, own {growth[1]:+.1f}, Go {growth[2]:+.1f}; "
+            f"in the second half, from minute {steady[0][0] / 60:.1f} ({len(steady)} samples): "
+            f"RSS {sgrowth[0]:+.1f} MB, own {sgrowth[1]:+.1f}, Go {sgrowth[2]:+.1f} (least squares)")
+    if steady[-1][0] - steady[0][0] >= 600:
+        # From the second half's highest sample (the collector makes the
+        # resident set swing), at the second half's rate if it grows.
+        at3 = max(s[3] for s in steady) + max(sgrowth[1], 0) * (3 - steady[-1][0] / 3600)
+        line += (f"; own at 3 hours, the second half's peak grown at its rate: {at3:.1f} MB "
+                 f"({'meets' if at3 < 200 else 'misses'} the target of below 200)")
     print(line)
     return line
 
