@@ -24,7 +24,6 @@ package blockconn
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -150,8 +149,8 @@ func (c *Conn) Read(b []byte) (int, error) {
 		return 0, err
 	}
 	for {
-		n, err := syscall.Read(c.fd, b)
-		if errors.Is(err, syscall.EINTR) {
+		n, err := recv(c.fd, b)
+		if err == syscall.EINTR {
 			continue
 		}
 		if err == syscall.EAGAIN {
@@ -193,7 +192,7 @@ func (c *Conn) Write(b []byte) (int, error) {
 		if err == syscall.EAGAIN {
 			n, err = syscall.Write(c.fd, b[done:])
 		}
-		if errors.Is(err, syscall.EINTR) {
+		if err == syscall.EINTR {
 			continue
 		}
 		if ferr := c.failed(); ferr != nil {
@@ -331,6 +330,23 @@ func (c *Conn) SetReadDeadline(t time.Time) error { return c.SetDeadline(t) }
 
 // SetWriteDeadline sets the deadline of both directions (they share one).
 func (c *Conn) SetWriteDeadline(t time.Time) error { return c.SetDeadline(t) }
+
+// recv reads from the socket with recvfrom(2), as libpq and libmysqlclient
+// do, rather than read(2): the same wait and the same bytes, without the
+// file layer's steps around the socket's (vfs_read, sock_read_iter and the
+// file position lock took 80 ns of each PostgreSQL point query at 8 threads
+// in a perf profile here, 2% of benchlab's kernel time per query).
+func recv(fd int, b []byte) (int, error) {
+	var p unsafe.Pointer
+	if len(b) > 0 {
+		p = unsafe.Pointer(&b[0])
+	}
+	r, _, e := syscall.Syscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptr(p), uintptr(len(b)), 0, 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(r), nil
+}
 
 // sendNoWait sends what the socket buffer takes without waiting (EAGAIN when
 // it takes nothing) and without SIGPIPE, as one raw system call.
