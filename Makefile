@@ -48,7 +48,8 @@ fuzz:
 # Harness overhead and other benchmarks (numbers, not pass/fail).
 # Per-operation cost and allocations of each suite's hot path (sysbench point
 # query and insert, kv get, TPC-C New-Order, custom read, insert batch) on
-# SQLite/Pebble; the runner's own loop allocates nothing per operation
+# SQLite/Pebble, and the point query and New-Order on PostgreSQL and MariaDB
+# servers the benchmarks start; the runner's own loop allocates nothing per operation
 # (TestRunnerAllocatesNothingPerOp, BenchmarkRunnerLoop). LongHistory times report,
 # compare and runs over a store of 10,000 runs.
 bench:
