@@ -544,6 +544,9 @@ def print_table(a, rows, started, load0):
     print(f"sys: the system (kernel) part of each tool's us/op (stime of /proc/PID/stat), medians; "
           f"{mshort} sys/{short} = {mine}'s system time over {other}'s whole CPU per op: at 0.8 or more the "
           f"kernel alone keeps {mine} from costing 0.8x {other}")
+    print(f"{mshort} user: the user part of {mine}'s us/op, medians; user for 0.8x = 0.8 x {other}'s us/op - {mshort} sys, "
+          f"the most the user part may cost for 0.8x with {mine}'s kernel time as measured (0 or less: no saving "
+          f"outside the kernel reaches 0.8x)")
     print("cs/op: context switches per op of each tool's threads (voluntary and involuntary, /proc/PID/task/*/status), "
           "medians: a count, which a slow spell of the host does not inflate as it does CPU time")
     if a.against:
@@ -551,18 +554,21 @@ def print_table(a, rows, started, load0):
     hdr = (f"{'database':<14} {'workload':<8} {'thr':>4} {other[:9] + ' op/s':>14} {'±%':>5} {mine[:9] + ' op/s':>14} "
            f"{'±%':>5} {'ratio':>6} {'±%':>5} {short + ' us/op':>9} {'±%':>5} {mshort + ' us/op':>9} {'±%':>5} "
            f"{'cpu ratio':>9} {'±%':>5} "
-           f"{short + ' sys':>7} {mshort + ' sys':>7} {mshort + ' sys/' + short:>9} {short + ' cs/op':>8} "
+           f"{short + ' sys':>7} {mshort + ' sys':>7} {mshort + ' sys/' + short:>9} {mshort + ' user':>7} {'user for 0.8x':>13} "
+           f"{short + ' cs/op':>8} "
            f"{mshort + ' cs/op':>8}")
     print(hdr)
     for r in rows:
         (sq, ss), (bq, bs) = med_spread(r["sysbench"][0]), med_spread(r["benchlab"][0])
         (sc, scs), (bc, bcs) = med_spread(r["sysbench"][1]), med_spread(r["benchlab"][1])
         ssys, bsys = statistics.median(r["sysbench"][2]), statistics.median(r["benchlab"][2])
+        buser = statistics.median([u - k for u, k in zip(r["benchlab"][1], r["benchlab"][2])])
         qr, qrs = paired(r["benchlab"][0], r["sysbench"][0])
         cr, crs = paired(r["benchlab"][1], r["sysbench"][1])
         print(f"{r['db']:<14} {r['workload']:<8} {r['threads']:>4} {sq:>14.1f} {ss:>5.0f} {bq:>14.1f} {bs:>5.0f} "
               f"{qr:>6.2f} {qrs:>5.0f} {sc:>9.2f} {scs:>5.0f} {bc:>9.2f} {bcs:>5.0f} "
               f"{cr:>9.2f} {crs:>5.0f} {ssys:>7.2f} {bsys:>7.2f} {bsys / sc if sc else float('nan'):>9.2f} "
+              f"{buser:>7.2f} {0.8 * sc - bsys:>13.2f} "
               f"{statistics.median(r['sysbench'][3]):>8.2f} {statistics.median(r['benchlab'][3]):>8.2f}")
 
 
