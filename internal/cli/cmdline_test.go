@@ -133,7 +133,7 @@ func TestCompletion(t *testing.T) {
 func TestConsistentFlags(t *testing.T) {
 	root := newRoot(Env{})
 	has := map[string][]string{
-		"store":  {"quickstart", "run", "rerun", "report", "compare", "runs", "copy", "queue", "worker", "jobs"},
+		"store":  {"quickstart", "run", "rerun", "report", "compare", "runs", "copy", "queue", "worker", "jobs", "cancel"},
 		"format": {"run", "rerun", "quickstart", "report", "compare"},
 		"color":  {"run", "rerun", "quickstart", "report", "compare"},
 	}

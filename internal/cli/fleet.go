@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -285,7 +286,7 @@ func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool
 				j.Args.Timeout(), err))
 		case ctx.Err() != nil:
 			// Stopped by the worker (the job goes back to the queue), or
-			// cancelled (it fails).
+			// cancelled with benchlab cancel (the worker says so).
 			return fleet.Failed(fmt.Errorf("stopped: %v", context.Cause(ctx)))
 		case id != 0:
 			// The experiment ran and failed: not retried blindly.
@@ -402,6 +403,68 @@ func runJobs(env Env, storeFlag string, limit int) error {
 			firstLine(note))
 	}
 	return tw.Flush()
+}
+
+func newCancelCmd(env Env) *cobra.Command {
+	var storeFlag string
+	cmd := &cobra.Command{
+		Use:   "cancel JOB... [--store postgres://...]",
+		Short: "cancel queued or running jobs of the lab (needs a PostgreSQL --store)",
+		Long: "Cancels jobs by the IDs queue printed (jobs lists them). A queued job never runs. A running job's\n" +
+			"worker stops its experiment as Ctrl-C stops a run (the results so far stay in the store, the servers\n" +
+			"are stopped) and marks the job cancelled, then goes on to its next job.",
+		Example: "  benchlab cancel 12 13 --store postgres://lab@db/benchlab",
+		RunE: body(func(_ *cobra.Command, args []string) error {
+			return runCancel(env, storeFlag, args)
+		}),
+	}
+	addStoreFlag(cmd.Flags(), &storeFlag)
+	return cmd
+}
+
+func runCancel(env Env, storeFlag string, args []string) error {
+	path := storePath(env, storeFlag)
+	if err := needPostgres(path); err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		return usagef("no job given; want the IDs of the jobs to cancel, as queue printed them (benchlab jobs lists them)")
+	}
+	ids := make([]int64, len(args))
+	for i, a := range args {
+		id, err := strconv.ParseInt(a, 10, 64)
+		if err != nil || id <= 0 {
+			return usagef("argument %q is not a job ID; want a positive number, as queue printed it (benchlab jobs lists them)", a)
+		}
+		ids[i] = id
+	}
+	ctx := context.Background()
+	q, err := fleet.Open(ctx, path, redactedShown(path))
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	var refused []string
+	for _, id := range ids {
+		j, err := q.Cancel(ctx, id)
+		switch {
+		case errors.Is(err, fleet.ErrNoJob):
+			refused = append(refused, fmt.Sprintf("job %d: no such job in the queue (benchlab jobs lists them)", id))
+		case errors.Is(err, fleet.ErrFinished):
+			refused = append(refused, fmt.Sprintf("job %d (%s) has already ended: %s; nothing to cancel", id, j.Args.Name, j.State))
+		case err != nil:
+			return err
+		case j.State == "running":
+			fmt.Fprintf(env.Stdout, "job %d (%s) runs on %s: asked its worker to stop it; the results measured so far stay in the store (experiment %d)\n",
+				id, j.Args.Name, orDash(j.Output.Host), j.Output.Experiment)
+		default:
+			fmt.Fprintf(env.Stdout, "job %d (%s) cancelled before it ran\n", id, j.Args.Name)
+		}
+	}
+	if len(refused) > 0 {
+		return usagef("%s", strings.Join(refused, "; "))
+	}
+	return nil
 }
 
 func joinIDs(ids []int64) string {

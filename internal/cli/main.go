@@ -122,6 +122,7 @@ func newRoot(env Env) *cobra.Command {
 		newQueueCmd(env),
 		newWorkerCmd(env),
 		newJobsCmd(env),
+		newCancelCmd(env),
 		newListCmd(env),
 		newInstallCmd(env),
 		newVersionsCmd(env),

@@ -185,8 +185,8 @@ type Output struct {
 	// worker (host name and process ID).
 	Host   string `json:"host,omitempty"`
 	Worker string `json:"worker,omitempty"`
-	// Outcome is running, ok, failed, interrupted (back in the queue) or
-	// error (taken again later).
+	// Outcome is running, ok, failed, interrupted (back in the queue),
+	// error (taken again later) or cancelled (Queue.Cancel).
 	Outcome string `json:"outcome,omitempty"`
 	// Error is why the experiment did not complete.
 	Error string `json:"error,omitempty"`
@@ -202,6 +202,8 @@ const (
 	OutcomeFailed      = "failed"
 	OutcomeInterrupted = "interrupted"
 	OutcomeError       = "error"
+	// OutcomeCancelled: `benchlab cancel` stopped the job while it ran.
+	OutcomeCancelled = "cancelled"
 )
 
 // Queue is a connection to the lab's queue.
@@ -321,6 +323,44 @@ func (q *Queue) Jobs(ctx context.Context, limit int) ([]Job, error) {
 		}
 		params = params.After(res.LastCursor)
 	}
+}
+
+// ErrNoJob is returned by Cancel for an ID that is not a job of the queue.
+var ErrNoJob = errors.New("no such job in the queue")
+
+// ErrFinished is returned by Cancel for a job that has already ended
+// (completed, failed or cancelled): it is left as it is.
+var ErrFinished = errors.New("the job has already ended")
+
+// Cancel cancels job id and returns it as it is afterwards. A queued job
+// (or one waiting for another attempt) is cancelled at once and never
+// runs. A running job stays running for the moment: its worker is told
+// (through PostgreSQL's LISTEN/NOTIFY), stops the experiment as Ctrl-C
+// stops a run (the results so far stay in the store, the servers are
+// stopped, the work dir removed) and marks the job cancelled; the worker
+// itself goes on to its next job. A job that has already ended is left as
+// it is, with ErrFinished; an unknown ID gives ErrNoJob.
+func (q *Queue) Cancel(ctx context.Context, id int64) (Job, error) {
+	row, err := q.client.JobGet(ctx, id)
+	if errors.Is(err, rivertype.ErrNotFound) || (err == nil && row.Kind != Kind) {
+		return Job{}, fmt.Errorf("job %d: %w", id, ErrNoJob)
+	}
+	if err != nil {
+		return Job{}, fmt.Errorf("queue in %s: job %d: %w", q.shown, id, err)
+	}
+	if row.FinalizedAt != nil {
+		return jobOf(row), fmt.Errorf("job %d: %w", id, ErrFinished)
+	}
+	row, err = q.client.JobCancel(ctx, id)
+	if err != nil {
+		return Job{}, fmt.Errorf("queue in %s: cancel job %d: %w", q.shown, id, err)
+	}
+	j := jobOf(row)
+	if j.State != "running" && j.State != "cancelled" {
+		// It ended on its own in the meantime.
+		return j, fmt.Errorf("job %d: %w", id, ErrFinished)
+	}
+	return j, nil
 }
 
 // jobOf reads a River job row.

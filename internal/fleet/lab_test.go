@@ -430,3 +430,118 @@ func TestFleetMachineDied(t *testing.T) {
 	}
 	checkEmpty(t, tmp)
 }
+
+// TestFleetCancel cancels a queued job, which then never runs, and a
+// running one: its worker stops the experiment, which keeps its measured
+// part and leaves no work dir, marks the job cancelled and goes on (with
+// --once it exits 0, nothing being left). A job that has ended, an
+// unknown ID, a bad argument and a SQLite store exit 2 and say why.
+func TestFleetCancel(t *testing.T) {
+	t.Parallel()
+	dsn := labStore(t)
+	dir, tmp := t.TempDir(), t.TempDir()
+	long := queueJob(t, dsn, writeSpec(t, dir, "long", 40))
+	later := queueJob(t, dsn, writeSpec(t, dir, "later", 1))
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cancel", "--store", dsn}, "no job given"},
+		{[]string{"cancel", "x1", "--store", dsn}, `argument "x1" is not a job ID`},
+		{[]string{"cancel", "999999", "--store", dsn}, "job 999999: no such job"},
+		{[]string{"cancel", "1", "--store", filepath.Join(dir, "r.db")}, "PostgreSQL"},
+	} {
+		if code, _, errOut := run(t, c.args...); code != cli.ExitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 saying %q", c.args, code, errOut, c.want)
+		}
+	}
+
+	code, out, errOut := run(t, "cancel", fmt.Sprint(later), "--store", dsn)
+	if code != 0 || !strings.Contains(out, "cancelled before it ran") {
+		t.Fatalf("cancel of a queued job: exit %d, %q %q", code, out, errOut)
+	}
+	if j := listJobs(t, dsn)[later]; j.State != "cancelled" {
+		t.Fatalf("queued job after cancel: %+v; want cancelled", j)
+	}
+
+	logPath := filepath.Join(dir, "worker.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	w := childCmd([]string{"TMPDIR=" + tmp}, "worker", "--store", dsn, "--once")
+	w.Stdout, w.Stderr = logFile, logFile
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- w.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "postload ...") {
+			break
+		}
+		if time.Now().After(deadline) {
+			w.Process.Kill()
+			<-exited
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("the worker did not reach the measured step:\n%s", b)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // into the measured step
+	code, out, errOut = run(t, "cancel", fmt.Sprint(long), "--store", dsn)
+	if code != 0 || !strings.Contains(out, "asked its worker to stop it") {
+		t.Errorf("cancel of a running job: exit %d, %q %q", code, out, errOut)
+	}
+	select {
+	case err = <-exited:
+	case <-time.After(30 * time.Second): // the step alone has 38 s left
+		w.Process.Kill()
+		<-exited
+		b, _ := os.ReadFile(logPath)
+		t.Fatalf("the worker did not stop the cancelled experiment within 30 s:\n%s", b)
+	}
+	logged, _ := os.ReadFile(logPath)
+	if err != nil || !strings.Contains(string(logged), fmt.Sprintf("job %d cancelled", long)) ||
+		!strings.Contains(string(logged), "1 job(s) done") {
+		t.Fatalf("worker --once after the cancel: %v; want exit 0 with the job cancelled\n%s", err, logged)
+	}
+	checkEmpty(t, tmp)
+	jobs := listJobs(t, dsn)
+	j := jobs[long]
+	if j.State != "cancelled" || j.Output.Outcome != fleet.OutcomeCancelled || j.Attempt != 1 || j.Output.Experiment == 0 {
+		t.Fatalf("cancelled running job: %+v; want cancelled at its first attempt, with its experiment", j)
+	}
+	st, err := store.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.Runs(context.Background(), j.Output.Experiment)
+	if err != nil || len(runs) != 1 || runs[0].Status != store.StatusInterrupted {
+		st.Close()
+		t.Fatalf("runs of the cancelled experiment %d: %+v %v; want one, interrupted", j.Output.Experiment, runs, err)
+	}
+	results, err := st.Results(context.Background(), runs[0].ID, false)
+	st.Close()
+	measured := false
+	for _, r := range results {
+		measured = measured || (r.Test == "point-query" && r.Events > 0)
+	}
+	if err != nil || !measured {
+		t.Errorf("cancelled experiment %d: results %+v %v; want point-query's measured part", j.Output.Experiment, results, err)
+	}
+	if byJob, _, _ := jobExperiments(t, dsn); len(byJob[later]) != 0 {
+		t.Errorf("job %d, cancelled while queued, ran as experiment(s) %v", later, byJob[later])
+	}
+
+	code, _, errOut = run(t, "cancel", fmt.Sprint(long), "--store", dsn)
+	if code != cli.ExitUsage || !strings.Contains(errOut, "has already ended: cancelled") {
+		t.Errorf("cancel of a cancelled job: exit %d, %q; want 2 saying it has ended", code, errOut)
+	}
+	if code, out, _ = run(t, "jobs", "--store", dsn); code != 0 || strings.Count(out, "cancelled") < 2 {
+		t.Errorf("jobs: exit %d\n%s", code, out)
+	}
+}

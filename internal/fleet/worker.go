@@ -41,8 +41,9 @@ type Options struct {
 	// warnings and errors.
 	Out, Log io.Writer
 	// Run runs a job's experiment. Its context ends when the worker is
-	// stopped (the job then goes back to the queue whatever Run returns)
-	// or when the job times out (Args.Timeout). A nil error completes the
+	// stopped (the job then goes back to the queue whatever Run returns),
+	// when the job times out (Args.Timeout), or when it is cancelled
+	// (Queue.Cancel; the job is then cancelled whatever error Run returns). A nil error completes the
 	// job; an error marked Failed fails it for good; any other error
 	// fails this attempt, and River takes the job again later (at most
 	// MaxAttempts attempts).
@@ -64,7 +65,8 @@ type Started struct {
 
 // Summary is what a worker did.
 type Summary struct {
-	// Done counts the jobs it ran to an end (completed or failed).
+	// Done counts the jobs it ran to an end (completed, failed or
+	// cancelled).
 	Done int
 	// Requeued are the jobs it was running when stopped, back in the queue.
 	Requeued []int64
@@ -145,6 +147,11 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		w.sum.Requeued = append(w.sum.Requeued, job.ID)
 		fmt.Fprintf(w.opt.Out, "benchlab worker: job %d interrupted (%s kept); back in the queue\n", job.ID, exp)
 		ret = river.JobSnooze(0)
+	case err != nil && errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely):
+		// benchlab cancel: River marks the job cancelled for good.
+		out.Outcome, out.Error = OutcomeCancelled, "cancelled with benchlab cancel while it ran"
+		fmt.Fprintf(w.opt.Out, "benchlab worker: job %d cancelled (%s kept)\n", job.ID, exp)
+		ret = err
 	case err == nil:
 		out.Outcome = OutcomeOK
 		fmt.Fprintf(w.opt.Out, "benchlab worker: job %d completed: %s\n", job.ID, exp)
