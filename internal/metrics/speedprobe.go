@@ -283,6 +283,29 @@ func (p *SpeedProbe) summary(to time.Time) SpeedSummary {
 	return out
 }
 
+// MeanIn is the mean rate of the kept samples that ended in (from, to],
+// and how many there were: a second's CPU speed for the 1-second series.
+// It gives 0, 0 for a nil probe (probes off) or when no sample ended then.
+func (p *SpeedProbe) MeanIn(from, to time.Time) (float64, int) {
+	if p == nil {
+		return 0, 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var sum float64
+	n := 0
+	for _, s := range p.recent {
+		if s.At.After(from) && !s.At.After(to) {
+			sum += s.Rate
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return sum / float64(n), n
+}
+
 // Recent returns the recent samples in time order.
 func (p *SpeedProbe) Recent() []SpeedSample {
 	p.mu.Lock()

@@ -121,6 +121,35 @@ func TestSpeedProbeBounded(t *testing.T) {
 	}
 }
 
+// TestSpeedProbeMeanIn checks a second's speed, worked by hand: the mean
+// of the kept samples that ended in (from, to], the end included and the
+// start not, and 0, 0 for a second without one and for probes turned off.
+func TestSpeedProbeMeanIn(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	p := &SpeedProbe{from: t0, keep: 16}
+	for i, rate := range []float64{100, 110, 90, 60, 120} {
+		p.add(SpeedSample{At: t0.Add(time.Duration(i*250) * time.Millisecond), CPU: i % 2, Rate: rate})
+	}
+	for _, c := range []struct {
+		from, to time.Duration
+		mean     float64
+		n        int
+	}{
+		{-time.Second, 0, 100, 1},                               // the end included
+		{0, time.Second, 95, 4},                                 // 110, 90, 60 and 120; 100 at the start left out
+		{500 * time.Millisecond, 750 * time.Millisecond, 60, 1}, // one sample
+		{2 * time.Second, 3 * time.Second, 0, 0},                // none
+	} {
+		if mean, n := p.MeanIn(t0.Add(c.from), t0.Add(c.to)); mean != c.mean || n != c.n {
+			t.Errorf("MeanIn(%v, %v] = %v over %d, want %v over %d", c.from, c.to, mean, n, c.mean, c.n)
+		}
+	}
+	var off *SpeedProbe
+	if mean, n := off.MeanIn(t0, t0.Add(time.Hour)); mean != 0 || n != 0 {
+		t.Errorf("probes off: %v over %d, want 0 over 0", mean, n)
+	}
+}
+
 func firstKey(m map[string]bool) string {
 	for k := range m {
 		return k

@@ -1143,8 +1143,9 @@ func efficiencyNotes(d *Data, keys []cellKey, s samples) []string {
 				bad, all := disturbedSeconds(r)
 				if steal > NoisyStealPct || bad > 0 {
 					n = append(n, fmt.Sprintf("noisy step: %s on %s (%d threads): %.1f%% CPU steal over the step; %d of %d measured "+
-						"seconds had steal > %d%% or other processes using > %d%% of all CPU", r.Test, t, r.Threads, steal,
-						bad, all, DisturbedStealPct, DisturbedForeignPct))
+						"seconds had steal > %d%%, other processes using > %d%% of all CPU, or CPUs slower than x%.2f of the "+
+						"step's median second (speed probes)", r.Test, t, r.Threads, steal,
+						bad, all, DisturbedStealPct, DisturbedForeignPct, noise.SlowCPUFactor))
 				}
 			}
 		}
@@ -1218,14 +1219,25 @@ func loadLine(d *Data) string {
 }
 
 // disturbedSeconds counts the measured seconds of r whose steal or foreign
-// CPU share passed the thresholds, and the measured seconds sampled.
+// CPU share passed the thresholds, or whose CPU speed fell below
+// noise.SlowCPUFactor of the step's median second, and the measured
+// seconds sampled.
 func disturbedSeconds(r store.Result) (bad, all int) {
+	var speeds []float64
+	for _, p := range secondSpeeds(r.Intervals) {
+		speeds = append(speeds, p[1])
+	}
+	slow := 0.0
+	if len(speeds) > 0 {
+		slow = noise.SlowCPUFactor * analysis.Median(speeds)
+	}
 	for _, iv := range r.Intervals {
 		if iv.Sec < 0 || iv.Load == nil {
 			continue
 		}
 		all++
-		if iv.Load.StealPct > DisturbedStealPct || iv.Load.ForeignPct > DisturbedForeignPct {
+		if iv.Load.StealPct > DisturbedStealPct || iv.Load.ForeignPct > DisturbedForeignPct ||
+			(iv.Load.CPUSpeed > 0 && iv.Load.CPUSpeed < slow) {
 			bad++
 		}
 	}

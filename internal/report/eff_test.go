@@ -157,6 +157,20 @@ func TestDisturbedSeconds(t *testing.T) {
 	if bad, all := disturbedSeconds(r); bad != 2 || all != 3 {
 		t.Errorf("disturbed %d of %d, want 2 of 3", bad, all)
 	}
+	// CPU speed: the median second is 100; 85 is below x0.9 of it, 95
+	// is not, and a second without a probe (0) is not slow.
+	r = store.Result{Intervals: []store.Interval{
+		{Sec: -1, Load: &store.IntervalLoad{CPUSpeed: 10}}, // warm-up: not counted
+		{Sec: 0, Load: &store.IntervalLoad{CPUSpeed: 100}},
+		{Sec: 1, Load: &store.IntervalLoad{CPUSpeed: 85}},
+		{Sec: 2, Load: &store.IntervalLoad{CPUSpeed: 95}},
+		{Sec: 3, Load: &store.IntervalLoad{CPUSpeed: 105}},
+		{Sec: 4, Load: &store.IntervalLoad{CPUSpeed: 110}},
+		{Sec: 5, Load: &store.IntervalLoad{}},
+	}}
+	if bad, all := disturbedSeconds(r); bad != 1 || all != 6 {
+		t.Errorf("with CPU speeds: disturbed %d of %d, want 1 (the second at 85) of 6", bad, all)
+	}
 }
 
 // TestClientNote checks the note on how benchlab's workers ran: one entry per

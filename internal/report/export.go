@@ -90,6 +90,9 @@ type IntervalRecord struct {
 	// tool's series prints no maximum, and a p95 only at --percentile=95).
 	P95Ms *float64 `json:"p95_ms"`
 	MaxMs *float64 `json:"max_ms"`
+	// CPUSpeed is the CPU speed probes' mean rate in the second (rounds per
+	// CPU microsecond, as the step's fact cpu_speed); null without one.
+	CPUSpeed *float64 `json:"cpu_speed"`
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -151,8 +154,12 @@ func Records(d *Data) []Record {
 				// Interval k covers (start + k s, start + (k+1) s]: its time
 				// is its end on the wall clock.
 				end := r.Started.Add(time.Duration(iv.Sec+1) * time.Second).UTC().Format(time.RFC3339Nano)
-				rec.Intervals = append(rec.Intervals, IntervalRecord{Sec: iv.Sec, Time: end, Seconds: iv.Seconds, Events: iv.Events,
-					Statements: iv.Statements, Rows: iv.Rows, Errors: iv.Errors, P95Ms: latencyOf(iv.P95), MaxMs: latencyOf(iv.Max)})
+				ir := IntervalRecord{Sec: iv.Sec, Time: end, Seconds: iv.Seconds, Events: iv.Events,
+					Statements: iv.Statements, Rows: iv.Rows, Errors: iv.Errors, P95Ms: latencyOf(iv.P95), MaxMs: latencyOf(iv.Max)}
+				if iv.Load != nil && iv.Load.CPUSpeed > 0 {
+					ir.CPUSpeed = measuredF(iv.Load.CPUSpeed)
+				}
+				rec.Intervals = append(rec.Intervals, ir)
 			}
 			out = append(out, rec)
 		}
@@ -240,7 +247,7 @@ func WriteCSV(w io.Writer, d *Data) error {
 func WriteSeriesCSV(w io.Writer, d *Data) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"experiment", "run", "target", "repeat", "seq", "test", "role", "threads", "sec", "time",
-		"seconds", "events", "statements", "rows", "errors", "qps", "tps", "p95_ms", "max_ms"}); err != nil {
+		"seconds", "events", "statements", "rows", "errors", "qps", "tps", "p95_ms", "max_ms", "cpu_speed"}); err != nil {
 		return err
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -259,7 +266,7 @@ func WriteSeriesCSV(w io.Writer, d *Data) error {
 			}
 			if err := cw.Write([]string{i(r.Experiment), i(r.Run), r.Target, strconv.Itoa(r.Repeat), strconv.Itoa(r.Seq),
 				r.Test, r.Role, strconv.Itoa(r.Threads), strconv.Itoa(iv.Sec), iv.Time, f(iv.Seconds), i(iv.Events),
-				i(iv.Statements), i(iv.Rows), i(iv.Errors), f(qps), f(tps), pf(iv.P95Ms), pf(iv.MaxMs)}); err != nil {
+				i(iv.Statements), i(iv.Rows), i(iv.Errors), f(qps), f(tps), pf(iv.P95Ms), pf(iv.MaxMs), pf(iv.CPUSpeed)}); err != nil {
 				return err
 			}
 		}

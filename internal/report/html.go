@@ -13,6 +13,7 @@ import (
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/metric"
+	"benchlab/internal/noise"
 	"benchlab/internal/store"
 )
 
@@ -278,6 +279,7 @@ func buildCharts(d *Data) []chartDef {
 		o["series"] = series
 		out = append(out, chartDef{htmlChart{Title: "per second", Height: 300}, o})
 	}
+	out = append(out, speedCharts(keys, targets, s, label)...)
 	// Throughput against thread count.
 	if len(threadCounts) > 1 {
 		tests := map[string][]cellKey{}
@@ -605,3 +607,77 @@ of the samples. Hover a frame for its name and samples.</p>
 </body>
 </html>
 `))
+
+// speedCharts draws, for each test whose first repeats have per-second CPU
+// speed (the speed probes' mean rate in each second), that speed against
+// the second, as a share of the median second of all the targets drawn:
+// a dip in throughput that the CPU speed shares came from the machine
+// (the host slowed its CPUs), not the database.
+func speedCharts(keys []cellKey, targets []string, s samples, label func(cellKey) string) []chartDef {
+	var out []chartDef
+	for _, k := range keys {
+		pts := map[string][][2]float64{}
+		var all []float64
+		for _, t := range targets {
+			rs := s[t][k]
+			if len(rs) == 0 {
+				continue
+			}
+			pts[t] = secondSpeeds(rs[0].Intervals)
+			for _, p := range pts[t] {
+				all = append(all, p[1])
+			}
+		}
+		if len(all) == 0 {
+			continue
+		}
+		med := analysis.Median(all)
+		o := baseOption("CPU speed per second: "+label(k)+" (the speed probes' rate / the median second's)",
+			"second of the step", "CPU speed (1 = median second)")
+		o["xAxis"].(map[string]any)["type"] = "value"
+		o["yAxis"].(map[string]any)["scale"] = true
+		var series []any
+		for _, t := range targets {
+			if len(pts[t]) == 0 {
+				continue
+			}
+			var data []any
+			for _, p := range pts[t] {
+				data = append(data, []any{p[0], num(p[1] / med)})
+			}
+			series = append(series, map[string]any{"name": t, "type": "line", "showSymbol": len(data) <= 30, "data": data})
+		}
+		series[0].(map[string]any)["markLine"] = map[string]any{"silent": true, "symbol": "none",
+			"label": map[string]any{"formatter": fmt.Sprintf("slow below x%.2f", noise.SlowCPUFactor)},
+			"data":  []any{map[string]any{"yAxis": noise.SlowCPUFactor}}}
+		o["series"] = series
+		out = append(out, chartDef{htmlChart{Title: "CPU speed", Height: 260}, o})
+	}
+	return out
+}
+
+// secondSpeeds are the measured seconds of ivs that have a CPU speed, as
+// (second, speed) pairs; a long series is averaged down to
+// maxSeriesPoints points.
+func secondSpeeds(ivs []store.Interval) [][2]float64 {
+	var pts [][2]float64
+	for _, iv := range ivs {
+		if iv.Sec >= 0 && iv.Load != nil && iv.Load.CPUSpeed > 0 {
+			pts = append(pts, [2]float64{float64(iv.Sec), iv.Load.CPUSpeed})
+		}
+	}
+	if len(pts) <= maxSeriesPoints {
+		return pts
+	}
+	step := (len(pts) + maxSeriesPoints - 1) / maxSeriesPoints
+	var out [][2]float64
+	for i := 0; i < len(pts); i += step {
+		group := pts[i:min(i+step, len(pts))]
+		var sum float64
+		for _, p := range group {
+			sum += p[1]
+		}
+		out = append(out, [2]float64{group[0][0], sum / float64(len(group))})
+	}
+	return out
+}

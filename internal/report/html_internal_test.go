@@ -129,3 +129,43 @@ func TestHTMLNum(t *testing.T) {
 		t.Error("NaN or infinity is not null")
 	}
 }
+
+// TestHTMLSpeedChart checks the per-second CPU speed chart: none when no
+// second has a speed; with speeds, one chart per test, each target's
+// measured seconds as a share of the median second of all targets (the
+// warm-up and seconds without a probe left out), with the slow line.
+func TestHTMLSpeedChart(t *testing.T) {
+	d := effData(false)
+	if n := countPrefix(chartTitles(d), "CPU speed per second"); n != 0 {
+		t.Fatalf("%d CPU speed charts without speeds", n)
+	}
+	for id := range d.Results {
+		for i := range d.Results[id] {
+			if d.Results[id][i].Action {
+				continue
+			}
+			d.Results[id][i].Intervals = []store.Interval{
+				{Sec: -1, Seconds: 1, Statements: 10, Load: &store.IntervalLoad{CPUSpeed: 1}}, // warm-up
+				{Sec: 0, Seconds: 1, Statements: 10, Load: &store.IntervalLoad{CPUSpeed: 200}},
+				{Sec: 1, Seconds: 1, Statements: 10, Load: &store.IntervalLoad{}}, // no probe
+				{Sec: 2, Seconds: 1, Statements: 10, Load: &store.IntervalLoad{CPUSpeed: 100}},
+				{Sec: 3, Seconds: 1, Statements: 10, Load: &store.IntervalLoad{CPUSpeed: 200}},
+			}
+		}
+	}
+	seen := 0
+	for _, c := range buildCharts(d) {
+		if !strings.HasPrefix(c.option["title"].(map[string]any)["text"].(string), "CPU speed per second") {
+			continue
+		}
+		seen++
+		b, _ := json.Marshal(c.option["series"])
+		// Median second 200: seconds 0, 2 and 3 at 1, 0.5 and 1.
+		if !strings.Contains(string(b), `"data":[[0,1],[2,0.5],[3,1]]`) || !strings.Contains(string(b), `"yAxis":0.9`) {
+			t.Errorf("speed series %s; want seconds 0, 2, 3 at 1, 0.5, 1 and the slow line at 0.9", b)
+		}
+	}
+	if seen == 0 {
+		t.Error("no CPU speed chart with speeds in the series")
+	}
+}

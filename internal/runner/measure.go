@@ -405,7 +405,7 @@ func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threa
 		}
 		return ok
 	}
-	series := tick(ctx, st, threads, runs, win.start, win.measureFrom, done, stop, opt, sampler, alive)
+	series := tick(ctx, st, threads, runs, win.start, win.measureFrom, done, stop, opt, sampler, speed, alive)
 	<-turnsDone
 	// The step ended when it was told to stop (its deadline, its bounded
 	// roles done, its event limit met, ctx done), not when the last worker

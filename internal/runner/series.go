@@ -23,7 +23,8 @@ import (
 // returning one 1-second series per role and printing a line every report
 // interval.
 func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, start, measureFrom time.Time,
-	done <-chan struct{}, stop *stopper, opt Options, sampler *metrics.StepSampler, alive func() bool) [][]store.Interval {
+	done <-chan struct{}, stop *stopper, opt Options, sampler *metrics.StepSampler, speed *metrics.SpeedProbe,
+	alive func() bool) [][]store.Interval {
 	series := make([][]store.Interval, len(runs))
 	// In an interleaved step a role runs only in its target's turns: its
 	// intervals' seconds are its turns' time in them (turns.spent).
@@ -41,6 +42,7 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 	}
 	drain := func(now time.Time, boundary time.Time, final bool) {
 		load := sampler.Sample()
+		load.CPUSpeed, _ = speed.MeanIn(last, now)
 		if !final && boundary.Equal(measureFrom) {
 			sampler.Mark()
 		}

@@ -35,8 +35,9 @@ func TestEfficiencyRoundTrip(t *testing.T) {
 	withEff := Result{RunID: run.ID, Seq: 2, Test: "point-query", Threads: 1, Metric: "qps", Status: StatusOK,
 		Started: time.Now().UTC().Truncate(time.Microsecond), Seconds: 10, Statements: 1000, Eff: eff,
 		Intervals: []Interval{
-			{Sec: 0, Seconds: 1, Events: 5, Load: &IntervalLoad{ServerCPU: NotMeasured, ClientCPU: 0.31, StealPct: 0, ForeignPct: NotReadable}},
-			{Sec: 1, Seconds: 1, Events: 5}, // not sampled
+			{Sec: 0, Seconds: 1, Events: 5, Load: &IntervalLoad{ServerCPU: NotMeasured, ClientCPU: 0.31, StealPct: 0, ForeignPct: NotReadable, CPUSpeed: 152.25}},
+			{Sec: 1, Seconds: 1, Events: 5, Load: &IntervalLoad{ServerCPU: 0.5, ClientCPU: 0.25}}, // no speed probe
+			{Sec: 2, Seconds: 1, Events: 5}, // not sampled
 		}}
 	action := Result{RunID: run.ID, Seq: 1, Test: "prepare", Action: true, Metric: "qps", Status: StatusOK,
 		Started: withEff.Started, DBBytes: 123456789}

@@ -113,6 +113,8 @@ var schema = []string{
 	`CREATE TABLE profiles (
 		result_id INTEGER PRIMARY KEY REFERENCES results(id), hz INTEGER NOT NULL, samples INTEGER NOT NULL,
 		note TEXT NOT NULL, folded_gz BLOB)`,
+	// Each second's CPU speed (the speed probes' mean rate in it).
+	`ALTER TABLE intervals ADD COLUMN cpu_speed REAL`,
 }
 
 // Open opens or creates the results database at path (a SQLite file, or a
@@ -316,16 +318,20 @@ func insertIntervals(ctx context.Context, b bound, id int64, test string, ivs []
 		return nil
 	}
 	ins, err := b.PrepareContext(ctx, `INSERT INTO intervals (result_id, sec, seconds, events, statements, errors, rows, p95_ns, max_ns,
-		server_cpu_s, client_cpu_s, steal_pct, foreign_pct)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (result_id, sec) DO NOTHING`)
+		server_cpu_s, client_cpu_s, steal_pct, foreign_pct, cpu_speed)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (result_id, sec) DO NOTHING`)
 	if err != nil {
 		return fmt.Errorf("store intervals of %s: %w", test, err)
 	}
 	defer ins.Close()
 	for _, iv := range ivs {
-		load := []any{nil, nil, nil, nil}
+		load := []any{nil, nil, nil, nil, nil}
 		if l := iv.Load; l != nil {
-			load = []any{nullF(l.ServerCPU), nullF(l.ClientCPU), nullF(l.StealPct), nullF(l.ForeignPct)}
+			var speed any
+			if l.CPUSpeed > 0 {
+				speed = l.CPUSpeed
+			}
+			load = []any{nullF(l.ServerCPU), nullF(l.ClientCPU), nullF(l.StealPct), nullF(l.ForeignPct), speed}
 		}
 		if _, err := ins.ExecContext(ctx, append([]any{id, iv.Sec, iv.Seconds, iv.Events, iv.Statements, iv.Errors, iv.Rows,
 			int64(iv.P95), int64(iv.Max)}, load...)...); err != nil {
@@ -536,7 +542,7 @@ func (s *Store) results(ctx context.Context, full bool, where string, args ...an
 
 func (s *Store) intervals(ctx context.Context, resultID int64) ([]Interval, error) {
 	rows, err := s.q().QueryContext(ctx, `SELECT sec, seconds, events, statements, errors, rows, p95_ns, max_ns,
-		server_cpu_s, client_cpu_s, steal_pct, foreign_pct
+		server_cpu_s, client_cpu_s, steal_pct, foreign_pct, cpu_speed
 		FROM intervals WHERE result_id = ? ORDER BY sec`, resultID)
 	if err != nil {
 		return nil, fmt.Errorf("read intervals: %w", err)
@@ -546,15 +552,15 @@ func (s *Store) intervals(ctx context.Context, resultID int64) ([]Interval, erro
 	for rows.Next() {
 		var iv Interval
 		var p95, mx int64
-		var load [4]sql.NullFloat64
+		var load [5]sql.NullFloat64
 		if err := rows.Scan(&iv.Sec, &iv.Seconds, &iv.Events, &iv.Statements, &iv.Errors, &iv.Rows, &p95, &mx,
-			&load[0], &load[1], &load[2], &load[3]); err != nil {
+			&load[0], &load[1], &load[2], &load[3], &load[4]); err != nil {
 			return nil, err
 		}
 		iv.P95, iv.Max = time.Duration(p95), time.Duration(mx)
-		if load[0].Valid || load[1].Valid || load[2].Valid || load[3].Valid {
+		if load[0].Valid || load[1].Valid || load[2].Valid || load[3].Valid || load[4].Valid {
 			iv.Load = &IntervalLoad{ServerCPU: fromNullF(load[0]), ClientCPU: fromNullF(load[1]),
-				StealPct: fromNullF(load[2]), ForeignPct: fromNullF(load[3])}
+				StealPct: fromNullF(load[2]), ForeignPct: fromNullF(load[3]), CPUSpeed: load[4].Float64}
 		}
 		out = append(out, iv)
 	}

@@ -207,6 +207,11 @@ type IntervalLoad struct {
 	ServerCPU, ClientCPU float64
 	// StealPct and ForeignPct are shares of all CPU time of the machine.
 	StealPct, ForeignPct float64
+	// CPUSpeed is the mean rate of the CPU speed probes that ended in the
+	// second (metrics.SpeedProbe: rounds per CPU microsecond, comparable
+	// with the step's fact cpu_speed); 0 when none did (probes off, the
+	// warm-up, a second between two probes).
+	CPUSpeed float64
 }
 
 // Interval is one second of a measured step. Sec counts from the end of the
