@@ -280,7 +280,7 @@ func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool
 		id, err := runPrepared(ctx, env, s, st, opt)
 		switch {
 		case err == nil:
-			return nil
+			return jobReport(env, path, id, s)
 		case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
 			return fleet.Failed(fmt.Errorf("timed out after %s (queue --timeout; the results so far are stored): %w",
 				j.Args.Timeout(), err))
@@ -305,6 +305,25 @@ func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool
 	if len(sum.Requeued) > 0 {
 		fmt.Fprintf(env.Stderr, "benchlab worker: job(s) %v back in the queue\n", sum.Requeued)
 		return errInterrupted
+	}
+	return nil
+}
+
+// jobReport ends a job's experiment as run ends its own: the report on the
+// worker's output, then the spec's [gate], whose regressions fail the job
+// (its error names them, and jobs shows it). A report that cannot be built
+// is said on the worker's error output and does not fail the job: the
+// experiment is stored.
+func jobReport(env Env, path string, id int64, s spec.Spec) error {
+	if err := printAndWriteReport(env, path, id, reportOut{color: "never"}); err != nil {
+		fmt.Fprintf(env.Stderr, "benchlab worker: experiment %d: report: %v\n", id, err)
+	}
+	found, err := specGate(env, path, id, s)
+	switch {
+	case errors.Is(err, errRegression):
+		return fleet.Failed(fmt.Errorf("gate: %w: %s", errRegression, strings.Join(found, "; ")))
+	case err != nil:
+		return fleet.Failed(fmt.Errorf("gate: %w", err))
 	}
 	return nil
 }

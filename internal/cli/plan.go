@@ -135,17 +135,27 @@ func addPlanHistory(env Env, p *plan.Plan, s spec.Spec, storeFlag string, strict
 }
 
 // specGate applies a spec's [gate] to the experiment just run: it prints
-// the gate's decision and returns errRegression when it fails.
-func specGate(env Env, storeFile string, id int64, s spec.Spec) error {
+// the gate's decision and returns errRegression when it fails, with the
+// regressions it found, one line each ("full: update-index @1 threads:
+// x0.412").
+func specGate(env Env, storeFile string, id int64, s spec.Spec) ([]string, error) {
 	if !s.Gate.FailOnRegression {
-		return nil
+		return nil, nil
 	}
 	d, err := loadData(storeFile, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	o := s.Gate.Options()
 	cmps := report.Compare(d, report.VerdictOptions{Alpha: o.Alpha, MinEffect: o.MinEffect})
 	fmt.Fprintln(env.Stdout)
-	return gateReport(env.Stdout, cmps, o)
+	err = gateReport(env.Stdout, cmps, o)
+	var found []string
+	if err != nil {
+		_, cells := regressions(cmps, o)
+		for _, c := range cells {
+			found = append(found, fmt.Sprintf("%s: %s @%d threads: x%.3f", c.Target, c.Test, c.Threads, c.Verdict.Ratio))
+		}
+	}
+	return found, err
 }

@@ -375,7 +375,7 @@ func runRun(env Env, f *runFlags) error {
 		}
 	}
 	if err == nil && id != 0 {
-		err = specGate(env, storePath(env, f.store), id, s)
+		_, err = specGate(env, storePath(env, f.store), id, s)
 	}
 	return err
 }

@@ -545,3 +545,77 @@ func TestFleetCancel(t *testing.T) {
 		t.Errorf("jobs: exit %d\n%s", code, out)
 	}
 }
+
+// gatedSpec has two SQLite targets that differ only in synchronous (off,
+// the base, against full: an fsync per commit) on update-index, 5 repeats
+// each, and a gate that fails on a regression: run would exit 3.
+const gatedSpec = `name = "gated"
+base = "off"
+[[target]]
+name = "off"
+engine = "sqlite"
+[target.settings]
+journal_mode = "wal"
+synchronous = "off"
+[[target]]
+name = "full"
+engine = "sqlite"
+[target.settings]
+journal_mode = "wal"
+synchronous = "full"
+[workload]
+tests = ["update-index"]
+table_size = 2000
+threads = [1]
+read_time = "300ms"
+write_time = "300ms"
+warmup = "100ms"
+postwrite_wait = "0s"
+report_interval = "0s"
+repeats = 5
+[gate]
+fail_on_regression = true
+`
+
+// TestFleetGate runs a queued experiment whose spec has a gate and a
+// planted regression (an fsync per commit): the worker prints the report
+// and the gate's decision as run does, and the job fails with the gate's
+// regression in its error, which jobs shows.
+func TestFleetGate(t *testing.T) {
+	t.Parallel()
+	dsn := labStore(t)
+	dir, tmp := t.TempDir(), t.TempDir()
+	p := filepath.Join(dir, "gated.toml")
+	if err := os.WriteFile(p, []byte(gatedSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := queueJob(t, dsn, p)
+	b, err := childCmd([]string{"TMPDIR=" + tmp}, "worker", "--store", dsn, "--once").CombinedOutput()
+	out := string(b)
+	if err != nil || !strings.Contains(out, "1 job(s) done") {
+		t.Fatalf("worker --once: %v\n%s", err, out)
+	}
+	checkEmpty(t, tmp)
+	for _, want := range []string{"Absolute throughput", "gate power with repeats alone"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("the worker's output lacks %q (the report and the gate, as run prints them):\n%s", want, out)
+		}
+	}
+	j := listJobs(t, dsn)[id]
+	if strings.Contains(out, "slow host") && j.State == "completed" {
+		// Runs set aside because the memory canaries found the host slow
+		// (see cli's TestPlantedRegression) can leave too few repeats to
+		// call the regression: the gate then passes, and says so.
+		if !strings.Contains(out, "gate: no regression") {
+			t.Errorf("completed gated job without the gate's decision in the output:\n%s", out)
+		}
+		t.Logf("the memory canaries found the host slow around some runs:\n%s", out)
+		return
+	}
+	if j.State != "failed" || j.Output.Experiment == 0 || !strings.Contains(j.Output.Error, "gate: significant regression found: full: update-index @1 threads") {
+		t.Fatalf("gated job with a planted regression: %+v; want failed, with its experiment, the gate naming full: update-index\n%s", j, out)
+	}
+	if code, listed, _ := run(t, "jobs", "--store", dsn); code != 0 || !strings.Contains(listed, "gate: significant regression") {
+		t.Errorf("jobs: exit %d\n%s", code, listed)
+	}
+}
