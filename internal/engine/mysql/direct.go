@@ -376,10 +376,35 @@ func appendLen(b []byte, n int) []byte {
 // run sends the encoded command and reads the answer: the rows counted
 // over every result set, and the affected rows of OK answers.
 func (s *directStmt) run() (rows, affected int64, err error) {
-	w := s.w
-	if err := w.send(s.cmd); err != nil {
+	if err := s.w.send(s.cmd); err != nil {
 		return 0, 0, err
 	}
+	return s.w.answer(nil)
+}
+
+// query sends sql as COM_QUERY, in *cmd (reused), and reads its text
+// answer as run reads a prepared statement's; with vals, each row's
+// columns are appended to *vals as text (NULL as "", as engine.Text
+// renders it), all of a row's columns sharing one string.
+func (w *wire) query(cmd *[]byte, sql string, vals *[][]string) (rows, affected int64, err error) {
+	if err := w.learnEOF(); err != nil {
+		return 0, 0, err
+	}
+	*cmd = append(append((*cmd)[:0], 0, 0, 0, 0, comQuery), sql...)
+	if err := w.send(*cmd); err != nil {
+		return 0, 0, err
+	}
+	return w.answer(vals)
+}
+
+// answer reads the answer to a command: OK packets' affected rows, and
+// result sets (column count, column definitions, an EOF unless
+// deprecated, rows, a closing EOF or OK) whose rows it counts and, with
+// vals, reads as text rows (COM_QUERY's). A row is any packet that does
+// not start 0xFE or 0xFF: binary rows start 0x00, and a text row would
+// start 0xFE only for a first column of 16 MiB or more, a packet next
+// refuses.
+func (w *wire) answer(vals *[][]string) (rows, affected int64, err error) {
 	for {
 		p, err := w.next()
 		if err != nil {
@@ -400,18 +425,21 @@ func (s *directStmt) run() (rows, affected int64, err error) {
 			}
 			affected += int64(a)
 			status = binary.LittleEndian.Uint16(p[i:])
+		case 0xFB:
+			return 0, 0, w.lose(errors.New("LOCAL INFILE request not supported"))
 		default: // a result set
 			nc, i, ok := lenenc(p, 0)
 			if !ok {
 				return 0, 0, w.lose(errors.New("malformed column count"))
 			}
+			ncols, defs := int(nc), nc
 			// With MariaDB's metadata caching (which the driver negotiates),
-			// a byte after the count says whether the definitions follow;
-			// 0: they do not, the statement's prepared ones stand.
+			// a byte after a prepared statement's count says whether the
+			// definitions follow; 0: they do not, the prepared ones stand.
 			if i < len(p) && p[i] == 0 {
-				nc = 0
+				defs = 0
 			}
-			for range nc {
+			for range defs {
 				if _, err := w.next(); err != nil {
 					return 0, 0, err
 				}
@@ -428,11 +456,17 @@ func (s *directStmt) run() (rows, affected int64, err error) {
 				if p, err = w.next(); err != nil {
 					return 0, 0, err
 				}
-				if len(p) > 0 && p[0] == 0x00 {
-					rows++
-					continue
+				if len(p) == 0 || p[0] == 0xFE || p[0] == 0xFF {
+					break
 				}
-				break
+				rows++
+				if vals != nil {
+					row, ok := textRow(p, ncols)
+					if !ok {
+						return 0, 0, w.lose(errors.New("malformed text row"))
+					}
+					*vals = append(*vals, row)
+				}
 			}
 			switch {
 			case len(p) > 0 && p[0] == 0xFF:
@@ -454,6 +488,28 @@ func (s *directStmt) run() (rows, affected int64, err error) {
 			return rows, affected, w.done()
 		}
 	}
+}
+
+// textRow reads a text row of ncols columns (each a length-encoded string,
+// or 0xFB for NULL): one string holds the row's bytes and the columns are
+// slices of it, so a row costs two allocations whatever its width.
+func textRow(p []byte, ncols int) ([]string, bool) {
+	all := string(p)
+	row := make([]string, ncols)
+	i := 0
+	for c := range ncols {
+		if i < len(p) && p[i] == 0xFB {
+			i++ // NULL: ""
+			continue
+		}
+		n, j, ok := lenenc(p, i)
+		if !ok || uint64(len(p)-j) < n {
+			return nil, false
+		}
+		row[c] = all[j : j+int(n)]
+		i = j + int(n)
+	}
+	return row, i == len(p)
 }
 
 // close deallocates the statement (COM_STMT_CLOSE has no answer).
