@@ -1,6 +1,6 @@
 package mysql
 
-// A direct path for short prepared statements, the MySQL counterpart of
+// A direct path for short prepared and text statements, the MySQL counterpart of
 // postgres/direct.go. go-sql-driver allocates several objects per execute
 // (its rows object, the column slice, the names slice Columns returns, each
 // value boxed into an interface); at 8 threads of point queries that was
@@ -25,8 +25,10 @@ package mysql
 //   - a packet of 0xFFFFFF bytes (continued in the next) is refused with an
 //     error; any socket or protocol error closes the socket and is reported
 //     as driver.ErrBadConn (engine.ErrConnLost);
-//   - arguments of a type not encoded here, Values and Long statements use
-//     the driver's statement, prepared lazily;
+//   - short text statements are sent as COM_QUERY and answered by the same
+//     reader (wire.query), their rows read as text for Values;
+//   - arguments of a type not encoded here, a prepared statement's Values
+//     and Long statements use the driver's statement, prepared lazily;
 //   - TLS or compressed connections never take this path.
 //
 // Like the driver's context-free calls, a direct call ignores ctx: the
