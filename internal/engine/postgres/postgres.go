@@ -423,11 +423,26 @@ func (c *Conn) Values(ctx context.Context, sql string, args ...any) ([][]string,
 	return out, c.fail(rows.Err())
 }
 
-// textRow copies a row's raw text-format values as strings (NULL as "").
+// textRow copies a row's raw text-format values as strings (NULL as ""):
+// one string holds the row's bytes and the columns are slices of it, so a
+// row costs two allocations whatever its width (a string per column made
+// 253 allocations per text New-Order).
 func textRow(raw [][]byte) []string {
+	n := 0
+	for _, b := range raw {
+		n += len(b)
+	}
+	var all strings.Builder
+	all.Grow(n)
+	for _, b := range raw {
+		all.Write(b)
+	}
+	s := all.String()
 	row := make([]string, len(raw))
+	at := 0
 	for i, b := range raw {
-		row[i] = string(b)
+		row[i] = s[at : at+len(b)]
+		at += len(b)
 	}
 	return row
 }
