@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"benchlab/internal/noise"
+	"benchlab/internal/spec/spectest"
 	"benchlab/internal/store"
 )
 
@@ -220,13 +221,6 @@ tests = ["update-index"]
 	}
 }
 
-// shortSteps are the [workload] fields of the verdict tests' experiments:
-// 2,000 rows, one thread, 300 ms steps after a 100 ms warm-up, no waits.
-const shortSteps = `table_size = 2000
-threads = [1]
-read_time = "300ms"
-write_time = "300ms"
-warmup = "100ms"
-postwrite_wait = "0s"
-report_interval = "0s"
-`
+// shortSteps are the [workload] fields of the verdict tests' experiments
+// (spectest.ShortSteps).
+const shortSteps = spectest.ShortSteps

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"benchlab/internal/spec/spectest"
 )
 
 // TestPlantedRegression runs SQLite with synchronous=OFF (base) against FULL
@@ -17,19 +19,7 @@ import (
 // compare gate that its repeats cannot fire is refused with exit code 2.
 // syncTargets are two SQLite targets in WAL mode that differ only in
 // synchronous: "off" (the base) and "full" (an fsync per commit).
-const syncTargets = `[[target]]
-name = "off"
-engine = "sqlite"
-[target.settings]
-journal_mode = "wal"
-synchronous = "off"
-[[target]]
-name = "full"
-engine = "sqlite"
-[target.settings]
-journal_mode = "wal"
-synchronous = "full"
-`
+const syncTargets = spectest.SyncTargets
 
 func TestPlantedRegression(t *testing.T) {
 	dir := t.TempDir()

@@ -19,6 +19,7 @@ import (
 	"benchlab/internal/engine/enginetest"
 	"benchlab/internal/fleet"
 	"benchlab/internal/server"
+	"benchlab/internal/spec/spectest"
 	"benchlab/internal/store"
 	"benchlab/internal/store/storetest"
 )
@@ -551,28 +552,9 @@ func TestFleetCancel(t *testing.T) {
 // each, and a gate that fails on a regression: run would exit 3.
 const gatedSpec = `name = "gated"
 base = "off"
-[[target]]
-name = "off"
-engine = "sqlite"
-[target.settings]
-journal_mode = "wal"
-synchronous = "off"
-[[target]]
-name = "full"
-engine = "sqlite"
-[target.settings]
-journal_mode = "wal"
-synchronous = "full"
-[workload]
+` + spectest.SyncTargets + `[workload]
 tests = ["update-index"]
-table_size = 2000
-threads = [1]
-read_time = "300ms"
-write_time = "300ms"
-warmup = "100ms"
-postwrite_wait = "0s"
-report_interval = "0s"
-repeats = 5
+` + spectest.ShortSteps + `repeats = 5
 [gate]
 fail_on_regression = true
 `
