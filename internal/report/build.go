@@ -1224,8 +1224,10 @@ func loadLine(d *Data) string {
 // seconds sampled.
 func disturbedSeconds(r store.Result) (bad, all int) {
 	var speeds []float64
-	for _, p := range secondSpeeds(r.Intervals) {
-		speeds = append(speeds, p[1])
+	for _, iv := range r.Intervals {
+		if iv.Sec >= 0 && iv.Load != nil && iv.Load.CPUSpeed > 0 {
+			speeds = append(speeds, iv.Load.CPUSpeed)
+		}
 	}
 	slow := 0.0
 	if len(speeds) > 0 {
