@@ -4,7 +4,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X benchlab/internal/cli.commit=$(COMMIT)
 BIN     := bin/benchlab
 
-.PHONY: build quickstart deps test bench aa calibrate clean
+.PHONY: build quickstart deps test load-check bench aa calibrate clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/benchlab
@@ -21,12 +21,26 @@ deps:
 
 # Every test: vet, then unit and integration tests against real engines,
 # including in-process RocksDB (build tag rocksdb) when its library is there.
+# Tests go through internal/testrun: it prints the output of failed tests,
+# the 10 slowest tests and each package's time, and reruns a failed test
+# once: one that then passes is named FLAKY (and appended to .flakes.log),
+# one that fails again fails the build.
+TESTRUN := $(GO) run ./internal/testrun -flakes .flakes.log --
 test: deps
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 25m ./...
-	if [ -e /usr/include/rocksdb/c.h ]; then $(GO) test -count=1 -tags rocksdb ./internal/engine/rocksdb/ ./internal/workload/kv/; \
+	$(TESTRUN) -count=1 -timeout 25m ./...
+	if [ -e /usr/include/rocksdb/c.h ]; then $(TESTRUN) -count=1 -tags rocksdb ./internal/engine/rocksdb/ ./internal/workload/kv/; \
 	else echo "RocksDB library missing: in-process RocksDB tests not run (make deps as root installs it)"; fi
 	$(MAKE) fuzz
+
+# The whole suite on a clean clone of HEAD while two busy loops keep both
+# CPUs busy, LOADROUNDS times in a row (3 by default): per-package times
+# and failures of each round, and a quiet round first for comparison
+# unless LOADQUIET=0. Long (about 4 suites); a check of the tests, not of benchlab.
+LOADROUNDS ?= 3
+LOADQUIET ?= 1
+load-check:
+	scripts/load-check.sh $(LOADROUNDS) $(LOADQUIET)
 
 # Every fuzz target (parsers of outside text: specs, run flags, DSNs,
 # stored manifests, db_bench output, /proc files) for a count of inputs

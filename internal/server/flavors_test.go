@@ -179,17 +179,19 @@ func listeners(t *testing.T, port int) []string {
 }
 
 // TestStartFailsFast checks that a server which exits while starting is
-// reported at once, not after the ready timeout.
+// reported as such, when it exits, not after the ready timeout: the error
+// is the exit's, quoting the setting, never the timeout's (which a slow
+// machine cannot reach within the hour given).
 func TestStartFailsFast(t *testing.T) {
 	if _, err := server.FindBinaries(postgres.Flavor, ""); err != nil {
 		t.Skipf("no PostgreSQL install: %v", err)
 	}
-	start := time.Now()
 	_, err := server.Launch(context.Background(), server.Config{Flavor: postgres.Flavor, Env: logEnv(t), Engine: "postgres", Target: "t", Dir: t.TempDir(),
-		Settings: map[string]string{"no_such_setting": "1"}, ReadyTimeout: time.Minute},
+		Settings: map[string]string{"no_such_setting": "1"}, ReadyTimeout: time.Hour},
 		func(context.Context, *server.Instance) error { return fmt.Errorf("not yet") })
-	if err == nil || !strings.Contains(err.Error(), "no_such_setting") || time.Since(start) > 20*time.Second {
-		t.Errorf("after %s: %v; want a prompt error quoting the setting", time.Since(start), err)
+	if err == nil || !strings.Contains(err.Error(), "no_such_setting") || !strings.Contains(err.Error(), "exited while starting") ||
+		strings.Contains(err.Error(), "not accepting queries after") {
+		t.Errorf("%v; want the exit's error quoting the setting", err)
 	}
 }
 
