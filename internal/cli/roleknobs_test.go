@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,10 +45,11 @@ func TestRateAndEventsForRoles(t *testing.T) {
 	if load.Role.TargetRate != 50 || load.Events != 40 || load.Seconds < 0.75 {
 		t.Errorf("l.i0 --rate 50: target %v, %d batches in %.3f s; want 40 in 0.8 s", load.Role.TargetRate, load.Events, load.Seconds)
 	}
-	// The even schedule catches up after a stall of a loaded machine: the
-	// count falls short only by what is behind at the end.
-	if r := float64(query.Events+query.Errors) / query.Seconds; query.Role.TargetRate != 50 || math.Abs(r-50)/50 > 0.15 ||
-		query.Role.Service.P50 <= 0 {
+	// The schedule is never ahead of its rate (its first operation at 0 s);
+	// how far a loaded machine leaves it behind is no bound (the runner's
+	// fake-time tests check the catching up).
+	if r := float64(query.Events+query.Errors) / query.Seconds; query.Role.TargetRate != 50 || r <= 0 ||
+		r > 50*1.01+1/query.Seconds || query.Role.Service.P50 <= 0 {
 		t.Errorf("qp100 queries --rate 50: target %v, %.1f/s, service p50 %s", query.Role.TargetRate, r, query.Role.Service.P50)
 	}
 	if insert.Role.TargetRate != 100 {
@@ -62,8 +62,8 @@ func TestRateAndEventsForRoles(t *testing.T) {
 	}
 	rs = results(t, db, 2)
 	load, query = rs["l.i0/insert"], rs["qp100/query"]
-	if n := query.Events + query.Errors; n != 30 || query.Seconds > 30 {
-		t.Errorf("qp100 --events 30: %d queries in %.1f s, want 30 well before 60 s", n, query.Seconds)
+	if n := query.Events + query.Errors; n != 30 || query.Seconds >= 60 {
+		t.Errorf("qp100 --events 30: %d queries in %.1f s, want 30 before the 60 s query time", n, query.Seconds)
 	}
 	if load.Events != 40 {
 		t.Errorf("l.i0 --events 30: %d batches, want its own 40", load.Events)
@@ -106,7 +106,7 @@ func TestEventsCountMeasuredOnly(t *testing.T) {
 			warm += iv.Events
 		}
 	}
-	if res.Events != 2000 || warm == 0 || res.Seconds > 30 {
+	if res.Events != 2000 || warm == 0 || res.Seconds >= 60 {
 		t.Errorf("--events 2000 after a 0.5 s warm-up: %d measured events (%d in the warm-up) in %.1f s; want 2000 besides the warm-up's",
 			res.Events, warm, res.Seconds)
 	}

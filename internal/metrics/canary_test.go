@@ -38,8 +38,10 @@ func TestCanary(t *testing.T) {
 	if small, large := best(CanaryCacheBytes), best(CanaryMemBytes); small <= large {
 		t.Errorf("512 KiB walk %.3g loads/s, 32 MiB walk %.3g: want the smaller faster", small, large)
 	}
-	if took < 100*time.Millisecond+2*CanaryChaseDuration || took > 10*time.Second {
-		t.Errorf("two 50 ms probes and the memory canary took %s", took)
+	// At least its probes' time (at most is the go test timeout's to say:
+	// a busy machine stretches it without limit).
+	if took < 100*time.Millisecond+2*CanaryChaseDuration {
+		t.Errorf("two 50 ms probes and the memory canary took %s, less than their own time", took)
 	}
 	left, err := os.ReadDir(dir)
 	if err != nil || len(left) != 0 {
