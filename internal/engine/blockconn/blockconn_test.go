@@ -86,7 +86,7 @@ func TestDeadlineEndsBlockedRead(t *testing.T) {
 		if el := time.Since(start); el < 150*time.Millisecond {
 			t.Errorf("read ended after %s, before the deadline", el)
 		}
-	case <-time.After(3 * time.Second):
+	case <-time.After(time.Minute): // a hang guard, not a window
 		t.Fatal("deadline did not end the blocked read")
 	}
 	// A cleared deadline before it passes leaves the conn usable.
