@@ -38,7 +38,7 @@ func (b Band) String() string {
 	return "neutral"
 }
 
-// Default thresholds of the Insert Benchmark articles (METHOD.md 1.13): a relative
+// Default thresholds of the Insert Benchmark articles (docs/method.md 1.13): a relative
 // value <= 0.95 is red and >= 1.05 is green for higher-is-better metrics.
 const (
 	LowThreshold  = 0.95

@@ -691,7 +691,7 @@ func runList(env Env) error {
 	for _, p := range spec.PresetNames() {
 		printHanging(w, fmt.Sprintf("  %-10s ", p), all[p])
 	}
-	printHanging(w, fmt.Sprintf("  %-10s ", "(none)"), "faithful defaults: METHOD.md durations (600 s reads, 900 s writes, 60 s scan warm-up)")
+	printHanging(w, fmt.Sprintf("  %-10s ", "(none)"), "faithful defaults: docs/method.md durations (600 s reads, 900 s writes, 60 s scan warm-up)")
 	return nil
 }
 

@@ -62,7 +62,7 @@ const DefaultProfileHz = 99
 func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	f := &runFlags{fs: fs}
 	fs.StringVar(&f.spec, "spec", "", "experiment spec file (TOML); may also be the first argument")
-	fs.StringVar(&f.preset, "preset", "", "size preset: smoke, credible, or for the insert suite cached or io-bound (default: the faithful METHOD.md sizes)")
+	fs.StringVar(&f.preset, "preset", "", "size preset: smoke, credible, or for the insert suite cached or io-bound (default: the faithful docs/method.md sizes)")
 	fs.StringVar(&f.name, "name", "", "experiment name")
 	fs.StringVar(&f.base, "base", "", "target every other is compared with (default: the first)")
 	fs.StringVar(&f.engine, "engine", "", "engine of a single target when no spec file is given (e.g. sqlite)")

@@ -195,7 +195,7 @@ type SQL interface {
 	Dialect() Dialect
 	// Connect opens a new connection; each worker uses its own.
 	Connect(ctx context.Context) (Conn, error)
-	// Maintain does the engine's cleanup after write-heavy work (METHOD.md 1.9,
+	// Maintain does the engine's cleanup after write-heavy work (docs/method.md 1.9,
 	// 2.5): for example checkpoint and analyze. It does not wait; the caller
 	// owns the target wait time. It returns one line for each part it left
 	// out because the user of an existing server lacks the right to run it
@@ -204,7 +204,7 @@ type SQL interface {
 }
 
 // Sizer is a DB that reports the size of the benchmark database as the
-// engine counts it (METHOD.md 1.11 dbGB: PostgreSQL's pg_database_size, the
+// engine counts it (docs/method.md 1.11 dbGB: PostgreSQL's pg_database_size, the
 // InnoDB schema dir, SQLite's pages).
 type Sizer interface {
 	DBSize(ctx context.Context) (int64, error)

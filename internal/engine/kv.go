@@ -7,7 +7,7 @@ import (
 )
 
 // KV is the view of a DB that stores ordered byte keys, as RocksDB and Pebble
-// do. It offers what db_bench's benchmarks need (METHOD.md 4.1) and nothing
+// do. It offers what db_bench's benchmarks need (docs/method.md 4.1) and nothing
 // more. Every method may be called from several goroutines at once.
 type KV interface {
 	DB
@@ -37,7 +37,7 @@ type KV interface {
 
 // MemtableChooser is implemented by KV engines whose memtable representation
 // can be chosen, as db_bench's --memtablerep: the kv suite's fillseq loads
-// into a vector memtable and the steps after it use the skip list (METHOD.md
+// into a vector memtable and the steps after it use the skip list (docs/method.md
 // 4.1 step 1).
 type MemtableChooser interface {
 	// UseMemtable flushes the memtables and reopens the database with the
@@ -48,7 +48,7 @@ type MemtableChooser interface {
 
 // L0Compactor is implemented by KV engines that can compact the files of
 // level 0 alone into the next level with data, as db_bench's compact0 does
-// in the flush-and-wait step (METHOD.md 4.1 step 5).
+// in the flush-and-wait step (docs/method.md 4.1 step 5).
 type L0Compactor interface {
 	// CompactL0 returns how many files it compacted and into which level
 	// (0 and -1 when L0 was empty or no level below it holds data).
@@ -116,7 +116,7 @@ type Batch interface {
 }
 
 // LSMStats are the facts about an LSM tree that the db_bench reports carry
-// (METHOD.md 4.3): size, write amplification, compaction IO and stalls. A
+// (docs/method.md 4.3): size, write amplification, compaction IO and stalls. A
 // counter an engine does not keep is -1.
 type LSMStats struct {
 	// SizeBytes is the size of the live sorted files (lsm_sz).

@@ -169,7 +169,7 @@ func TestFromFile(file string) string {
 
 // groupOf is the report group of an imported test: the group of the
 // native test of that name when a linked suite has one (sysbench's
-// point-query, kv's readrandom), else METHOD.md 2.7's grouping by name for
+// point-query, kv's readrandom), else docs/method.md 2.7's grouping by name for
 // sysbench ("point" reads, "delete|insert|update|write" writes), else
 // none.
 func groupOf(tool, test string) (family, group string) {

@@ -256,7 +256,7 @@ func (r *sysbenchRun) result(file, test string) (store.Result, error) {
 	family, group := groupOf(Sysbench, test)
 	res := store.Result{Test: test, Family: family, Group: group, Threads: r.threads, Metric: "qps", Status: store.StatusOK,
 		Latency: r.lat, Errors: r.ignored, Intervals: r.intervals, Facts: map[string]float64{}}
-	// The headline is sysbench's own per-second figure (METHOD.md 2.6:
+	// The headline is sysbench's own per-second figure (docs/method.md 2.6:
 	// QPS is the per-second value of the queries: line), so the time is
 	// the one sysbench divided by, not "total time", which also counts
 	// the threads' start and end.

@@ -23,7 +23,7 @@ import (
 type Counts struct {
 	Seconds                  float64
 	Events, Statements, Rows int64
-	// RowsPerOp is the rows one operation scans (METHOD.md 2.6).
+	// RowsPerOp is the rows one operation scans (docs/method.md 2.6).
 	RowsPerOp int64
 	// Mean is the mean latency of one operation.
 	Mean time.Duration

@@ -17,7 +17,7 @@ import (
 // hardware counters that explain a change in CPU per operation (more
 // instructions: code bloat; more cycles per instruction: cache misses,
 // branch misses) and two software ones that tell placement and memory
-// churn (METHOD.md 3).
+// churn (docs/method.md 3).
 type CounterEvent struct {
 	// Name is perf's name of the event (perf stat -e NAME).
 	Name string

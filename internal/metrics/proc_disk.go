@@ -54,7 +54,7 @@ func (d blockDevice) read() (DiskCounters, bool) {
 }
 
 // DirBytes is the apparent size of everything under dir, directories
-// included, as `du -bs` reports it (METHOD.md 1.11 dbdirGB). Files that
+// included, as `du -bs` reports it (docs/method.md 1.11 dbdirGB). Files that
 // vanish during the walk are skipped.
 func DirBytes(dir string) (int64, error) {
 	var total int64

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// perfEvents are the hardware counters METHOD.md 3 reads first
+// perfEvents are the hardware counters docs/method.md 3 reads first
 // (instructions per operation shows code bloat between releases).
 var perfEvents = []string{"instructions", "cycles"}
 

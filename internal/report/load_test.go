@@ -9,7 +9,7 @@ import (
 )
 
 // TestLoadLine checks the notes give the load's rate and its CPU and IO per
-// inserted row (METHOD.md 2.2 sb.prepare.met), worked by hand: 10,000 rows in
+// inserted row (docs/method.md 2.2 sb.prepare.met), worked by hand: 10,000 rows in
 // 2 s with 0.05 s of client CPU and 4,096,000 bytes written are 5,000 rows/s,
 // 5 us and 0.4 KB per row.
 func TestLoadLine(t *testing.T) {

@@ -19,7 +19,7 @@ type Sections struct {
 
 // Sectioner is a suite (workload.Suite) that lays out report sections of
 // its own, as the Insert Benchmark's summary, SLA and response-time tables
-// (METHOD.md 1.11-1.13). The report finds it through the suite registry by
+// (docs/method.md 1.11-1.13). The report finds it through the suite registry by
 // the suite its stored spec names, and knows no suite by name.
 type Sectioner interface {
 	ReportSections(d *Data, opt Options) Sections

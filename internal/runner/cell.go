@@ -411,7 +411,7 @@ func (r *cellRun) outcome() Outcome {
 // runAction runs a non-measured step (load, cleanup) and records what it did
 // and what it cost: its resource use is sampled from /proc once a second, as
 // a measured step's is, so the load's CPU and IO per inserted row can be
-// reported (METHOD.md 2.2, sysbench's sb.prepare.met).
+// reported (docs/method.md 2.2, sysbench's sb.prepare.met).
 func runAction(ctx context.Context, db engine.DB, st workload.Step, dataDir string, log io.Writer) (*store.Result, []string, error) {
 	start := time.Now()
 	fmt.Fprintf(log, "%s ...\n", st.Name)
@@ -455,7 +455,7 @@ func runAction(ctx context.Context, db engine.DB, st workload.Step, dataDir stri
 	return res, tally.Notes, err
 }
 
-// dbSize is the database size after load (METHOD.md 1.11 dbdirGB: du -bs of
+// dbSize is the database size after load (docs/method.md 1.11 dbdirGB: du -bs of
 // the data dir), or store.NotReadable when the dir cannot be walked.
 func dbSize(dir string) int64 {
 	n, err := metrics.DirBytes(dir)

@@ -56,7 +56,7 @@ func TestCellEfficiencySQLite(t *testing.T) {
 	if prep.DBBytes < 1<<20 || prep.DBBytes > 100<<20 {
 		t.Errorf("database size after load %d bytes, want a few MB", prep.DBBytes)
 	}
-	// The load's cost per inserted row (METHOD.md 2.2 sb.prepare.met): CPU
+	// The load's cost per inserted row (docs/method.md 2.2 sb.prepare.met): CPU
 	// and bytes written, each > 0 and plausible.
 	le := prep.Eff
 	if le == nil {

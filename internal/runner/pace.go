@@ -10,7 +10,7 @@ import (
 
 // windowCheck is the original Insert Benchmark client's threshold: at a
 // check, less than this much time since the previous one means the window's
-// quota came early and the rest of the second is slept (METHOD.md 1.5).
+// quota came early and the rest of the second is slept (docs/method.md 1.5).
 const windowCheck = 950 * time.Millisecond
 
 // pacer spaces a rate-limited worker's operations (workload.Pacing):

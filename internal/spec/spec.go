@@ -156,7 +156,7 @@ type Workload struct {
 	// WarmTime is the duration of the scan warm-ups (scan.warmpre, scan.warm:
 	// 60 s in all_small.sh); the other warm-ups run ReadTime.
 	WarmTime Duration `toml:"warm_time"`
-	// PostwriteWait is the cleanup target time: "auto" for METHOD.md 1.9's
+	// PostwriteWait is the cleanup target time: "auto" for docs/method.md 1.9's
 	// formula, or a duration.
 	PostwriteWait AutoDuration `toml:"postwrite_wait"`
 	// Prepared uses server-side prepared statements (default true); false is
@@ -235,7 +235,7 @@ func IsInvalid(err error) bool {
 	return errors.As(err, &e)
 }
 
-// Default returns the faithful defaults: the durations and waits of METHOD.md
+// Default returns the faithful defaults: the durations and waits of docs/method.md
 // 2.3-2.5 (600 s reads, 900 s writes, 5 s warm-up, 60 s scan warm-up, the
 // postwrite formula) on one table of a million rows at one thread, and every
 // suite's own defaults.

@@ -78,7 +78,7 @@ type Result struct {
 	ErrorSamples []string
 	Intervals    []Interval
 	// Eff is the step's resource use sampled from /proc while it ran (issue
-	// 3 item 5, METHOD.md 1.11, 2.6, 3); nil when nothing was sampled (actions,
+	// 3 item 5, docs/method.md 1.11, 2.6, 3); nil when nothing was sampled (actions,
 	// results stored before the efficiency columns existed).
 	Eff *Efficiency
 	// Role says which role of a multi-role step this result measures.
@@ -90,7 +90,7 @@ type Result struct {
 	Facts map[string]float64
 	// DBBytes is the du of the data dir after the "prepare" action (or
 	// after a step that asks for it, Step.SizeAfter): the
-	// database size after load (METHOD.md 1.11 dbdirGB). 0: not measured;
+	// database size after load (docs/method.md 1.11 dbdirGB). 0: not measured;
 	// NotReadable: the dir could not be walked.
 	DBBytes int64
 	// Profile is where the step's CPU time went (run --profile): the call
@@ -125,7 +125,7 @@ const (
 
 // Efficiency holds the totals of one measured step between its first sample
 // (end of warm-up) and its last (all workers done). Per-operation figures are
-// rates divided by the step's QPS, as METHOD.md 2.6 divides vmstat and iostat
+// rates divided by the step's QPS, as docs/method.md 2.6 divides vmstat and iostat
 // averages: total / Seconds / QPS. Each counter is >= 0, NotReadable or
 // NotMeasured.
 type Efficiency struct {

@@ -28,10 +28,10 @@ type Params struct {
 	// Warmup precedes every measured test and is excluded from its results.
 	Warmup time.Duration
 	// WarmTime is the duration of the scan warm-ups (scan.warmpre and
-	// scan.warm, METHOD.md 2.5: 60 s); the other warm-ups run ReadTime.
+	// scan.warm, docs/method.md 2.5: 60 s); the other warm-ups run ReadTime.
 	WarmTime time.Duration
 	// PostwriteWait is the target duration of the cleanup after writes; a
-	// negative value means the METHOD.md 1.9 formula (60 s + 1 s per million
+	// negative value means the docs/method.md 1.9 formula (60 s + 1 s per million
 	// rows, capped at 1200 s).
 	PostwriteWait time.Duration
 	// Threads are the client thread counts each test runs at.
@@ -50,7 +50,7 @@ type Params struct {
 	Getenv func(string) string
 }
 
-// PostwriteTarget is the cleanup's target duration of METHOD.md 1.9 and 2.5:
+// PostwriteTarget is the cleanup's target duration of docs/method.md 1.9 and 2.5:
 // 60 s plus 1 s per million rows over all tables, capped at 1200 s.
 func PostwriteTarget(totalRows int64) time.Duration {
 	d := 60*time.Second + time.Duration(totalRows/1_000_000)*time.Second
@@ -82,7 +82,7 @@ func ConnectSQL(ctx context.Context, db engine.DB, who string) (engine.SQL, engi
 	return s, c, nil
 }
 
-// CleanupStep is the postwrite cleanup of METHOD.md 1.9 and 2.5 as an
+// CleanupStep is the postwrite cleanup of docs/method.md 1.9 and 2.5 as an
 // action: the engine's Maintain on tables (vacuum and checkpoint, flush,
 // checkpoint), then a wait until target has passed since it began. A part
 // the engine left out for want of rights is a warning in the log and a
@@ -210,7 +210,7 @@ type Step struct {
 	Name string
 	// Family is the test without its parameters ("random-points").
 	Family string
-	// Group is the report group (METHOD.md 2.7).
+	// Group is the report group (docs/method.md 2.7).
 	Group string
 	// Warm marks warm-up and pre tests, run but excluded from summaries.
 	Warm bool
@@ -241,7 +241,7 @@ type Step struct {
 	// count; such engines get the step instead of the runner's workers.
 	Bench func(threads int) (engine.KVStep, bool)
 	// SizeAfter records the data dir's size (du) after the step with its
-	// headline result: the Insert Benchmark's dbdirGB per step (METHOD.md
+	// headline result: the Insert Benchmark's dbdirGB per step (docs/method.md
 	// 1.11).
 	SizeAfter bool
 	// MaxDuration bounds a step that ends by operation count (Role.Ops), so
@@ -315,7 +315,7 @@ const (
 	// the second, on a fixed schedule that is caught up as PaceEven's.
 	PaceBursty
 	// PaceWindow is the original Insert Benchmark client's limiter
-	// (METHOD.md 1.5): a statement maker, at most Queue operations ahead of
+	// (docs/method.md 1.5): a statement maker, at most Queue operations ahead of
 	// the worker, checks its clock after every quota of a second's
 	// operations, sleeps out the rest of the second when the quota came
 	// early, and starts the next window from the check. Time lost to a

@@ -1,6 +1,6 @@
 // Package dbbench is the engine "db_bench": RocksDB's own benchmark tool as
 // a target. It runs each step of the kv suite by invoking a db_bench binary
-// with the equivalent flags (METHOD.md 4.1, 4.2) and parses what it prints,
+// with the equivalent flags (docs/method.md 4.1, 4.2) and parses what it prints,
 // so that one report compares in-process engines with db_bench builds of
 // any RocksDB version. The binary is the target's `path` setting; the
 // default is `db_bench` on the PATH (Debian's rocksdb-tools).
@@ -41,7 +41,7 @@ func (Driver) Summary() string {
 
 // RocksOptions are the RocksDB options both RocksDB engines take (issue 7
 // item 3), under db_bench's flag names, with benchmark.sh's leveled values
-// (METHOD.md 4.2) as defaults.
+// (docs/method.md 4.2) as defaults.
 func RocksOptions() []engine.Setting {
 	atLeast := engine.AtLeast
 	bools := engine.OneOf("true", "false")
@@ -156,7 +156,7 @@ func (db *DB) Stats(ctx context.Context) (engine.LSMStats, error) {
 	return db.last, nil
 }
 
-// Args returns the command line of step s: the common flags of METHOD.md
+// Args returns the command line of step s: the common flags of docs/method.md
 // 4.2, the target's settings, then the step's own flags (later ones win in
 // db_bench's flag parser). "stats" is appended to the benchmarks so that the
 // compaction stats after the step are printed.
@@ -182,7 +182,7 @@ func (db *DB) Args(s engine.KVStep, useExisting bool) []string {
 	return args
 }
 
-// derivedFlags are the flags benchmark.sh adds from other settings (METHOD.md
+// derivedFlags are the flags benchmark.sh adds from other settings (docs/method.md
 // 4.2): leveled compaction pins L0's index and filter blocks in the block
 // cache, and caching index and filter blocks reserves half of the cache for
 // them (high priority) and none for low priority blocks.

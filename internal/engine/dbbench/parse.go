@@ -40,7 +40,7 @@ type Interval struct {
 // ("readrandom   :       3.998 micros/op 250062 ops/sec 0.080 seconds 20000
 // operations; ...") followed by its histogram, and the compaction and DB
 // stats that levelstats/stats and --stats_per_interval print. The LSM facts
-// are those of the last stats dump (METHOD.md 4.3).
+// are those of the last stats dump (docs/method.md 4.3).
 func Parse(out string) ([]Result, engine.LSMStats, error) {
 	var results []Result
 	st := engine.LSMStats{SizeBytes: -1, L0Files: -1, IngestBytes: -1, FlushBytes: -1,

@@ -302,14 +302,14 @@ func (db *DB) Remote() bool { return true }
 func (db *DB) Connect(ctx context.Context) (engine.Conn, error) { return db.dial(ctx, db.cfg) }
 
 // flushVars are the InnoDB variables the postwrite cleanup turns down to
-// flush dirty pages (METHOD.md 1.9, iq.sh vac_my), with their cleanup values.
+// flush dirty pages (docs/method.md 1.9, iq.sh vac_my), with their cleanup values.
 var flushVars = []struct{ name, value string }{
 	{"innodb_max_dirty_pages_pct_lwm", "1"},
 	{"innodb_max_dirty_pages_pct", "1"},
 	{"innodb_idle_flush_pct", "100"}, // MySQL 8.0.18+; MariaDB 10.11 lacks it
 }
 
-// Maintain is the postwrite cleanup of METHOD.md 1.9: analyze every table,
+// Maintain is the postwrite cleanup of docs/method.md 1.9: analyze every table,
 // wait for purge to work off the undo history (or stop shrinking), then lower
 // InnoDB's dirty page limits so that the page cleaner flushes, wait until the
 // dirty pages are down (or stop falling), and restore the old values. The

@@ -1,6 +1,6 @@
 // Package pebble is the cgo-free key-value engine: CockroachDB's Pebble, an
 // LSM tree in Go that reads and writes RocksDB-style sorted files. It gives
-// the kv suite (db_bench's steps, METHOD.md 4.1) a peer to RocksDB in the
+// the kv suite (db_bench's steps, docs/method.md 4.1) a peer to RocksDB in the
 // default build.
 package pebble
 
@@ -44,7 +44,7 @@ func (Driver) Summary() string {
 
 // settings are the options of issue 7 item 3 that Pebble has, named as
 // db_bench names them so one spec can vary both engines alike. Defaults are
-// benchmark.sh's (METHOD.md 4.2) where Pebble has the option.
+// benchmark.sh's (docs/method.md 4.2) where Pebble has the option.
 var settings = []engine.Setting{
 	{Name: "cache_size", Doc: "block cache bytes", Default: strconv.Itoa(64 << 20), Check: atLeast(0)},
 	{Name: "write_buffer_size", Doc: "memtable bytes (Pebble MemTableSize)", Default: strconv.Itoa(16 << 20), Check: atLeast(1 << 20)},

@@ -235,7 +235,7 @@ func (db *DB) Connect(ctx context.Context) (engine.Conn, error) {
 	return &Conn{c: c, db: db}, nil
 }
 
-// Maintain is the postwrite cleanup of METHOD.md 1.9 (iq.sh vac_pg): vacuum
+// Maintain is the postwrite cleanup of docs/method.md 1.9 (iq.sh vac_pg): vacuum
 // analyze every table in parallel (with index_cleanup on from PostgreSQL
 // 12), then a checkpoint (left out when the user of an existing server may
 // not run one, which it returns as skipped).

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Value ranges of METHOD.md 1.3 (iibench.py --cashregisters, --products,
+// Value ranges of docs/method.md 1.3 (iibench.py --cashregisters, --products,
 // --customers, --max_price) and the data column's length (np.sh passes
 // data_length_min 10 and data_length_max 20, data_random_pct 50).
 const (
@@ -56,7 +56,7 @@ func newRowGen(seed uint64) *rowGen {
 }
 
 // insert renders INSERT prefix + n rows. Every row of the batch has the same
-// timestamp, the client's local time (METHOD.md 1.3); price is written with
+// timestamp, the client's local time (docs/method.md 1.3); price is written with
 // two decimals into the int column, as the original client does.
 func (g *rowGen) insert(prefix string, n int, now time.Time) string {
 	b := append(g.buf[:0], prefix...)

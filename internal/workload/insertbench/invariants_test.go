@@ -58,7 +58,7 @@ func TestCheckNamesTheField(t *testing.T) {
 	}
 }
 
-// TestPlanOrder checks METHOD.md 1.8's order and sizes, and a selection.
+// TestPlanOrder checks docs/method.md 1.8's order and sizes, and a selection.
 func TestPlanOrder(t *testing.T) {
 	p := params()
 	opts(p).Rates = []int{100, 500, 1000}
@@ -99,7 +99,7 @@ func TestPlanOrder(t *testing.T) {
 
 var rowRE = regexp.MustCompile(`\('(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)',(\d+),(\d+),(\d+),(\d+)\.00,'([A-Za-z0-9+/]*)'\)`)
 
-// TestRowGeneration checks METHOD.md 1.3's value ranges, the data column's
+// TestRowGeneration checks docs/method.md 1.3's value ranges, the data column's
 // shape and one timestamp per batch.
 func TestRowGeneration(t *testing.T) {
 	g := newRowGen(3)

@@ -8,7 +8,7 @@ import (
 	"benchlab/internal/workload"
 )
 
-// Options are the Insert Benchmark's sizes (METHOD.md 1.8), read from
+// Options are the Insert Benchmark's sizes (docs/method.md 1.8), read from
 // [workload.insert].
 type Options struct {
 	// Clients is the client count: each client has its own table and its
@@ -23,7 +23,7 @@ type Options struct {
 	QueryTime workload.Duration `toml:"query_time"`
 	Rates     []int             `toml:"rates"`
 	// Pacing is how background inserts are paced: "iibench" (the original
-	// client's limiter, which never makes up time lost to a stall; METHOD.md
+	// client's limiter, which never makes up time lost to a stall; docs/method.md
 	// 1.5), "even" or "bursty" (fixed schedules that a stalled inserter
 	// catches up back to back).
 	Pacing string `toml:"pacing"`

@@ -15,7 +15,7 @@ import (
 	"benchlab/internal/store"
 )
 
-// The Insert Benchmark's report (METHOD.md 1.11-1.13): a summary table of
+// The Insert Benchmark's report (docs/method.md 1.11-1.13): a summary table of
 // each step's rate per target with its colouring rule, the same relative to
 // the base, the background insert rates against their SLA, rows per query,
 // response-time buckets per operation type, per-second rate low-watermarks
@@ -144,7 +144,7 @@ func insertTables(d *report.Data, opt report.Options) ([]report.Table, []string)
 func ibSummary(ib ibSteps, targets []string) report.Table {
 	t := report.Table{Title: "Insert Benchmark summary: throughput per step",
 		Legend: "l.i0, l.i1, l.i2: inserted rows/s; l.x: indexed rows/s; qr*, qp*: queries/s; median over repeats. " +
-			"Per column (METHOD.md 1.13): - red at or below min + (max-min)/4, + green at or above max - (max-min)/4 " +
+			"Per column (docs/method.md 1.13): - red at or below min + (max-min)/4, + green at or above max - (max-min)/4 " +
 			"(max over targets that met the SLA), x grey: the SLA was missed; no red when min >= 0.8 max",
 		Columns: ib.steps}
 	for _, tg := range targets {
@@ -323,7 +323,7 @@ func ibRowsPerQuery(ib ibSteps, targets, qsteps []string) report.Table {
 	return t
 }
 
-// rtBounds are METHOD.md 1.10's response-time buckets: a response counts in
+// rtBounds are docs/method.md 1.10's response-time buckets: a response counts in
 // the first bucket whose bound it does not exceed.
 var rtBounds = []struct {
 	name  string
@@ -383,7 +383,7 @@ func ibResponseTimes(ib ibSteps, targets []string) []report.Table {
 	} {
 		t := report.Table{Title: "Insert Benchmark " + op.name + " response time",
 			Legend: "% of " + op.plural + " per bucket (a response counts in the first bucket it does not exceed" + op.extra +
-				"); max in seconds: - red in the top quartile, + green in the bottom one (METHOD.md 1.13)"}
+				"); max in seconds: - red in the top quartile, + green in the bottom one (docs/method.md 1.13)"}
 		for _, b := range rtBounds {
 			t.Columns = append(t.Columns, b.name)
 		}
@@ -452,7 +452,7 @@ func toneQuartiles(rows []report.Row, vals []float64) {
 	}
 }
 
-// ratePercentiles are METHOD.md 1.11's positions: per-second rates sorted in
+// ratePercentiles are docs/method.md 1.11's positions: per-second rates sorted in
 // descending order, the value at position round(p * lines), only with at
 // least 10 lines. p99 is thus the rate that 99% of the seconds met.
 var ratePercentiles = []float64{0.50, 0.75, 0.90, 0.95, 0.99}
@@ -486,11 +486,11 @@ func perSecondRates(r store.Result) []float64 {
 	return out
 }
 
-// ibRatePercentiles is the throughput low-watermark table of METHOD.md 1.11
+// ibRatePercentiles is the throughput low-watermark table of docs/method.md 1.11
 // for each step's headline rate.
 func ibRatePercentiles(ib ibSteps, targets []string) report.Table {
 	t := report.Table{Title: "Insert Benchmark per-second rate at percentile",
-		Legend: "throughput low-watermarks (METHOD.md 1.11): per-second inserts/s (load steps) or queries/s (qr, qp) " +
+		Legend: "throughput low-watermarks (docs/method.md 1.11): per-second inserts/s (load steps) or queries/s (qr, qp) " +
 			"sorted in descending order, the value at position round(p x seconds); p99 is the rate 99% of the seconds " +
 			"met; n/a under 10 seconds; median over repeats", Columns: []string{"seconds", "p50", "p75", "p90", "p95", "p99"}}
 	for _, s := range ib.steps {
@@ -512,14 +512,14 @@ func ibRatePercentiles(ib ibSteps, targets []string) report.Table {
 	return t
 }
 
-// ibEfficiency is etl.sh's per-step line (METHOD.md 1.12) with its
+// ibEfficiency is etl.sh's per-step line (docs/method.md 1.12) with its
 // denominators: CPU, reads, KB read and context switches per insert for the
 // load steps and per query for qr/qp; writes and KB written always per
 // inserted row. IO counts are the data dir's device, as iostat sees it.
 func ibEfficiency(ib ibSteps, targets []string) (report.Table, bool) {
 	t := report.Table{Title: "Insert Benchmark efficiency per operation",
 		Legend: "op = inserted row for l.i0, l.i1, l.i2 (indexed row for l.x), query for qr and qp; wpi and wkbpi are " +
-			"per inserted row in every step (METHOD.md 1.12); cpu = server + client (benchlab) microseconds; reads, " +
+			"per inserted row in every step (docs/method.md 1.12); cpu = server + client (benchlab) microseconds; reads, " +
 			"writes and KB from /proc/diskstats of the data dir's device, as iostat (all processes on it); cs = context " +
 			"switches, server + client; db GB = the database's size as the engine counts it (pg_database_size, the InnoDB schema dir, SQLite pages) and dbdir GB = du of the data dir, after the step (GiB); median over repeats; " +
 			"n/a = not measured",

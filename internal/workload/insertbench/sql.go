@@ -11,7 +11,7 @@ import (
 // TableName is client n's table (1-based), as iq.sh names them.
 func TableName(n int) string { return "pi" + strconv.Itoa(n) }
 
-// createTable spells METHOD.md 1.2's CREATE TABLE per dialect for table t.
+// createTable spells docs/method.md 1.2's CREATE TABLE per dialect for table t.
 var createTable = map[string]func(t, cols string) []string{
 	"mysql": func(t, cols string) []string {
 		return []string{fmt.Sprintf("create table %s ( transactionid bigint not null auto_increment, "+cols+
@@ -29,7 +29,7 @@ var createTable = map[string]func(t, cols string) []string{
 	},
 }
 
-// CreateTable is METHOD.md 1.2's CREATE TABLE for a dialect, without
+// CreateTable is docs/method.md 1.2's CREATE TABLE for a dialect, without
 // secondary indexes; PostgreSQL also gets the sequence cache statement. A
 // dialect the suite does not spell is an error.
 func CreateTable(d engine.Dialect, t string) ([]string, error) {
@@ -42,7 +42,7 @@ func CreateTable(d engine.Dialect, t string) ([]string, error) {
 	return f(t, cols), nil
 }
 
-// index is one of METHOD.md 1.2's secondary indexes.
+// index is one of docs/method.md 1.2's secondary indexes.
 type index struct{ suffix, cols string }
 
 var indexes = []index{
@@ -75,7 +75,7 @@ func InsertPrefix(t string) string {
 }
 
 // DeleteSQL removes the oldest rows from transactionid ? on, rpc of them
-// (METHOD.md 1.6): ORDER BY ... LIMIT where the dialect takes it (MySQL),
+// (docs/method.md 1.6): ORDER BY ... LIMIT where the dialect takes it (MySQL),
 // a subquery elsewhere (SQLite has no DELETE ... LIMIT in its default build).
 func DeleteSQL(d engine.Dialect, t string, rpc int) string {
 	if d.DeleteLimit {
@@ -88,7 +88,7 @@ func DeleteSQL(d engine.Dialect, t string, rpc int) string {
 // rowsPerQuery is iibench.py's rows_per_query default, which np.sh keeps.
 const rowsPerQuery = 10
 
-// rangeQuery is one of METHOD.md 1.7's covering index range queries; its
+// rangeQuery is one of docs/method.md 1.7's covering index range queries; its
 // parameter is uniform in [0, max).
 type rangeQuery struct {
 	index string
@@ -111,13 +111,13 @@ var rangeQueries = []rangeQuery{
 	}},
 }
 
-// force is the index hint of METHOD.md 1.7 (MySQL's FORCE INDEX); dialects
+// force is the index hint of docs/method.md 1.7 (MySQL's FORCE INDEX); dialects
 // without hints get none.
 func force(d engine.Dialect, t, suffix string) string {
 	return d.ForceIndex(t + "_" + suffix)
 }
 
-// PointSQL is the point query of METHOD.md 1.7: rows_per_query ids.
+// PointSQL is the point query of docs/method.md 1.7: rows_per_query ids.
 func PointSQL(d engine.Dialect, t string) string {
 	marks := strings.TrimSuffix(strings.Repeat("?,", rowsPerQuery), ",")
 	return d.Bind(fmt.Sprintf("SELECT transactionid, productid, data FROM %s WHERE transactionid in (%s)", t, marks))

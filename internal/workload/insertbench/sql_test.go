@@ -12,7 +12,7 @@ import (
 )
 
 // TestGoldenSQL records every statement per dialect, so a change to the SQL
-// of METHOD.md 1.2, 1.3, 1.6 and 1.7 shows up in review.
+// of docs/method.md 1.2, 1.3, 1.6 and 1.7 shows up in review.
 func TestGoldenSQL(t *testing.T) {
 	for _, d := range []engine.Dialect{engine.SQLite, engine.Postgres, engine.MySQL} {
 		t.Run(d.Name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-// Package insertbench is the Insert Benchmark (METHOD.md 1): one table per
+// Package insertbench is the Insert Benchmark (docs/method.md 1): one table per
 // client loaded in primary key order (l.i0), three secondary indexes built
 // (l.x), insert+delete churn with big and small transactions (l.i1, l.i2), a
 // cleanup, then range and point queries while an inserter and a deleter per
@@ -40,7 +40,7 @@ func (Suite) Summary() string {
 
 // IPS is the Insert Benchmark's rate of rows changed per second: inserts/s
 // (ips) of the load steps and background writers, deletes/s of the deleters
-// (METHOD.md 1.11).
+// (docs/method.md 1.11).
 var IPS = metric.Register(metric.Metric{
 	Name: "ips", Unit: "rows/s", Legend: "rows inserted (or deleted) per second", Direction: analysis.HigherIsBetter,
 	Value:  func(c metric.Counts) float64 { return metric.PerSecond(c.Rows, c.Seconds) },
@@ -54,13 +54,13 @@ const (
 	GroupReadWrite = "read-write"
 )
 
-// Rows per commit of the steps (METHOD.md 1.8).
+// Rows per commit of the steps (docs/method.md 1.8).
 const (
 	rpcLoad  = 100
 	rpcBig   = 50
 	rpcSmall = 5
 	// SLA is the share of the target insert rate a query step must sustain
-	// (METHOD.md 1.13).
+	// (docs/method.md 1.13).
 	SLA = 0.95
 	// maxDurationFactor bounds a query step that cannot sustain its rate:
 	// it ends after this many times query_time and fails its SLA.
@@ -172,7 +172,7 @@ func selection(p workload.Params) (map[string]bool, error) {
 	return sel, nil
 }
 
-// Plan returns METHOD.md 1.8's sequence: setup, l.i0, l.x, l.i1, l.i2, the
+// Plan returns docs/method.md 1.8's sequence: setup, l.i0, l.x, l.i1, l.i2, the
 // cleanup of 1.9, then a range and a point query step per rate.
 func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 	if err := s.Check(p); err != nil {
@@ -279,7 +279,7 @@ func loadStep(p workload.Params, perClient int64) workload.Step {
 }
 
 // indexStep is l.x: each client inserts 100 more rows, then builds the three
-// indexes; its rate is indexed rows per second (METHOD.md 1.11).
+// indexes; its rate is indexed rows per second (docs/method.md 1.11).
 func indexStep(p workload.Params, perClient int64) workload.Step {
 	return measuredStep(p, "l.x", IPS, workload.Role{
 		Name: "index", Threads: opts(p).Clients, Ops: int64(opts(p).Clients),
@@ -306,7 +306,7 @@ func churnStep(p workload.Params, name string, rpc int, batches int64) workload.
 func queryStep(p workload.Params, name string, point bool, rate int) workload.Step {
 	cs := &clients{}
 	o := opts(p)
-	rpc := min(rpcBig, rate) // rows per commit are capped at the rate (METHOD.md 1.4)
+	rpc := min(rpcBig, rate) // rows per commit are capped at the rate (docs/method.md 1.4)
 	perClient := max(1, int64(math.Round(o.QueryTime.Seconds()*float64(rate)/float64(rpc))))
 	ops := perClient * int64(o.Clients)
 	st := measuredStep(p, name, metric.QPS,

@@ -14,7 +14,7 @@ import (
 )
 
 // queueDepth is how far the inserter may run ahead of the deleter: the
-// original client's statement queues hold 8 statements (METHOD.md 1.4).
+// original client's statement queues hold 8 statements (docs/method.md 1.4).
 const queueDepth = 8
 
 // resyncEvery is how many deletes pass between reads of the real minimum id
@@ -142,7 +142,7 @@ func (w *inserter) Op(ctx context.Context) (workload.Tally, error) {
 func (w *inserter) Close() error { return w.conn.Close() }
 
 // deleter removes the oldest rows of one client's table, one DELETE per
-// INSERT, so the table is a queue of constant size (METHOD.md 1.6).
+// INSERT, so the table is a queue of constant size (docs/method.md 1.6).
 type deleter struct {
 	conn  engine.Conn
 	del   engine.Stmt

@@ -8,7 +8,7 @@ import (
 
 // Options are the kv suite's sizes, read from [workload.kv]: db_bench's
 // --num, --key_size, --value_size, --compression_ratio, MB_WRITE_PER_SEC
-// and the revrange drain (METHOD.md 4.1 and 4.2).
+// and the revrange drain (docs/method.md 4.1 and 4.2).
 type Options struct {
 	// NumKeys is the key count; 0 means the shared workload.table_size.
 	NumKeys int64 `toml:"num_keys"`

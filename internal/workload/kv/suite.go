@@ -1,5 +1,5 @@
 // Package kv is the key-value suite: RocksDB's db_bench step sequence as
-// benchmark_compare.sh runs it (METHOD.md 4.1), with db_bench's key encoding
+// benchmark_compare.sh runs it (docs/method.md 4.1), with db_bench's key encoding
 // and value generator so that in-process engines and db_bench do the same
 // work. In-process engines (engine.KV) run under the runner's workers;
 // db_bench itself (engine.StepRunner) receives each step as the equivalent
@@ -173,7 +173,7 @@ func drainTime(p workload.Params) time.Duration {
 	return min(p.ReadTime, maxDrain)
 }
 
-// Plan returns the sequence of METHOD.md 4.1. fillseq always runs since
+// Plan returns the sequence of docs/method.md 4.1. fillseq always runs since
 // every later step reads its keys; a selection leaves out the other
 // unselected steps. After each measured step an action "<step>.lsm" logs the
 // engine's LSM facts (size, write amplification, compaction bytes, stalls).
@@ -397,7 +397,7 @@ func runMeta(ctx context.Context, kv engine.KV, b string, log io.Writer) error {
 }
 
 // BenchStepOf returns step name at the given thread count in db_bench's
-// terms: the benchmarks and the flags of METHOD.md 4.1 and 4.2 that depend
+// terms: the benchmarks and the flags of docs/method.md 4.1 and 4.2 that depend
 // on the workload (the engine adds its own settings). ok is false for an
 // unknown step.
 func BenchStepOf(name string, p workload.Params, threads int) (engine.KVStep, bool) {

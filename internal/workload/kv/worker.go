@@ -23,7 +23,7 @@ type worker struct {
 	// next is the next key of fillseq; fillseq's single worker writes keys
 	// 0, 1, 2, ... as db_bench does.
 	next uint64
-	// wo are the write options: fillseq skips the WAL (METHOD.md 4.1 step 1).
+	// wo are the write options: fillseq skips the WAL (docs/method.md 4.1 step 1).
 	wo engine.WriteOptions
 }
 

@@ -18,7 +18,7 @@ const loadBatch = 1000
 // Distributions of k in the load (Options.KRandType).
 const (
 	// KUniform is sysbench 1.1's prepare, which the articles run: k uniform
-	// in [1, table_size] (METHOD.md 2.2).
+	// in [1, table_size] (docs/method.md 2.2).
 	KUniform = "uniform"
 	// KSpecial is the prepare of sysbench 1.0.20 without --rand-type, for
 	// comparisons with Debian's sysbench: 3/4 of the rows share 1% of the k
@@ -39,7 +39,7 @@ func kDraw(name string) (func(r *Rand, lo, hi int64) int64, error) {
 		name, KUniform, KSpecial)
 }
 
-// loadStep creates and fills the tables (sysbench prepare, METHOD.md 2.2): k
+// loadStep creates and fills the tables (sysbench prepare, docs/method.md 2.2): k
 // uniform in [1, table_size] as sysbench 1.1 draws it (or sysbench 1.0.20's
 // "special" distribution when k_rand_type says so), c and pad random digit
 // groups, then the secondary index on k. It runs with one connection, as the

@@ -12,7 +12,7 @@ import (
 // from table_size too.
 type Options struct {
 	// KRandType is the distribution of k in the load: "uniform" (sysbench
-	// 1.1, as the articles ran it; METHOD.md 2.2) or "special" (sysbench
+	// 1.1, as the articles ran it; docs/method.md 2.2) or "special" (sysbench
 	// 1.0.20's default prepare, for comparisons with Debian's sysbench).
 	KRandType string `toml:"k_rand_type"`
 }

@@ -7,7 +7,7 @@ import (
 	"benchlab/internal/engine"
 )
 
-// This file spells every statement of the suite (METHOD.md 2.2 and 2.4). The
+// This file spells every statement of the suite (docs/method.md 2.2 and 2.4). The
 // text follows the Lua scripts exactly, including their capitalisation, so a
 // statement digest in the server matches the one sysbench produces. Statements
 // use '?' placeholders; Dialect.Bind renumbers them for PostgreSQL.

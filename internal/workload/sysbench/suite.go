@@ -1,5 +1,5 @@
 // Package sysbench is the sysbench-style microbenchmark suite of the Small
-// Datum articles (METHOD.md section 2): the sbtest schema and load, the 32
+// Datum articles (docs/method.md section 2): the sbtest schema and load, the 32
 // reported tests with their exact statements, and their run order with the
 // warm-up tests and the postwrite cleanup.
 package sysbench
@@ -46,7 +46,7 @@ func (Suite) Tests() []workload.Test {
 	return out
 }
 
-// entry is one line of the run order (all_small.sh, METHOD.md 2.5).
+// entry is one line of the run order (all_small.sh, docs/method.md 2.5).
 type entry struct {
 	name      string // test name; empty for the postwrite cleanup
 	warm      bool   // warm-up or .pre test, excluded from summaries
@@ -104,7 +104,7 @@ func (Suite) Describe(p workload.Params) string {
 		workload.TestsLabel(p), p.Tables, p.TableSize, p.Threads, p.ReadTime, p.WriteTime, p.Warmup, kd)
 }
 
-// Plan returns the steps of one pass: load, then the run order of METHOD.md
+// Plan returns the steps of one pass: load, then the run order of docs/method.md
 // 2.5. With a test selection the warm-up tests are left out, a cleanup
 // settles the fresh load before the first test ("postload"), and a postwrite
 // cleanup runs wherever a write test is followed by a read test.

@@ -44,7 +44,7 @@ func TestGoldenSQL(t *testing.T) {
 	}
 }
 
-// TestSuiteShape checks the suite has METHOD.md 2.4's 32 reported tests in
+// TestSuiteShape checks the suite has docs/method.md 2.4's 32 reported tests in
 // the four report groups, and the run order references only known tests.
 func TestSuiteShape(t *testing.T) {
 	tests := Suite{}.Tests()
@@ -101,7 +101,7 @@ func TestPlanSelection(t *testing.T) {
 			}
 		case "write-only":
 			if s.Duration != time.Second {
-				t.Errorf("write-only uses the read time (METHOD.md 2.5), got %s", s.Duration)
+				t.Errorf("write-only uses the read time (docs/method.md 2.5), got %s", s.Duration)
 			}
 		}
 	}
@@ -278,7 +278,7 @@ func TestEveryTestRuns(t *testing.T) {
 
 // TestLoadDistribution checks the load fills every table with table_size
 // rows of the right shape, and that k is uniform in [1, N] by default, as
-// sysbench 1.1 loads it (METHOD.md 2.2): N draws leave N(1-(1-1/N)^N), about
+// sysbench 1.1 loads it (docs/method.md 2.2): N draws leave N(1-(1-1/N)^N), about
 // 0.632 N, distinct values. sysbench 1.0.20's "special" distribution, kept as
 // an option, leaves far fewer, with 1% of the values holding ~3/4 of the rows.
 func TestLoadDistribution(t *testing.T) {

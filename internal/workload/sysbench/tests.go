@@ -11,7 +11,7 @@ import (
 )
 
 // KRPS is the scan test's headline: thousands of rows scanned per second,
-// derived from the mean latency of one full scan (METHOD.md 2.6).
+// derived from the mean latency of one full scan (docs/method.md 2.6).
 var KRPS = metric.Register(metric.Metric{
 	Name: "krps", Unit: "krows/s", Legend: "thousand rows scanned per second", Direction: analysis.HigherIsBetter,
 	Value: func(c metric.Counts) float64 {
@@ -23,7 +23,7 @@ var KRPS = metric.Register(metric.Metric{
 	NoSeries: true,
 })
 
-// Report groups of METHOD.md 2.7.
+// Report groups of docs/method.md 2.7.
 const (
 	GroupPoint       = "point queries"
 	GroupRange       = "range queries without aggregation"
@@ -31,7 +31,7 @@ const (
 	GroupWrites      = "writes"
 )
 
-// timing says which configured duration a test runs for (METHOD.md 2.5).
+// timing says which configured duration a test runs for (docs/method.md 2.5).
 type timing int
 
 const (
@@ -66,7 +66,7 @@ const pointsIn = 100
 // hotPoints is the IN-list length of hot-points.
 const hotPoints = 100
 
-// inListUpdatePoints is oltp_inlist_update's default --random-points (METHOD.md 2.4).
+// inListUpdatePoints is oltp_inlist_update's default --random-points (docs/method.md 2.4).
 const inListUpdatePoints = 10
 
 // pointSelects is the number of point selects in a read-only transaction.

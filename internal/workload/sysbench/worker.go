@@ -94,7 +94,7 @@ func (w *worker) Close() error {
 	return w.conn.Close()
 }
 
-// table draws a table number uniformly (METHOD.md 2.3, oltp_common.lua
+// table draws a table number uniformly (docs/method.md 2.3, oltp_common.lua
 // get_table_num) and returns its statements. Tests of one statement draw once
 // per event; transactions draw once per group of statements (readBody,
 // writeBody).
@@ -315,7 +315,7 @@ func (w *worker) readWrite(ctx context.Context) (workload.Tally, error) {
 func (w *worker) rangeStart() int64 { return w.r.Uniform(1, w.p.TableSize) }
 
 // hotPointIDs are hot-points' fixed ids: table_size/2+1 .. table_size/2+n
-// (METHOD.md 2.4).
+// (docs/method.md 2.4).
 func hotPointIDs(tableSize, n int64) []int64 {
 	ids := make([]int64, n)
 	for i := range ids {

@@ -89,7 +89,7 @@ func (Suite) Check(p workload.Params) error {
 	return err
 }
 
-// Plan returns the load, the cleanup of METHOD.md 1.9, the measured mix for
+// Plan returns the load, the cleanup of docs/method.md 1.9, the measured mix for
 // write_time at each thread count (terminals), then the consistency check.
 func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 	if err := s.Check(p); err != nil {
