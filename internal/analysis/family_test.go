@@ -16,7 +16,7 @@ func separated(n int, mu float64) []float64 {
 	return out
 }
 
-// TestCompareFamilyCorrection is issue 15's synchronous experiment in
+// TestCompareFamilyCorrection is the calibration's synchronous experiment in
 // miniature: five cells, each 10% slower with 5 repeats per side, so every
 // p is 2/252 = 0.0079. Alone each is below 0.01; under Holm the smallest
 // needs 0.01/5 = 0.002 and none is called; under BH all five are, since the

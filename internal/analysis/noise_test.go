@@ -397,7 +397,7 @@ func TestCompareNoisePriorConflict(t *testing.T) {
 	t.Logf("stalling host, 3 repeats: false alarms %.4f, 10%% found %.4f", float64(alarms)/trials, float64(found)/trials)
 	// Setting stalled runs aside raises the false alarms from 0.9% to 1.95%
 	// of these cells (a side with two mild stalls can lose one and keep the
-	// other), within issue 15's bound of 5%.
+	// other), within the bound of 5% false alarms docs/statistics.md sets.
 	if rate := float64(alarms) / trials; rate > 0.03 {
 		t.Errorf("stalling host: false alarms %.4f of A/A cells at 3 repeats, want <= 0.03", rate)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // TestMinPValue checks the exact floor 2/C(m+n, m) against hand counts and
-// the rounded figures of issue 15 (0.0079, 0.0022, 0.00058 at 5, 6, 7 per
+// the rounded figures docs/statistics.md quotes (0.0079, 0.0022, 0.00058 at 5, 6, 7 per
 // side), and that fully separated samples reach it.
 func TestMinPValue(t *testing.T) {
 	for _, tc := range []struct {
@@ -49,7 +49,7 @@ func TestMinPValue(t *testing.T) {
 
 func fmtG2(x float64) string { return fmt.Sprintf("%.2g", x) }
 
-// TestPowerOf works issue 15's cases by hand: 32 sysbench cells at 5
+// TestPowerOf works the power table's cases by hand: 32 sysbench cells at 5
 // repeats under Holm at 0.01 need p < 0.01/32 = 0.0003125, which only n = 8
 // reaches (2/12870 = 0.000155; n = 7 gives 0.00058). Under BH a lone change
 // needs the same, but 26 cells moving together can be called, since

@@ -249,7 +249,7 @@ args = ["uniform(1, 10000)"]
 	return b.String()
 }
 
-// syncSpec is the gate's experiment of issue 15: SQLite synchronous=off
+// syncSpec is the gate's experiment (docs/statistics.md#calibration): SQLite synchronous=off
 // (base) against full, plus a second off target for the A/A gate, on five
 // sysbench tests at 5 repeats.
 func (c calibration) syncSpec() string {

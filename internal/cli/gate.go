@@ -8,7 +8,8 @@ import (
 	"benchlab/internal/report"
 )
 
-// gateCheck refuses a gate that cannot fire on these comparisons (issue 15):
+// gateCheck refuses a gate that cannot fire on these comparisons (a gate
+// that always passes would look like a green build):
 // every verdict rests on the repeats alone and with their repeats no
 // Mann-Whitney p-value can pass the gate's correction, so a pass would say
 // nothing. flag names what asked for the gate.

@@ -12,7 +12,7 @@ import (
 	"benchlab/internal/store"
 )
 
-// TestRepeatSeeds (issue 15 item 5): every repeat has its own seed, the
+// TestRepeatSeeds: every repeat has its own seed, the
 // same for both targets of the repeat, stored in the manifests; the loaded
 // data follows it (the same rows for both targets of a repeat, other rows
 // in the next repeat); rerun runs each repeat again with its seed and

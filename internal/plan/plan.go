@@ -1,6 +1,7 @@
 // Package plan says, from a spec alone and before anything runs, how many
 // cells an experiment compares and whether its repeats can reach a
-// significant verdict at all (issue 15: power before the run). With n
+// significant verdict at all (power before the run, so that hours are not
+// spent on repeats that cannot decide anything). With n
 // repeats per side the exact Mann-Whitney p-value cannot go below
 // 2/C(2n, n), and a correction over many cells lowers the p a cell needs;
 // a plan states both so that nobody runs hours of repeats for a gate that

@@ -40,7 +40,7 @@ repeats = %d
 	return s
 }
 
-// TestPlanRefusesGateThatCannotFire is issue 15's case: five cells under
+// TestPlanRefusesGateThatCannotFire is the calibration's gate case: five cells under
 // Holm at alpha 0.01 need p < 0.002; 5 repeats reach 2/252 = 0.0079 at
 // best, 6 reach 0.0022, 7 reach 0.00058. So 5 and 6 are refused naming
 // repeats = 7, and 7 passes.

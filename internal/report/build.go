@@ -852,8 +852,8 @@ func clientNote(d *Data) string {
 	return "client (how benchlab's workers ran): " + strings.Join(parts, " | ")
 }
 
-// effMetric is one per-operation efficiency column (issue 3 item 5, docs/method.md
-// 2.6 and 3). value returns the figure of one result, a store sentinel
+// effMetric is one per-operation efficiency column (docs/method.md 2.6 and
+// 3: cost per operation says why a target is slower). value returns the figure of one result, a store sentinel
 // (NotMeasured, NotReadable), or NaN when the result has no efficiency.
 type effMetric struct {
 	column string

@@ -47,7 +47,7 @@ func TestRunNotes(t *testing.T) {
 
 // TestHeaderOldStoredSpec reads an experiment stored before k_rand_type
 // existed as what it ran: k "special", and the table drawn per transaction
-// in a "workload as run" line (issue 18).
+// in a "workload as run" line (a stored run reads back as it ran).
 func TestHeaderOldStoredSpec(t *testing.T) {
 	spec := "name = \"h\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n[workload]\nsuite = \"sysbench\"\ntables = 8\n"
 	d := &Data{Experiment: store.Experiment{ID: 1, Name: "h", Base: "a", Targets: []string{"a"}, Spec: spec}}

@@ -29,7 +29,7 @@ func CV(xs []float64) float64 {
 }
 
 // spreadTable shows how much each cell's throughput varied from repeat to
-// repeat (issue 18 item 6): the coefficient of variation in %, per target.
+// repeat (a reader should see a noisy cell before trusting its ratio): the coefficient of variation in %, per target.
 // Nil when no cell was repeated.
 func spreadTable(keys []cellKey, s samples, targets []string, groups map[cellKey]string, label func(cellKey) string) *Table {
 	if _, hi := repeatRange(s, keys); hi < 2 {

@@ -20,7 +20,8 @@ import (
 // statement through the same driver, in 21 pairs of 300 ms turns in
 // alternating order, and reports the medians: bare_ns/op, runner_ns/op and
 // overhead_% (the median of the pairs' ratios).
-// Target (issue 19 item 3): overhead at most 2% (it was 10% before).
+// Target: overhead at most 2%, so the harness does not hide a change of a
+// few percent (it was 10% before); see docs/design-notes.md#harness-overhead.
 func BenchmarkHarnessOverhead(b *testing.B) {
 	ctx := context.Background()
 	db := enginetest.Open(b, engine.Target{Name: "bench", Engine: "sqlite"})

@@ -323,7 +323,8 @@ func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threa
 	endAt := time.AfterFunc(time.Until(win.deadline), func() { stop.Store(true) })
 	defer endAt.Stop()
 
-	// Resource use is sampled from the tick goroutine only (issue 3 item 5):
+	// Resource use is sampled from the tick goroutine only (never from a
+	// worker, so the workers' hot path pays nothing for it):
 	// once now, once a second, and when the workers are done; the measured
 	// part starts at the end of the warm-up.
 	var roots []int

@@ -2,8 +2,8 @@
 // a fresh data dir. What every family shares is here, once: the data dir,
 // the port (picked free, or the target's), the unprivileged user a family
 // may need under root, the process group (nothing the server forks outlives
-// it), readiness with backoff, the log (kept after the data dir is gone,
-// issue 3 item 1), the clean stop and the cleanup after a failure or an
+// it), readiness with backoff, the log (kept after the data dir is gone, so
+// a failed start can still be read), the clean stop and the cleanup after a failure or an
 // interrupt. What differs per family (programs, initialisation,
 // configuration, command line, stop signal, releases) is a Flavor,
 // implemented in the engine's package: PostgreSQL in internal/engine/postgres,

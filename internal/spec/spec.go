@@ -768,7 +768,8 @@ func (s Spec) Params() workload.Params {
 // RepeatSeed is the seed of repeat r (1-based) of an experiment seeded
 // with seed. Every repeat draws its own data and random choices, so the
 // spread over repeats includes what varies with them, not only machine
-// noise (issue 15 item 5); every target of a repeat gets the same seed, so
+// noise (a fixed seed would understate the spread a verdict must allow
+// for); every target of a repeat gets the same seed, so
 // the comparison within a repeat stays paired. It is SplitMix64's mix of
 // seed and r, kept positive as an int64 like the experiment seed.
 func RepeatSeed(seed uint64, r int) uint64 {

@@ -66,7 +66,7 @@ func stored(suite string, bursty bool) []byte {
 }
 
 // TestStoredSpecOldDefaults reads specs stored before options whose default
-// changed (issue 18): a stored spec without k_rand_type ran with k from
+// changed (a stored run must read back, and rerun, as it ran): a stored spec without k_rand_type ran with k from
 // sysbench 1.0.20's "special" distribution, one without pacing ran the
 // catch-up schedule (even, or bursty with bursty = true), one without
 // max_tries never retried; each reads back as that, with a note on what can

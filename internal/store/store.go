@@ -58,7 +58,8 @@ var schema = []string{
 		p95_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL, PRIMARY KEY (result_id, sec))`,
 	`CREATE INDEX runs_experiment ON runs(experiment_id)`,
 	`CREATE INDEX results_run ON results(run_id)`,
-	// Per-operation efficiency (issue 3 item 5). NULL means not measured,
+	// Per-operation efficiency (CPU, IO and context switches per operation,
+	// docs/measurement.md). NULL means not measured,
 	// -1 not readable; a result whose eff_seconds is NULL has no efficiency.
 	`ALTER TABLE results ADD COLUMN eff_seconds REAL`,
 	`ALTER TABLE results ADD COLUMN server_cpu_s REAL`,

@@ -39,8 +39,8 @@ func (Driver) Summary() string {
 	return "RocksDB's db_bench binary (setting path; default db_bench on PATH), run once per kv step; other settings are db_bench flags"
 }
 
-// RocksOptions are the RocksDB options both RocksDB engines take (issue 7
-// item 3), under db_bench's flag names, with benchmark.sh's leveled values
+// RocksOptions are the RocksDB options both RocksDB engines take (the
+// ones benchmark.sh and Callaghan's presets vary), under db_bench's flag names, with benchmark.sh's leveled values
 // (docs/method.md 4.2) as defaults.
 func RocksOptions() []engine.Setting {
 	atLeast := engine.AtLeast

@@ -96,7 +96,7 @@ func TestSettledAfterLoad(t *testing.T) {
 // the purge wait reads) nor SUPER (SET GLOBAL, which the dirty-page flush
 // needs). The postload cleanup analyzes the table and leaves both out; the
 // run succeeds and says so: warnings in its log and one report line per
-// part (issue 18).
+// part (an unprivileged user's run must say what it did not do).
 func TestSettleUnprivileged(t *testing.T) {
 	getenv, _ := servertest.Env(t)
 	ctx := context.Background()

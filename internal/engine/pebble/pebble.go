@@ -42,7 +42,7 @@ func (Driver) Summary() string {
 	return "embedded Pebble " + version() + " (pure Go LSM, RocksDB's peer); settings follow db_bench's option names"
 }
 
-// settings are the options of issue 7 item 3 that Pebble has, named as
+// settings are the RocksDB tuning options (RocksOptions) that Pebble has, named as
 // db_bench names them so one spec can vary both engines alike. Defaults are
 // benchmark.sh's (docs/method.md 4.2) where Pebble has the option.
 var settings = []engine.Setting{

@@ -37,7 +37,8 @@ func TestKilledServer(t *testing.T) { servertest.Killed(t, "postgres") }
 func TestCancel(t *testing.T) { servertest.Cancel(t, "postgres") }
 
 // TestServerPinned starts a server with cpus = "1": the postmaster and every
-// backend it forks may run on CPU 1 only (issue 3 item 7).
+// backend it forks may run on CPU 1 only (pinning must hold for the whole
+// process tree, or the server competes with the client it was kept from).
 func TestServerPinned(t *testing.T) {
 	getenv, _ := servertest.Env(t)
 	db := enginetest.Open(t, engine.Target{Name: "pinned", Engine: "postgres", CPUs: "1", Getenv: getenv})
@@ -133,7 +134,7 @@ func TestSettledAfterLoad(t *testing.T) {
 // a member of pg_checkpoint: the postload cleanup vacuums the tables but may
 // not CHECKPOINT. The run still succeeds, and says what it left out: a
 // warning in its log, a note in its manifest, and one line in the report
-// (issue 18). The superuser's run of the same spec has no such note.
+// (an unprivileged user's run must say what it did not do). The superuser's run of the same spec has no such note.
 func TestSettleUnprivileged(t *testing.T) {
 	getenv, _ := servertest.Env(t)
 	ctx := context.Background()

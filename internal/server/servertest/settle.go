@@ -12,7 +12,8 @@ import (
 
 // Settled runs the first two steps a sysbench test selection plans on a
 // fresh server of the engine: the load, then the cleanup that settles it
-// before the first measured read (issue 18 item 6). fresh is called after the
+// before the first measured read (so repeats do not differ by when vacuum,
+// hint bits or a dirty-page flush land in the measured seconds). fresh is called after the
 // load, settled after the cleanup, each with a connection, to check the
 // engine's state; a plan without the cleanup fails.
 func Settled(t *testing.T, eng string, fresh, settled func(t *testing.T, c engine.Conn)) {

@@ -249,7 +249,7 @@ func TestRunsOnSQLite(t *testing.T) {
 }
 
 // TestPostloadSettles plans the postload cleanup between the load and the
-// first test by default (as the sysbench suite settles its load; issue 18)
+// first test by default (as the sysbench suite settles its load)
 // and none with postload = false, and runs it on SQLite: after the load the
 // table has no statistics, after postload ANALYZE has made them.
 func TestPostloadSettles(t *testing.T) {

@@ -127,7 +127,7 @@ func testParams(n int64) workload.Params {
 }
 
 // checkEngine runs the sequence's key steps on a real engine at a small size
-// and checks the invariants of issue 7: after fillseq of N keys a full scan
+// and checks db_bench's invariants: after fillseq of N keys a full scan
 // sees N keys in order, readrandom finds every key, and the writer of a
 // whilewriting step stays within 10% of its rate limit.
 func checkEngine(t *testing.T, d engine.Driver, settings map[string]string) {
@@ -217,7 +217,8 @@ func checkEngine(t *testing.T, d engine.Driver, settings map[string]string) {
 		t.Fatal(err)
 	}
 	// An engine that cannot do db_bench's compact0 says so in the run's
-	// notes (issue 18 item 5); one that can says nothing.
+	// notes (a step that did less than db_bench's must say so); one that can
+	// says nothing.
 	_, compacts := kv.(engine.L0Compactor)
 	if said := strings.Contains(strings.Join(tally.Notes, "\n"), "compact0 left out"); said == compacts {
 		t.Errorf("%s: waitforcompaction's notes %q; want a compact0 note only when the engine cannot compact L0", d.Name(), tally.Notes)

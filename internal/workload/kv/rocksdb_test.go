@@ -68,8 +68,8 @@ func TestSameDataAsDBBench(t *testing.T) {
 }
 
 // TestHarnessOverhead compares benchlab's readrandom on in-process RocksDB
-// with db_bench's readrandom on the same data at 1 and 2 threads (issue 7
-// item 7). It only logs: the numbers need a quiet machine to mean anything.
+// with db_bench's readrandom on the same data at 1 and 2 threads (the
+// harness should cost no more than db_bench's own loop). It only logs: the numbers need a quiet machine to mean anything.
 // It takes about 100 s, so it runs only with BENCHLAB_OVERHEAD=1:
 // BENCHLAB_OVERHEAD=1 go test -tags rocksdb -run HarnessOverhead -v ./internal/workload/kv/
 func TestHarnessOverhead(t *testing.T) {

@@ -127,7 +127,7 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 		// first reads set them and dirty the pages), autovacuum and
 		// autoanalyze and the load's checkpoint still to come; on InnoDB the
 		// load's dirty pages still to flush. Repeats then differ by when those
-		// land in the measured seconds (issue 18 item 6). The cleanup runs
+		// land in the measured seconds. The cleanup runs
 		// them first, as the articles' postwrite step does.
 		steps = append(steps, postloadStep(p))
 	}

@@ -27,7 +27,7 @@ import (
 // errors and not events, every event is a committed transaction of one of
 // the five kinds, tpmC counts the New-Orders the database committed, the
 // committed mix is the standard one, and the consistency conditions hold
-// (issue 18 item 8).
+// (retries must not turn conflicts into lost or doubled work).
 func TestContentionMariaDB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts MariaDB and loads a warehouse")

@@ -26,7 +26,8 @@ func TestHeaderDescribesTPCC(t *testing.T) {
 		t.Errorf("header\n%s\nlacks the isolation set per session", h)
 	}
 	// A spec stored before max_tries existed ran without retries and
-	// counted failed transactions: the header says both (issue 18).
+	// counted failed transactions: the header says both (a stored run reads
+	// back as it ran).
 	d.Experiment.Spec = "name = \"h\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n[workload]\nsuite = \"tpcc\"\nwarehouses = 2\n"
 	h := strings.Join(report.Build(d).Header, "\n")
 	for _, want := range []string{"conflicts not retried", "workload as run: stored before max_tries existed"} {
