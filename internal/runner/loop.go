@@ -239,11 +239,9 @@ func (l *errorLog) keep(err error, stop *stopper) bool {
 // thread (locked) unlocks it for the yield and locks the thread it comes
 // back on: a locked goroutine's yield makes the runtime hand its processor
 // to another thread, which finds the goroutine, hands the processor back and
-// wakes the locked thread (5.5 futex calls per yield, counted with perf
-// stat on MariaDB's point query at one thread, against 2.2 unlocked: 0.04
-// futex calls per query instead of 0.10, 1.03-1.13 context switches instead
-// of 1.05-1.21, in 4 alternating pairs at load average 15-28). Moving thread
-// once per yieldEvery costs a locked worker nothing that matters.
+// wakes the locked thread, which costs more than twice the futex calls of
+// this hand-over (docs/design-notes.md#how-workers-wait-for-a-server). Moving
+// thread once per yieldEvery costs a locked worker nothing that matters.
 func pause(now, deadlineNs int64, yielded *int64, stop *stopper, locked bool) bool {
 	if now >= deadlineNs {
 		stop.Store(true)

@@ -88,27 +88,13 @@ func roleMetric(st workload.Step, r workload.Role) metric.Metric {
 //     (engine.WithPolledIO).
 //
 // Through the poller every answer costs the client the runtime's hand-offs
-// besides the read: the read that finds nothing, the poller's thread waking,
-// idle processors' threads started for the goroutines it readies, the
-// monitor's deep sleep ended by the next system call (counted with perf on
-// MariaDB's point query at 8 threads: 4.1-4.5 system calls, 0.3-0.5 futex
-// calls and 0.9-1.3 context switches per query, against sysbench's 3.9, 0 and
-// 1.0); a blocking read is woken by the kernel directly. At 8 and 16 threads
-// blocking reads cost 20-26 us of client CPU per query where the poller cost
-// 28-41 (MariaDB 10.11; PostgreSQL 15: 21-26 against 28-32; alternating
-// pairs, load average 8-20). At 64 the poller was the cheaper on MariaDB
-// (32-36 against 40-59 us) and no worse on PostgreSQL: each blocked worker's
-// periodic pass through the scheduler (every 8 ms) starts a thread, 8,000 a
-// second at 64 workers. (An earlier measurement, by rate, had the poller
-// ahead at 8 threads on PostgreSQL: 0.89 of sysbench's rate against 0.83.)
-// Measured again at 64 after locked workers' yields were made cheaper
-// (b610514), blocking reads on swapped threads against the poller in 4
-// alternating pairs (load average 20-49): MariaDB 15.3-16.8 us of client CPU
-// per query against 11.9-15.6 (the poller's answers come in batches, 0.3-0.5
-// context switches per query against 1.2-1.3), at a higher rate (37-61k
-// queries/s against 20-39k); PostgreSQL 15.7-19.7 us against 15.1-24.6, at a
-// lower rate (23-31k against 29-32k); workers locked to their threads were no
-// cheaper. The poller stays past 8 per CPU.
+// besides the read (a read that finds nothing, the poller's thread waking,
+// idle processors' threads started); a blocking read is woken by the kernel
+// directly, so it is cheaper up to a few workers per CPU. Past that, each
+// blocked worker's periodic pass through the scheduler starts a thread, and
+// the poller, which batches answers, is no dearer: it stays past
+// spreadPerCPU. The measurements behind these limits are in
+// docs/design-notes.md#how-workers-wait-for-a-server.
 type ioPlan struct {
 	// remote: the engine is a server reached over a socket.
 	remote bool
