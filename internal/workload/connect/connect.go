@@ -5,7 +5,7 @@
 // teardown). Its headline is its own metric, connect_ms, the mean time of
 // one open-query-close in milliseconds, where lower is better.
 //
-// It is also the worked example of docs/ARCHITECTURE.md: a suite is this one
+// It is also the worked example of docs/architecture.md: a suite is this one
 // package plus one import line in internal/all/all.go.
 package connect
 
