@@ -9,7 +9,7 @@ import (
 )
 
 // TestExamplesValidate loads every spec in examples/: each must pass the
-// same validation `benchlab run` applies, so the README's examples run.
+// same validation `benchlab run` applies, so the examples the docs point to run.
 func TestExamplesValidate(t *testing.T) {
 	files, err := filepath.Glob("../../examples/*.toml")
 	if err != nil || len(files) < 5 {

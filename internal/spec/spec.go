@@ -393,7 +393,7 @@ func Parse(src []byte, file, preset string) (Spec, error) {
 		return Spec{}, err
 	}
 	if unknown = append(unknown, more...); len(unknown) > 0 {
-		return Spec{}, errf(file, "unknown field %s; see `benchlab run --help` or README.md for the spec fields", strings.Join(unknown, ", "))
+		return Spec{}, errf(file, "unknown field %s; see `benchlab run --help` or docs/spec.md for the spec fields", strings.Join(unknown, ", "))
 	}
 	s.Preset = preset
 	return s, nil
