@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	_ "benchlab/internal/all" // suites and engines add their flags
 	"benchlab/internal/cli"
 )
 
@@ -79,7 +80,7 @@ func TestFlagsFound(t *testing.T) {
 	if !ok {
 		t.Fatal("no run command")
 	}
-	for _, want := range []string{"threads", "engine", "preset", "dry-run", "help"} {
+	for _, want := range []string{"threads", "engine", "preset", "dry-run", "help", "rows", "num-keys", "trx_level"} {
 		if !f[want] {
 			t.Errorf("run's flags from --help lack --%s: %v", want, f)
 		}
