@@ -39,6 +39,9 @@ type Doc struct {
 	Lines []string
 	// code marks the lines inside fenced or indented code blocks.
 	code []bool
+	// lang is the info string of each code line's fence ("sh", "toml"),
+	// "" for an indented block or a fence without one.
+	lang []string
 }
 
 // Read loads a Markdown file.
@@ -55,7 +58,8 @@ func Read(path string) (*Doc, error) {
 func Parse(path, text string) *Doc {
 	d := &Doc{Path: path, Lines: strings.Split(text, "\n")}
 	d.code = make([]bool, len(d.Lines))
-	fence := ""
+	d.lang = make([]string, len(d.Lines))
+	fence, lang := "", ""
 	prevBlank := true
 	indented := false
 	for i, l := range d.Lines {
@@ -66,9 +70,11 @@ func Parse(path, text string) *Doc {
 				fence = ""
 			} else {
 				d.code[i] = true
+				d.lang[i] = lang
 			}
 		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
 			fence = t[:3]
+			lang = strings.TrimSpace(t[3:])
 			indented = false
 		case (prevBlank || indented) && strings.HasPrefix(l, "    ") && t != "":
 			d.code[i] = true
@@ -241,12 +247,20 @@ func invocations(line int, text string) []Invocation {
 	return out
 }
 
+// notCommands are fence languages whose blocks hold no command lines: a
+// file tree or a config file may mention benchlab in prose.
+var notCommands = map[string]bool{"text": true, "toml": true, "sql": true, "go": true, "json": true}
+
 // Invocations returns every benchlab call in d's code blocks (continuation
-// lines joined, a leading "$ " prompt dropped) and in its inline code spans
-// that start with benchlab.
+// lines joined, a leading "$ " prompt dropped; blocks fenced as text, toml,
+// sql, go or json are not commands) and in its inline code spans that start
+// with benchlab.
 func (d *Doc) Invocations() []Invocation {
 	var out []Invocation
 	for i := 0; i < len(d.Lines); i++ {
+		if d.code[i] && notCommands[d.lang[i]] {
+			continue
+		}
 		if d.code[i] {
 			start := i
 			text := strings.TrimPrefix(strings.TrimSpace(d.Lines[i]), "$ ")

@@ -122,6 +122,10 @@ func TestPlantedErrors(t *testing.T) {
 		"make bench-client BENCH_CLIENT_ARGS=\"--db postgres\"",
 		"```",
 		"",
+		"```text",
+		"internal/stale/   what a killed benchlab left behind",
+		"```",
+		"",
 		"Inline: `benchlab compare --fail-on-regression` and `benchlab compare --fail-on-regresion`.",
 		"",
 	}, "\n"))
