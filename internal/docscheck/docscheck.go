@@ -183,6 +183,24 @@ func (d *Doc) Links(read func(string) (*Doc, error), exists func(string) bool) [
 	return ps
 }
 
+// repoPathRE is a path to an example spec or a script, wherever it is
+// written (prose, code spans, code blocks).
+var repoPathRE = regexp.MustCompile(`\b(?:examples|scripts)/[A-Za-z0-9_.-]*[A-Za-z0-9_]`)
+
+// Paths checks that every examples/... and scripts/... path d names exists
+// under root.
+func (d *Doc) Paths(root string, exists func(string) bool) []Problem {
+	var ps []Problem
+	for i, l := range d.Lines {
+		for _, m := range repoPathRE.FindAllString(l, -1) {
+			if !exists(filepath.Join(root, filepath.FromSlash(m))) {
+				ps = append(ps, Problem{d.Path, i + 1, fmt.Sprintf("%s does not exist", m)})
+			}
+		}
+	}
+	return ps
+}
+
 // Invocation is one `benchlab <command> --flag ...` found in a document.
 type Invocation struct {
 	Line    int
@@ -319,8 +337,9 @@ func Files(root string) ([]string, error) {
 	return files, err
 }
 
-// Check runs both checks on every file.
-func Check(files []string, cs CommandSet) ([]Problem, error) {
+// Check runs the checks on every file; root is the repository's root, which
+// examples/ and scripts/ paths are relative to.
+func Check(root string, files []string, cs CommandSet) ([]Problem, error) {
 	cache := map[string]*Doc{}
 	read := func(p string) (*Doc, error) {
 		p = filepath.Clean(p)
@@ -343,6 +362,7 @@ func Check(files []string, cs CommandSet) ([]Problem, error) {
 		}
 		ps = append(ps, d.Links(read, exists)...)
 		ps = append(ps, d.Commands(cs)...)
+		ps = append(ps, d.Paths(root, exists)...)
 	}
 	return ps, nil
 }

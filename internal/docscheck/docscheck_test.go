@@ -56,14 +56,15 @@ func (c *cliCommands) Flags(cmd string) (map[string]bool, bool) {
 
 // TestDocs checks README.md and docs/: links resolve, commands and flags exist.
 func TestDocs(t *testing.T) {
-	files, err := Files(filepath.Join("..", ".."))
+	root := filepath.Join("..", "..")
+	files, err := Files(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) < 2 {
 		t.Fatalf("found only %v", files)
 	}
-	ps, err := Check(files, newCLICommands(t))
+	ps, err := Check(root, files, newCLICommands(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,9 +128,11 @@ func TestPlantedErrors(t *testing.T) {
 		"```",
 		"",
 		"Inline: `benchlab compare --fail-on-regression` and `benchlab compare --fail-on-regresion`.",
+		"Run `examples/good.toml`, not examples/missing.toml.",
 		"",
 	}, "\n"))
-	ps, err := Check([]string{page}, newCLICommands(t))
+	write("examples/good.toml", "name = \"x\"\n")
+	ps, err := Check(dir, []string{page}, newCLICommands(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +142,7 @@ func TestPlantedErrors(t *testing.T) {
 		"benchlab report: no flag --bogus-flag",
 		"benchlab frobnicate: no such command",
 		"benchlab compare: no flag --fail-on-regresion",
+		"examples/missing.toml does not exist",
 	}
 	var got []string
 	for _, p := range ps {
