@@ -367,6 +367,77 @@ func Check(root string, files []string, cs CommandSet) ([]Problem, error) {
 	return ps, nil
 }
 
+// citeRE is a citation of a docs page in code: the page, an optional
+// #anchor, and an optional section number ("docs/method.md 1.9",
+// "docs/method.md section 2").
+var citeRE = regexp.MustCompile(`docs/([A-Za-z0-9_./-]*[A-Za-z0-9_]\.md)(#[A-Za-z0-9_-]+)?(?:\s+(?:section\s+)?(\d+(?:\.\d+)?)\b)?`)
+
+// sectionRE is a numbered heading: "## 1. Insert Benchmark", "### 1.9 Cleanup".
+var sectionRE = regexp.MustCompile(`^#{2,6}\s+(\d+(?:\.\d+)?)\.?\s`)
+
+// Sections returns the section numbers of d's numbered headings.
+func (d *Doc) Sections() map[string]bool {
+	out := map[string]bool{}
+	for i, l := range d.Lines {
+		if m := sectionRE.FindStringSubmatch(l); m != nil && !d.code[i] {
+			out[m[1]] = true
+		}
+	}
+	return out
+}
+
+// Citations checks the docs pages that files under root's dirs cite (Go
+// sources and example specs): the page must exist, its #anchor match a
+// heading, and a section number a numbered heading. skip names dirs left out
+// (this package's tests cite pages that do not exist on purpose).
+func Citations(root string, dirs []string, skip string) ([]Problem, error) {
+	docs := map[string]*Doc{}
+	var ps []Problem
+	for _, dir := range dirs {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, e os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if e.IsDir() {
+				if skip != "" && filepath.Clean(p) == filepath.Clean(filepath.Join(root, skip)) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, ".toml") {
+				return nil
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			for i, l := range strings.Split(string(b), "\n") {
+				for _, m := range citeRE.FindAllStringSubmatch(l, -1) {
+					page := filepath.Join(root, "docs", filepath.FromSlash(m[1]))
+					d, ok := docs[page]
+					if !ok {
+						d, _ = Read(page)
+						docs[page] = d
+					}
+					switch {
+					case d == nil:
+						ps = append(ps, Problem{p, i + 1, fmt.Sprintf("cites docs/%s, which does not exist", m[1])})
+					case m[2] != "" && !d.Anchors()[m[2][1:]]:
+						ps = append(ps, Problem{p, i + 1, fmt.Sprintf("cites docs/%s%s: no such heading", m[1], m[2])})
+					case m[3] != "" && !d.Sections()[m[3]]:
+						ps = append(ps, Problem{p, i + 1, fmt.Sprintf("cites docs/%s %s: no such section", m[1], m[3])})
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ps, nil
+}
+
 // flagRE finds long flag names in a help text's flag lines.
 var flagRE = regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-zA-Z0-9][\w-]*)`)
 

@@ -73,6 +73,57 @@ func TestDocs(t *testing.T) {
 	}
 }
 
+// TestCitations checks that the docs pages, headings and numbered sections
+// the code and the examples cite exist, so that "docs/method.md 1.9" keeps
+// pointing at the cleanup.
+func TestCitations(t *testing.T) {
+	root := filepath.Join("..", "..")
+	ps, err := Citations(root, []string{"internal", "cmd", "examples"}, filepath.Join("internal", "docscheck"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		t.Error(p)
+	}
+}
+
+// TestCitationsPlanted checks the citation check on planted citations.
+func TestCitationsPlanted(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"docs/method.md": "# M\n\n## 1. Insert Benchmark\n\n### 1.9 Cleanup between l.i2 and qr100\n",
+		"internal/x/x.go": strings.Join([]string{
+			"// good: docs/method.md 1.9, docs/method.md section 1, docs/method.md#19-cleanup-between-li2-and-qr100",
+			"// bad: docs/method.md 1.14, docs/missing.md, docs/method.md#no-such",
+		}, "\n"),
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps, err := Citations(dir, []string{"internal"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ps {
+		got = append(got, p.String())
+	}
+	all := strings.Join(got, "\n")
+	for _, w := range []string{"docs/method.md 1.14: no such section", "docs/missing.md, which does not exist", "docs/method.md#no-such: no such heading"} {
+		if !strings.Contains(all, w) {
+			t.Errorf("planted citation %q not reported; got:\n%s", w, all)
+		}
+	}
+	if len(ps) != 3 {
+		t.Errorf("got %d problems, want 3:\n%s", len(ps), all)
+	}
+}
+
 // TestFlagsFound makes sure the help parsing sees flags at all, so that a
 // change of the help layout cannot turn the check into a pass.
 func TestFlagsFound(t *testing.T) {
