@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -124,21 +122,7 @@ func Open(path string) (*Store, error) {
 	if IsPostgres(path) {
 		return openPostgres(path)
 	}
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("store %s: %w", path, err)
-		}
-	}
-	db, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=10000&_journal_mode=WAL&_foreign_keys=1")
-	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", path, err)
-	}
-	s := &Store{db: db, path: path}
-	if err := s.migrate(); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("store %s: %w", path, err)
-	}
-	return s, nil
+	return openSQLite(path)
 }
 
 // Path returns the file the store lives in, or its PostgreSQL URL with the
@@ -147,25 +131,6 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
-
-func (s *Store) migrate() error {
-	var v int
-	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("read schema version (is this a benchlab results file?): %w", err)
-	}
-	if v > len(schema) {
-		return fmt.Errorf("schema version %d is newer than this benchlab (%d)", v, len(schema))
-	}
-	for i := v; i < len(schema); i++ {
-		if _, err := s.db.Exec(schema[i]); err != nil {
-			return fmt.Errorf("migration %d: %w", i+1, err)
-		}
-		if _, err := s.db.Exec(fmt.Sprintf("PRAGMA user_version = %d", i+1)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 const timeFormat = time.RFC3339Nano
 
