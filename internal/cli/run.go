@@ -416,6 +416,9 @@ func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOption
 		return 0, err
 	}
 	defer st.Close()
+	if err := st.CheckIntegrity(context.Background()); err != nil {
+		return 0, err
+	}
 	// The work dir (cells' data dirs) is created here rather than by the
 	// runner, so that even a second Ctrl-C, which exits at once, removes it.
 	tmp, err := tempWorkDir(env, &s, &opt)

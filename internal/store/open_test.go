@@ -324,4 +324,17 @@ func TestOpenRefusesCorrupt(t *testing.T) {
 	if !bytes.Equal(fileBytes(t, path), b) {
 		t.Error("the corrupt store was changed")
 	}
+
+	// A store too large for a full check at open has its small tables
+	// checked; a run checks the whole of it.
+	defer func(n int64) { fullCheckBytes = n }(fullCheckBytes)
+	fullCheckBytes = 0
+	s, err = Open(path)
+	if err != nil {
+		t.Fatalf("open of a large store checks only its small tables: %v", err)
+	}
+	defer s.Close()
+	if err := s.CheckIntegrity(ctx); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+		t.Errorf("CheckIntegrity: %v, want ErrCorrupt naming the file", err)
+	}
 }
