@@ -90,7 +90,7 @@ func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (steps, times, estimated end) and exit without running")
 	fs.BoolVar(&f.skipSpace, "skip-space-check", false, "run even when the suite's estimate of its data exceeds the free space of the data dirs' filesystem, or an embedded engine's per-connection caches the available memory")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of benchlab itself to this file (to study the client's cost)")
-	fs.StringVar(&f.flushEvery, "flush-every", "", "how often a running step's 1-second series is written to the store, so a killed run keeps it (default 60s)")
+	fs.StringVar(&f.flushEvery, "flush-every", "", "how often a running step's 1-second series is written to the store, so a killed run keeps it (default 5s)")
 	fs.StringVar(&f.waitQuiet, "wait-quiet", "", "before each run, wait up to this long for the machine's CPU use to drop below 10%")
 	addReportOutFlags(fs, &f.reportOut, &f.format, &f.color)
 	fs.StringVar(&f.warmupTime, "warmup-time", "", "the same as --warmup (sysbench's name)")
