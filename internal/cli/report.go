@@ -542,6 +542,7 @@ func runRuns(env Env, storeFlag string, limit, offset int) error {
 	if err != nil {
 		return err
 	}
+	printReplayed(env, st)
 	defer st.Close()
 	ctx := context.Background()
 	runs, total, err := st.RecentRuns(ctx, limit, offset)
@@ -622,6 +623,7 @@ func pruneRuns(env Env, storeFlag string) error {
 	if err != nil {
 		return err
 	}
+	printReplayed(env, st)
 	defer st.Close()
 	ctx := context.Background()
 	runs, _, err := st.RecentRuns(ctx, 0, 0)

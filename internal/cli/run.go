@@ -419,6 +419,7 @@ func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOption
 	if err := st.CheckIntegrity(context.Background()); err != nil {
 		return 0, err
 	}
+	printReplayed(env, st)
 	// The work dir (cells' data dirs) is created here rather than by the
 	// runner, so that even a second Ctrl-C, which exits at once, removes it.
 	tmp, err := tempWorkDir(env, &s, &opt)
@@ -516,11 +517,21 @@ func runPrepared(ctx context.Context, env Env, s spec.Spec, st *store.Store, opt
 	out := newFitWriter(env.Stdout)
 	defer out.Flush()
 	opt.Out, opt.Build = out, buildInfo()
+	st.Journal()
 	id, err := runner.RunExperiment(ctx, s, st, opt)
 	if err != nil && ctx.Err() != nil {
 		return id, errInterrupted
 	}
 	return id, err
+}
+
+// printReplayed says which journals of results a failed store refused
+// were stored when st was opened.
+func printReplayed(env Env, st *store.Store) {
+	for _, r := range st.Replayed() {
+		printWrapped(env.Stderr, "benchlab: stored %d result(s) and run end(s) kept in %s when the store failed, and removed it",
+			r.Entries, r.Path)
+	}
 }
 
 func orNone(s string) string {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"benchlab/internal/store"
 	"benchlab/internal/store/storetest"
 )
 
@@ -90,5 +91,57 @@ func TestStoreRefused(t *testing.T) {
 		if after, _ := os.ReadFile(c.path); !bytes.Equal(before, after) {
 			t.Errorf("%s %v: the file was changed", c.args[0], c.path)
 		}
+	}
+}
+
+// TestStoreFailsMidRun fills the disk of the SQLite store while a
+// measured step runs (the step is a command that fills it): the step's
+// result and the run's end are kept in a journal under the state dir, the
+// run exits 1 naming it, and the next command that opens the store stores
+// them, says so and removes the journal.
+func TestStoreFailsMidRun(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	disk := smallDisk(t, "size=2m")
+	db := filepath.Join(disk, "r.db")
+	sp := writeFile(t, t.TempDir(), "s.toml", `name = "full-store"
+[[target]]
+name = "a"
+engine = "sqlite"
+[workload]
+suite = "command"
+threads = [1]
+read_time = "1s"
+warmup = "0s"
+report_interval = "0s"
+[[workload.command.steps]]
+name = "fill"
+parse = "none"
+argv = ["sh", "-c", "dd if=/dev/zero of=`+disk+`/fill bs=64k 2>/dev/null; true"]
+`)
+	code, out, stderr := run(t, Env{Getenv: os.Getenv}, "run", sp, "--store", db)
+	all := unwrap(out + stderr)
+	if code != ExitFailure || !strings.Contains(all, filepath.Join(state, "benchlab", "pending")) || !strings.Contains(all, "full") {
+		t.Fatalf("exit %d, want %d naming the journal under %s and the full disk\n%s\n%s", code, ExitFailure, state, out, stderr)
+	}
+	if err := os.Remove(filepath.Join(disk, "fill")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = run(t, Env{Getenv: os.Getenv}, "runs", "--store", db)
+	if code != 0 || !strings.Contains(unwrap(stderr), "stored 2 result(s)") {
+		t.Errorf("runs after the disk has room: exit %d, want 0 saying it stored the journal\n%s\n%s", code, out, stderr)
+	}
+	r := storetest.OneRun(t, db, false)
+	var fill *store.Result
+	for i := range r.Results {
+		if r.Results[i].Test == "fill" {
+			fill = &r.Results[i]
+		}
+	}
+	if r.Status != store.StatusFailed || fill == nil || fill.Status != store.StatusOK || fill.Seconds <= 0 {
+		t.Errorf("stored run %s (%s), results %+v; want failed, with the fill step's result ok", r.Status, r.Error, r.Results)
+	}
+	if left, _ := filepath.Glob(filepath.Join(state, "benchlab", "pending", "*")); len(left) > 0 {
+		t.Errorf("journals left after the replay: %v", left)
 	}
 }

@@ -74,7 +74,8 @@ func openSQLite(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path}
+	abs, _ := filepath.Abs(path)
+	s := &Store{db: db, path: path, id: abs}
 	if err := s.prepareSQLite(context.Background()); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store %s: %w", path, err)
