@@ -517,7 +517,7 @@ func runPrepared(ctx context.Context, env Env, s spec.Spec, st *store.Store, opt
 	out := newFitWriter(env.Stdout)
 	defer out.Flush()
 	opt.Out, opt.Build = out, buildInfo()
-	st.Journal()
+	st.Journal(store.WriteTimeout)
 	id, err := runner.RunExperiment(ctx, s, st, opt)
 	if err != nil && ctx.Err() != nil {
 		return id, errInterrupted

@@ -59,8 +59,22 @@ type Replayed struct {
 }
 
 // Journal makes SaveResult and FinishRun keep in the journal what the
-// store refuses, so that a run whose store fails keeps what it measured.
-func (s *Store) Journal() { s.journal = true }
+// store refuses, so that a run whose store fails keeps what it measured,
+// and bounds each of a run's writes by timeout (0: none), so that a store
+// that hangs (a server stopped, a network gone) fails as one that refuses.
+func (s *Store) Journal(timeout time.Duration) { s.journal, s.timeout = true, timeout }
+
+// WriteTimeout is the bound on a run's writes that run gives Journal:
+// far above any write's time (a SQLite write waits 10 s for a lock).
+const WriteTimeout = time.Minute
+
+// bounded is ctx bounded by the store's write timeout.
+func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.timeout)
+}
 
 // Replayed lists the journals Open stored.
 func (s *Store) Replayed() []Replayed { return s.replayed }

@@ -64,7 +64,7 @@ func TestJournalKeepsResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Journal()
+	s.Journal(0)
 	e := Experiment{Name: "exp", Targets: []string{"a"}}
 	if err := s.CreateExperiment(ctx, &e); err != nil {
 		t.Fatal(err)

@@ -27,8 +27,9 @@ type Store struct {
 	// path for PostgreSQL.
 	id string
 	// journal: SaveResult and FinishRun keep what the store refuses
-	// (Journal).
+	// (Journal); timeout bounds each write of a run.
 	journal bool
+	timeout time.Duration
 	// replayed are the journals Open stored.
 	replayed []Replayed
 }
@@ -173,6 +174,8 @@ func parseTime(s string) time.Time {
 
 // CreateExperiment stores e and sets its ID.
 func (s *Store) CreateExperiment(ctx context.Context, e *Experiment) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	if e.Created.IsZero() {
 		e.Created = time.Now()
 	}
@@ -186,6 +189,8 @@ func (s *Store) CreateExperiment(ctx context.Context, e *Experiment) error {
 
 // CreateRun stores r (status running unless set) and sets its ID.
 func (s *Store) CreateRun(ctx context.Context, r *Run) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	if r.Status == "" {
 		r.Status = StatusRunning
 	}
@@ -202,6 +207,8 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 // When the store fails and Journal was called, r is kept in the journal
 // (PendingError).
 func (s *Store) FinishRun(ctx context.Context, r *Run) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	err := finishRun(ctx, s.q(), r)
 	if err != nil && s.journal {
 		return s.keep(err, pendingEntry{Run: r})
@@ -224,6 +231,8 @@ func finishRun(ctx context.Context, b bound, r *Run) error {
 // the intervals not already appended are added. When the store fails and
 // Journal was called, r is kept in the journal (PendingError).
 func (s *Store) SaveResult(ctx context.Context, r *Result) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	err := s.saveResult(ctx, r)
 	if err != nil && s.journal {
 		return s.keep(err, pendingEntry{Result: r})
@@ -297,6 +306,8 @@ const resultColumns = `run_id, seq, test, family, grp, threads, warm, action, me
 // the step goes on (AppendIntervals): a run killed in its third hour keeps
 // the first two. SaveResult later completes the same row.
 func (s *Store) BeginResult(ctx context.Context, r *Result) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	if r.ID != 0 {
 		return fmt.Errorf("store result %s: already begun (id %d)", r.Test, r.ID)
 	}
@@ -313,6 +324,8 @@ func (s *Store) BeginResult(ctx context.Context, r *Result) error {
 // AppendIntervals adds 1-second intervals to a begun result, in one
 // transaction; intervals already stored (by second) are left as they are.
 func (s *Store) AppendIntervals(ctx context.Context, resultID int64, test string, ivs []Interval) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	if len(ivs) == 0 {
 		return nil
 	}
@@ -332,6 +345,8 @@ func (s *Store) AppendIntervals(ctx context.Context, resultID int64, test string
 // leaving its status running, so that a run killed midway keeps the latency
 // of what it measured.
 func (s *Store) UpdateProgress(ctx context.Context, r *Result) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	l := r.Latency
 	_, err := s.q().ExecContext(ctx, `UPDATE results SET seconds=?, events=?, lat_mean_ns=?, lat_p50_ns=?, lat_p95_ns=?,
 		lat_p99_ns=?, lat_p999_ns=?, lat_max_ns=?, histogram=? WHERE id=?`,
