@@ -470,7 +470,7 @@ func prepareRun(env Env, s spec.Spec, storeFile string, opt *runner.ExperimentOp
 	if err := preflight(s, storeFile, preflightOptions{keepData: opt.KeepData, skipSpace: pc.skipSpace}); err != nil {
 		return err
 	}
-	pc.rates = storeRates(storeFile, s)
+	pc.rates = storeRates(env, storeFile, s)
 	sc, err := planAndConfirm(env, s, pc)
 	if err != nil || pc.dryRun {
 		return err

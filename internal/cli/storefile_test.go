@@ -97,8 +97,8 @@ func TestStoreRefused(t *testing.T) {
 // TestStoreFailsMidRun fills the disk of the SQLite store while a
 // measured step runs (the step is a command that fills it): the step's
 // result and the run's end are kept in a journal under the state dir, the
-// run exits 1 naming it, and the next command that opens the store stores
-// them, says so and removes the journal.
+// run exits 1 naming it, and the next run stores them first, says so and
+// removes the journal.
 func TestStoreFailsMidRun(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
@@ -127,11 +127,16 @@ argv = ["sh", "-c", "dd if=/dev/zero of=`+disk+`/fill bs=64k 2>/dev/null; true"]
 	if err := os.Remove(filepath.Join(disk, "fill")); err != nil {
 		t.Fatal(err)
 	}
-	code, out, stderr = run(t, Env{Getenv: os.Getenv}, "runs", "--store", db)
+	// The next run stores the journal first, and says so.
+	code, out, stderr = run(t, Env{Getenv: os.Getenv}, append(quickRun, "--store", db)...)
 	if code != 0 || !strings.Contains(unwrap(stderr), "stored 2 result(s)") {
-		t.Errorf("runs after the disk has room: exit %d, want 0 saying it stored the journal\n%s\n%s", code, out, stderr)
+		t.Errorf("run after the disk has room: exit %d, want 0 saying it stored the journal\n%s\n%s", code, out, stderr)
 	}
-	r := storetest.OneRun(t, db, false)
+	runs := storetest.Runs(t, db, false)
+	if len(runs) != 2 {
+		t.Fatalf("%d runs stored, want 2", len(runs))
+	}
+	r := runs[0]
 	var fill *store.Result
 	for i := range r.Results {
 		if r.Results[i].Test == "fill" {
