@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"benchlab/internal/disktest"
 	"benchlab/internal/store"
 	"benchlab/internal/store/storetest"
 )
@@ -102,7 +103,7 @@ func TestStoreRefused(t *testing.T) {
 func TestStoreFailsMidRun(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
-	disk := smallDisk(t, "size=2m")
+	disk := disktest.Small(t, "size=2m")
 	db := filepath.Join(disk, "r.db")
 	sp := writeFile(t, t.TempDir(), "s.toml", `name = "full-store"
 [[target]]

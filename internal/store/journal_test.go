@@ -4,29 +4,14 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// smallDisk mounts a tmpfs of size bytes on a temp dir and unmounts it
-// when the test ends. Mounting needs root: CI runs as root, elsewhere the
-// test is skipped.
-func smallDisk(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("mount a tmpfs: %v: %s", err, out)
-		}
-		t.Skipf("cannot mount a tmpfs (needs root): %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
-	return dir
-}
+	"benchlab/internal/disktest"
+)
 
 // fill writes zeros to a file in dir until its disk is full.
 func fill(t *testing.T, dir string) string {
@@ -57,7 +42,7 @@ func fill(t *testing.T, dir string) string {
 func TestJournalKeepsResults(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
-	disk := smallDisk(t, "1m")
+	disk := disktest.Small(t, "size=1m")
 	path := filepath.Join(disk, "r.db")
 	ctx := context.Background()
 	s, err := Open(path)
