@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -303,6 +304,26 @@ func checkLines(ctx context.Context, conn *sql.Conn, pragma string) ([]string, e
 	return found, nil
 }
 
+var (
+	addColumn = regexp.MustCompile(`^ALTER TABLE (\w+) ADD COLUMN (\w+)`)
+	create    = regexp.MustCompile(`^CREATE (?:TABLE|INDEX) (\w+)`)
+)
+
+// applied says whether the file has what a schema statement makes already:
+// a benchlab before migrations ran in one transaction could be killed
+// after a statement and before the version that counts it, and each
+// statement is atomic, so what it made is whole.
+func applied(ctx context.Context, conn *sql.Conn, stmt string) (bool, error) {
+	var n int
+	var err error
+	if m := addColumn.FindStringSubmatch(stmt); m != nil {
+		err = conn.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, m[1], m[2]).Scan(&n)
+	} else if m := create.FindStringSubmatch(stmt); m != nil {
+		err = conn.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = ?`, m[1]).Scan(&n)
+	}
+	return n > 0, err
+}
+
 // migrateSQLite applies the schema statements the file lacks, with the
 // version and AppID, in one transaction that holds the write lock from its
 // start (BEGIN IMMEDIATE): processes opening one new file at once migrate
@@ -331,6 +352,13 @@ func migrateSQLite(ctx context.Context, conn *sql.Conn) (err error) {
 		return err
 	}
 	for i := st.version; i < len(schema); i++ {
+		done, err := applied(ctx, conn, schema[i])
+		if err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if done {
+			continue
+		}
 		if _, err := conn.ExecContext(ctx, schema[i]); err != nil {
 			return fmt.Errorf("migration %d: %w", i+1, err)
 		}
