@@ -101,8 +101,9 @@ func TestStoreRefused(t *testing.T) {
 // run exits 1 naming it, and the next run stores them first, says so and
 // removes the journal.
 func TestStoreFailsMidRun(t *testing.T) {
-	state := t.TempDir()
+	state, tmp := t.TempDir(), t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
+	t.Setenv("TMPDIR", tmp) // the run's work dir
 	disk := disktest.Small(t, "size=2m")
 	db := filepath.Join(disk, "r.db")
 	sp := writeFile(t, t.TempDir(), "s.toml", `name = "full-store"
@@ -124,6 +125,9 @@ argv = ["sh", "-c", "dd if=/dev/zero of=`+disk+`/fill bs=64k 2>/dev/null; true"]
 	all := unwrap(out + stderr)
 	if code != ExitFailure || !strings.Contains(all, filepath.Join(state, "benchlab", "pending")) || !strings.Contains(all, "full") {
 		t.Fatalf("exit %d, want %d naming the journal under %s and the full disk\n%s\n%s", code, ExitFailure, state, out, stderr)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("the failed run left %d entries in its temp dir, first %s", len(left), left[0].Name())
 	}
 	if err := os.Remove(filepath.Join(disk, "fill")); err != nil {
 		t.Fatal(err)
