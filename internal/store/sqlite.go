@@ -35,14 +35,10 @@ var migrated func(version int)
 // busyTimeout is how long a statement waits for another process's lock.
 const busyTimeout = 10 * time.Second
 
-// sqliteURI is the URI that opens the file at path: the path made absolute
-// and escaped, so that '#', '?', '%' and spaces are part of the name and
-// never a fragment, a query or an escape.
-func sqliteURI(path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
+// sqliteURI is the URI that opens the file at the absolute path abs,
+// escaped so that '#', '?', '%' and spaces are part of the name and never
+// a fragment, a query or an escape.
+func sqliteURI(abs string) string {
 	var b strings.Builder
 	b.WriteString("file://")
 	for i := 0; i < len(abs); i++ {
@@ -54,7 +50,7 @@ func sqliteURI(path string) (string, error) {
 		}
 	}
 	fmt.Fprintf(&b, "?_busy_timeout=%d&_foreign_keys=1", busyTimeout.Milliseconds())
-	return b.String(), nil
+	return b.String()
 }
 
 // openSQLite opens or creates the SQLite results store at path. An
@@ -67,15 +63,14 @@ func openSQLite(path string) (*Store, error) {
 			return nil, fmt.Errorf("store %s: %w", path, err)
 		}
 	}
-	uri, err := sqliteURI(path)
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
-	db, err := sql.Open("sqlite3", uri)
+	db, err := sql.Open("sqlite3", sqliteURI(abs))
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
-	abs, _ := filepath.Abs(path)
 	s := &Store{db: db, path: path, id: abs}
 	if err := s.prepareSQLite(context.Background()); err != nil {
 		db.Close()
