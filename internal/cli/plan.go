@@ -143,7 +143,7 @@ func specGate(env Env, storeFile string, id int64, s spec.Spec) ([]string, error
 	if !s.Gate.FailOnRegression {
 		return nil, nil
 	}
-	d, err := loadData(storeFile, id)
+	d, err := loadData(env, storeFile, id)
 	if err != nil {
 		return nil, err
 	}
