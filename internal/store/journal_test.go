@@ -131,3 +131,56 @@ func TestJournalKeepsResults(t *testing.T) {
 	}
 	check("after a second replay")
 }
+
+// TestJournalTornLine: a journal whose last line was cut by a crash while
+// it was written is stored without it; a journal kept for another store
+// is refused with an error naming it, and left in place.
+func TestJournalTornLine(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "r.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Experiment{Name: "exp", Targets: []string{"a"}}
+	if err := s.CreateExperiment(ctx, &e); err != nil {
+		t.Fatal(err)
+	}
+	run := Run{ExperimentID: e.ID, Target: "a", Engine: "sqlite", Started: time.Now()}
+	if err := s.CreateRun(ctx, &run); err != nil {
+		t.Fatal(err)
+	}
+	var pe *PendingError
+	kept := s.keep(errors.New("disk I/O error"), pendingEntry{Result: &Result{RunID: run.ID, Test: "kept", Status: StatusOK}})
+	if !errors.As(kept, &pe) || pe.Path != path+".pending.jsonl" {
+		t.Fatalf("keep: %v, want the journal beside the store", kept)
+	}
+	s.Close()
+	f, err := os.OpenFile(pe.Path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"key":"0123","store":"` + path + `","result":{"Te`)
+	f.Close()
+	s, err = Open(path)
+	if err != nil {
+		t.Fatalf("open with a torn last line: %v", err)
+	}
+	rs, err := s.Results(ctx, run.ID, false)
+	if err != nil || len(rs) != 1 || rs[0].Test != "kept" {
+		t.Errorf("results %+v %v, want the one whole entry", rs, err)
+	}
+	s.Close()
+
+	other := `{"key":"4567","store":"/elsewhere/r.db","result":{"Test":"x"}}` + "\n"
+	if err := os.WriteFile(pe.Path, []byte(other), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), pe.Path) || !strings.Contains(err.Error(), "another store") {
+		t.Errorf("open with another store's journal: %v, want an error naming the journal", err)
+	}
+	if b, _ := os.ReadFile(pe.Path); string(b) != other {
+		t.Errorf("the journal was changed: %q", b)
+	}
+}
