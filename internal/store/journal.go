@@ -116,8 +116,12 @@ func (s *Store) keep(err error, e pendingEntry) error {
 		return fmt.Errorf("%w; it could not be kept in a journal either: %v", err, jerr)
 	}
 	line = append(line, '\n')
+	paths := s.journalPaths()
+	if len(paths) == 0 {
+		return fmt.Errorf("%w; it could not be kept in a journal either: no place for one (set XDG_STATE_HOME or HOME)", err)
+	}
 	var errs []error
-	for _, p := range s.journalPaths() {
+	for _, p := range paths {
 		werr := appendLine(p, line)
 		if werr == nil {
 			return &PendingError{Err: err, Path: p, Store: s.path}
