@@ -46,10 +46,12 @@ type PendingError struct {
 	Store string
 }
 
+// Error says what failed and where the journal keeps it.
 func (e *PendingError) Error() string {
 	return fmt.Sprintf("%v; kept in %s, which the next benchlab command that opens %s stores", e.Err, e.Path, e.Store)
 }
 
+// Unwrap is the store's error.
 func (e *PendingError) Unwrap() error { return e.Err }
 
 // Replayed is a journal that Open stored into the store, and removed.
