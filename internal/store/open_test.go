@@ -210,7 +210,7 @@ func TestOpenCrashMidMigration(t *testing.T) {
 	}
 }
 
-// fileSum is a file's bytes, or "" when it does not exist.
+// fileBytes is a file's bytes, or nil when it does not exist.
 func fileBytes(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
