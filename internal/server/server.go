@@ -16,6 +16,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -73,6 +74,10 @@ type Config struct {
 	// ReadyTimeout bounds the wait for the server to accept queries;
 	// StopTimeout the wait for a clean shutdown before SIGKILL.
 	ReadyTimeout, StopTimeout time.Duration
+	// Password is the server's superuser password; empty: a fresh one
+	// (NewPassword) for this start. The nodes of a cluster share one, as
+	// a state transfer copies the accounts of one node to the others.
+	Password string
 }
 
 // Probe tells whether a started server accepts queries; it connects to addr
@@ -94,10 +99,14 @@ type Instance struct {
 	// User is the OS user the server runs as ("" for the current one).
 	User string
 
+	password string   // the superuser's, only in memory and in secrets
+	secrets  []string // 0600 files holding it, removed after Init
 	cmd      *exec.Cmd
 	memcg    *memCgroup
 	logFile  *os.File
 	sockDir  string // a private socket dir outside the data dir, removed on Stop
+	aliasDir string // the private dir of SafeDir's symlink, removed on Stop
+	safeDir  string // SafeDir's path, once made
 	exited   chan struct{}
 	exitErr  error
 	stopOnce sync.Once
@@ -160,15 +169,24 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		in.cleanup()
 		return nil, in.errorf("config: %w", err)
 	}
-	if err := cfg.Flavor.Init(ctx, in, extra); err != nil {
-		in.cleanup()
+	err = cfg.Flavor.Init(ctx, in, extra)
+	in.removeSecrets()
+	if err != nil {
+		in.failed()
 		return nil, err
 	}
 	if err := in.launch(ctx); err != nil {
-		in.cleanup()
+		in.failed()
 		return nil, err
 	}
 	return in, nil
+}
+
+// failed ends a start that did not get the server running: the log is
+// kept where the error says it is, and the rest is cleaned up.
+func (in *Instance) failed() {
+	in.keepLog()
+	in.cleanup()
 }
 
 // prepare does what every family needs before its Init: a fresh data dir
@@ -194,6 +212,12 @@ func (in *Instance) prepare() error {
 	in.logFile, err = os.OpenFile(in.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
 	if err != nil {
 		return in.errorf("server log: %w", err)
+	}
+	in.password = cfg.Password
+	if in.password == "" {
+		if in.password, err = NewPassword(); err != nil {
+			return in.errorf("password: %w", err)
+		}
 	}
 	in.Port = cfg.Port
 	if in.Port == 0 {
@@ -371,12 +395,16 @@ func waitGroupGone(pgid int, limit time.Duration) {
 }
 
 func (in *Instance) cleanup() {
+	in.removeSecrets()
 	in.releaseCgroup()
 	if in.logFile != nil {
 		in.logFile.Close()
 	}
 	if in.sockDir != "" {
 		os.RemoveAll(in.sockDir)
+	}
+	if in.aliasDir != "" {
+		os.RemoveAll(in.aliasDir) // the symlink, not what it points to
 	}
 }
 
@@ -498,18 +526,50 @@ func (in *Instance) errorf(format string, args ...any) error {
 
 // Run runs a setup program (initdb, install-db) as the server's user, in its
 // dir and process group, with its output in the server log; what names it in
-// the error, which ends with the log's tail.
+// the error, which quotes the program's own output (its last lines, and
+// the lines before them that look like errors).
 func (in *Instance) Run(ctx context.Context, what string, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stdout, cmd.Stderr = in.logFile, in.logFile
+	var out bytes.Buffer
+	w := io.MultiWriter(in.logFile, &out)
+	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = in.procAttr()
 	cmd.Dir = in.cfg.Dir
 	cmd.Env = in.processEnv()
 	fmt.Fprintf(in.logFile, "benchlab: running %s %s\n", name, strings.Join(args, " "))
 	if err := cmd.Run(); err != nil {
-		return in.errorf("%s failed: %v%s", what, err, in.tail())
+		return in.errorf("%s failed (%v)%s", what, err, outputTail(out.String(), in.KeptLog))
 	}
 	return nil
+}
+
+// outputTail quotes a setup program's output for its error: the lines
+// that look like errors, then the last lines; the whole is in the server
+// log kept at kept.
+func outputTail(out, kept string) string {
+	out = strings.TrimRight(out, "\n")
+	if strings.TrimSpace(out) == "" {
+		return " and printed nothing"
+	}
+	lines := strings.Split(out, "\n")
+	last := lines[max(0, len(lines)-15):]
+	var errs []string
+	for _, l := range lines[:len(lines)-len(last)] {
+		for _, w := range errorWords {
+			if strings.Contains(l, w) && len(errs) < 8 {
+				errs = append(errs, "  | "+l)
+				break
+			}
+		}
+	}
+	msg := "; "
+	if len(errs) > 0 {
+		msg += "errors in its output:\n" + strings.Join(errs, "\n") + "\n"
+	}
+	for i, l := range last {
+		last[i] = "  | " + l
+	}
+	return msg + "its output ends (all of it is in the server log kept at " + kept + "):\n" + strings.Join(last, "\n")
 }
 
 // launch starts the server process itself and a goroutine that notes its exit.
