@@ -496,8 +496,9 @@ func TestManagedSeveral(t *testing.T) {
 // TestInitFailureQuotesInitdb makes initdb fail for real (a copy of
 // Debian's initdb and postgres without their library dir, which initdb
 // needs for its text search dictionaries): the error quotes initdb's own
-// output, and the server log it names exists (issue 38: it named a kept
-// log that was never written), and the password file is gone.
+// output (the server log's tail), and the server log it names exists
+// (issue 38: it named a kept log that was never written), and the
+// password file is gone.
 func TestInitFailureQuotesInitdb(t *testing.T) {
 	real, err := server.FindBinaries(postgres.Flavor, "")
 	if err != nil {

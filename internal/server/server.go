@@ -16,7 +16,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -525,51 +524,21 @@ func (in *Instance) errorf(format string, args ...any) error {
 }
 
 // Run runs a setup program (initdb, install-db) as the server's user, in its
-// dir and process group, with its output in the server log; what names it in
-// the error, which quotes the program's own output (its last lines, and
-// the lines before them that look like errors).
+// dir and process group, with its output in the server log (where a
+// MariaDB server it starts writes too); what names it in the error, which
+// quotes the log's error lines and its tail: the program's own output. A
+// failed start keeps the log (Start), so the path the error names exists.
 func (in *Instance) Run(ctx context.Context, what string, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
-	var out bytes.Buffer
-	w := io.MultiWriter(in.logFile, &out)
-	cmd.Stdout, cmd.Stderr = w, w
+	cmd.Stdout, cmd.Stderr = in.logFile, in.logFile
 	cmd.SysProcAttr = in.procAttr()
 	cmd.Dir = in.cfg.Dir
 	cmd.Env = in.processEnv()
 	fmt.Fprintf(in.logFile, "benchlab: running %s %s\n", name, strings.Join(args, " "))
 	if err := cmd.Run(); err != nil {
-		return in.errorf("%s failed (%v)%s", what, err, outputTail(out.String(), in.KeptLog))
+		return in.errorf("%s failed: %v%s", what, err, in.tail())
 	}
 	return nil
-}
-
-// outputTail quotes a setup program's output for its error: the lines
-// that look like errors, then the last lines; the whole is in the server
-// log kept at kept.
-func outputTail(out, kept string) string {
-	out = strings.TrimRight(out, "\n")
-	if strings.TrimSpace(out) == "" {
-		return " and printed nothing"
-	}
-	lines := strings.Split(out, "\n")
-	last := lines[max(0, len(lines)-15):]
-	var errs []string
-	for _, l := range lines[:len(lines)-len(last)] {
-		for _, w := range errorWords {
-			if strings.Contains(l, w) && len(errs) < 8 {
-				errs = append(errs, "  | "+l)
-				break
-			}
-		}
-	}
-	msg := "; "
-	if len(errs) > 0 {
-		msg += "errors in its output:\n" + strings.Join(errs, "\n") + "\n"
-	}
-	for i, l := range last {
-		last[i] = "  | " + l
-	}
-	return msg + "its output ends (all of it is in the server log kept at " + kept + "):\n" + strings.Join(last, "\n")
 }
 
 // launch starts the server process itself and a goroutine that notes its exit.
