@@ -189,6 +189,10 @@ func (Family) Init(ctx context.Context, in *server.Instance, extra string) error
 		args := []string{"--defaults-file=" + myCnf(in), "--initialize-insecure", "--init-file=" + accounts}
 		return in.Run(ctx, filepath.Base(bins.Server)+" --initialize-insecure (a setting the server rejects is the usual cause)", bins.Server, args...)
 	}
+	if !server.HelpMentions(ctx, bins.Init, "--extra-file") {
+		return in.Errorf("%s takes no --extra-file, which benchlab needs to give root a password and drop the "+
+			"passwordless accounts; want a newer MariaDB install", bins.Init)
+	}
 	args := []string{"--defaults-file=" + myCnf(in), "--auth-root-authentication-method=normal", "--skip-test-db",
 		"--extra-file=" + accounts}
 	if bins.Basedir != "" {

@@ -116,7 +116,7 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 	}
 	admin, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return fail(fmt.Errorf("postgres target %s at %s: connect: %w", t.Name, inst.Addr(), err))
+		return fail(fmt.Errorf("postgres target %s at %s: connect: %s", t.Name, inst.Addr(), server.RedactIn(err.Error(), inst.Password())))
 	}
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+Database); err != nil {
 		admin.Close(context.WithoutCancel(ctx))
