@@ -1,12 +1,15 @@
 package mysql_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
+	"benchlab/internal/cli"
 	"benchlab/internal/engine"
 	"benchlab/internal/server"
 	"benchlab/internal/server/servertest"
@@ -54,5 +57,54 @@ func TestOddWorkDir(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "data")); err != nil {
 		t.Errorf("the data dir in %q: %v", dir, err)
+	}
+}
+
+// TestOddWorkDirRun is the probe as a user meets it: `benchlab run
+// --workdir` with a space and a # in the path, on a MariaDB target, ends
+// ok and leaves no process behind.
+func TestOddWorkDirRun(t *testing.T) {
+	getenv, _ := servertest.Env(t)
+	dir := t.TempDir()
+	specFile := filepath.Join(dir, "odd.toml")
+	spec := `name = "odd"
+[[target]]
+name = "odd"
+engine = "mariadb"
+[target.settings]
+innodb_buffer_pool_size = "32M"
+[workload]
+suite = "sysbench"
+tests = ["point-query"]
+table_size = 1000
+threads = [1]
+read_time = "1s"
+warmup = "0s"
+postwrite_wait = "0s"
+report_interval = "0s"
+`
+	if err := os.WriteFile(specFile, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(dir, "work dir #1")
+	var stdout, stderr bytes.Buffer
+	env := cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: getenv}
+	args := []string{"run", specFile, "--store", filepath.Join(dir, "r.db"), "--workdir", work}
+	if code := cli.Main(env, args); code != cli.ExitOK {
+		t.Fatalf("benchlab run --workdir %q: exit %d\n%s\n%s", work, code, stdout.String(), stderr.String())
+	}
+	// The server ran in a dir under work (its cwd), reached by a symlink
+	// of a private temporary dir (its command line): neither is left.
+	procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	for _, p := range procs {
+		if cwd, err := os.Readlink(p); err == nil && strings.HasPrefix(cwd, work) {
+			t.Errorf("process %s still runs in %s", filepath.Base(filepath.Dir(p)), cwd)
+		}
+	}
+	links, _ := filepath.Glob(filepath.Join(os.TempDir(), "bl-dir-*", "dir"))
+	for _, l := range links {
+		if to, err := os.Readlink(l); err == nil && strings.HasPrefix(to, work) {
+			t.Errorf("symlink %s to %s left", l, to)
+		}
 	}
 }
