@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -356,8 +355,12 @@ func ApplyPreset(s *Spec, name string) error {
 
 // Parse reads a spec from TOML text: defaults, then the preset the file
 // names (or preset, when not empty, which wins), then the file's values.
-// Unknown keys are errors.
+// Unknown keys are errors. Text larger than MaxSpecBytes or nested deeper
+// than MaxSpecDepth is refused before it is decoded.
 func Parse(src []byte, file, preset string) (Spec, error) {
+	if err := checkShape(src, file); err != nil {
+		return Spec{}, err
+	}
 	var head struct {
 		Preset  string           `toml:"preset"`
 		Targets []map[string]any `toml:"target"`
@@ -393,7 +396,7 @@ func Parse(src []byte, file, preset string) (Spec, error) {
 		return Spec{}, err
 	}
 	if unknown = append(unknown, more...); len(unknown) > 0 {
-		return Spec{}, errf(file, "unknown field %s; see `benchlab run --help` or README.md for the spec fields", strings.Join(unknown, ", "))
+		return Spec{}, errf(file, "unknown field %s; see `benchlab run --help` or README.md for the spec fields", listKeys(unknown))
 	}
 	s.Preset = preset
 	return s, nil
@@ -493,9 +496,9 @@ func tomlError(file string, err error) error {
 
 // Load reads and parses the spec file at path.
 func Load(path, preset string) (Spec, error) {
-	src, err := os.ReadFile(path)
+	src, err := readSpecFile(path)
 	if err != nil {
-		return Spec{}, errf(path, "cannot read the spec file: %v", errors.Unwrap(err))
+		return Spec{}, err
 	}
 	return Parse(src, path, preset)
 }
