@@ -77,3 +77,46 @@ func TestSpecBoundsCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestHugeCountsRefused gives run --dry-run and plan counts and durations
+// far past any experiment: each exits 2 at once, naming the flag or field
+// and its limit. --tables 1000000000 used to grow the plan without bound
+// (160 GB), --time 1e308 printed a negative duration; the tables here are
+// 10^6, which the old code planned in 3 s and 170 MB before it refused
+// the disk space, so that this test fails there without costing the
+// machine.
+func TestHugeCountsRefused(t *testing.T) {
+	dir := t.TempDir()
+	spec := func(name, workload string) string {
+		return writeFile(t, dir, name, "name = \"x\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n[workload]\n"+workload+"\n")
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--engine", "sqlite", "--dry-run", "--tables", "1000000"}, "flag --tables: 1000000 is not allowed; want 1 to 100000"},
+		{[]string{"run", "--engine", "sqlite", "--dry-run", "--table-size", "100000000000"}, "flag --table-size: 100000000000 is not allowed; want 0 to 10000000000 rows"},
+		{[]string{"run", "--engine", "sqlite", "--dry-run", "--repeats", "1000000"}, "flag --repeats: 1000000 is not allowed; want 1 to 1000"},
+		{[]string{"run", "--engine", "sqlite", "--dry-run", "--threads", "1,100000"}, `flag --threads: "100000" is not allowed; want integers from 1 to 4096`},
+		{[]string{"run", "--engine", "sqlite", "--dry-run", "--events", "9000000000000000000"}, "flag --events: 9000000000000000000 is not allowed; want a count from 0 (no limit) to 1000000000000"},
+		{[]string{"run", "--engine", "sqlite", "--dry-run", "--time", "1e308"}, `flag --time: "1e308" is too long: a duration holds at most 9223372036 seconds`},
+		{[]string{"run", "--engine", "sqlite", "--dry-run", "--warmup", "NaN"}, `flag --warmup: "NaN" is negative or not a number`},
+		{[]string{"run", "--engine", "sqlite", "--dry-run", "--suite", "insert", "--query-time", "1e300"}, `"1e300" is too long`},
+		{[]string{"run", "--engine", "sqlite", "--dry-run", "--time", "31d"}, `flag --time: "31d" is not a duration`},
+		{[]string{"run", "--engine", "sqlite", "--dry-run", "--time", "2678400"}, "workload.read_time: 744h0m0s is not allowed; want a duration from 1ms to 720h0m0s"},
+		{[]string{"run", "--engine", "sqlite", "--dry-run", "--time", "2592000", "--repeats", "1000"}, "planned for 3650d 0s or more, which cannot be meant"},
+		{[]string{"plan", spec("tables.toml", "tables = 1000000")}, "workload.tables: 1000000 is not allowed; want 1 to 100000"},
+		{[]string{"plan", spec("size.toml", "table_size = 100000000000")}, "workload.table_size: 100000000000 is not allowed; want 0 to 10000000000 rows"},
+		{[]string{"plan", spec("events.toml", "events = 9000000000000000000")}, "workload.events: 9000000000000000000 is not allowed"},
+		{[]string{"plan", spec("time.toml", "read_time = \"2562047h\"")}, "workload.read_time: 2562047h0m0s is not allowed; want a duration from 1ms to 720h0m0s"},
+		{[]string{"plan", spec("wait.toml", "postwrite_wait = \"1000h\"")}, "workload.postwrite_wait: 1000h0m0s is not allowed"},
+		{[]string{"plan", spec("threads.toml", "threads = ["+strings.Repeat("1, ", 200)+"1]")}, "workload.threads: 201 thread counts is too many; want at most 100"},
+	} {
+		t.Run(strings.Join(c.args[1:], " "), func(t *testing.T) {
+			code, out, stderr := run(t, Env{}, c.args...)
+			if code != ExitUsage || !strings.Contains(unwrap(stderr), c.want) {
+				t.Fatalf("exit %d, stdout %.200q, stderr %q; want exit 2 and %q", code, out, stderr, c.want)
+			}
+		})
+	}
+}

@@ -92,6 +92,9 @@ func (k *knobs) apply(s *spec.Spec, set map[string]bool) error {
 		w.Rate = k.rate
 	}
 	if set["events"] {
+		if k.events < 0 || k.events > spec.MaxEvents {
+			return usagef("flag --events: %d is not allowed; want a count from 0 (no limit) to %d", k.events, int64(spec.MaxEvents))
+		}
 		w.Events = k.events
 	}
 	for _, c := range []struct {
