@@ -1,10 +1,18 @@
 package cli
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"benchlab/internal/importer"
 )
+
+// importerMax is the largest file import reads.
+const importerMax = importer.MaxInputBytes
 
 // allocated returns the bytes f allocates.
 func allocated(f func()) uint64 {
@@ -118,5 +126,40 @@ func TestHugeCountsRefused(t *testing.T) {
 				t.Fatalf("exit %d, stdout %.200q, stderr %q; want exit 2 and %q", code, out, stderr, c.want)
 			}
 		})
+	}
+}
+
+// TestImportBounded imports what cost the machine or passed as a result: a
+// file larger than any run's output (/dev/zero read 3.2 GB in 6 s; the
+// file here is 33 MiB of text, which the old code read whole), a binary
+// file, and a sysbench output cut inside its "95th percentile:" line
+// (imported with p95 = 0). Each exits 2 naming the file and what is wrong.
+func TestImportBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := writeFile(t, dir, "big.txt", strings.Repeat("sysbench 1.0.20 (using bundled LuaJIT 2.1.0-beta2)\n", 33<<20/51+1))
+	bin := writeFile(t, dir, "bin.txt", strings.Repeat("x\n", 100<<10)+"\x00")
+	whole, err := os.ReadFile("../importer/testdata/sysbench-point-select.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(whole, []byte("95th percentile:"))
+	i += bytes.IndexByte(whole[i:], '.') + 1
+	cut := writeFile(t, dir, "cut.txt", string(whole[:i]))
+	for _, c := range []struct{ file, want string }{
+		{big, "big.txt: more than 33554432 bytes (32 MiB): too large for one run's output"},
+		{bin, "bin.txt line 102401: a NUL byte: not a text file"},
+		{cut, "cut.txt line 34: the file ends inside this line (no newline after it): the file is truncated"},
+	} {
+		var code int
+		var stderr string
+		n := allocated(func() {
+			code, _, stderr = run(t, Env{}, "import", "--tool", "sysbench", "--store", filepath.Join(dir, "r.db"), "--target", "a="+c.file)
+		})
+		if code != ExitUsage || !strings.Contains(unwrap(stderr), c.want) {
+			t.Fatalf("exit %d, %q; want exit 2 and %q", code, stderr, c.want)
+		}
+		if n > 3*importerMax {
+			t.Errorf("%s: import allocated %d bytes; want at most %d", c.file, n, 3*importerMax)
+		}
 	}
 }
