@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"benchlab/internal/dsn"
 	"benchlab/internal/metrics"
 	"benchlab/internal/runner"
 	"benchlab/internal/schedule"
@@ -147,6 +148,11 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 		s = spec.Default()
 		if err := spec.ApplyPreset(&s, f.preset); err != nil {
 			return s, usagef("flag --preset: %v", err)
+		}
+		if f.engine == "" && set["dsn"] {
+			if _, err := dsn.Parse(f.k.dsn); err != nil {
+				return s, usagef("flag --dsn: %v", err)
+			}
 		}
 		if f.engine == "" {
 			return s, usagef("no spec file and no --engine; give a spec file or e.g. --engine sqlite")
