@@ -553,7 +553,7 @@ func planAndConfirm(env Env, s spec.Spec, pc planCheck) (schedule.Schedule, erro
 		return sc, err
 	}
 	if sc.Total() >= schedule.MaxTotal {
-		return sc, usagef("planned for %s or more, which cannot be meant; %s", schedule.Long(schedule.MaxTotal), shortenAdvice(s, pc))
+		return sc, usagef("planned for %s, which cannot be meant; %s", schedule.Long(schedule.MaxTotal), shortenAdvice(s, pc))
 	}
 	if pc.yes || pc.dryRun || sc.Total() <= longRun {
 		return sc, nil

@@ -285,6 +285,9 @@ func Short(d time.Duration) string {
 
 // Long formats a total: 1h2m3s, 25h0m0s as "1d 1h0m".
 func Long(d time.Duration) string {
+	if d >= MaxTotal {
+		return "10 years or more"
+	}
 	if d >= 24*time.Hour {
 		days := d / (24 * time.Hour)
 		return fmt.Sprintf("%dd %s", days, trimZero((d - days*24*time.Hour).Round(time.Minute).String()))
