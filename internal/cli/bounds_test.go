@@ -113,6 +113,8 @@ func TestHugeCountsRefused(t *testing.T) {
 		{[]string{"run", "--engine", "sqlite", "--dry-run", "--time", "31d"}, `flag --time: "31d" is not a duration`},
 		{[]string{"run", "--engine", "sqlite", "--dry-run", "--time", "2678400"}, "workload.read_time: 744h0m0s is not allowed; want a duration from 1ms to 720h0m0s"},
 		{[]string{"run", "--engine", "sqlite", "--dry-run", "--time", "2592000", "--repeats", "1000"}, "planned for 10 years or more, which cannot be meant"},
+		{[]string{"import", "--tool", "sysbench", "--threads", "1000000", "--store", dir + "/i.db", "--target", "a=" + dir + "/none.txt"},
+			"flag --threads: 1000000 is not allowed; want the thread count the files ran, 1 to 4096"},
 		{[]string{"plan", spec("tables.toml", "tables = 1000000")}, "workload.tables: 1000000 is not allowed; want 1 to 100000"},
 		{[]string{"plan", spec("size.toml", "table_size = 100000000000")}, "workload.table_size: 100000000000 is not allowed; want 0 to 10000000000 rows"},
 		{[]string{"plan", spec("events.toml", "events = 9000000000000000000")}, "workload.events: 9000000000000000000 is not allowed"},

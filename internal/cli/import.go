@@ -140,8 +140,8 @@ func runImport(env Env, f *importFlags, args []string) error {
 	if !ok {
 		return usagef("flag --tool: %q is not a tool benchlab imports; want sysbench or dbbench", f.tool)
 	}
-	if f.threads < 0 {
-		return usagef("flag --threads: %d is negative; want the thread count the files ran", f.threads)
+	if f.threads < 0 || f.threads > spec.MaxThreads {
+		return usagef("flag --threads: %d is not allowed; want the thread count the files ran, 1 to %d", f.threads, spec.MaxThreads)
 	}
 	if f.test != "" && tool != importer.Sysbench {
 		return usagef("flag --test: db_bench's results are named by their benchmarks; --test is for sysbench files")
