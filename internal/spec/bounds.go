@@ -13,6 +13,11 @@ import (
 // its input, some of it faster than linearly.
 const MaxSpecBytes = 1 << 20
 
+// MaxStoredSpecBytes is the largest stored spec ParseStored reads: the
+// stored spec writes every sweep value's target in full, so it is larger
+// than the file it came from (MaxTargets targets fit well within it).
+const MaxStoredSpecBytes = 8 << 20
+
 // MaxSpecDepth is how deeply a spec's keys may nest, counting table
 // headers, dotted keys, inline tables and arrays: a spec needs three or
 // four levels ([workload.insert] holds an array). The TOML decoder recurses
@@ -22,14 +27,14 @@ const MaxSpecBytes = 1 << 20
 const MaxSpecDepth = 16
 
 // checkShape refuses spec text that would cost the TOML decoder more than
-// its size is worth: more than MaxSpecBytes, or keys nested deeper than
+// its size is worth: more than maxBytes, or keys nested deeper than
 // MaxSpecDepth. It scans src once, skipping strings and comments, and
 // counts each bracket or brace and each dot of a dotted key (a float's
 // one dot counts too, which the limit leaves room for). Malformed text it
 // lets through, for the decoder to report.
-func checkShape(src []byte, file string) error {
-	if len(src) > MaxSpecBytes {
-		return errf(file, "%d bytes is too large for a spec file; want at most %d bytes (1 MiB)", len(src), MaxSpecBytes)
+func checkShape(src []byte, file string, maxBytes int) error {
+	if len(src) > maxBytes {
+		return errf(file, "%d bytes is too large for a spec file; want at most %d bytes (%d MiB)", len(src), maxBytes, maxBytes>>20)
 	}
 	var (
 		stack    []int // the depth inside each open bracket or brace

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -80,7 +81,7 @@ tests = ["point-query"]
 [workload.kv]
 value_size = 100
 `
-	if err := checkShape([]byte(src), "ok.toml"); err != nil {
+	if err := checkShape([]byte(src), "ok.toml", MaxSpecBytes); err != nil {
 		t.Fatalf("a plain spec is refused: %v", err)
 	}
 	files, _ := filepath.Glob("../../examples/*.toml")
@@ -92,7 +93,7 @@ value_size = 100
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := checkShape(b, p); err != nil {
+		if err := checkShape(b, p, MaxSpecBytes); err != nil {
 			t.Errorf("%v", err)
 		}
 	}
@@ -138,5 +139,33 @@ func TestLoadTooLarge(t *testing.T) {
 		if n > 8*MaxSpecBytes {
 			t.Fatalf("%s: Load allocated %d bytes; want at most %d", path, n, 8*MaxSpecBytes)
 		}
+	}
+}
+
+// TestTargetsBounded refuses a sweep of more values than any experiment
+// runs (each is a target, a run per repeat, and a full target in the
+// stored spec), and reads back a stored spec larger than a spec file may
+// be.
+func TestTargetsBounded(t *testing.T) {
+	vals := make([]string, MaxTargets+1)
+	for i := range vals {
+		vals[i] = fmt.Sprint(-i - 1)
+	}
+	src := "name = \"s\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n[target.sweep]\nsetting = \"cache_size\"\nvalues = [" +
+		strings.Join(vals, ", ") + "]\n[workload]\nthreads = [1]\n"
+	s, err := Parse([]byte(src), "sweep.toml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err == nil || err.Error() != "target: 1001 targets (sweep values included) is too many; want at most 1000" {
+		t.Fatalf("got %v; want the targets' limit named", err)
+	}
+	stored := "name = \"s\"\n" + strings.Repeat("# a stored comment line\n", 2*MaxSpecBytes/24) +
+		"[[target]]\nname = \"a\"\nengine = \"sqlite\"\n[workload]\nthreads = [1]\n"
+	if _, err := Parse([]byte(stored), "file", ""); err == nil || !strings.Contains(err.Error(), "too large for a spec file") {
+		t.Fatalf("Parse of %d bytes: %v; want the size limit", len(stored), err)
+	}
+	if sp, err := ParseStored([]byte(stored), "stored"); err != nil || sp.Targets[0].Name != "a" {
+		t.Fatalf("ParseStored of %d bytes: %v", len(stored), err)
 	}
 }

@@ -358,7 +358,12 @@ func ApplyPreset(s *Spec, name string) error {
 // Unknown keys are errors. Text larger than MaxSpecBytes or nested deeper
 // than MaxSpecDepth is refused before it is decoded.
 func Parse(src []byte, file, preset string) (Spec, error) {
-	if err := checkShape(src, file); err != nil {
+	return parse(src, file, preset, MaxSpecBytes)
+}
+
+// parse is Parse with a size limit of its own (ParseStored's is larger).
+func parse(src []byte, file, preset string, maxBytes int) (Spec, error) {
+	if err := checkShape(src, file, maxBytes); err != nil {
 		return Spec{}, err
 	}
 	var head struct {
@@ -410,7 +415,7 @@ func Parse(src []byte, file, preset string) (Spec, error) {
 // gets. Legacy notes on what such runs did that benchlab can no longer redo
 // are kept for the report header and rerun (Workload.StoredNotes).
 func ParseStored(src []byte, what string) (Spec, error) {
-	s, err := Parse(src, what, "")
+	s, err := parse(src, what, "", MaxStoredSpecBytes)
 	if err != nil {
 		return s, err
 	}
@@ -547,6 +552,10 @@ const (
 	MaxTableSize = 10_000_000_000
 	// MaxEvents is the most operations a test may count (--events).
 	MaxEvents = 1_000_000_000_000
+	// MaxTargets is the most targets of an experiment, each sweep value
+	// counted as one: every target is a run per repeat, and the stored
+	// spec holds each in full.
+	MaxTargets = 1000
 	// MaxThreads is the most threads of one test.
 	MaxThreads = 4096
 	// MaxThreadCounts is the longest list of thread counts.
@@ -583,6 +592,9 @@ func (s *Spec) Validate() error {
 	// as a hand-written one is.
 	if err := s.expandSweeps(); err != nil {
 		return err
+	}
+	if len(s.Targets) > MaxTargets {
+		return errf("target", "%d targets (sweep values included) is too many; want at most %d", len(s.Targets), MaxTargets)
 	}
 	seen := map[string]bool{}
 	for i, t := range s.Targets {
