@@ -165,3 +165,33 @@ func TestImportBounded(t *testing.T) {
 		}
 	}
 }
+
+// FuzzWrap wraps arbitrary text: no word is lost or changed, a line passes
+// the width only when it is one word, and the memory taken is linear in
+// the text (the line breaker before took n² in words, and looped without
+// end on long words).
+func FuzzWrap(f *testing.F) {
+	f.Add("unknown field "+strings.Repeat("x.a.a.a.a, ", 300), 40)
+	f.Add(strings.Repeat("w", 50000)+" a b", 118)
+	f.Add("  lead  and  double  spaces\nand newlines ", 10)
+	f.Add("é ünïcode 名前 "+strings.Repeat("名", 200), 5)
+	f.Fuzz(func(t *testing.T, s string, width int) {
+		if width < 1 || width > 1000 {
+			return
+		}
+		var lines []string
+		n := allocated(func() { lines = wrapWords(s, width) })
+		if max := uint64(16*len(s) + 4096); n > max {
+			t.Fatalf("allocated %d bytes for %d bytes of text; want at most %d", n, len(s), max)
+		}
+		isSpace := func(r rune) bool { return r == ' ' || r == '\n' }
+		if got, want := strings.Join(lines, " "), strings.Join(strings.FieldsFunc(s, isSpace), " "); got != want {
+			t.Fatalf("words changed: %q; want %q", got, want)
+		}
+		for _, l := range lines {
+			if len([]rune(l)) > width && len(strings.FieldsFunc(l, isSpace)) > 1 {
+				t.Fatalf("line of %d columns over %d with several words: %q", len([]rune(l)), width, l)
+			}
+		}
+	})
+}
