@@ -361,6 +361,9 @@ func (r *cellRun) measure(ctx context.Context, st workload.Step, n int) ([]*stor
 // step is counted and the cell goes on; an interrupted one or a store
 // error ends it.
 func (r *cellRun) record(ctx context.Context, st workload.Step, n int, rs []*store.Result, err error) bool {
+	if err == nil && ctx.Err() == nil {
+		err = errorPolicy(st, rs, r.c.Options.MaxErrorRate)
+	}
 	if st.SizeAfter && len(rs) > 0 && err == nil {
 		rs[0].DBBytes = dbSize(r.c.DataDir)
 		if sz, ok := r.db.(engine.Sizer); ok {
@@ -390,8 +393,8 @@ func (r *cellRun) record(ctx context.Context, st workload.Step, n int, rs []*sto
 		if res.Role.Name != "" {
 			name += "/" + res.Role.Name
 		}
-		fmt.Fprintf(r.log, "%-28s %3d thr  %10.1f %s  p99 %8.3f ms  errors %d\n", name, n, res.Throughput(),
-			res.Metric, float64(res.Latency.P99)/1e6, res.Errors)
+		fmt.Fprintf(r.log, "%-28s %3d thr  %10.1f %s  p99 %8.3f ms  errors %d (%.2g%%)\n", name, n, res.Throughput(),
+			res.Metric, float64(res.Latency.P99)/1e6, res.Errors, 100*res.ErrorRate())
 		if res.Errors > 0 {
 			fmt.Fprintf(r.log, "warning: %s at %d threads: %d failed operations, first: %s\n",
 				name, n, res.Errors, res.ErrorSamples[0])

@@ -152,12 +152,17 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 				return
 			}
 		}
-		s.live.Record(lat, tally.Statements, tally.Rows, failed)
+		// A failed operation counts as an error, and is no event: neither
+		// it nor its statements add to any throughput (a target whose
+		// operations fail must not look faster), and its latency is not
+		// that of a done operation.
+		done := tally.Statements
+		if failed {
+			done = 0
+		}
+		s.live.Record(lat, done, tally.Rows, failed)
 		if from >= measureFromNs {
-			// A failed operation counts as an error and its statements as
-			// work done, but it is no event: it adds to no throughput, and
-			// its latency is not that of a done operation.
-			s.statements += int64(tally.Statements)
+			s.statements += int64(done)
 			s.retries += int64(tally.Retries)
 			if tally.Retries > 0 {
 				s.retried++
@@ -284,16 +289,20 @@ func workBatches(ctx context.Context, b workload.Batcher, s *workerState, rr *ro
 			return
 		}
 		failed := err != nil
-		s.live.RecordBatch(lat[:n], tally.Statements, tally.Rows, failed)
+		// The failed operation, the batch's last, is no event, and its
+		// statements (its share of the batch's) count in no throughput.
+		done, statements := n, tally.Statements
+		if failed && n > 0 {
+			done--
+			statements -= tally.Statements / n
+		}
+		s.live.RecordBatch(lat[:n], statements, tally.Rows, failed)
 		if t0 >= measureFromNs {
-			// The failed operation, the batch's last, is no event.
-			done := n
-			if failed && done > 0 {
-				done--
+			if failed && n > 0 {
 				s.errors++
 			}
 			s.events += int64(done)
-			s.statements += int64(tally.Statements)
+			s.statements += int64(statements)
 			s.rows += tally.Rows
 			for _, ns := range lat[:done] {
 				metrics.RecordLatency(s.hist, time.Duration(ns))

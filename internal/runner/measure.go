@@ -78,6 +78,13 @@ type Options struct {
 	// measured length, a negative value turns the probes off (no speed
 	// facts, nothing to wake a CPU).
 	SpeedProbeEvery time.Duration
+	// MaxErrorRate is the error policy (spec workload.max_error_rate): a
+	// measured step's role whose failed operations pass this share of its
+	// attempted ones fails, and its target with it. 0: no limit.
+	MaxErrorRate float64
+	// OpTimeout fails an operation that has run this long: its context is
+	// cancelled and it counts as an error. 0: no timeout.
+	OpTimeout time.Duration
 }
 
 // LiveSample is one role's last second of a running step.
