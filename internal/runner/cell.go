@@ -358,8 +358,8 @@ func (r *cellRun) measure(ctx context.Context, st workload.Step, n int) ([]*stor
 
 // record stores a measured step's results under the cell's current step
 // number and logs them, and reports whether the cell goes on: a failed
-// step is counted and the cell goes on; an interrupted one or a store
-// error ends it.
+// step is counted and the cell goes on; an interrupted one, one that
+// overran its time (ErrOverrun) or a store error ends it.
 func (r *cellRun) record(ctx context.Context, st workload.Step, n int, rs []*store.Result, err error) bool {
 	if err == nil && ctx.Err() == nil {
 		err = errorPolicy(st, rs, r.c.Options.MaxErrorRate)
@@ -386,6 +386,11 @@ func (r *cellRun) record(ctx context.Context, st workload.Step, n int, rs []*sto
 		}
 		fmt.Fprintf(r.log, "error: %s at %d threads: %v\n", st.Name, n, err)
 		r.failures = append(r.failures, fmt.Errorf("%s/threads=%d: %w", st.Name, n, err))
+		if errors.Is(err, ErrOverrun) {
+			// Its server hangs: the next steps would only hang too.
+			r.end(Outcome{Status: store.StatusFailed, Err: errors.Join(r.failures...)})
+			return false
+		}
 		return true
 	}
 	for _, res := range rs {

@@ -27,6 +27,7 @@ func TestErrorPolicyFailsTarget(t *testing.T) {
 	}{{0.01, store.StatusFailed}, {0.2, store.StatusOK}, {0, store.StatusOK}} {
 		fake(t, func(t *testing.T, opt Options) {
 			opt.MaxErrorRate = c.limit
+			opt.SpeedProbeEvery = -1 // its probes race on a counter of their own
 			var sink memSink
 			out := RunCell(context.Background(), Cell{Target: engine.Target{Name: "t", Engine: "sqlite"}, Driver: drv,
 				Steps: []workload.Step{sleeperStep(time.Millisecond, 1)}, Threads: []int{2},
