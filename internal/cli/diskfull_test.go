@@ -97,6 +97,12 @@ func TestDiskFullInsert(t *testing.T) {
 		t.Errorf("insert stored %s with %d done, %d failed, %d statements; want failed, over 1%% failed, "+
 			"statements of the done inserts only", insert.Status, insert.Events, insert.Errors, insert.Statements)
 	}
+	// --max-error-rate 1 lifts the limit: the same run is ok.
+	code, out, stderr = run(t, Env{}, "run", sp, "--store", filepath.Join(dir, "r2.db"), "--workdir", disk,
+		"--skip-space-check", "--max-error-rate", "1")
+	if code != ExitOK {
+		t.Errorf("exit %d with --max-error-rate 1, want 0\n%s\n%s", code, out, stderr)
+	}
 }
 
 // TestReadOnlyWorkDir points the work dir at a read-only file system: a
