@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -144,9 +143,9 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 		}
 		lat := time.Duration(t1 - from)
 		if timedOut {
-			err = fmt.Errorf("%w: it ran for %s (workload.op_timeout)", ErrOpTimeout, time.Duration(t1-t0).Round(time.Millisecond))
+			err = timeoutError(err, time.Duration(t1-t0))
 		}
-		if (err != nil && !timedOut && ctx.Err() != nil) || t1 > deadlineNs {
+		if !timedOut && ((err != nil && ctx.Err() != nil) || t1 > deadlineNs) {
 			// Cut short by the end of the step, or ended after it: no
 			// event and no error, but its latency so far is a lower
 			// bound of its own, and shows a stall the end would hide.
@@ -315,8 +314,8 @@ func workBatches(ctx context.Context, b workload.Batcher, s *workerState, rr *ro
 			}
 			return
 		}
-		if timedOut && err == nil && n > 0 {
-			err = fmt.Errorf("%w: its batch ran for %s (workload.op_timeout)", ErrOpTimeout, time.Duration(t1-t0).Round(time.Millisecond))
+		if timedOut && n > 0 {
+			err = timeoutError(err, time.Duration(t1-t0))
 		}
 		if err != nil && !timedOut && ctx.Err() != nil {
 			return

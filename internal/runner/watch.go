@@ -40,6 +40,17 @@ func overrunBound(opTimeout, drain time.Duration) time.Duration {
 	return max(10*time.Second, opTimeout+10*time.Second) + max(drain, 0)
 }
 
+// timeoutError is the error of an operation the watchdog timed out after
+// it ran for d, keeping the error it ended with (a connection the
+// interrupt closed stays engine.ErrConnLost).
+func timeoutError(err error, d time.Duration) error {
+	d = d.Round(time.Millisecond)
+	if err == nil {
+		return fmt.Errorf("%w: it ran for %s (workload.op_timeout)", ErrOpTimeout, d)
+	}
+	return fmt.Errorf("%w: it ran for %s (workload.op_timeout): %w", ErrOpTimeout, d, err)
+}
+
 // timedOutBit marks a lane's operation the watchdog timed out.
 const timedOutBit = int64(1) << 62
 

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -369,6 +370,31 @@ func isControl(sql string) bool {
 type Conn struct {
 	c  *pgx.Conn
 	db *DB
+	// watched is the context whose end interrupts short statements
+	// (watch); unwatch stops that.
+	watched context.Context
+	unwatch func() bool
+}
+
+// watch makes ctx's end interrupt a short statement under way on the
+// connection, as a cancelled context interrupts pgconn's own calls: the
+// socket's deadline is set in the past, which ends a blocked read or write
+// (a hung server's), and the connection is then closed, lost. A worker
+// passes the same context to every operation, so this registers once per
+// context and a short statement still arms no timer per call.
+func (c *Conn) watch(ctx context.Context) {
+	if ctx == c.watched {
+		return
+	}
+	if c.unwatch != nil {
+		c.unwatch()
+	}
+	c.watched, c.unwatch = ctx, nil
+	if ctx.Done() == nil {
+		return
+	}
+	nc := c.c.PgConn().Conn()
+	c.unwatch = context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
 }
 
 var stmtSeq atomic.Int64
@@ -470,6 +496,9 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 
 // Close closes the connection.
 func (c *Conn) Close() error {
+	if c.unwatch != nil {
+		c.unwatch()
+	}
 	c.db.ending(c.c.PgConn().PID())
 	return c.c.Close(context.Background())
 }
@@ -524,6 +553,7 @@ func literal(dst []byte, arg any) ([]byte, bool) {
 // the rows their commands changed; each row's values go to row when set.
 func (t *textStmt) run(ctx context.Context, sql string, row func([][]byte)) (rows, changed int64, err error) {
 	if !t.Long() {
+		t.c.watch(ctx)
 		rows, changed, err = t.queryDirect(sql, row)
 		return rows, changed, t.c.fail(err)
 	}
@@ -630,6 +660,7 @@ func (s *Stmt) run(ctx context.Context, args []any, row func([][]byte)) (rows, c
 		return 0, 0, err
 	}
 	if !s.long {
+		s.c.watch(ctx)
 		rows, changed, err = s.execDirect(row)
 		return rows, changed, s.c.fail(err)
 	}
