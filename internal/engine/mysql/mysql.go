@@ -568,6 +568,31 @@ type Conn struct {
 	w    *wire // the socket for the direct path; nil if not taken
 	db   *DB
 	args []driver.NamedValue
+	// watched is the context whose end interrupts the connection's
+	// context-free calls (watch); unwatch stops that.
+	watched context.Context
+	unwatch func() bool
+}
+
+// watch makes ctx's end interrupt a call under way that ignores its
+// context (the direct path's, the driver's context-free ones) on a
+// connection whose socket benchlab holds: the socket's deadline is set in
+// the past, which ends a blocked read or write (a hung server's) and
+// leaves the connection lost. A worker passes the same context to every
+// operation, so this registers once per context, no timer per call.
+func (c *Conn) watch(ctx context.Context) {
+	if ctx == c.watched || c.w == nil {
+		return
+	}
+	if c.unwatch != nil {
+		c.unwatch()
+	}
+	c.watched, c.unwatch = ctx, nil
+	if ctx.Done() == nil {
+		return
+	}
+	nc := c.w.nc
+	c.unwatch = context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
 }
 
 // Exec runs sql without preparing it and returns the rows changed.
@@ -670,7 +695,12 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 }
 
 // Close closes the connection.
-func (c *Conn) Close() error { return c.c.Close() }
+func (c *Conn) Close() error {
+	if c.unwatch != nil {
+		c.unwatch()
+	}
+	return c.c.Close()
+}
 
 // PrepareText returns a statement sent as text (COM_QUERY) with its
 // arguments inlined from a template parsed once (engine.TextPreparer),
@@ -729,6 +759,7 @@ func literal(dst []byte, arg any) ([]byte, bool) {
 
 // Exec runs the statement and returns the rows changed.
 func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	t.c.watch(ctx)
 	sql, ok := t.Text(args)
 	if t.direct(ok) {
 		_, n, err := t.c.w.query(&t.cmd, sql, nil)
@@ -746,6 +777,7 @@ func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 
 // Query runs the statement and counts the rows it returns.
 func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
+	t.c.watch(ctx)
 	sql, ok := t.Text(args)
 	if t.direct(ok) {
 		n, _, err := t.c.w.query(&t.cmd, sql, nil)
@@ -764,6 +796,7 @@ func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
 
 // Values runs the statement and returns its rows as text.
 func (t *textStmt) Values(ctx context.Context, args ...any) ([][]string, error) {
+	t.c.watch(ctx)
 	sql, ok := t.Text(args)
 	if t.direct(ok) {
 		var out [][]string
@@ -786,8 +819,9 @@ func (t *textStmt) Close() error { return nil }
 
 // Stmt is a server-side prepared statement; it reuses its argument and row
 // buffers. Short statements use the driver's context-free calls, which skip
-// its cancellation watcher; a managed server is stopped when the experiment
-// is cancelled, which ends any call.
+// its cancellation watcher; the context's end still interrupts them on a
+// socket benchlab holds (Conn.watch), and a managed server is stopped when
+// the experiment is cancelled, which ends any call.
 type Stmt struct {
 	s    driver.Stmt // the driver's statement; prepared lazily beside d
 	d    *directStmt // the direct path's statement (direct.go), or nil
@@ -810,6 +844,7 @@ func (s *Stmt) values(args []any) []driver.Value {
 
 // Exec runs the statement and returns the rows changed.
 func (s *Stmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	s.c.watch(ctx)
 	if s.d != nil && s.d.encode(args) {
 		_, n, err := s.d.run()
 		return n, s.db.fail(err)
@@ -845,6 +880,7 @@ func (s *Stmt) rows(ctx context.Context, args []any) (driver.Rows, error) {
 
 // Query runs the statement and counts the rows it returns.
 func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
+	s.c.watch(ctx)
 	if s.d != nil && s.d.encode(args) {
 		n, _, err := s.d.run()
 		return n, s.db.fail(err)
@@ -859,6 +895,7 @@ func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
 
 // Values runs the statement and returns its rows as text.
 func (s *Stmt) Values(ctx context.Context, args ...any) ([][]string, error) {
+	s.c.watch(ctx)
 	rows, err := s.rows(ctx, args)
 	if err != nil {
 		return nil, s.db.fail(err)
