@@ -136,7 +136,10 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 		}
 		tally, err := w.Op(ln.ctx)
 		t1 := clock.Now()
-		timedOut, kept := ln.end(t0)
+		timedOut, kept := false, ln.op.CompareAndSwap(t0+1, 0)
+		if !kept {
+			timedOut, kept = ln.endLate(t0)
+		}
 		if !kept {
 			w.Close() // the step ended without it: its session is the goroutine's to close
 			return
@@ -307,7 +310,10 @@ func workBatches(ctx context.Context, b workload.Batcher, s *workerState, rr *ro
 		}
 		n, tally, err := b.OpBatch(ln.ctx, lat)
 		t1 := clock.Now()
-		timedOut, kept := ln.end(t0)
+		timedOut, kept := false, ln.op.CompareAndSwap(t0+1, 0)
+		if !kept {
+			timedOut, kept = ln.endLate(t0)
+		}
 		if !kept {
 			if c, ok := b.(interface{ Close() error }); ok {
 				c.Close() // the step ended without it: its session is the goroutine's to close

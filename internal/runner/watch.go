@@ -81,6 +81,9 @@ type lane struct {
 	// left, when set, is called by the watchdog when it abandons the
 	// goroutine in an operation (an interleaved slot leaves its turn).
 	left func()
+	// The padding keeps lanes, which their goroutines write on every
+	// operation, off each other's cache lines.
+	_ [64]byte
 }
 
 func newLane(parent context.Context) *lane {
@@ -93,17 +96,19 @@ func newLane(parent context.Context) *lane {
 // s, its latency counted from from; false when the goroutine was
 // abandoned, and must return.
 func (ln *lane) begin(s *workerState, t0, from int64) bool {
-	ln.cur, ln.from = s, from
+	if ln.cur != s {
+		ln.cur = s
+	}
+	ln.from = from
 	return ln.op.CompareAndSwap(0, t0+1)
 }
 
-// end marks the end of the operation begun at t0 and reports whether the
-// watchdog timed it out; kept is false when the goroutine was abandoned
-// meanwhile and must return without recording anything.
-func (ln *lane) end(t0 int64) (timedOut, kept bool) {
-	if ln.op.CompareAndSwap(t0+1, 0) {
-		return false, true
-	}
+// endLate ends the operation begun at t0 when its goroutine could not
+// swap op back to 0 (the loop tries that inline first, the common case):
+// it reports whether the watchdog timed it out, and kept is false when the
+// goroutine was abandoned meanwhile and must return without recording
+// anything.
+func (ln *lane) endLate(t0 int64) (timedOut, kept bool) {
 	if ln.op.CompareAndSwap((t0+1)|timedOutBit, 0) {
 		ln.mu.Lock()
 		ln.ctx, ln.cancel = context.WithCancelCause(ln.parent)
