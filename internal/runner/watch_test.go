@@ -201,3 +201,33 @@ func TestOverrunEndsCell(t *testing.T) {
 		}
 	})
 }
+
+// TestOverrunEndsInterleavedStep hangs target 1's worker (its 300th
+// operation waits, ignoring its context) in an interleaved step of two
+// targets in 50 ms turns, in fake time: the turns end, the step ends
+// overrunBound after its time, and each target's result is failed with
+// ErrOverrun, target 1's with the stall so far in its max latency.
+func TestOverrunEndsInterleavedStep(t *testing.T) {
+	fake(t, func(t *testing.T, opt Options) {
+		release := make(chan struct{})
+		st := workload.Step{Name: "turns", Warmup: 100 * time.Millisecond, Duration: time.Second,
+			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+				w := &hanger{}
+				if db.(turnDB) == 1 {
+					w.stallAt, w.release = 300, release
+				}
+				return w, nil
+			}}
+		parts := []stepPart{{db: turnDB(0)}, {db: turnDB(1)}}
+		rs, errs := measureParts(context.Background(), parts, st, 1, 50*time.Millisecond, opt)
+		close(release)
+		for i := range parts {
+			if !errors.Is(errs[i], ErrOverrun) || rs[i][0].Status != store.StatusFailed {
+				t.Errorf("target %d: %v, status %s; want failed by the overrun", i, errs[i], rs[i][0].Status)
+			}
+		}
+		if max := rs[1][0].Latency.Max; max < overrunBound(0, 0) {
+			t.Errorf("target 1: max %s; want the stall so far, over %s", max, overrunBound(0, 0))
+		}
+	})
+}
