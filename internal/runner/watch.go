@@ -124,8 +124,11 @@ type crew struct {
 	lanes []*lane
 	// wg counts the goroutines still to return: each calls Done when it
 	// returns, unless abandoned in an operation, when the watchdog does.
-	wg            sync.WaitGroup
-	done          chan struct{}
+	wg   sync.WaitGroup
+	done chan struct{}
+	// watched is closed when the watchdog has returned: what it did
+	// (timeouts, stuck, longest, overran) is read after it.
+	watched       chan struct{}
 	clock         metrics.Clock
 	measureFromNs int64
 	opTimeout     time.Duration
@@ -137,7 +140,8 @@ type crew struct {
 }
 
 func newCrew(clock metrics.Clock, measureFromNs int64, opTimeout time.Duration) *crew {
-	return &crew{done: make(chan struct{}), clock: clock, measureFromNs: measureFromNs, opTimeout: opTimeout}
+	return &crew{done: make(chan struct{}), watched: make(chan struct{}), clock: clock, measureFromNs: measureFromNs,
+		opTimeout: opTimeout}
 }
 
 // add registers a goroutine about to start and returns its lane.
@@ -167,6 +171,7 @@ func (c *crew) start(ctx context.Context, deadline time.Time, bound time.Duratio
 	}
 	overrunAt := deadline.Add(bound)
 	go func() {
+		defer close(c.watched)
 		tk := time.NewTicker(period)
 		defer tk.Stop()
 		interrupted := ctx.Done()
@@ -182,6 +187,11 @@ func (c *crew) start(ctx context.Context, deadline time.Time, bound time.Duratio
 				c.abandon()
 				return
 			case now := <-tk.C:
+				select {
+				case <-c.done: // done and the tick came together
+					return
+				default:
+				}
 				c.timeOut()
 				if !now.Before(overrunAt) {
 					c.overran = now.Sub(deadline)
@@ -241,8 +251,10 @@ func (c *crew) abandon() {
 }
 
 // overrunError is the error of a step the watchdog ended past its bound;
-// nil when it did not.
+// nil when it did not. It waits for the watchdog to return, which it does
+// once done is closed.
 func (c *crew) overrunError(step string) error {
+	<-c.watched
 	if c.overran <= 0 {
 		return nil
 	}

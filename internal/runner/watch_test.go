@@ -75,6 +75,7 @@ func TestStallAtTheEndShowsInLatency(t *testing.T) {
 		want   time.Duration
 	}{{false, 3 * time.Second}, {true, time.Second}} {
 		fake(t, func(t *testing.T, opt Options) {
+			opt.SpeedProbeEvery = -1 // its probes race on a counter of their own
 			w := &hanger{stallAt: 1100, stall: 3 * time.Second, honour: c.honour}
 			res, err := Measure(context.Background(), nil, stallStep(2*time.Second, w), 1, 1, opt)
 			if err != nil || res.Status != store.StatusOK {
@@ -97,6 +98,7 @@ func TestStallAtTheEndShowsInLatency(t *testing.T) {
 // worker goes on with its next operations.
 func TestOpTimeoutFailsOperation(t *testing.T) {
 	fake(t, func(t *testing.T, opt Options) {
+		opt.SpeedProbeEvery = -1 // its probes race on a counter of their own
 		opt.OpTimeout = 500 * time.Millisecond
 		w := &hanger{stallAt: 1100, stall: 30 * time.Second, honour: true}
 		res, err := Measure(context.Background(), nil, stallStep(3*time.Second, w), 1, 1, opt)
@@ -123,6 +125,7 @@ func TestOpTimeoutFailsOperation(t *testing.T) {
 // closed by its goroutine once the operation returns, not under it.
 func TestOverrunEndsStep(t *testing.T) {
 	fake(t, func(t *testing.T, opt Options) {
+		opt.SpeedProbeEvery = -1 // its probes race on a counter of their own
 		opt.OpTimeout = time.Second
 		var closed atomic.Int64
 		w := &hanger{stallAt: 1100, release: make(chan struct{}), closed: &closed}
@@ -158,6 +161,7 @@ func TestOverrunEndsStep(t *testing.T) {
 // operations measured before the stall.
 func TestInterruptWithHungWorker(t *testing.T) {
 	fake(t, func(t *testing.T, opt Options) {
+		opt.SpeedProbeEvery = -1 // its probes race on a counter of their own
 		ctx, cancel := context.WithCancel(context.Background())
 		w := &hanger{stallAt: 1100, release: make(chan struct{})}
 		time.AfterFunc(1500*time.Millisecond, cancel)
@@ -186,7 +190,7 @@ func TestOverrunEndsCell(t *testing.T) {
 		t.Fatal("sqlite is not registered")
 	}
 	fake(t, func(t *testing.T, opt Options) {
-		opt.SpeedProbeEvery = -1
+		opt.SpeedProbeEvery = -1 // its probes race on a counter of their own
 		w := &hanger{stallAt: 1100, release: make(chan struct{})}
 		var sink memSink
 		out := RunCell(context.Background(), Cell{Target: engine.Target{Name: "t", Engine: "sqlite"}, Driver: drv,
@@ -209,6 +213,7 @@ func TestOverrunEndsCell(t *testing.T) {
 // ErrOverrun, target 1's with the stall so far in its max latency.
 func TestOverrunEndsInterleavedStep(t *testing.T) {
 	fake(t, func(t *testing.T, opt Options) {
+		opt.SpeedProbeEvery = -1 // its probes race on a counter of their own
 		release := make(chan struct{})
 		st := workload.Step{Name: "turns", Warmup: 100 * time.Millisecond, Duration: time.Second,
 			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
