@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -241,7 +242,9 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 				Seed: seeds[c.Repeat], RunID: run.ID, Log: out,
 				Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration, Progress: opt.Progress,
 					Rate: s.Workload.Rate, Events: s.Workload.Events, Percentile: s.Workload.Percentile, Live: liveOf(opt.Live, c.Target.Name),
-					FlushEvery: opt.FlushEvery, ProfileHz: s.ProfileHz, SpeedProbeEvery: probeEvery},
+					FlushEvery: opt.FlushEvery, ProfileHz: s.ProfileHz, SpeedProbeEvery: probeEvery,
+					MaxErrorRate: cmp.Or(s.Workload.MaxErrorRate, spec.DefaultMaxErrorRate),
+					OpTimeout:    cmp.Or(s.Workload.OpTimeout.Duration, spec.DefaultOpTimeout)},
 			}
 		}
 		var outcomes []Outcome
