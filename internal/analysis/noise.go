@@ -624,21 +624,43 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 			ev.Why += fmt.Sprintf("; %d of %d runs have a series long enough for batch means", ev.Within, len(yb)+len(yo))
 		}
 	}
-	if ev.Basis == BasisRepeats && positive && !opt.Paired && len(yb) >= MinWelchRepeats && len(yo) >= MinWelchRepeats {
+	// A throughput of 0 is a run that completed no operation: a stall of
+	// the machine, not a rate, which no log scale holds; Welch's test sets
+	// it aside when its side keeps enough runs.
+	stallsOnly := !positive && dir == HigherIsBetter && !slices.ContainsFunc(append(values(base), values(other)...),
+		func(x float64) bool { return x != 0 && !(x > 0 && !math.IsInf(x, 0)) })
+	if ev.Basis == BasisRepeats && (positive || stallsOnly) && !opt.Paired && len(yb) >= MinWelchRepeats && len(yo) >= MinWelchRepeats {
 		g := welchGuarded(yb, yo, dir, copt)
 		ev.Guard = g.guard
 		if g.guard == "" {
-			ev.Basis, ev.Outliers = BasisRepeatsWelch, g.notes
-			ys := [2]*[]float64{&yb, &yo}
-			sides := [2]*[]Run{&base, &other}
-			for side, i := range g.drop {
-				if i < 0 {
-					continue
-				}
-				ev.Left[side] = append(ev.Left[side], orig[side][i])
-				*ys[side] = slices.Delete(slices.Clone(*ys[side]), i, i+1)
-				*sides[side] = slices.Delete(slices.Clone(*sides[side]), i, i+1)
+			ev.Basis = BasisRepeatsWelch
+			if stallsOnly {
+				ev.Why = cmp.Or(conflict, priorTooShort(prior, opt.MinPriorDF))
 			}
+			sides := [2]*[]Run{&base, &other}
+			for side, rs := range sides {
+				var keep []Run
+				total := len(*rs) + len(ev.Left[side])
+				y := 0 // index among the side's positive runs, as welchGuarded saw them
+				for i, r := range *rs {
+					switch {
+					case !(r.Value > 0):
+						ev.Outliers = append(ev.Outliers, fmt.Sprintf("%s run %d of %d completed no operation (a stall), set aside",
+							[2]string{"base", "other"}[side], orig[side][i]+1, total))
+						ev.Left[side] = append(ev.Left[side], orig[side][i])
+						continue
+					case y == g.drop[side]:
+						ev.Left[side] = append(ev.Left[side], orig[side][i])
+					default:
+						keep = append(keep, r)
+					}
+					y++
+				}
+				*rs = keep
+			}
+			ev.Outliers = append(ev.Outliers, g.notes...)
+			yb, _ = logRuns(base)
+			yo, _ = logRuns(other)
 			ev.NBase, ev.NOther = len(yb), len(yo)
 			w := WelchTest(yb, yo)
 			ev.DF = int(math.Round(w.DF))

@@ -90,6 +90,13 @@ func TestCompareNoiseWelchGuard(t *testing.T) {
 		!strings.Contains(ev.String(), "other run 5 of 5 (+29.9% from its others, Dixon Q 0.93) kept: the call is the same without it") {
 		t.Errorf("fast outlier: %v (%s), want slower on 5/5 with run 5 kept", v.Outcome, ev)
 	}
+	// A run that completed no operation (throughput 0, a stall) has no
+	// log: set aside, the other runs judged.
+	v, ev = CompareNoise(runs(100, 101, 0, 99, 100.5), runs(10, 10.1, 9.9, 10.05, 10.2), HigherIsBetter, NoisePrior{}, NoiseOptions{})
+	if v.Outcome != Slower || ev.Basis != BasisRepeatsWelch || ev.NBase != 4 || len(ev.Left[0]) != 1 || ev.Left[0][0] != 2 ||
+		!strings.Contains(ev.String(), "base run 3 of 5 completed no operation (a stall), set aside") || v.MedianBase != 100.25 {
+		t.Errorf("stalled base run: %v median %v (%s), want slower on 4/5 with run 3 set aside", v.Outcome, v.MedianBase, ev)
+	}
 	// A side of 3 with an outlier cannot be checked without it (2 runs
 	// left): ranks, saying so.
 	_, ev = CompareNoise(runs(100, 101, 99), runs(50, 50.1, 80), HigherIsBetter, NoisePrior{}, NoiseOptions{})
