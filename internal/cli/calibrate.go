@@ -168,11 +168,12 @@ func (c calibration) check() error {
 	return nil
 }
 
-// interleaveLine is the [workload] line of c's turn ("" when off).
+// interleaveLine is the [workload] line of c's turn (off: one target
+// after the other, which run's default would not give).
 func (c calibration) interleaveLine() string {
 	d, err := parseSeconds("interleave", c.interleave)
 	if err != nil || d.Duration == 0 {
-		return ""
+		return "interleave = \"off\"\n"
 	}
 	return fmt.Sprintf("interleave = %q\n", d.Duration)
 }
@@ -669,7 +670,7 @@ func boolIndex(b bool) int {
 
 func basisText(m map[string]int) string {
 	var parts []string
-	for _, k := range []string{"prior", "prior-1", "prior,1run", "rep+within", "rep-t", "repeats"} {
+	for _, k := range []string{"prior", "prior-1", "prior,1run", "rep+within", "rep-t", "rep-welch", "repeats"} {
 		if m[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 		}

@@ -68,6 +68,9 @@ type Plan struct {
 	History []TestHistory
 	// HistoryFrom names where History was read ("" when none was).
 	HistoryFrom string
+	// Schedule says how the targets of each repeat run and why (set by
+	// the command that resolved workload.interleave; "" when it did not).
+	Schedule string
 }
 
 // TestCell is one measured test at one thread count.
@@ -228,6 +231,9 @@ func (p Plan) Check() error {
 func (p Plan) Write(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "plan: experiment %q: %d target(s), base %s; %d measured tests per target\n", p.Name, p.Targets, p.Base, p.Tests)
+	if p.Schedule != "" {
+		b.WriteString(p.Schedule + "\n")
+	}
 	if p.Targets < 2 {
 		b.WriteString("nothing is compared: one target (add a second [[target]] to compare)\n")
 	} else {
@@ -339,7 +345,11 @@ func (p Plan) Lines() []string {
 	if p.Targets < 2 {
 		return nil
 	}
-	out := []string{"verdict marks " + p.Marks.String()}
+	var out []string
+	if p.Schedule != "" {
+		out = append(out, p.Schedule)
+	}
+	out = append(out, "verdict marks "+p.Marks.String())
 	if p.GateOn {
 		out = append(out, "gate "+p.GatePower.String())
 	}
