@@ -87,6 +87,9 @@ func gateReport(w io.Writer, cmps []report.Comparison, opt analysis.GateOptions)
 	printWrapped(w, "gate: %s over %d cells at alpha %g; a regression is a significant slowdown of at least %g%%\n",
 		control, len(cmps), o.Alpha, o.Threshold*100)
 	printWrapped(w, "gate %s", g.Power)
+	if n := beyondRepeats(cmps); n > 0 {
+		printWrapped(w, "gate: %d of %d cells rest on a t-test on log throughput, where that floor does not apply\n", n, len(cmps))
+	}
 	if n := leftOutNote(cmps); n != "" {
 		printWrapped(w, "%s", n)
 	}
