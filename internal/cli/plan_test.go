@@ -105,9 +105,10 @@ write_time = "100ms"
 warmup = "50ms"
 postwrite_wait = "0s"
 report_interval = "0s"
+interleave = "off"
 `
 	target := func(name string) string { return "[[target]]\nname = \"" + name + "\"\nengine = \"sqlite\"\n" }
-	gated := writeFile(t, dir, "gated.toml", "name = \"g\"\n"+target("a")+target("b")+workload+"repeats = 3\n[gate]\nfail_on_regression = true\n")
+	gated := writeFile(t, dir, "gated.toml", "name = \"g\"\n"+target("a")+target("b")+workload+"repeats = 2\n[gate]\nfail_on_regression = true\n")
 	code, out, stderr := run(t, Env{}, "plan", gated, "--store", db)
 	if code != ExitUsage || !strings.Contains(unwrap(stderr), "--store") {
 		t.Fatalf("plan with a missing store: exit %d\n%s\n%s", code, out, stderr)
