@@ -84,9 +84,10 @@ func TestPlanAndETA(t *testing.T) {
 	}
 }
 
-// TestPlanWithNoiseHistory: a gate at 3 repeats over one cell cannot fire on
-// repeats alone (3 vs 3 reach p = 0.1 at best, 8 s steps are needed for
-// within-run evidence), so plan refuses it with exit 2 on an empty store.
+// TestPlanWithNoiseHistory: a gate at 2 repeats over one cell cannot fire on
+// repeats alone (2 vs 2 reach p = 1/3 at best, Welch's t-test needs 3 a
+// side, 8 s steps are needed for within-run evidence), so plan refuses it
+// with exit 2 on an empty store.
 // After one A/A experiment of the same workload with three identical
 // targets of 6 repeats (one configuration of 18 runs: 17 degrees of freedom
 // of history, 10 needed, fewer if a run's canary found the machine slow),
