@@ -211,3 +211,28 @@ fail_on_regression = true
 		t.Errorf("--repeats 0: exit %d stderr %q", code, stderr)
 	}
 }
+
+// TestCompareGateRefusedOnRanks: 2 repeats a side, one target after the
+// other, on a fresh store: every verdict rests on the ranks (Welch's
+// t-test needs 3 a side), whose 2 against 2 reach p = 1/3 at best, so
+// compare refuses a gate that cannot fire (exit 2), naming the 3 repeats
+// Welch's test needs and the 6 the ranks alone need for 2 cells under Holm.
+func TestCompareGateRefusedOnRanks(t *testing.T) {
+	dir := t.TempDir()
+	storeFile := filepath.Join(dir, "r.db")
+	sp := writeFile(t, dir, "two.toml", `name = "two"
+base = "off"
+`+syncTargets+`[workload]
+tests = ["point-query", "update-index"]
+`+shortSteps+`repeats = 2
+interleave = "off"
+`)
+	if code, out, stderr := run(t, Env{}, "run", sp, "--store", storeFile); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	code, out, stderr := run(t, Env{}, "compare", "--store", storeFile, "--fail-on-regression")
+	if code != ExitUsage || !strings.Contains(unwrap(stderr), "the gate cannot fire on this experiment") ||
+		!strings.Contains(unwrap(stderr), "run 3 repeats per target (6 for the ranks alone)") {
+		t.Errorf("compare gate on 2 repeats: exit %d, want %d naming 3 and 6 repeats\n%s\n%s", code, ExitUsage, out, stderr)
+	}
+}
