@@ -60,3 +60,19 @@ func TestScheduleTargets(t *testing.T) {
 		t.Errorf("one target: %q %+v", line, s.Workload.Interleave)
 	}
 }
+
+// TestQuickstartOneAfterTheOther: the quickstart's single repeat draws no
+// verdict, so it runs its targets one after the other and keeps every
+// figure.
+func TestQuickstartOneAfterTheOther(t *testing.T) {
+	s, err := spec.Parse([]byte(quickstartSpec), "quickstart spec", "")
+	if err == nil {
+		err = s.Validate()
+	}
+	if err != nil || !s.Workload.Interleave.Off {
+		t.Errorf("quickstart spec: %v, interleave %+v; want off", err, s.Workload.Interleave)
+	}
+	if line := scheduleTargets(&s, 8<<30); !strings.Contains(line, "one after the other") {
+		t.Errorf("quickstart's plan line %q", line)
+	}
+}
