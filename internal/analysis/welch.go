@@ -118,19 +118,23 @@ type welchGuard struct {
 // side's, when both have one): when both give the same call at alpha
 // (slower, faster, or neither), the t-test stands. A run slower than its
 // side's others is then set aside (a disturbance slows a run; the verdict
-// says so), a faster one kept. When the call changes, or a side of 3 would
-// keep 2 runs, guard says why and the ranks judge instead.
+// says so), a faster one kept. When the call changes, guard says why and
+// the ranks judge instead. A flagged run of a side of 3 cannot be checked
+// that way (2 runs would be left) and is kept: the ranks of 3 against 3
+// could call nothing (p >= 0.1), and a lone far run cannot make the t-test
+// call a change (below).
 //
 // Setting a run aside never makes a call the full data did not make, so
 // under no change the chance of a false call stays at most that of the
 // t-test on all runs; on those, a single outlier among n runs moves the
-// mean by δ/n and the standard error by about as much, which holds t near
-// 1 (it hides a change more often than it makes one).
-func welchGuarded(yb, yo []float64, dir Direction, opt CompareOptions) welchGuard {
-	g := welchGuard{drop: [2]int{-1, -1}}
+// mean by δ/n and the standard error by about as much (runs 0, 0, δ give
+// a mean of δ/3 and a standard error of δ/3), which holds t near 1: it
+// hides a change more often than it makes one.
+func welchGuarded(yb, yo []float64, dir Direction, opt CompareOptions) (g welchGuard) {
+	g = welchGuard{drop: [2]int{-1, -1}}
 	sides := [2][]float64{yb, yo}
 	names := [2]string{"base", "other"}
-	var found []string
+	var found, unchecked []string
 	kept := sides
 	slow := true
 	for side, ys := range sides {
@@ -142,8 +146,11 @@ func welchGuarded(yb, yo []float64, dir Direction, opt CompareOptions) welchGuar
 		dev := 100 * (math.Exp(ys[i]-mean(rest)) - 1)
 		what := fmt.Sprintf("%s run %d of %d (%+.1f%% from its others, Dixon Q %.2f)", names[side], i+1, len(ys), dev, q)
 		if len(rest) < MinWelchRepeats {
-			g.guard = what + " is an outlier, and a side of " + fmt.Sprint(len(ys)) + " cannot be judged without it"
-			return g
+			// A side of 3 cannot be judged without it; kept, it makes the
+			// t-test conservative (see above), never a call.
+			unchecked = append(unchecked, what+" kept: a side of 3 cannot be judged without it, and a lone far run "+
+				"moves the mean and its standard error alike")
+			continue
 		}
 		worse := ys[i] < mean(rest)
 		if dir == LowerIsBetter {
@@ -154,6 +161,11 @@ func welchGuarded(yb, yo []float64, dir Direction, opt CompareOptions) welchGuar
 		kept[side] = rest
 		g.drop[side] = i
 	}
+	defer func() {
+		if g.guard == "" {
+			g.notes = append(g.notes, unchecked...)
+		}
+	}()
 	if len(found) == 0 {
 		return g
 	}

@@ -98,10 +98,18 @@ func TestCompareNoiseWelchGuard(t *testing.T) {
 		t.Errorf("stalled base run: %v median %v (%s), want slower on 4/5 with run 3 set aside", v.Outcome, v.MedianBase, ev)
 	}
 	// A side of 3 with an outlier cannot be checked without it (2 runs
-	// left): ranks, saying so.
-	_, ev = CompareNoise(runs(100, 101, 99), runs(50, 50.1, 80), HigherIsBetter, NoisePrior{}, NoiseOptions{})
-	if ev.Basis != BasisRepeats || !strings.Contains(ev.Guard, "a side of 3 cannot be judged without it") {
-		t.Errorf("outlier in a side of 3: %s, want ranks", ev)
+	// left): the t-test keeps it, which only widens its interval (t =
+	// -3.4 with about 2 df, p 0.07: no call), and says so.
+	v, ev = CompareNoise(runs(100, 101, 99), runs(50, 50.1, 80), HigherIsBetter, NoisePrior{}, NoiseOptions{})
+	if ev.Basis != BasisRepeatsWelch || v.Outcome != Unknown || ev.NOther != 3 || ev.Guard != "" ||
+		!strings.Contains(ev.String(), "other run 3 of 3 (+59.8% from its others, Dixon Q 1.00) kept: a side of 3 cannot be judged without it") {
+		t.Errorf("outlier in a side of 3: %v p %.2g (%s), want Welch's test with the run kept, no call", v.Outcome, v.P, ev)
+	}
+	// A lone far run cannot make a call: other runs 0, 0, δ against a
+	// quiet base give t of about 1.
+	v, ev = CompareNoise(runs(100, 100.1, 99.9), runs(100, 100.05, 150), HigherIsBetter, NoisePrior{}, NoiseOptions{})
+	if v.Outcome == Faster || v.Outcome == Slower || v.P < 0.2 {
+		t.Errorf("lone far run: %v p %.2g (%s), want no call", v.Outcome, v.P, ev)
 	}
 }
 
