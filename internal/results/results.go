@@ -28,10 +28,11 @@ type Set struct {
 // Experiment is a stored experiment with its spec parsed once.
 type Experiment struct {
 	store.Experiment
-	// Spec is the stored spec as parsed (spec.ParseStored); nil when it
-	// could not be, SpecErr says why (an imported experiment's spec names
-	// no suite benchlab can run, which is no error).
-	Spec    *spec.Spec
+	// Parsed is the stored spec (Experiment.Spec) as parsed
+	// (spec.ParseStored); nil when it could not be, SpecErr says why (an
+	// imported experiment's spec names no suite benchlab can run, which is
+	// no error).
+	Parsed  *spec.Spec
 	SpecErr error
 	// Suite is the suite whose tests the results are: the stored spec's,
 	// or for an imported experiment the suite of the tool's tests
@@ -174,7 +175,7 @@ func parseExperiment(e store.Experiment) *Experiment {
 	x := &Experiment{Experiment: e}
 	sp, err := spec.ParseStored([]byte(e.Spec), fmt.Sprintf("experiment %d's stored spec", e.ID))
 	if err == nil {
-		x.Spec, x.Suite = &sp, sp.Workload.Suite
+		x.Parsed, x.Suite = &sp, sp.Workload.Suite
 		return x
 	}
 	x.SpecErr = err

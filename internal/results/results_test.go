@@ -89,7 +89,7 @@ func TestLoadSelects(t *testing.T) {
 		var got []int64
 		for _, e := range set.Experiments {
 			got = append(got, e.ID)
-			if e.Spec == nil || e.Suite != "sysbench" {
+			if e.Parsed == nil || e.Suite != "sysbench" {
 				t.Errorf("%s: experiment %d's spec parsed %v, suite %q", tc.sel, e.ID, e.SpecErr, e.Suite)
 			}
 		}
