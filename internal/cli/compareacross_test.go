@@ -36,7 +36,7 @@ func TestCompareAcrossExperiments(t *testing.T) {
 			Test: "point-query", Threads: 1, Metric: "tps", Values: wobble(900)},
 	)
 	exp := func(i int) string { return fmt.Sprintf("experiment:%d", ids[i]) }
-	code, out, errs := run(t, Env{}, "compare", "--store", db, "--base", exp(0), "--vs", exp(1) + " version:3.*",
+	code, out, errs := run(t, Env{}, "compare", "--store", db, "--base", exp(0), "--vs", exp(1)+" version:3.*",
 		"--fail-on-regression", "--threshold", "0.1")
 	if code != ExitRegression {
 		t.Fatalf("exit %d, want %d (a 20%% slowdown gated at 10%%)\n%s\n%s", code, ExitRegression, out, errs)
