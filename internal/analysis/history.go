@@ -133,7 +133,9 @@ func predictionTest(xs []float64, y float64, opt CompareOptions) (lo, hi, p floa
 
 // pointSpread is the relative standard deviation of one point: the
 // spread of the regime's points when there are 3 or more, else the noise
-// prior's run-to-run spread over a point's runs; 0 when neither is known.
+// prior's run-to-run spread over a point's runs, else the runs' own spread
+// within their points over a point's runs (which leaves out what varies
+// between experiments: a lower bound); 0 when none is known.
 func pointSpread(points [][]Run, regime []float64, prior NoisePrior) float64 {
 	if len(regime) >= 3 {
 		ls := make([]float64, 0, len(regime))
@@ -146,13 +148,27 @@ func pointSpread(points [][]Run, regime []float64, prior NoisePrior) float64 {
 			return stddev(ls, mean(ls), 1)
 		}
 	}
-	if prior.DF > 0 && prior.Var > 0 {
-		runs := 0
-		for _, p := range points {
-			runs += len(p)
+	runs := 0
+	ss, df := 0.0, 0
+	for _, p := range points {
+		runs += len(p)
+		var ls []float64
+		for _, r := range p {
+			if r.Value > 0 && !math.IsInf(r.Value, 0) {
+				ls = append(ls, math.Log(r.Value))
+			}
 		}
-		per := math.Max(1, float64(runs)/float64(max(len(points), 1)))
+		if len(ls) >= 2 {
+			ss += sumSq(ls, mean(ls))
+			df += len(ls) - 1
+		}
+	}
+	per := math.Max(1, float64(runs)/float64(max(len(points), 1)))
+	switch {
+	case prior.DF > 0 && prior.Var > 0:
 		return math.Sqrt(prior.Var / per)
+	case df > 0 && ss > 0:
+		return math.Sqrt(ss / float64(df) / per)
 	}
 	return 0
 }

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"benchlab/internal/results/resultstest"
+)
+
+// nightly is a planted experiment of the nightly series: day d, its runs
+// at level*(1+day effect)*(1+run wobble), a fixed pattern of a day
+// effect up to ±1.3% and a run wobble up to ±2% (no value is drawn at
+// random, so every verdict below is deterministic).
+func nightly(d int, level float64, repeats int) resultstest.Experiment {
+	day := []float64{0, 0.013, -0.011, 0.006, -0.004}[d%5]
+	wobble := []float64{0.01, -0.02, 0, 0.02, -0.01}
+	var vs []float64
+	for r := range repeats {
+		vs = append(vs, level*(1+day)*(1+wobble[(d+r)%len(wobble)]))
+	}
+	return resultstest.Experiment{Name: "nightly", Target: "lite", Engine: "sqlite", Version: "3.46", Host: "bench1",
+		Created: time.Date(2026, 11, 1+d, 2, 0, 0, 0, time.UTC), Test: "point-query", Threads: 1, Values: vs}
+}
+
+// TestHistoryFindsPlantedStep stores three nightly experiments of one
+// spec, the third 20% slower, and gates on the history. The newest point's
+// 5 runs (all below 816) against the 10 runs before it (all above 970):
+// Mann-Whitney's exact p = 2/C(15,5) = 0.00067, under alpha 0.01 with
+// Holm over the one cell, and x0.80 is beyond the 5% threshold. The values
+// are fixed, so the outcome is too; were the runs' ±2% noise random
+// instead, a 20% step is over ten of its standard deviations, and the
+// chance that 5 runs of the step overlap 10 runs without it is far below
+// 1 in 10,000.
+func TestHistoryFindsPlantedStep(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	ids := resultstest.Plant(t, db, nightly(0, 1000, 5), nightly(1, 1000, 5), nightly(2, 800, 5))
+	code, out, errs := run(t, Env{}, "history", "experiment:nightly", "--store", db, "--fail-on-regression")
+	if code != ExitRegression {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitRegression, out, errs)
+	}
+	newest := fmt.Sprintf("#%d 2026-11-03", ids[2])
+	for _, want := range []string{
+		"lite: point-query @1", "2 points from #" + fmt.Sprint(ids[0]), "slower",
+		fmt.Sprintf("REGRESSION lite #%d: point-query @1 threads: x0.7", ids[2]),
+		"3 points; at the spread these points show, change points need at least",
+	} {
+		if !strings.Contains(unwrap(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, newest) {
+		t.Errorf("the newest point is not experiment %d:\n%s", ids[2], out)
+	}
+	// The step in the middle of a longer history is found where it is: 6
+	// points at 1000, then 6 at 800.
+	db2 := filepath.Join(t.TempDir(), "r.db")
+	var es []resultstest.Experiment
+	for d := range 12 {
+		level := 1000.0
+		if d >= 6 {
+			level = 800
+		}
+		es = append(es, nightly(d, level, 3))
+	}
+	ids = resultstest.Plant(t, db2, es...)
+	code, out, errs = run(t, Env{}, "history", "--store", db2, "--fail-on-regression")
+	if code != ExitOK {
+		t.Fatalf("12 points, the newest 6 at one level: exit %d, want 0\n%s\n%s", code, out, errs)
+	}
+	if want := fmt.Sprintf("at #%d 2026-11-07 (sqlite 3.46): -19.", ids[6]); !strings.Contains(unwrap(out), want) {
+		t.Errorf("output lacks the change point %q:\n%s", want, out)
+	}
+}
+
+// TestHistoryAA: ten nightly points at one level raise nothing, and gate
+// nothing; two points say what they cannot conclude. Values are fixed
+// (day effects up to ±1.3%, run wobble up to ±2%): deterministic.
+func TestHistoryAA(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	var es []resultstest.Experiment
+	for d := range 10 {
+		es = append(es, nightly(d, 1000, 3))
+	}
+	resultstest.Plant(t, db, es...)
+	code, out, errs := run(t, Env{}, "history", "experiment:nightly", "--store", db, "--fail-on-regression")
+	if code != ExitOK {
+		t.Fatalf("A/A: exit %d, want 0\n%s\n%s", code, out, errs)
+	}
+	if strings.Contains(out, "slower") || strings.Contains(out, "faster") || !strings.Contains(out, "gate: no regression") {
+		t.Errorf("A/A history raised something:\n%s", out)
+	}
+	if !strings.Contains(out, "none") {
+		t.Errorf("A/A history lists change points:\n%s", out)
+	}
+	code, out, errs = run(t, Env{}, "history", "experiment:nightly until:2026-11-02", "--store", db, "--format", "markdown")
+	if code != ExitOK {
+		t.Fatalf("2 points: exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(unwrap(out), "2 points; at the spread these points show, change points need at least") {
+		t.Errorf("2 points do not say how many more change points need:\n%s", out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"experiment:weekly"}, `flag selector: selector "experiment:weekly" matches no stored result`},
+		{[]string{"experiment:nightly", "--threshold", "2"}, "flag --threshold: 2 is not allowed"},
+		{[]string{"experiment:nightly", "--format", "pdf"}, "flag --format"},
+		{[]string{"experiment:nightly until:2026-11-01", "--fail-on-regression"}, "the gate needs a history of 2 or more"},
+	} {
+		code, out, errs := run(t, Env{}, append([]string{"history", "--store", db}, tc.args...)...)
+		if code != ExitUsage || !strings.Contains(unwrap(errs), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want exit 2 with %q\n%s", tc.args, code, errs, tc.want, out)
+		}
+	}
+}
