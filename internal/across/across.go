@@ -51,6 +51,9 @@ func Build(ctx context.Context, st *store.Store, sides []Side) (*Comparison, err
 	if len(sides) < 2 {
 		return nil, fmt.Errorf("across: %d selections; want a base and at least one other", len(sides))
 	}
+	if err := checkUnits(sides); err != nil {
+		return nil, err
+	}
 	c := &Comparison{OnlyIn: map[string][]results.Cell{}, Sides: sides}
 	exp := store.Experiment{Name: "compare " + sides[0].Label, Base: sides[0].Label}
 	d := &report.Data{Results: map[int64][]store.Result{}}
@@ -94,9 +97,6 @@ func Build(ctx context.Context, st *store.Store, sides []Side) (*Comparison, err
 			d.Results[r.ID] = r.Results
 		}
 	}
-	if err := checkUnits(sides); err != nil {
-		return nil, err
-	}
 	for i, s := range sides {
 		for _, cell := range cells[i] {
 			onBase := slices.Contains(cells[0], cell)
@@ -117,28 +117,31 @@ func Build(ctx context.Context, st *store.Store, sides []Side) (*Comparison, err
 	return c, nil
 }
 
-// checkUnits refuses a cell whose sides report different metrics (a
-// pgbench tps against a sysbench qps): their ratio would mean nothing.
+// checkUnits refuses a test at a thread count that the sides report in
+// different metrics (a pgbench tps against a sysbench qps): their ratio
+// would mean nothing. It looks past the suites, so that the message names
+// the units when they are what differs.
 func checkUnits(sides []Side) error {
-	_, base := sides[0].Set.Cells()
 	for _, s := range sides[1:] {
-		_, ms := s.Set.Cells()
-		for cell := range ms {
-			if _, ok := base[cell]; ok && unit(sides[0].Set, cell) != unit(s.Set, cell) {
+		cells, _ := s.Set.Cells()
+		for _, cell := range cells {
+			b, o := unit(sides[0].Set, cell), unit(s.Set, cell)
+			if b != "" && b != o {
 				return &Error{s.Label, fmt.Sprintf("%s is measured in %s and in the base (%s) in %s: incomparable units",
-					cell, unit(s.Set, cell), sides[0].Label, unit(sides[0].Set, cell))}
+					cell, o, sides[0].Label, b)}
 			}
 		}
 	}
 	return nil
 }
 
-// unit is the stored metric name of a cell's results in set.
+// unit is the stored metric name of the results of set at cell's test and
+// threads, whatever their suite; "" when set has none.
 func unit(set *results.Set, cell results.Cell) string {
 	for _, e := range set.Experiments {
 		for _, r := range e.Runs {
 			for _, res := range r.Results {
-				if e.Suite == cell.Suite && res.Test == cell.Test && res.Threads == cell.Threads {
+				if res.Test == cell.Test && res.Threads == cell.Threads {
 					return results.MetricName(res)
 				}
 			}

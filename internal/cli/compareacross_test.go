@@ -115,4 +115,24 @@ warmup = "0s"
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	// pgbench's tps of a test named alike at the same 2 clients is refused,
+	// not set against sysbench's qps.
+	pgb := filepath.Join("..", "importer", "testdata", "pgbench-tpcb.1.txt")
+	if code, out, errs := run(t, Env{}, "import", "--store", db, "--tool", "pgbench", "--test", "point-query",
+		"--engine", "postgres", "--experiment-name", "pgbench", "--target", "pg="+pgb); code != ExitOK {
+		t.Fatalf("import pgbench: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = run(t, Env{}, "compare", "--store", db, "--base", "experiment:pg-sysbench", "--vs", "experiment:pgbench")
+	if want := "point-query @2 is measured in tps and in the base (experiment:pg-sysbench) in qps: incomparable units"; code != ExitUsage ||
+		!strings.Contains(unwrap(errs), want) {
+		t.Errorf("pgbench tps against sysbench qps: exit %d, stderr %q, want exit 2 with %q\n%s", code, errs, want, out)
+	}
+	// fio's JSON imports too, and report reads it.
+	fioFile := filepath.Join("..", "importer", "testdata", "fio-randread-2jobs.json")
+	if code, out, errs := run(t, Env{}, "import", "--store", db, "--tool", "fio", "--target", "disk="+fioFile); code != ExitOK {
+		t.Fatalf("import fio: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, out, errs := run(t, Env{}, "report", "--store", db); code != ExitOK || !strings.Contains(out, "fio-randread-2jobs") {
+		t.Errorf("report of the fio import: exit %d\n%s\n%s", code, out, errs)
+	}
 }

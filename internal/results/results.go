@@ -77,7 +77,7 @@ func (e *NoMatch) Error() string {
 }
 
 // importedSuites maps an import's tool to the suite whose tests it ran.
-var importedSuites = map[string]string{"sysbench": "sysbench", "db_bench": "kv"}
+var importedSuites = map[string]string{"sysbench": "sysbench", "db_bench": "kv", "pgbench": "pgbench", "fio": "fio"}
 
 // Load reads what sel selects from st: the experiments whose ID or name,
 // suite and creation time match, their runs whose target, engine, version
