@@ -138,4 +138,3 @@ func TestFIO(t *testing.T) {
 		}
 	}
 }
-
