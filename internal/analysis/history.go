@@ -32,10 +32,9 @@ type History struct {
 	// runs, NewestEvidence what it rests on. Unknown with a single point.
 	Newest         Verdict
 	NewestEvidence NoiseEvidence
-	// Between says the verdict was also held to the spread of the
-	// regime's points (3 or more), which includes what varies from
-	// experiment to experiment and not within one: BetweenP is that
-	// test's p, already folded into Newest.P.
+	// Between says the verdict was decided by the spread of the regime's
+	// points (3 or more), which includes what varies from experiment to
+	// experiment and not within one; BetweenP is that test's p.
 	Between  bool
 	BetweenP float64
 	// PointsNeeded is how many points the change-point test needs to find
@@ -46,18 +45,19 @@ type History struct {
 
 // JudgeHistory judges one cell's history. Change points come from
 // ChangePoints over the points' geometric means, as Apache Otava finds
-// them over one value per commit. The newest point is judged against the
-// runs of its regime (the points after the last change point before it)
-// with CompareNoise, the verdict of compare, the host's noise prior
-// included: that test has power with few points, where Otava's t-test on
-// a handful of means has almost none. Repeats of one experiment share a
-// day, a build and a machine state that the next experiment may not, so
-// runs pooled over experiments can look more alike than experiments are;
-// when the regime has 3 or more points the verdict must also pass a
-// t-test of the newest point's mean against the regime's points' means
-// (a prediction interval with their own spread), and its p and ratio
-// interval are the wider of the two. The verdict is the cell's alone:
-// CorrectVerdicts or Gate decide it again over a family of cells.
+// them over one value per commit. The newest point is judged against its
+// regime (the points after the last change point before it). Repeats of
+// one experiment share a day, a build and a machine state that the next
+// experiment may not, so runs pooled over experiments can look more alike
+// than experiments are: with 3 or more points in the regime, a t-test of
+// the newest point's mean against the points' means with their own spread
+// decides (a prediction interval, k−1 degrees of freedom), which holds
+// whatever part of the variation lies between experiments, and works with
+// one run per experiment. With 1 or 2 points it cannot be had, and the
+// newest runs are judged against the regime's runs with CompareNoise, the
+// verdict of compare with the host's noise prior; its evidence says so.
+// The verdict is the cell's alone: CorrectVerdicts or Gate decide it again
+// over a family of cells.
 func JudgeHistory(points [][]Run, dir Direction, prior NoisePrior, opt HistoryOptions) History {
 	if opt.Effect <= 0 {
 		opt.Effect = DefaultGateThreshold
@@ -84,19 +84,31 @@ func JudgeHistory(points [][]Run, dir Direction, prior NoisePrior, opt HistoryOp
 	h.Newest, h.NewestEvidence = CompareNoise(base, points[n-1], dir, prior, opt.Noise)
 	h.Newest.Direction = dir
 	if k := n - 1 - h.Regime; k >= 3 {
+		// Enough points to measure how much experiments differ: the
+		// points' own spread decides, a test valid whatever part of the
+		// variation lies between experiments and not within them.
 		lo, hi, p := predictionTest(h.Values[h.Regime:n-1], h.Values[n-1], opt.Noise.CompareOptions)
 		h.Between, h.BetweenP = true, p
 		v := &h.Newest
-		if !(v.P >= p) {
-			v.P = p
-		}
-		v.PAdjusted = v.P
-		v.RatioLo, v.RatioHi = math.Min(v.RatioLo, lo), math.Max(v.RatioHi, hi)
-		v.Evidence = Evidence(fmt.Sprintf("%s; held to the spread of %d points (p=%.2g)", v.Evidence, k, p))
+		v.Evidence = Evidence(fmt.Sprintf("t-test over the %d points' own spread (the runs alone: %s, p=%.2g)", k, v.Evidence, v.P))
+		v.P, v.PAdjusted, v.RatioLo, v.RatioHi = p, p, lo, hi
+		v.Ratio = Ratio(h.Values[n-1], geoMeanOf(h.Values[h.Regime:n-1]))
 		copt, _ := opt.Noise.CompareOptions.withDefaults()
 		v.Outcome = decide(*v, copt)
+		// Not the Mann-Whitney test over the runs: its floor does not
+		// bind (a gate asks).
+		h.NewestEvidence.Basis = BasisRepeatsOwn
 	}
 	return h
+}
+
+// geoMeanOf is the geometric mean of the positive values of xs.
+func geoMeanOf(xs []float64) float64 {
+	rs := make([]Run, len(xs))
+	for i, x := range xs {
+		rs[i].Value = x
+	}
+	return geoMean(rs)
 }
 
 // predictionTest tests whether a new point y belongs with the points xs

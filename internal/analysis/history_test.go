@@ -44,9 +44,14 @@ func TestJudgeHistory(t *testing.T) {
 		// the newest point judged against the points after it.
 		{"step in the middle", []float64{1, 1, 1, 1, 1, 1, 0.8, 0.8, 0.8, 0.8, 0.8, 0.8}, 3, Unknown, 6},
 		{"one point", []float64{1}, 3, Unknown, -1},
-		// A step at the newest of 8: judged against 7 points, held to
-		// their spread too, and still called.
+		// A step at the newest of 8: judged against 7 points by their
+		// spread, and called.
 		{"step at newest of 8", []float64{1, 1, 1, 1, 1, 1, 1, 0.8}, 3, Slower, 7},
+		// One run per experiment: the runs alone could never be called
+		// (Mann-Whitney's floor for 9 against 1 is 0.2), the points'
+		// spread can.
+		{"single runs, step at newest of 10", []float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 0.8}, 1, Slower, 9},
+		{"single runs, A/A of 10", aa, 1, Unknown, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := JudgeHistory(historyRuns(1000, tc.levels, tc.repeats), HigherIsBetter, NoisePrior{}, HistoryOptions{})

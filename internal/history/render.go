@@ -36,9 +36,10 @@ func Report(selector string, series []Series, opt Options) *report.Report {
 	}
 	newestT := report.Table{
 		Title: "Newest point against its history",
-		Legend: "the newest experiment's runs against the runs since the last change point before it: ratio of geometric means " +
-			"(medians for 'repeats only') with its 95% CI, p before correction, verdict after " + string(correction(opt)) +
-			" over the cells; with 3 or more points before it, held to their own spread too (day-to-day variation)",
+		Legend: "the newest experiment against the points since the last change point before it: with 3 or more, a t-test " +
+			"of its mean against theirs with their own spread (what varies between experiments included); with 1 or 2, its runs " +
+			"against theirs as compare judges them (the host's noise history where the store has it); ratio with its 95% CI, " +
+			"p before correction, verdict after " + string(correction(opt)) + " over the cells; medians and n are of the runs",
 		Columns: []string{"history", "history median", "newest median", "ratio [95% CI]", "p", "n", "verdict", "evidence"},
 	}
 	for _, s := range series {
