@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"benchlab/internal/noise"
 	"benchlab/internal/results/resultstest"
+	"benchlab/internal/store"
 )
 
 // nightly is a planted experiment of the nightly series: day d, its runs
@@ -45,7 +48,7 @@ func TestHistoryFindsPlantedStep(t *testing.T) {
 	for _, want := range []string{
 		"lite: point-query @1", "2 points from #" + fmt.Sprint(ids[0]), "slower",
 		fmt.Sprintf("REGRESSION lite #%d: point-query @1 threads: x0.7", ids[2]),
-		"3 points; at the spread these points show, change points need at least",
+		"3 points; at the spread the history shows, change points need at least",
 	} {
 		if !strings.Contains(unwrap(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -99,7 +102,7 @@ func TestHistoryAA(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("2 points: exit %d\n%s\n%s", code, out, errs)
 	}
-	if !strings.Contains(unwrap(out), "2 points; at the spread these points show, change points need at least") {
+	if !strings.Contains(unwrap(out), "2 points; at the spread the history shows, change points need at least") {
 		t.Errorf("2 points do not say how many more change points need:\n%s", out)
 	}
 	for _, tc := range []struct {
@@ -115,5 +118,44 @@ func TestHistoryAA(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(unwrap(errs), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want exit 2 with %q\n%s", tc.args, code, errs, tc.want, out)
 		}
+	}
+}
+
+// TestHistoryUsesNoiseModel: two nightly points of 2 runs each cannot be
+// told apart by their runs alone (Mann-Whitney's floor for 2 against 2 is
+// 0.33), but with the host's noise history for the test (6 earlier
+// experiments of 3 runs on the same host, 12 degrees of freedom, spread
+// about 1.6%) a 20% step is called: the t-test's statistic is over ten
+// standard errors. Values are fixed: deterministic.
+func TestHistoryUsesNoiseModel(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	var es []resultstest.Experiment
+	for d := range 6 {
+		e := nightly(d, 1000, 3)
+		e.Name = "aa"
+		es = append(es, e)
+	}
+	two := []resultstest.Experiment{nightly(7, 1000, 2), nightly(8, 800, 2)}
+	ids := resultstest.Plant(t, db, append(es, two...)...)
+	code, out, errs := run(t, Env{}, "history", "experiment:nightly", "--store", db, "--fail-on-regression")
+	if code != ExitUsage || !strings.Contains(errs, "the gate cannot fire") {
+		t.Fatalf("without a noise history: exit %d, want 2 (a gate that cannot fire)\n%s\n%s", code, out, errs)
+	}
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if err := noise.LearnStored(context.Background(), st, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	code, out, errs = run(t, Env{}, "history", "experiment:nightly", "--store", db, "--fail-on-regression")
+	if code != ExitRegression {
+		t.Fatalf("with a noise history: exit %d, want 3\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(unwrap(out), "noise prior") {
+		t.Errorf("the verdict does not rest on the noise prior:\n%s", out)
 	}
 }

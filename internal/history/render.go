@@ -86,7 +86,7 @@ func neededNote(label string, have, need int, eff float64) string {
 		return fmt.Sprintf("%s: %d points; change points need at least 3 (%d more), and more as the points' spread shows; "+
 			"the newest point's verdict above rests on the runs", label, have, need-have)
 	}
-	return fmt.Sprintf("%s: %d points; at the spread these points show, change points need at least %d points to find a %g%% step "+
+	return fmt.Sprintf("%s: %d points; at the spread the history shows, change points need at least %d points to find a %g%% step "+
 		"(%d more); until then the newest point's verdict above is the test that can", label, have, need, eff*100, need-have)
 }
 
