@@ -202,7 +202,7 @@ func (c *Comparison) OnlyTable() *report.Table {
 				}
 				missing = strings.Join(others, ", ")
 			}
-			t.Rows = append(t.Rows, report.Row{Label: cell.String(), Cells: []report.Cell{report.TextCell(s.Label), report.TextCell(missing)}})
+			t.Rows = append(t.Rows, report.Row{Label: cell.String(), Cells: []report.Cell{textCell(s.Label), textCell(missing)}})
 		}
 	}
 	if len(t.Rows) == 0 {
@@ -210,3 +210,6 @@ func (c *Comparison) OnlyTable() *report.Table {
 	}
 	return t
 }
+
+// textCell is a table cell holding s.
+func textCell(s string) report.Cell { return report.Cell{Kind: report.Text, Text: s} }

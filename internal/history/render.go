@@ -46,8 +46,8 @@ func Report(selector string, series []Series, opt Options) *report.Report {
 		label := s.Target + ": " + s.Cell.String()
 		first, last := s.Points[0], s.Newest()
 		seriesT.Rows = append(seriesT.Rows, report.Row{Label: label, Cells: []report.Cell{
-			report.TextCell(fmt.Sprint(len(s.Points))), report.TextCell(pointName(first)), report.TextCell(pointName(last)),
-			report.TextCell(seriesText(s)), report.TextCell(changeText(s)),
+			textCell(fmt.Sprint(len(s.Points))), textCell(pointName(first)), textCell(pointName(last)),
+			textCell(seriesText(s)), textCell(changeText(s)),
 		}})
 		h := s.Judged
 		if len(s.Points) < 2 {
@@ -58,11 +58,11 @@ func Report(selector string, series []Series, opt Options) *report.Report {
 		v := h.Newest
 		hist := s.Points[h.Regime : len(s.Points)-1]
 		newestT.Rows = append(newestT.Rows, report.Row{Label: label, Cells: []report.Cell{
-			report.TextCell(fmt.Sprintf("%d points from %s", len(hist), pointName(hist[0]))),
-			report.TextCell(report.FormatValue(v.MedianBase)), report.TextCell(report.FormatValue(v.MedianOther)),
-			report.TextCell(fmt.Sprintf("%.3f [%s]", v.Ratio, ci(v.RatioLo, v.RatioHi))),
-			report.TextCell(fmt.Sprintf("%.2g", v.P)), report.TextCell(fmt.Sprintf("%d/%d", v.NBase, v.NOther)),
-			report.TextCell(v.Outcome.String()), report.TextCell(string(v.Evidence)),
+			textCell(fmt.Sprintf("%d points from %s", len(hist), pointName(hist[0]))),
+			textCell(report.FormatValue(v.MedianBase)), textCell(report.FormatValue(v.MedianOther)),
+			textCell(fmt.Sprintf("%.3f [%s]", v.Ratio, ci(v.RatioLo, v.RatioHi))),
+			textCell(fmt.Sprintf("%.2g", v.P)), textCell(fmt.Sprintf("%d/%d", v.NBase, v.NOther)),
+			textCell(v.Outcome.String()), textCell(string(v.Evidence)),
 		}})
 		if n := len(s.Points); h.PointsNeeded == 0 || n < h.PointsNeeded {
 			r.Notes = append(r.Notes, neededNote(label, n, h.PointsNeeded, effect(opt)))
@@ -152,3 +152,6 @@ func ci(lo, hi float64) string {
 	}
 	return f(lo) + "-" + f(hi)
 }
+
+// textCell is a table cell holding s.
+func textCell(s string) report.Cell { return report.Cell{Kind: report.Text, Text: s} }
