@@ -14,7 +14,7 @@ import (
 
 // historyFlags are the flags of `benchlab history`.
 type historyFlags struct {
-	store, format, color, correction, gateCorrection string
+	store, format, color, correction, gateCorrection, by string
 	alpha, minEffect, threshold, changeP             float64
 	gate                                             bool
 }
@@ -41,6 +41,7 @@ func newHistoryCmd(env Env) *cobra.Command {
 	fs.Float64Var(&f.threshold, "threshold", analysis.DefaultGateThreshold, "with --fail-on-regression: the smallest slowdown that fails (0.05 = 5%)")
 	fs.StringVar(&f.correction, "correction", string(analysis.BH), "correction of the newest points' verdicts over the cells: bh, holm or none")
 	fs.StringVar(&f.gateCorrection, "gate-correction", string(analysis.Holm), "with --fail-on-regression: the gate's correction, holm (default), bh or none")
+	fs.StringVar(&f.by, "by", "experiment", "a point per experiment, or per engine version (version: every run of a version, versions in the order they first ran)")
 	fs.StringVar(&f.format, "format", "text", "text or markdown")
 	addColorFlag(fs, &f.color)
 	return cmd
@@ -66,6 +67,10 @@ func runHistory(env Env, f *historyFlags, args []string) error {
 	format := strings.ToLower(f.format)
 	if format != "text" && format != "markdown" {
 		return usagef("flag --format: %q is not allowed; want text or markdown", f.format)
+	}
+	by := strings.ToLower(f.by)
+	if by != "experiment" && by != "version" {
+		return usagef("flag --by: %q is not allowed; want experiment or version", f.by)
 	}
 	color, err := useColor(env, env.Stdout, f.color)
 	if err != nil {
@@ -102,7 +107,7 @@ func runHistory(env Env, f *historyFlags, args []string) error {
 		return usagef("selector %q: %s is measured in %s: incomparable units in one series", text, cell, strings.Join(ms, " and "))
 	}
 	vopt := report.VerdictOptions{Alpha: f.alpha, MinEffect: f.minEffect, Correction: corr}
-	opt := history.Options{Verdict: vopt, Change: analysis.ChangeOptions{PValue: f.changeP}, Effect: f.threshold}
+	opt := history.Options{Verdict: vopt, Change: analysis.ChangeOptions{PValue: f.changeP}, Effect: f.threshold, ByVersion: by == "version"}
 	series, err := history.Build(ctx, st, set, opt)
 	if err != nil {
 		return err
@@ -123,7 +128,7 @@ func runHistory(env Env, f *historyFlags, args []string) error {
 			return err
 		}
 	}
-	r := history.Report(text, series, opt)
+	r := history.Report(text, len(set.Experiments), series, opt)
 	if format == "markdown" {
 		err = report.WriteMarkdown(env.Stdout, r)
 	} else {

@@ -76,6 +76,27 @@ func TestHistoryFindsPlantedStep(t *testing.T) {
 	if want := fmt.Sprintf("at #%d 2026-11-07 (sqlite 3.46): -19.", ids[6]); !strings.Contains(unwrap(out), want) {
 		t.Errorf("output lacks the change point %q:\n%s", want, out)
 	}
+	// Over versions: three experiments of 3.45 at 1000, three of 3.46 at
+	// 800 are two points of 9 runs each; all of 3.46's runs are below all
+	// of 3.45's, Mann-Whitney p < 1e-4 (exact floor 2/C(18,9) = 4e-5, or
+	// its normal approximation with ties), far under alpha.
+	db3 := filepath.Join(t.TempDir(), "r.db")
+	es = nil
+	for d := range 6 {
+		e := nightly(d, 1000, 3)
+		if d >= 3 {
+			e = nightly(d, 800, 3)
+			e.Version = "3.46"
+		} else {
+			e.Version = "3.45"
+		}
+		es = append(es, e)
+	}
+	resultstest.Plant(t, db3, es...)
+	code, out, errs = run(t, Env{}, "history", "--store", db3, "--by", "version", "--fail-on-regression")
+	if code != ExitRegression || !strings.Contains(out, "one point per engine version") || !strings.Contains(out, "(sqlite 3.45)") {
+		t.Errorf("by version: exit %d, want 3 with a point per version\n%s\n%s", code, out, errs)
+	}
 }
 
 // TestHistoryAA: ten nightly points at one level raise nothing, and gate

@@ -29,10 +29,17 @@ type Options struct {
 	// Effect is the step the history should be able to find (the gate's
 	// threshold), for the points-needed figure.
 	Effect float64
+	// ByVersion makes a point of each engine version instead of each
+	// experiment: every run of one version, in the order the versions
+	// first ran.
+	ByVersion bool
 }
 
-// Point is one experiment of a cell's series.
+// Point is one experiment of a cell's series (or one engine version's
+// runs, Options.ByVersion).
 type Point struct {
+	// Experiment is the point's experiment (by version: the newest that ran
+	// the version).
 	Experiment *results.Experiment
 	// Versions are the engine versions its runs report, once each.
 	Versions []string
@@ -74,16 +81,29 @@ func Build(ctx context.Context, st *store.Store, set *results.Set, opt Options) 
 					byKey[k] = s
 					order = append(order, k)
 				}
-				if n := len(s.Points); n == 0 || s.Points[n-1].Experiment != e {
-					s.Points = append(s.Points, Point{Experiment: e})
+				v := r.Engine + " " + r.Version
+				i := len(s.Points) - 1
+				if opt.ByVersion {
+					i = slices.IndexFunc(s.Points, func(p Point) bool { return p.Versions[0] == v })
+				} else if i >= 0 && s.Points[i].Experiment != e {
+					i = -1
 				}
-				p := &s.Points[len(s.Points)-1]
+				if i < 0 {
+					s.Points = append(s.Points, Point{Experiment: e, Versions: []string{v}})
+					i = len(s.Points) - 1
+				}
+				p := &s.Points[i]
+				p.Experiment = e
 				p.Runs = append(p.Runs, res)
-				if v := r.Engine + " " + r.Version; !slices.Contains(p.Versions, v) {
+				if !slices.Contains(p.Versions, v) {
 					p.Versions = append(p.Versions, v)
 				}
 			}
 		}
+	}
+	runs := map[int64]store.Run{}
+	for _, r := range set.Runs() {
+		runs[r.ID] = r.Run
 	}
 	models := map[int64]*noise.Model{}
 	var out []Series
@@ -94,14 +114,14 @@ func Build(ctx context.Context, st *store.Store, set *results.Set, opt Options) 
 		newest := s.Newest().Experiment
 		m, ok := models[newest.ID]
 		if !ok {
-			var runs []store.Run
+			var nruns []store.Run
 			res := map[int64][]store.Result{}
 			for _, r := range newest.Runs {
-				runs = append(runs, r.Run)
+				nruns = append(nruns, r.Run)
 				res[r.ID] = r.Results
 			}
 			var err error
-			if m, err = noise.Load(ctx, st, newest.Experiment, runs, res); err != nil {
+			if m, err = noise.Load(ctx, st, newest.Experiment, nruns, res); err != nil {
 				return nil, fmt.Errorf("read the noise history of experiment %d: %w", newest.ID, err)
 			}
 			models[newest.ID] = m
@@ -110,7 +130,7 @@ func Build(ctx context.Context, st *store.Store, set *results.Set, opt Options) 
 		if rs := newest.Runs; len(rs) > 0 {
 			engine = rs[0].Engine
 		}
-		s.Judged = analysis.JudgeHistory(pointRuns(s, m), s.Metric.Direction, m.Prior([]string{engine}, k.cell.Test, k.cell.Threads),
+		s.Judged = analysis.JudgeHistory(pointRuns(s, m, runs), s.Metric.Direction, m.Prior([]string{engine}, k.cell.Test, k.cell.Threads),
 			analysis.HistoryOptions{Noise: analysis.NoiseOptions{CompareOptions: opt.Verdict}, Change: opt.Change, Effect: opt.Effect})
 		if len(s.Points) > 1 {
 			judged = append(judged, len(out))
@@ -127,7 +147,7 @@ func Build(ctx context.Context, st *store.Store, set *results.Set, opt Options) 
 // pointRuns is each point's runs as the verdict sees them: throughput
 // and within-run variance, a run on a slow host (its canaries) or on a
 // disturbed machine flagged, as compare flags them.
-func pointRuns(s *Series, m *noise.Model) [][]analysis.Run {
+func pointRuns(s *Series, m *noise.Model, runs map[int64]store.Run) [][]analysis.Run {
 	var all [][]store.Result
 	for _, p := range s.Points {
 		all = append(all, p.Runs)
@@ -135,10 +155,6 @@ func pointRuns(s *Series, m *noise.Model) [][]analysis.Run {
 	speed := noise.SpeedMedian(all...)
 	out := make([][]analysis.Run, len(s.Points))
 	for i, p := range s.Points {
-		runs := map[int64]store.Run{}
-		for _, r := range p.Experiment.Runs {
-			runs[r.ID] = r.Run
-		}
 		for _, res := range p.Runs {
 			a := noise.RunOf(res)
 			a.HostSlow = m.HostSlow(runs[res.RunID])

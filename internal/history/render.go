@@ -15,15 +15,13 @@ const shownPoints = 10
 // Report lays the series out as tables: each cell's series with its change
 // points, then its newest point against its history, and notes that say
 // what a short history cannot conclude.
-func Report(selector string, series []Series, opt Options) *report.Report {
+func Report(selector string, experiments int, series []Series, opt Options) *report.Report {
 	r := &report.Report{Title: "benchlab history of " + selector}
-	exps := map[int64]bool{}
-	for _, s := range series {
-		for _, p := range s.Points {
-			exps[p.Experiment.ID] = true
-		}
+	per := "one point per experiment in order of creation"
+	if opt.ByVersion {
+		per = "one point per engine version, in the order the versions first ran (each named by its newest experiment)"
 	}
-	r.Header = append(r.Header, fmt.Sprintf("%d cells over %d experiments, one point per experiment in order of creation", len(series), len(exps)))
+	r.Header = append(r.Header, fmt.Sprintf("%d cells over %d experiments, %s", len(series), experiments, per))
 	cp := opt.Change
 	if cp.PValue == 0 {
 		cp.PValue = analysis.DefaultChangePValue
