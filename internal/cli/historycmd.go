@@ -15,8 +15,8 @@ import (
 // historyFlags are the flags of `benchlab history`.
 type historyFlags struct {
 	store, format, color, correction, gateCorrection, by string
-	alpha, minEffect, threshold, changeP             float64
-	gate                                             bool
+	alpha, minEffect, threshold, changeP                 float64
+	gate                                                 bool
 }
 
 func newHistoryCmd(env Env) *cobra.Command {
