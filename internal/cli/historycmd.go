@@ -42,7 +42,7 @@ func newHistoryCmd(env Env) *cobra.Command {
 	fs.StringVar(&f.correction, "correction", string(analysis.BH), "correction of the newest points' verdicts over the cells: bh, holm or none")
 	fs.StringVar(&f.gateCorrection, "gate-correction", string(analysis.Holm), "with --fail-on-regression: the gate's correction, holm (default), bh or none")
 	fs.StringVar(&f.by, "by", "experiment", "a point per experiment, or per engine version (version: every run of a version, versions in the order they first ran)")
-	fs.StringVar(&f.format, "format", "text", "text or markdown")
+	fs.StringVar(&f.format, "format", "text", "text, markdown or json (every point, change point and verdict)")
 	addColorFlag(fs, &f.color)
 	return cmd
 }
@@ -65,8 +65,8 @@ func runHistory(env Env, f *historyFlags, args []string) error {
 		return usagef("flag --gate-correction: %v", err)
 	}
 	format := strings.ToLower(f.format)
-	if format != "text" && format != "markdown" {
-		return usagef("flag --format: %q is not allowed; want text or markdown", f.format)
+	if format != "text" && format != "markdown" && format != "json" {
+		return usagef("flag --format: %q is not allowed; want text, markdown or json", f.format)
 	}
 	by := strings.ToLower(f.by)
 	if by != "experiment" && by != "version" {
@@ -127,6 +127,17 @@ func runHistory(env Env, f *historyFlags, args []string) error {
 		if err := gateCheck("flag --fail-on-regression", cmps, gopt); err != nil {
 			return err
 		}
+	}
+	if format == "json" {
+		if err := history.WriteJSON(env.Stdout, text, series); err != nil {
+			return err
+		}
+		if f.gate {
+			if _, found := regressions(cmps, gopt); len(found) > 0 {
+				return errRegression
+			}
+		}
+		return nil
 	}
 	r := history.Report(text, len(set.Experiments), series, opt)
 	if format == "markdown" {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,23 @@ func TestHistoryFindsPlantedStep(t *testing.T) {
 	}
 	if !strings.Contains(out, newest) {
 		t.Errorf("the newest point is not experiment %d:\n%s", ids[2], out)
+	}
+	code, out, errs = run(t, Env{}, "history", "experiment:nightly", "--store", db, "--format", "json", "--fail-on-regression")
+	var doc struct {
+		Cells []struct {
+			Points []struct{ Experiment int64 }
+			Newest struct {
+				Outcome string
+				Since   int64 `json:"history_since_experiment"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitRegression {
+		t.Fatalf("json: exit %d, %v\n%s\n%s", code, err, out, errs)
+	}
+	if c := doc.Cells; len(c) != 1 || len(c[0].Points) != 3 || c[0].Points[2].Experiment != ids[2] ||
+		c[0].Newest.Outcome != "slower" || c[0].Newest.Since != ids[0] {
+		t.Errorf("json: %+v", doc)
 	}
 	// The step in the middle of a longer history is found where it is: 6
 	// points at 1000, then 6 at 800.

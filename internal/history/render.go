@@ -49,8 +49,12 @@ func Report(selector string, experiments int, series []Series, opt Options) *rep
 		}})
 		h := s.Judged
 		if len(s.Points) < 2 {
+			cps := fmt.Sprintf("change points need at least %d", max(h.PointsNeeded, 3))
+			if h.PointsNeeded == 0 {
+				cps = fmt.Sprintf("change points cannot find a %g%% step at the spread its runs show", effect(opt)*100)
+			}
 			r.Notes = append(r.Notes, fmt.Sprintf("%s: one point (experiment %d); nothing to judge it against: the history needs "+
-				"at least 2 points, and %d for change points", label, last.Experiment.ID, h.PointsNeeded))
+				"at least 2 points, and %s", label, last.Experiment.ID, cps))
 			continue
 		}
 		v := h.Newest
