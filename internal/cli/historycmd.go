@@ -42,7 +42,7 @@ func newHistoryCmd(env Env) *cobra.Command {
 	fs.StringVar(&f.correction, "correction", string(analysis.BH), "correction of the newest points' verdicts over the cells: bh, holm or none")
 	fs.StringVar(&f.gateCorrection, "gate-correction", string(analysis.Holm), "with --fail-on-regression: the gate's correction, holm (default), bh or none")
 	fs.StringVar(&f.by, "by", "experiment", "a point per experiment, or per engine version (version: every run of a version, versions in the order they first ran)")
-	fs.StringVar(&f.format, "format", "text", "text, markdown or json (every point, change point and verdict)")
+	fs.StringVar(&f.format, "format", "text", "text, markdown, json (every point, change point and verdict) or html (one page, a chart per changed cell)")
 	addColorFlag(fs, &f.color)
 	return cmd
 }
@@ -65,8 +65,11 @@ func runHistory(env Env, f *historyFlags, args []string) error {
 		return usagef("flag --gate-correction: %v", err)
 	}
 	format := strings.ToLower(f.format)
-	if format != "text" && format != "markdown" && format != "json" {
-		return usagef("flag --format: %q is not allowed; want text, markdown or json", f.format)
+	if format != "text" && format != "markdown" && format != "json" && format != "html" {
+		return usagef("flag --format: %q is not allowed; want text, markdown, json or html", f.format)
+	}
+	if format == "html" && f.gate {
+		return usagef("flag --format: html is a page for reading; the gate (--fail-on-regression) prints text or json")
 	}
 	by := strings.ToLower(f.by)
 	if by != "experiment" && by != "version" {
@@ -140,6 +143,9 @@ func runHistory(env Env, f *historyFlags, args []string) error {
 		return nil
 	}
 	r := history.Report(text, len(set.Experiments), series, opt)
+	if format == "html" {
+		return history.WriteHTML(env.Stdout, r, series)
+	}
 	if format == "markdown" {
 		err = report.WriteMarkdown(env.Stdout, r)
 	} else {

@@ -94,6 +94,19 @@ func TestHistoryFindsPlantedStep(t *testing.T) {
 	if want := fmt.Sprintf("at #%d 2026-11-07 (sqlite 3.46): -19.", ids[6]); !strings.Contains(unwrap(out), want) {
 		t.Errorf("output lacks the change point %q:\n%s", want, out)
 	}
+	// HTML: one chart for the changed cell, its change point a line at
+	// that experiment, the chart library inlined.
+	code, out, errs = run(t, Env{}, "history", "--store", db2, "--format", "html")
+	if code != ExitOK {
+		t.Fatalf("html: exit %d\n%s", code, errs)
+	}
+	mark := `"markLine":{"data":[{"name":"-19.`
+	if strings.Count(out, `class="chart"`) != 1 || !strings.Contains(out, mark) ||
+		!strings.Contains(out, fmt.Sprintf(`"xAxis":"#%d 11-07"`, ids[6])) || !strings.Contains(out, "echarts.init") ||
+		len(out) < 500_000 {
+		t.Errorf("html page: %d bytes, %d charts, change point marked: %v", len(out), strings.Count(out, `class="chart"`),
+			strings.Contains(out, mark))
+	}
 	// Over versions: three experiments of 3.45 at 1000, three of 3.46 at
 	// 800 are two points of 9 runs each; all of 3.46's runs are below all
 	// of 3.45's, Mann-Whitney p < 1e-4 (exact floor 2/C(18,9) = 4e-5, or
@@ -136,6 +149,10 @@ func TestHistoryAA(t *testing.T) {
 	}
 	if !strings.Contains(out, "none") {
 		t.Errorf("A/A history lists change points:\n%s", out)
+	}
+	code, out, errs = run(t, Env{}, "history", "experiment:nightly", "--store", db, "--format", "html")
+	if code != ExitOK || strings.Contains(out, `class="chart"`) || !strings.Contains(out, "No cell changed") {
+		t.Errorf("A/A html: exit %d, %d charts, want none\n%s", code, strings.Count(out, `class="chart"`), errs)
 	}
 	code, out, errs = run(t, Env{}, "history", "experiment:nightly until:2026-11-02", "--store", db, "--format", "markdown")
 	if code != ExitOK {
