@@ -94,7 +94,7 @@ func runCompare(env Env, f *compareFlags) error {
 	if f.baseSel != "" || len(f.vs) > 0 {
 		return runCompareAcross(env, f, report.VerdictOptions{Alpha: *alpha, MinEffect: *minEffect, Correction: corr}, gopt, color)
 	}
-	d, err := loadData(storePath(env, f.store), f.id)
+	d, err := loadData(env, storePath(env, f.store), f.id)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -22,17 +24,23 @@ func OpenReadOnly(path string) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
-	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=10000")
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path}
-	var v int
-	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("store %s: read schema version (is this a benchlab results file?): %w", path, err)
+	db, err := sql.Open("sqlite3", sqliteURI(abs)+"&mode=ro")
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
-	if err := schemaCurrent(v); err != nil {
+	s := &Store{db: db, path: path, id: abs}
+	st, err := readState(context.Background(), db)
+	if err == nil {
+		err = st.check()
+	}
+	if err == nil {
+		err = schemaCurrent(st.version)
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
@@ -67,7 +75,7 @@ func openPostgresReadOnly(dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", shown, err)
 	}
-	s := &Store{db: db, path: shown, pg: true}
+	s := &Store{db: db, path: shown, pg: true, id: shown}
 	var v sql.NullInt64
 	if err := db.QueryRow("SELECT max(version) FROM benchlab_schema").Scan(&v); err != nil {
 		db.Close()
