@@ -34,6 +34,8 @@ func TestCompareAcrossExperiments(t *testing.T) {
 			Test: "update-index", Threads: 1, Values: wobble(500)},
 		resultstest.Experiment{Name: "pgbench", Target: "pg", Engine: "postgres", Version: "16.4", Created: at,
 			Test: "point-query", Threads: 1, Metric: "tps", Values: wobble(900)},
+		resultstest.Experiment{Name: "nightly", Target: "lite", Engine: "sqlite", Version: "3.47", Created: at.Add(72 * time.Hour),
+			Test: "point-query", Threads: 1, Values: wobble(1000)},
 	)
 	exp := func(i int) string { return fmt.Sprintf("experiment:%d", ids[i]) }
 	code, out, errs := run(t, Env{}, "compare", "--store", db, "--base", exp(0), "--vs", exp(1)+" version:3.*",
@@ -46,6 +48,17 @@ func TestCompareAcrossExperiments(t *testing.T) {
 		if !strings.Contains(unwrap(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	// Two others at once: each judged against the base.
+	code, out, errs = run(t, Env{}, "compare", "--store", db, "--base", exp(0), "--vs", exp(1), "--vs", exp(0)+",threads:1")
+	if code != ExitUsage || !strings.Contains(errs, "selects run") {
+		t.Errorf("a run on two sides: exit %d, stderr %q, want 2 naming the run", code, errs)
+	}
+	code, out, errs = run(t, Env{}, "compare", "--store", db, "--base", exp(0), "--vs", exp(1), "--vs", "version:3.47")
+	// Two cells under Benjamini-Hochberg need p < 0.005 for a lone change,
+	// below 5 against 5 runs' floor: compare says so rather than call it.
+	if code != ExitOK || !strings.Contains(out, "verdicts over 2 cells") || !strings.Contains(unwrap(out), "6 repeats per side needed") {
+		t.Errorf("two others: exit %d, want 0, two verdicts and the repeats they need\n%s\n%s", code, out, errs)
 	}
 	// Without the gate the slowdown exits 0; a cell one side holds is
 	// listed, not dropped.

@@ -26,8 +26,9 @@ func newHistoryCmd(env Env) *cobra.Command {
 		Short: "each cell of an experiment run again and again as a series: change points, the newest point judged, a gate",
 		Long: "Follows the experiments a selector picks (default: every experiment named as the most recent one) as one\n" +
 			"series per target, test and thread count, a point per experiment in order of creation; finds change points\n" +
-			"(E-Divisive means with Otava's t-test) and judges the newest point against the points since the last one\n" +
-			"with compare's verdicts and the host's noise history.",
+			"(E-Divisive means with Otava's t-test) and judges the newest point against the points since the last one:\n" +
+			"by their own spread with 3 or more, else by its runs against theirs with compare's verdicts and the host's\n" +
+			"noise history.",
 		Example: "  benchlab history experiment:nightly\n  benchlab history experiment:nightly target:pg16 since:2026-11-01\n" +
 			"  benchlab history --fail-on-regression --threshold 0.05",
 		RunE: body(func(_ *cobra.Command, args []string) error { return runHistory(env, f, args) }),
@@ -36,7 +37,7 @@ func newHistoryCmd(env Env) *cobra.Command {
 	addStoreFlag(fs, &f.store)
 	fs.Float64Var(&f.alpha, "alpha", analysis.DefaultAlpha, "significance level of the newest point's verdict")
 	fs.Float64Var(&f.minEffect, "min-effect", analysis.DefaultMinEffect, "smallest relative change that counts (0.02 = 2%)")
-	fs.Float64Var(&f.changeP, "change-p", analysis.DefaultChangePValue, "largest t-test p of a change point (Otava's default 0.001)")
+	fs.Float64Var(&f.changeP, "change-p", analysis.DefaultChangePValue, "largest t-test p of a change point (the default is Otava's)")
 	fs.BoolVar(&f.gate, "fail-on-regression", false, "exit with code 3 when a newest point is a significant regression beyond --threshold")
 	fs.Float64Var(&f.threshold, "threshold", analysis.DefaultGateThreshold, "with --fail-on-regression: the smallest slowdown that fails (0.05 = 5%)")
 	fs.StringVar(&f.correction, "correction", string(analysis.BH), "correction of the newest points' verdicts over the cells: bh, holm or none")
