@@ -93,8 +93,11 @@ func runHistory(env Env, f *historyFlags, args []string) error {
 			return usagef("%v", err)
 		}
 		text = "experiment:" + last.Name
-		if strings.ContainsAny(last.Name, " ,*?[") {
+		switch {
+		case strings.ContainsAny(last.Name, `"*?[\`):
 			text = fmt.Sprintf("experiment:%d", last.ID) // a name the selector cannot spell
+		case strings.ContainsAny(last.Name, " ,\t\n"):
+			text = `experiment:"` + last.Name + `"`
 		}
 	}
 	set, err := selectRuns(ctx, st, "selector", text)

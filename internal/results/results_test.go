@@ -32,6 +32,9 @@ func TestParseSelector(t *testing.T) {
 		{"since:yesterday", "want a date"},
 		{"since:2026-11-05 until:2026-11-01", "until is not after since"},
 		{"target:[", "malformed pattern"},
+		{`experiment:"import sysbench",target:pg`, ""},
+		{`experiment:"import sysbench`, "double quote is not closed"},
+		{`experiment:""`, "want key:value"},
 	} {
 		_, err := results.ParseSelector(tc.in)
 		switch {
@@ -77,6 +80,7 @@ func TestLoadSelects(t *testing.T) {
 		{"since:2026-11-02 until:2026-11-02", ids[1:2], 3},
 		{"experiment:nightly threads:1", ids[:1], 2},
 		{"suite:sysbench test:update-*", ids[2:], 1},
+		{`experiment:"other" , engine:"sqlite"`, ids[2:], 1},
 	} {
 		sel, err := results.ParseSelector(tc.sel)
 		if err != nil {

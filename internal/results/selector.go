@@ -16,7 +16,8 @@ var Keys = []string{"experiment", "target", "engine", "version", "host", "suite"
 // key:value terms separated by spaces or commas. Terms of different keys
 // must all hold; a key given twice holds when either value does
 // ("engine:postgres engine:mysql"). Values match exactly or as a shell
-// pattern (version:16.*); experiment takes an ID or a name, since and
+// pattern (version:16.*), and may be double-quoted to hold spaces
+// (experiment:"import sysbench"); experiment takes an ID or a name, since and
 // until a date (2026-11-01) or an RFC 3339 time. The zero Selector
 // selects everything.
 type Selector struct {
@@ -44,7 +45,10 @@ func (e *SelectorError) Error() string {
 // since:2026-11-01").
 func ParseSelector(s string) (Selector, error) {
 	sel := Selector{Text: strings.TrimSpace(s), terms: map[string][]string{}}
-	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
+	fields, err := terms(s)
+	if err != nil {
+		return sel, &SelectorError{Selector: s, Msg: err.Error()}
+	}
 	if len(fields) == 0 {
 		return sel, &SelectorError{Selector: s, Msg: "empty; want key:value terms such as experiment:12 or target:pg16 (keys: " +
 			strings.Join(Keys, ", ") + ")"}
@@ -90,6 +94,35 @@ func ParseSelector(s string) (Selector, error) {
 		return sel, &SelectorError{Selector: s, Msg: "until is not after since; want a time range that holds something"}
 	}
 	return sel, nil
+}
+
+// terms splits a selector at spaces and commas outside double quotes and
+// drops the quotes: experiment:"import sysbench" is one term.
+func terms(s string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	quoted, seen := false, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted, seen = !quoted, true
+		case !quoted && (r == ',' || r == ' ' || r == '\t' || r == '\n'):
+			if cur.Len() > 0 || seen {
+				out = append(out, cur.String())
+			}
+			cur.Reset()
+			seen = false
+		default:
+			cur.WriteRune(r)
+		}
+	}
+	if quoted {
+		return nil, fmt.Errorf("a double quote is not closed; want key:\"value with spaces\"")
+	}
+	if cur.Len() > 0 || seen {
+		out = append(out, cur.String())
+	}
+	return out, nil
 }
 
 func parseWhen(v string) (time.Time, error) {
