@@ -127,8 +127,11 @@ func Build(ctx context.Context, st *store.Store, set *results.Set, opt Options) 
 			models[newest.ID] = m
 		}
 		engine := ""
-		if rs := newest.Runs; len(rs) > 0 {
-			engine = rs[0].Engine
+		for _, r := range newest.Runs {
+			if r.Target == s.Target {
+				engine = r.Engine // the series' own target's, not the experiment's first
+				break
+			}
 		}
 		s.Judged = analysis.JudgeHistory(pointRuns(s, m, runs), s.Metric.Direction, m.Prior([]string{engine}, k.cell.Test, k.cell.Threads),
 			analysis.HistoryOptions{Noise: analysis.NoiseOptions{CompareOptions: opt.Verdict}, Change: opt.Change, Effect: opt.Effect})
