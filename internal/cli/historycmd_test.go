@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -213,5 +214,52 @@ func TestHistoryUsesNoiseModel(t *testing.T) {
 	}
 	if !strings.Contains(unwrap(out), "noise prior") {
 		t.Errorf("the verdict does not rest on the noise prior:\n%s", out)
+	}
+}
+
+// TestHistoryOfRealRuns runs a two-target SQLite spec twice under one name
+// and follows it: every target's cell is a series of 2 points, built from
+// real stored results (series, facts, canaries), and the store is left as
+// it was. What the verdicts say of real runs on a busy machine is not
+// asserted.
+func TestHistoryOfRealRuns(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	sp := writeFile(t, dir, "spec.toml", `name = "twice"
+[[target]]
+name = "wal"
+engine = "sqlite"
+settings = { journal_mode = "wal" }
+[[target]]
+name = "del"
+engine = "sqlite"
+settings = { journal_mode = "delete" }
+[workload]
+tests = ["point-query"]
+table_size = 1000
+threads = [1]
+read_time = "1s"
+warmup = "0s"
+`)
+	for range 2 {
+		if code, out, errs := run(t, Env{}, "run", sp, "--store", db, "--yes"); code != ExitOK {
+			t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
+		}
+	}
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, Env{}, "history", "--store", db)
+	if code != ExitOK {
+		t.Fatalf("history: exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{"history of experiment:twice", "wal: point-query @1", "del: point-query @1", "1 points from #1"} {
+		if !strings.Contains(unwrap(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if after, _ := os.ReadFile(db); string(after) != string(before) {
+		t.Error("history changed the store's file")
 	}
 }
