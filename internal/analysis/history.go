@@ -41,6 +41,9 @@ type History struct {
 	// a step of opt.Effect at the newest point, given the spread the
 	// points show (or the noise prior): 3 when that spread is unknown.
 	PointsNeeded int
+	// Spread is the relative standard deviation of a point that
+	// PointsNeeded assumed; 0 when nothing showed it yet.
+	Spread float64
 }
 
 // JudgeHistory judges one cell's history. Change points come from
@@ -73,7 +76,8 @@ func JudgeHistory(points [][]Run, dir Direction, prior NoisePrior, opt HistoryOp
 			h.Regime = cp.Index
 		}
 	}
-	h.PointsNeeded = PointsNeeded(opt.Effect, pointSpread(points, h.Values[h.Regime:max(n-1, h.Regime)], prior), opt.Change)
+	h.Spread = pointSpread(points, h.Values[h.Regime:max(n-1, h.Regime)], prior)
+	h.PointsNeeded = PointsNeeded(opt.Effect, h.Spread, opt.Change)
 	if n < 2 {
 		return h
 	}

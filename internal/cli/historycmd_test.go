@@ -254,7 +254,8 @@ warmup = "0s"
 	if code != ExitOK {
 		t.Fatalf("history: exit %d\n%s\n%s", code, out, errs)
 	}
-	for _, want := range []string{"history of experiment:twice", "wal: point-query @1", "del: point-query @1", "1 points from #1"} {
+	for _, want := range []string{"history of experiment:twice", "wal: point-query @1", "del: point-query @1", "1 points from #1",
+		"2 points, one run each and no noise history for the test", "from 3 points before it (2 more)"} {
 		if !strings.Contains(unwrap(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -66,7 +66,12 @@ func Report(selector string, experiments int, series []Series, opt Options) *rep
 			textCell(fmt.Sprintf("%.2g", v.P)), textCell(fmt.Sprintf("%d/%d", v.NBase, v.NOther)),
 			textCell(v.Outcome.String()), textCell(string(v.Evidence)),
 		}})
-		if n := len(s.Points); h.PointsNeeded == 0 || n < h.PointsNeeded {
+		switch n := len(s.Points); {
+		case h.Spread == 0 && n-1-h.Regime < 3:
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: %d points, one run each and no noise history for the test: how much "+
+				"experiments vary is not known yet; change points need at least 3 points and more as the spread shows, and the newest "+
+				"point is judged by its history's spread from 3 points before it (%d more)", label, n, 3-(n-1-h.Regime)))
+		case h.PointsNeeded == 0 || n < h.PointsNeeded:
 			r.Notes = append(r.Notes, neededNote(label, n, h.PointsNeeded, effect(opt)))
 		}
 	}
