@@ -53,8 +53,8 @@ func TestOpenReadOnly(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
 		db := enginetest.Open(t, engine.Target{Name: "ro", Engine: "postgres",
 			Getenv: func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": t.TempDir()}[k] }})
-		port := db.(interface{ Instance() *server.Instance }).Instance().Port
-		dsn := fmt.Sprintf("postgres://postgres:s3cret@127.0.0.1:%d/sbtest?sslmode=disable", port)
+		in := db.(interface{ Instance() *server.Instance }).Instance()
+		dsn := fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/sbtest?sslmode=disable", in.Password(), in.Port)
 		pg, err := store.Open(dsn)
 		if err != nil {
 			t.Fatal(err)
