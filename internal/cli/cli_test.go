@@ -78,6 +78,11 @@ func TestBadInput(t *testing.T) {
 		{name: "unknown flag", args: []string{"--engine", "sqlite", "--thread", "2"}, want: []string{"thread"}},
 		{name: "no spec no engine", args: []string{}, want: []string{"--engine"}},
 		{name: "flag engine unknown", args: []string{"--engine", "db2"}, want: []string{"engine", "db2"}},
+		{name: "error rate above 1", spec: goodSpec + "max_error_rate = 1.5\n", want: []string{"workload.max_error_rate", "1.5", "from 0 to 1"}},
+		{name: "negative op timeout", spec: goodSpec + "op_timeout = \"-1s\"\n", want: []string{"workload.op_timeout", "-1s", "duration > 0"}},
+		{name: "flag error rate", args: []string{"--engine", "sqlite", "--max-error-rate", "-0.1"}, want: []string{"--max-error-rate", "-0.1", "from 0 to 1"}},
+		{name: "flag op timeout", args: []string{"--engine", "sqlite", "--op-timeout", "-2s"}, want: []string{"--op-timeout", "-2s", "duration > 0"}},
+		{name: "flag op timeout garbage", args: []string{"--engine", "sqlite", "--op-timeout", "soon"}, want: []string{"op-timeout", "soon"}},
 		{name: "table size too small", args: []string{"--engine", "sqlite", "--table-size", "10"}, want: []string{"workload.table_size", "10"}},
 	}
 	for _, c := range cases {

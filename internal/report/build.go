@@ -468,19 +468,23 @@ func BuildWith(d *Data, opt Options) *Report {
 	if sp := spreadTable(keys, s, targets, groups, label); sp != nil {
 		r.Tables = append(r.Tables, *sp)
 	}
-	lat := Table{Title: "Latency per event", Legend: "milliseconds, from HDR histograms of the measured part (median over repeats)"}
+	// Every results table says how many operations failed: a throughput
+	// alone hides a target whose operations fail (they count in none).
+	const errLegend = "; err %: failed operations in percent of those attempted"
+	lat := Table{Title: "Latency per event", Legend: "milliseconds, from HDR histograms of the measured part (median over repeats)" + errLegend}
 	if importedFrom(d) != "" {
-		lat.Legend = "milliseconds, as the imported tool printed them (median over repeats); n/a: the tool did not print it"
+		lat.Legend = "milliseconds, as the imported tool printed them (median over repeats); n/a: the tool did not print it" + errLegend
 	}
 	for _, t := range targets {
-		lat.Columns = append(lat.Columns, t+" p50", t+" p99")
+		lat.Columns = append(lat.Columns, t+" p50", t+" p99", t+" err %")
 	}
 	for _, k := range keys {
 		row := Row{Group: groups[k], Label: label(k)}
 		for _, t := range targets {
 			row.Cells = append(row.Cells,
 				NumberCell(Median(s[t][k], func(x store.Result) float64 { return latencyMS(x.Latency.P50) })),
-				NumberCell(Median(s[t][k], func(x store.Result) float64 { return latencyMS(x.Latency.P99) })))
+				NumberCell(Median(s[t][k], func(x store.Result) float64 { return latencyMS(x.Latency.P99) })),
+				NumberCell(Median(s[t][k], func(x store.Result) float64 { return 100 * x.ErrorRate() })))
 		}
 		lat.Rows = append(lat.Rows, row)
 	}
@@ -773,8 +777,8 @@ func notes(d *Data) []string {
 		}
 		for _, r := range d.Results[run.ID] {
 			if r.Errors > 0 && len(r.ErrorSamples) > 0 {
-				n = append(n, fmt.Sprintf("%s on %s (%d threads): %d failed operations, first: %s",
-					r.Test, run.Target, r.Threads, r.Errors, r.ErrorSamples[0]))
+				n = append(n, fmt.Sprintf("%s on %s (%d threads, %.3g%% of operations attempted): %d failed operations, first: %s",
+					r.Test, run.Target, r.Threads, 100*r.ErrorRate(), r.Errors, r.ErrorSamples[0]))
 			}
 		}
 	}
