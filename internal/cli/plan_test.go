@@ -84,9 +84,10 @@ func TestPlanAndETA(t *testing.T) {
 	}
 }
 
-// TestPlanWithNoiseHistory: a gate at 3 repeats over one cell cannot fire on
-// repeats alone (3 vs 3 reach p = 0.1 at best, 8 s steps are needed for
-// within-run evidence), so plan refuses it with exit 2 on an empty store.
+// TestPlanWithNoiseHistory: a gate at 2 repeats over one cell cannot fire on
+// repeats alone (2 vs 2 reach p = 1/3 at best, Welch's t-test needs 3 a
+// side, 8 s steps are needed for within-run evidence), so plan refuses it
+// with exit 2 on an empty store.
 // After one A/A experiment of the same workload with three identical
 // targets of 6 repeats (one configuration of 18 runs: 17 degrees of freedom
 // of history, 10 needed, fewer if a run's canary found the machine slow),
@@ -105,9 +106,10 @@ write_time = "100ms"
 warmup = "50ms"
 postwrite_wait = "0s"
 report_interval = "0s"
+interleave = "off"
 `
 	target := func(name string) string { return "[[target]]\nname = \"" + name + "\"\nengine = \"sqlite\"\n" }
-	gated := writeFile(t, dir, "gated.toml", "name = \"g\"\n"+target("a")+target("b")+workload+"repeats = 3\n[gate]\nfail_on_regression = true\n")
+	gated := writeFile(t, dir, "gated.toml", "name = \"g\"\n"+target("a")+target("b")+workload+"repeats = 2\n[gate]\nfail_on_regression = true\n")
 	code, out, stderr := run(t, Env{}, "plan", gated, "--store", db)
 	if code != ExitUsage || !strings.Contains(unwrap(stderr), "--store") {
 		t.Fatalf("plan with a missing store: exit %d\n%s\n%s", code, out, stderr)
