@@ -97,7 +97,7 @@ func runCompareAcross(env Env, f *compareFlags, vopt report.VerdictOptions, gopt
 		return writeCompareJSON(env.Stdout, c.Data, cmps, f, vopt, gopt)
 	}
 	r := &report.Report{Title: "benchlab compare across experiments", Header: c.Header(),
-		Tables: []report.Table{report.ComparisonTable(cmps, c.Data.Experiment.Base)}}
+		Tables: []report.Table{report.ComparisonTableWith(cmps, c.Data.Experiment.Base, vopt)}}
 	if t := c.OnlyTable(); t != nil {
 		r.Tables = append(r.Tables, *t)
 	}
@@ -115,6 +115,12 @@ func runCompareAcross(env Env, f *compareFlags, vopt report.VerdictOptions, gopt
 	}
 	fmt.Fprintf(env.Stdout, "\nverdicts over %d cells: %d slower, %d faster, %d same, %d unknown\n", len(cmps),
 		counts[analysis.Slower], counts[analysis.Faster], counts[analysis.Same], counts[analysis.Unknown])
+	for _, c := range cmps {
+		if _, why := report.UnknownWhy(c, vopt); why != "" {
+			printWrapped(env.Stdout, "unknown although the interval [%.3f-%.3f] lies beyond +-%g%%: %s: %s @%d: %s\n",
+				c.Verdict.RatioLo, c.Verdict.RatioHi, 100*effectOf(vopt), c.Target, c.Test, c.Threads, why)
+		}
+	}
 	powerLines(env.Stdout, cmps, vopt)
 	if !f.gate {
 		return nil
