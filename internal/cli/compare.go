@@ -137,12 +137,7 @@ func runCompare(env Env, f *compareFlags) error {
 	}
 	fmt.Fprintf(env.Stdout, "\nverdicts over %d cells: %d slower, %d faster, %d same, %d unknown\n", len(cmps),
 		counts[analysis.Slower], counts[analysis.Faster], counts[analysis.Same], counts[analysis.Unknown])
-	for _, c := range cmps {
-		if _, why := report.UnknownWhy(c, vopt); why != "" {
-			printWrapped(env.Stdout, "unknown although the interval [%.3f-%.3f] lies beyond +-%g%%: %s: %s @%d: %s\n",
-				c.Verdict.RatioLo, c.Verdict.RatioHi, 100*effectOf(vopt), c.Target, c.Test, c.Threads, why)
-		}
-	}
+	unknownLines(env.Stdout, cmps, vopt)
 	powerLines(env.Stdout, cmps, vopt)
 	if !*gate {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -115,15 +116,21 @@ func runCompareAcross(env Env, f *compareFlags, vopt report.VerdictOptions, gopt
 	}
 	fmt.Fprintf(env.Stdout, "\nverdicts over %d cells: %d slower, %d faster, %d same, %d unknown\n", len(cmps),
 		counts[analysis.Slower], counts[analysis.Faster], counts[analysis.Same], counts[analysis.Unknown])
-	for _, c := range cmps {
-		if _, why := report.UnknownWhy(c, vopt); why != "" {
-			printWrapped(env.Stdout, "unknown although the interval [%.3f-%.3f] lies beyond +-%g%%: %s: %s @%d: %s\n",
-				c.Verdict.RatioLo, c.Verdict.RatioHi, 100*effectOf(vopt), c.Target, c.Test, c.Threads, why)
-		}
-	}
+	unknownLines(env.Stdout, cmps, vopt)
 	powerLines(env.Stdout, cmps, vopt)
 	if !f.gate {
 		return nil
 	}
 	return gateReport(env.Stdout, cmps, gopt)
+}
+
+// unknownLines says, for each unknown verdict whose interval lies beyond
+// the minimum effect, why it was not called (report.UnknownWhy).
+func unknownLines(w io.Writer, cmps []report.Comparison, vopt report.VerdictOptions) {
+	for _, c := range cmps {
+		if _, why := report.UnknownWhy(c, vopt); why != "" {
+			printWrapped(w, "unknown although the interval [%.3f-%.3f] lies beyond +-%g%%: %s: %s @%d: %s\n",
+				c.Verdict.RatioLo, c.Verdict.RatioHi, 100*effectOf(vopt), c.Target, c.Test, c.Threads, why)
+		}
+	}
 }
