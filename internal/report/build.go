@@ -32,38 +32,61 @@ type Data struct {
 	// Noise is the host's noise history that applies to the experiment;
 	// nil means none (verdicts then rest on the repeats).
 	Noise *noise.Model
+
+	// spec is the stored spec, parsed once (StoredSpec); specRead says
+	// whether it was tried, so an unreadable one is not tried again.
+	spec     *spec.Spec
+	specRead bool
+}
+
+// StoredSpec is the experiment's stored spec, parsed on first use and then
+// kept: the header, the sweeps, the sequence and the suites' sections all
+// read it. Nil when it cannot be read (an experiment stored by an older
+// benchlab, or none stored).
+func (d *Data) StoredSpec() *spec.Spec {
+	if !d.specRead {
+		d.specRead = true
+		if sp, err := spec.ParseStored([]byte(d.Experiment.Spec), "stored spec"); err == nil {
+			d.spec = &sp
+		}
+	}
+	return d.spec
+}
+
+// Reader is the part of the store a report is read from. It has no
+// method that writes: building a report changes nothing in the store, so
+// it works on a store opened read-only, and the noise history it uses is
+// the one learned when the results were stored (noise.Learn after a run,
+// an import or a copy; noise.Backfill before a report in the cli).
+type Reader interface {
+	noise.HistoryReader
+	Experiment(ctx context.Context, id int64) (store.Experiment, error)
+	Runs(ctx context.Context, experimentID int64) ([]store.Run, error)
+	Results(ctx context.Context, runID int64, withIntervals bool) ([]store.Result, error)
 }
 
 // Load reads an experiment (0 = the most recent) with all its runs and
-// results, and the host's noise history that applies to it. It first
-// teaches the noise model the experiment (noise.Learn, which replaces
-// what it taught before) and every experiment it has not learned
-// (noise.Backfill), so experiments copied from another store or run
-// before the model existed count too.
-func Load(ctx context.Context, st *store.Store, experimentID int64, withIntervals bool) (*Data, error) {
+// results, and the host's noise history that applies to it. It parses the
+// stored spec once, here, for every table that needs it.
+func Load(ctx context.Context, st Reader, experimentID int64, withIntervals bool) (*Data, error) {
 	exp, err := st.Experiment(ctx, experimentID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load experiment %d: %w", experimentID, err)
 	}
 	runs, err := st.Runs(ctx, exp.ID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load runs of experiment %d: %w", exp.ID, err)
 	}
 	d := &Data{Experiment: exp, Runs: runs, Results: map[int64][]store.Result{}}
 	for _, r := range runs {
 		if d.Results[r.ID], err = st.Results(ctx, r.ID, withIntervals); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("load results of run %d: %w", r.ID, err)
 		}
 	}
-	if err := noise.Learn(ctx, st, exp, runs, d.Results); err != nil {
-		return nil, err
-	}
-	if err := noise.Backfill(ctx, st); err != nil {
-		return nil, err
-	}
 	if d.Noise, err = noise.Load(ctx, st, exp, runs, d.Results); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load noise history of experiment %d: %w", exp.ID, err)
 	}
+	d.StoredSpec()
 	return d, nil
 }
 
@@ -577,7 +600,7 @@ func header(d *Data) []string {
 	}
 	h = append(h, fmt.Sprintf("created %s, preset %s, base %s%s", e.Created.Local().Format("2006-01-02 15:04:05"),
 		orDefault(e.Preset, "none"), e.Base, durationOf(d)))
-	if sp, err := spec.ParseStored([]byte(e.Spec), "stored spec"); err == nil {
+	if sp := d.StoredSpec(); sp != nil {
 		w := sp.Workload
 		line := fmt.Sprintf("suite %s (%s), %d table(s) of %d rows, threads %v, read %s, write %s, warm-up %s",
 			w.Suite, workload.TestsLabel(sp.Params()), w.Tables, w.TableSize, w.Threads, w.ReadTime.Duration,
@@ -629,7 +652,7 @@ func importedFrom(d *Data) string {
 		return ""
 	}
 	line := "workload: imported from " + strings.Join(list, " and ") + " output (benchlab import), not run by benchlab"
-	if sp, err := spec.ParseStored([]byte(d.Experiment.Spec), "stored spec"); err == nil {
+	if sp := d.StoredSpec(); sp != nil {
 		line += fmt.Sprintf("; tests %s, threads %v, repeats %d", strings.Join(sp.Workload.Tests, ", "),
 			sp.Workload.Threads, sp.Workload.Repeats)
 	}
@@ -671,8 +694,8 @@ func targetLine(run store.Run, m store.Manifest) string {
 
 // suiteOf is the experiment's suite as its stored spec names it.
 func suiteOf(d *Data) string {
-	sp, err := spec.ParseStored([]byte(d.Experiment.Spec), "stored spec")
-	if err != nil {
+	sp := d.StoredSpec()
+	if sp == nil {
 		return ""
 	}
 	return sp.Workload.Suite

@@ -11,8 +11,8 @@ import (
 // sweepsOf returns the experiment's sweeps, as its stored spec's targets
 // mark them (spec.Swept), never as read from the targets' names.
 func sweepsOf(d *Data) []spec.SweepGroup {
-	sp, err := spec.ParseStored([]byte(d.Experiment.Spec), "stored spec")
-	if err != nil {
+	sp := d.StoredSpec()
+	if sp == nil {
 		return nil
 	}
 	return sp.Sweeps()

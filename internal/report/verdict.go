@@ -9,7 +9,6 @@ import (
 	"benchlab/internal/analysis"
 	"benchlab/internal/metric"
 	"benchlab/internal/noise"
-	"benchlab/internal/spec"
 	"benchlab/internal/store"
 )
 
@@ -316,8 +315,8 @@ func stabilityNotes(d *Data) []string {
 // adjacent targets over all their repeats, and E-Divisive change points over
 // the per-target medians.
 func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) string, groups map[cellKey]string, opt Options) *Table {
-	sp, err := spec.ParseStored([]byte(d.Experiment.Spec), "stored spec")
-	ordered := opt.Sequence || (err == nil && sp.Sequence)
+	sp := d.StoredSpec()
+	ordered := opt.Sequence || (sp != nil && sp.Sequence)
 	if !ordered || len(d.Experiment.Targets) < 3 {
 		return nil
 	}
