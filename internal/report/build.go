@@ -1,6 +1,7 @@
 package report
 
 import (
+	"benchlab/internal/report/section"
 	"cmp"
 	"context"
 	"fmt"
@@ -15,7 +16,6 @@ import (
 	"benchlab/internal/noise"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
-	"benchlab/internal/workload"
 )
 
 // groupOrder is the order of METHOD.md 2.7's groups.
@@ -33,19 +33,22 @@ type Data struct {
 	// nil means none (verdicts then rest on the repeats).
 	Noise *noise.Model
 
-	// spec is the stored spec, parsed once (StoredSpec); specRead says
-	// whether it was tried, so an unreadable one is not tried again.
+	// spec is the stored spec, parsed once (StoredSpec) from specOf, the
+	// text it was parsed from; specRead says whether it was tried, so an
+	// unreadable one is not tried again.
 	spec     *spec.Spec
+	specOf   string
 	specRead bool
 }
 
 // StoredSpec is the experiment's stored spec, parsed on first use and then
 // kept: the header, the sweeps, the sequence and the suites' sections all
 // read it. Nil when it cannot be read (an experiment stored by an older
-// benchlab, or none stored).
+// benchlab, or none stored). A Data whose Experiment.Spec was set anew is
+// parsed anew.
 func (d *Data) StoredSpec() *spec.Spec {
-	if !d.specRead {
-		d.specRead = true
+	if !d.specRead || d.specOf != d.Experiment.Spec {
+		d.specRead, d.specOf, d.spec = true, d.Experiment.Spec, nil
 		if sp, err := spec.ParseStored([]byte(d.Experiment.Spec), "stored spec"); err == nil {
 			d.spec = &sp
 		}
@@ -290,47 +293,14 @@ func relativeTitle(s samples, keys []cellKey, base string) string {
 // more is better where more is better, worse where less is (latencies),
 // and the other way round at 0.95 and less.
 func relativeMarks(s samples, keys []cellKey) string {
-	return RelativeMarks(uniqueTests(keys), lowerIsBetterTests(s, keys))
+	return section.RelativeMarks(uniqueTests(keys), lowerIsBetterTests(s, keys))
 }
 
 // verdictLegend says on which side of 1 the relative table's significant
 // verdicts lie: - slower below 1 and + faster above where more is better,
 // the other way round where less is (a latency ratio above 1 is slower).
 func verdictLegend(s samples, keys []cellKey) string {
-	return VerdictLegend(uniqueTests(keys), lowerIsBetterTests(s, keys))
-}
-
-// RelativeMarks says how a table of ratios to the base marks them without
-// a verdict, for rows of the tests all, of which those in lower report a
-// lower-is-better metric (latencies): + (green) at 1.05 and more and -
-// (red) at 0.95 and less where more is better, the other way round where
-// less is.
-func RelativeMarks(all, lower []string) string {
-	return byDirection(all, lower, "+ (green) >= 1.05 better, - (red) <= 0.95 worse, grey between",
-		"+ (green) <= 0.95 better, - (red) >= 1.05 worse, grey between")
-}
-
-// VerdictLegend says on which side of 1 a table of ratios to the base puts
-// its significant verdicts, for rows of the tests all, of which those in
-// lower report a lower-is-better metric: - slower below 1 and + faster
-// above where more is better, the other way round where less is (a
-// latency ratio above 1 is slower).
-func VerdictLegend(all, lower []string) string {
-	return "significant verdicts, " + byDirection(all, lower, "- (slower, red) below 1, + (faster, green) above 1",
-		"- (slower, red) above 1, + (faster, green) below 1")
-}
-
-// byDirection is higher for rows of the tests all whose metric is
-// higher-is-better and lower for those in lower, naming the lower ones
-// when the rows mix both.
-func byDirection(all, lower []string, higher, lowerText string) string {
-	switch {
-	case len(lower) == 0:
-		return higher
-	case len(lower) == len(all):
-		return "lower is better: " + lowerText
-	}
-	return higher + "; lower is better for " + strings.Join(lower, ", ") + ": " + lowerText
+	return section.VerdictLegend(uniqueTests(keys), lowerIsBetterTests(s, keys))
 }
 
 // lowerIsBetterTests lists, once each and in order, the tests of keys
@@ -404,136 +374,23 @@ func kindTable(keys []cellKey, s samples, targets []string, groups map[cellKey]s
 			}
 			row := Row{Group: groups[k], Label: label(k), Cells: []Cell{{Kind: Text, Text: tg}}}
 			for _, kind := range kinds {
-				share := Median(rs, func(r store.Result) float64 {
+				share := section.Median(rs, func(r store.Result) float64 {
 					if r.Events == 0 {
 						return math.NaN()
 					}
 					ks, _ := r.Kind(kind)
 					return 100 * float64(ks.Ops) / float64(r.Events)
 				})
-				p99 := Median(rs, func(r store.Result) float64 {
+				p99 := section.Median(rs, func(r store.Result) float64 {
 					ks, _ := r.Kind(kind)
 					return ms(ks.P99.Seconds())
 				})
-				row.Cells = append(row.Cells, NumberCell(share), NumberCell(p99))
+				row.Cells = append(row.Cells, section.NumberCell(share), section.NumberCell(p99))
 			}
 			t.Rows = append(t.Rows, row)
 		}
 	}
 	return t
-}
-
-// Build makes the report of an experiment: what ran, relative and absolute
-// throughput, latency, and the notes a reader must see.
-func Build(d *Data) *Report { return BuildWith(d, Options{}) }
-
-// BuildWith is Build with explicit options.
-func BuildWith(d *Data, opt Options) *Report {
-	r := &Report{Title: fmt.Sprintf("benchlab experiment %d: %s", d.Experiment.ID, d.Experiment.Name)}
-	r.Header = header(d)
-	sec, hasSections := sectionsOf(d, opt)
-	if hasSections && sec.Replace {
-		r.Tables = sec.Tables
-		r.Notes = append(notes(d), sec.Notes...)
-		s, keys, groups := d.samples()
-		label, _ := labeler(keys)
-		r.Tables = append(r.Tables, sweepTables(d, keys, s, label, groups)...)
-		r.Notes = append(r.Notes, efficiencyNotes(d, keys, s)...)
-		r.Notes = append(r.Notes, counterNotes(keys, s)...)
-		r.Notes = append(r.Notes, profileNotes(d, keys, s)...)
-		minRep, maxRep := repeatRange(s, keys)
-		r.Notes = append(r.Notes, verdictNotes(minRep, maxRep, opt.Verdict)...)
-		correctTables(r, opt.Verdict)
-		r.Notes = append(r.Notes, stabilityNotes(d)...)
-		return r
-	}
-	s, keys, groups := d.samples()
-	targets := d.targets()
-	label, _ := labeler(keys)
-	tput := func(x store.Result) float64 { return x.Throughput() }
-	if len(targets) > 1 {
-		rel := Table{
-			Title:    relativeTitle(s, keys, d.Experiment.Base),
-			Legend:   "2 decimals; " + relativeMarks(s, keys) + compareLegend(s, keys),
-			Columns:  targets[1:],
-			Relative: true,
-		}
-		verdicts := false
-		for _, k := range keys {
-			row := Row{Group: groups[k], Label: label(k)}
-			for _, t := range targets[1:] {
-				c := d.throughputCell(s[targets[0]][k], s[t][k], targets[0], t, k, opt.Verdict)
-				verdicts = verdicts || c.Verdict != ""
-				row.Cells = append(row.Cells, c)
-			}
-			rel.Rows = append(rel.Rows, row)
-		}
-		if _, hi := repeatRange(s, keys); hi >= 2 || verdicts {
-			rel.Legend = "ratio over the repeats, 2 decimals; " + verdictLegend(s, keys) +
-				"; = same, ? unknown (grey); the notes say which evidence each rests on" + compareLegend(s, keys)
-		}
-		r.Tables = append(r.Tables, rel)
-		if seq := sequenceTable(d, keys, s, label, groups, opt); seq != nil {
-			r.Tables = append(r.Tables, *seq)
-		}
-	}
-	r.Tables = append(r.Tables, sweepTables(d, keys, s, label, groups)...)
-	abs := Table{Title: absoluteTitle(s, keys), Legend: absoluteLegend(s, keys),
-		Columns: targets}
-	for _, k := range keys {
-		row := Row{Group: groups[k], Label: label(k)}
-		for _, t := range targets {
-			row.Cells = append(row.Cells, NumberCell(Median(s[t][k], tput)))
-		}
-		abs.Rows = append(abs.Rows, row)
-	}
-	r.Tables = append(r.Tables, abs)
-	if sp := spreadTable(keys, s, targets, groups, label); sp != nil {
-		r.Tables = append(r.Tables, *sp)
-	}
-	lat := Table{Title: "Latency per event", Legend: "milliseconds, from HDR histograms of the measured part (median over repeats)"}
-	if importedFrom(d) != "" {
-		lat.Legend = "milliseconds, as the imported tool printed them (median over repeats); n/a: the tool did not print it"
-	}
-	for _, t := range targets {
-		lat.Columns = append(lat.Columns, t+" p50", t+" p99")
-	}
-	for _, k := range keys {
-		row := Row{Group: groups[k], Label: label(k)}
-		for _, t := range targets {
-			row.Cells = append(row.Cells,
-				NumberCell(Median(s[t][k], func(x store.Result) float64 { return latencyMS(x.Latency.P50) })),
-				NumberCell(Median(s[t][k], func(x store.Result) float64 { return latencyMS(x.Latency.P99) })))
-		}
-		lat.Rows = append(lat.Rows, row)
-	}
-	r.Tables = append(r.Tables, lat)
-	if kt := kindTable(keys, s, targets, groups, label); kt != nil {
-		r.Tables = append(r.Tables, *kt)
-	}
-	r.Tables = append(r.Tables, efficiencyTables(d, keys, s, label, opt)...)
-	r.Tables = append(r.Tables, counterTables(d, keys, s, label, opt)...)
-	r.Tables = append(r.Tables, engineStatTables(d, keys, s, label, opt)...)
-	r.Tables = append(r.Tables, profileTables(d, keys, s, label)...)
-	r.Tables = append(r.Tables, sec.Tables...)
-	r.Notes = append(notes(d), sec.Notes...)
-	r.Notes = append(r.Notes, efficiencyNotes(d, keys, s)...)
-	r.Notes = append(r.Notes, counterNotes(keys, s)...)
-	r.Notes = append(r.Notes, engineStatNotes(d, keys, s)...)
-	r.Notes = append(r.Notes, profileNotes(d, keys, s)...)
-	minRep, maxRep := repeatRange(s, keys)
-	r.Notes = append(r.Notes, verdictNotes(minRep, maxRep, opt.Verdict)...)
-	correctTables(r, opt.Verdict)
-	if len(targets) > 1 {
-		r.Notes = append(r.Notes, evidenceNotes(Compare(d, opt.Verdict), d.Noise)...)
-	}
-	r.Notes = append(r.Notes, canaryNotes(d)...)
-	r.Notes = append(r.Notes, disturbedNotes(d)...)
-	r.Notes = append(r.Notes, stabilityNotes(d)...)
-	if n := spreadNote(keys, s, targets, label); n != "" {
-		r.Notes = append(r.Notes, n)
-	}
-	return r
 }
 
 func ms(secs float64) float64 { return secs * 1000 }
@@ -602,15 +459,7 @@ func header(d *Data) []string {
 		orDefault(e.Preset, "none"), e.Base, durationOf(d)))
 	if sp := d.StoredSpec(); sp != nil {
 		w := sp.Workload
-		line := fmt.Sprintf("suite %s (%s), %d table(s) of %d rows, threads %v, read %s, write %s, warm-up %s",
-			w.Suite, workload.TestsLabel(sp.Params()), w.Tables, w.TableSize, w.Threads, w.ReadTime.Duration,
-			w.WriteTime.Duration, w.Warmup.Duration)
-		if suite, ok := workload.Lookup(w.Suite); ok {
-			if d, ok := suite.(workload.Describer); ok {
-				line = d.Describe(sp.Params())
-			}
-		}
-		h = append(h, fmt.Sprintf("workload: %s, repeats %d", line, w.Repeats))
+		h = append(h, fmt.Sprintf("workload: %s, repeats %d", sp.Describe(), w.Repeats))
 		for _, n := range w.StoredNotes() {
 			h = append(h, "workload as run: "+n)
 		}
@@ -907,18 +756,6 @@ func engineIO(e *store.Efficiency, server, client int64) float64 {
 	return float64(server)
 }
 
-// sumOf adds the server and client figures; a server that is not measured
-// (in-process engine) adds nothing, an unreadable one makes the sum unreadable.
-func sumOf(server, client float64) float64 {
-	switch {
-	case server == store.NotReadable || client == store.NotReadable:
-		return store.NotReadable
-	case server == store.NotMeasured:
-		return client
-	}
-	return server + client
-}
-
 var effMetrics = []effMetric{
 	{"cpu us/op client", func(r store.Result) float64 {
 		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return e.ClientCPU }), 1e6)
@@ -927,7 +764,7 @@ var effMetrics = []effMetric{
 		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return e.ServerCPU }), 1e6)
 	}, true},
 	{"cpu us/op total", func(r store.Result) float64 {
-		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return sumOf(e.ServerCPU, e.ClientCPU) }), 1e6)
+		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return section.SumOf(e.ServerCPU, e.ClientCPU) }), 1e6)
 	}, true},
 	{"KB read/op", func(r store.Result) float64 {
 		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return engineIO(e, e.ServerReadBytes, e.ClientReadBytes) }), 1.0/1024)
@@ -951,13 +788,13 @@ var effMetrics = []effMetric{
 		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return float64(e.DevWriteBytes) }), 1.0/1024)
 	}, false},
 	{"cs/op", func(r store.Result) float64 {
-		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return sumOf(float64(e.ServerCS), float64(e.ClientCS)) }), 1)
+		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return section.SumOf(float64(e.ServerCS), float64(e.ClientCS)) }), 1)
 	}, true},
 	{"peak server RSS MB", func(r store.Result) float64 {
-		return effF(r, func(e *store.Efficiency) float64 { return mb(e.ServerPeakRSS) })
+		return effF(r, func(e *store.Efficiency) float64 { return section.MiB(e.ServerPeakRSS) })
 	}, false},
 	{"peak client RSS MB", func(r store.Result) float64 {
-		return effF(r, func(e *store.Efficiency) float64 { return mb(e.ClientPeakRSS) })
+		return effF(r, func(e *store.Efficiency) float64 { return section.MiB(e.ClientPeakRSS) })
 	}, false},
 	{"peak client own MB", func(r store.Result) float64 {
 		return effF(r, func(*store.Efficiency) float64 { return factMB(r, store.FactClientOwnPeakRSS) })
@@ -988,13 +825,6 @@ func factMB(r store.Result, name string) float64 {
 	return v / (1 << 20)
 }
 
-func mb(b int64) float64 {
-	if b < 0 {
-		return float64(b)
-	}
-	return float64(b) / (1 << 20)
-}
-
 // effValues returns the figures of a row's repeats and whether all of them
 // are numbers; otherwise the cell that says why not ("n/a" when not
 // measured or not sampled, "not readable" when a counter could not be read).
@@ -1009,7 +839,7 @@ func effValues(rs []store.Result, f func(store.Result) float64) ([]float64, *Cel
 		case math.IsNaN(v) || v == store.NotMeasured:
 			return nil, &Cell{Missing: true}
 		case v == store.NotReadable:
-			c := TextCell("not readable")
+			c := section.TextCell("not readable")
 			return nil, &c
 		}
 		out = append(out, v)
@@ -1081,7 +911,7 @@ func costTables(d *Data, keys []cellKey, s samples, label func(cellKey) string, 
 					row.Cells = append(row.Cells, *c)
 					continue
 				}
-				row.Cells = append(row.Cells, NumberCell(analysis.Median(vals)))
+				row.Cells = append(row.Cells, section.NumberCell(analysis.Median(vals)))
 			}
 			abs.Rows = append(abs.Rows, row)
 		}
@@ -1288,7 +1118,7 @@ func dbSizeLine(d *Data) string {
 		for _, r := range d.Results[run.ID] {
 			switch {
 			case r.DBBytes > 0:
-				parts = append(parts, fmt.Sprintf("%s repeat %d: %s MB", run.Target, run.Repeat, FormatValue(mb(r.DBBytes))))
+				parts = append(parts, fmt.Sprintf("%s repeat %d: %s MB", run.Target, run.Repeat, FormatValue(section.MiB(r.DBBytes))))
 			case r.DBBytes == store.NotReadable:
 				parts = append(parts, fmt.Sprintf("%s repeat %d: not readable", run.Target, run.Repeat))
 			}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"benchlab/internal/report/section"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -23,10 +24,6 @@ import (
 //
 //go:embed assets/echarts.min.js
 var echartsJS string
-
-// maxSeriesPoints bounds each per-second series in a chart; longer series
-// are averaged down so that a report of long runs stays small.
-const maxSeriesPoints = 600
 
 // htmlCell is a table cell as the template shows it.
 type htmlCell struct {
@@ -151,7 +148,7 @@ func toHTMLTable(t Table) htmlTable {
 	for _, r := range t.Rows {
 		hr := htmlRow{Group: r.Group, Label: r.Label}
 		for _, c := range r.Cells {
-			hc := htmlCell{Text: strings.TrimSpace(c.plain()), Title: c.Detail}
+			hc := htmlCell{Text: strings.TrimSpace(plain(c)), Title: c.Detail}
 			if c.Kind == Ratio && !c.Missing {
 				switch c.Band {
 				case analysis.Better:
@@ -187,22 +184,6 @@ type chartDef struct {
 	option map[string]any
 }
 
-// palette is Okabe and Ito's colour-blind-safe set.
-var palette = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"}
-
-func baseOption(title, xName, yName string) map[string]any {
-	return map[string]any{
-		"animation": false,
-		"color":     palette,
-		"title":     map[string]any{"text": title, "left": "center", "textStyle": map[string]any{"fontSize": 14}},
-		"tooltip":   map[string]any{"trigger": "axis"},
-		"legend":    map[string]any{"top": 24, "type": "scroll"},
-		"grid":      map[string]any{"top": 64, "left": 70, "right": 30, "bottom": 70, "containLabel": true},
-		"xAxis":     map[string]any{"name": xName, "nameLocation": "middle", "nameGap": 40},
-		"yAxis":     map[string]any{"name": yName, "nameLocation": "middle", "nameGap": 55},
-	}
-}
-
 // buildCharts makes the charts of METHOD.md-style reports: relative
 // throughput per group, throughput per second, throughput against threads,
 // box plots of the steady part, CPU per operation against the base, and
@@ -227,7 +208,7 @@ func buildCharts(d *Data) []chartDef {
 	if len(targets) > 1 {
 		for _, g := range groupNames {
 			q := orDefault(quantityOf(s, byGroup[g]), "values")
-			o := baseOption("Relative "+q+": "+orDefault(g, "tests")+" (target / "+targets[0]+")",
+			o := section.BaseOption("Relative "+q+": "+orDefault(g, "tests")+" (target / "+targets[0]+")",
 				"test", "relative "+q+" (1 = base)")
 			var cats []string
 			for _, k := range byGroup[g] {
@@ -238,8 +219,8 @@ func buildCharts(d *Data) []chartDef {
 			for ti, t := range targets[1:] {
 				var vals []any
 				for _, k := range byGroup[g] {
-					vals = append(vals, num(analysis.Ratio(analysis.Median(values(s[t][k], tput)),
-						analysis.Median(values(s[targets[0]][k], tput)))))
+					vals = append(vals, section.Num(analysis.Ratio(analysis.Median(section.Values(s[t][k], tput)),
+						analysis.Median(section.Values(s[targets[0]][k], tput)))))
 				}
 				ser := map[string]any{"name": t, "type": "bar", "data": vals}
 				if ti == 0 {
@@ -256,7 +237,7 @@ func buildCharts(d *Data) []chartDef {
 	// Throughput per second, all targets of a test on one chart (first
 	// repeat); seconds before 0 are warm-up and are shaded.
 	for _, k := range keys {
-		o := baseOption("Throughput per second: "+label(k), "second of the step (shaded: warm-up)", unitOf(s, k)+" per second")
+		o := section.BaseOption("Throughput per second: "+label(k), "second of the step (shaded: warm-up)", unitOf(s, k)+" per second")
 		o["xAxis"].(map[string]any)["type"] = "value"
 		var series []any
 		first := 0
@@ -266,9 +247,9 @@ func buildCharts(d *Data) []chartDef {
 				continue
 			}
 			var pts []any
-			for _, iv := range downsample(rs[0].Intervals) {
+			for _, iv := range section.Downsample(rs[0].Intervals) {
 				first = min(first, iv.Sec)
-				pts = append(pts, []any{iv.Sec, num(intervalRate(rs[0], iv))})
+				pts = append(pts, []any{iv.Sec, section.Num(section.IntervalRate(rs[0], iv))})
 			}
 			// Dots only for short series, where single seconds matter.
 			series = append(series, map[string]any{"name": t, "type": "line", "showSymbol": len(pts) <= 30, "data": pts})
@@ -298,7 +279,7 @@ func buildCharts(d *Data) []chartDef {
 			// connect's latency.
 			m := s.metricOf(tests[name][0])
 			q := m.QuantityOf()
-			o := baseOption(strings.ToUpper(q[:1])+q[1:]+" against threads: "+name, "threads (log 2 scale)", m.Unit+" (median over repeats)")
+			o := section.BaseOption(strings.ToUpper(q[:1])+q[1:]+" against threads: "+name, "threads (log 2 scale)", m.Unit+" (median over repeats)")
 			lo, hi := tests[name][0].threads, tests[name][len(tests[name])-1].threads
 			x := o["xAxis"].(map[string]any)
 			x["type"], x["logBase"], x["min"], x["max"] = "log", 2, lo, hi
@@ -306,7 +287,7 @@ func buildCharts(d *Data) []chartDef {
 			for _, t := range targets {
 				var pts []any
 				for _, k := range tests[name] {
-					pts = append(pts, []any{k.threads, num(analysis.Median(values(s[t][k], tput)))})
+					pts = append(pts, []any{k.threads, section.Num(analysis.Median(section.Values(s[t][k], tput)))})
 				}
 				series = append(series, map[string]any{"name": t, "type": "line", "data": pts})
 			}
@@ -317,7 +298,7 @@ func buildCharts(d *Data) []chartDef {
 	out = append(out, sweepCharts(d, keys, s, label)...)
 	// Box plots of per-second throughput over the last half of each run.
 	for _, k := range keys {
-		o := baseOption("Per-second throughput, last half of the measured time: "+label(k), "target", unitOf(s, k)+" per second")
+		o := section.BaseOption("Per-second throughput, last half of the measured time: "+label(k), "target", unitOf(s, k)+" per second")
 		o["tooltip"] = map[string]any{"trigger": "item"}
 		o["xAxis"].(map[string]any)["type"] = "category"
 		o["xAxis"].(map[string]any)["data"] = targets
@@ -332,7 +313,7 @@ func buildCharts(d *Data) []chartDef {
 					}
 				}
 				for _, iv := range measured[len(measured)/2:] {
-					xs = append(xs, intervalRate(r, iv))
+					xs = append(xs, section.IntervalRate(r, iv))
 				}
 			}
 			boxes = append(boxes, fiveNumbers(xs))
@@ -355,7 +336,7 @@ func buildCharts(d *Data) []chartDef {
 			if !measured {
 				continue
 			}
-			o := baseOption("Relative "+m.column+" (target / "+targets[0]+"): lower is better",
+			o := section.BaseOption("Relative "+m.column+" (target / "+targets[0]+"): lower is better",
 				"test", "relative "+m.column+" (1 = base)")
 			categoryAxis(o, cats, 45)
 			o["series"] = series
@@ -364,7 +345,7 @@ func buildCharts(d *Data) []chartDef {
 	}
 	// Latency percentiles per test (median over repeats), log scale.
 	for _, g := range groupNames {
-		o := baseOption("Latency per event: "+orDefault(g, "tests")+" (p50 and p99)", "test", "milliseconds (log scale)")
+		o := section.BaseOption("Latency per event: "+orDefault(g, "tests")+" (p50 and p99)", "test", "milliseconds (log scale)")
 		o["yAxis"].(map[string]any)["type"] = "log"
 		var cats []string
 		for _, k := range byGroup[g] {
@@ -374,7 +355,7 @@ func buildCharts(d *Data) []chartDef {
 		var series []any
 		lowest := math.Inf(1)
 		for ti, t := range targets {
-			colour := palette[ti%len(palette)]
+			colour := section.Colour(ti)
 			for qi, q := range []struct {
 				name string
 				f    func(store.Result) float64
@@ -384,11 +365,11 @@ func buildCharts(d *Data) []chartDef {
 			} {
 				var vals []any
 				for _, k := range byGroup[g] {
-					v := analysis.Median(values(s[t][k], q.f))
+					v := analysis.Median(section.Values(s[t][k], q.f))
 					if v > 0 {
 						lowest = min(lowest, v)
 					}
-					vals = append(vals, num(v))
+					vals = append(vals, section.Num(v))
 				}
 				// A target keeps its colour; p99 is the paler bar with a border.
 				style := map[string]any{"color": colour, "borderColor": colour}
@@ -410,13 +391,6 @@ func buildCharts(d *Data) []chartDef {
 		out = append(out, chartDef{htmlChart{Title: c.Title, Height: c.Height}, c.Option})
 	}
 	return out
-}
-
-// intervalRate is one second's throughput in its result's metric, as the
-// suite that declared the metric counts a second (metric.Metric.Series).
-func intervalRate(r store.Result, iv store.Interval) float64 {
-	return metric.Of(r.Metric).Series(metric.Counts{Seconds: iv.Seconds, Events: iv.Events,
-		Statements: iv.Statements, Rows: iv.Rows, RowsPerOp: r.RowsPerOp})
 }
 
 // unitOf names what a row's per-second charts count.
@@ -465,7 +439,7 @@ func effRelative(s samples, keys []cellKey, targets []string, f func(store.Resul
 			}
 			v := analysis.Ratio(analysis.Median(other), analysis.Median(base))
 			measured = measured || !math.IsNaN(v)
-			vals = append(vals, num(v))
+			vals = append(vals, section.Num(v))
 		}
 		series = append(series, map[string]any{"name": t, "type": "bar", "data": vals})
 	}
@@ -489,25 +463,6 @@ func rate(n int64, secs float64) float64 {
 	return float64(n) / secs
 }
 
-// num turns NaN and infinities into null, which JSON and ECharts accept, and
-// keeps 4 significant digits: enough for a chart, and it keeps the page small
-// without flattening sub-millisecond latencies to 0.
-func num(v float64) any {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	if v == 0 {
-		return 0.0
-	}
-	e := 3 - math.Floor(math.Log10(math.Abs(v)))
-	if e < 0 {
-		q := math.Pow(10, -e)
-		return math.Round(v/q) * q
-	}
-	p := math.Pow(10, e)
-	return math.Round(v*p) / p
-}
-
 // fiveNumbers returns min, lower quartile, median, upper quartile and max.
 func fiveNumbers(xs []float64) []any {
 	if len(xs) == 0 {
@@ -521,25 +476,7 @@ func fiveNumbers(xs []float64) []any {
 		hi := int(math.Ceil(pos))
 		return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
 	}
-	return []any{num(s[0]), num(q(0.25)), num(q(0.5)), num(q(0.75)), num(s[len(s)-1])}
-}
-
-// downsample averages a long series into at most maxSeriesPoints points.
-func downsample(ivs []store.Interval) []store.Interval {
-	if len(ivs) <= maxSeriesPoints {
-		return ivs
-	}
-	step := (len(ivs) + maxSeriesPoints - 1) / maxSeriesPoints
-	var out []store.Interval
-	for i := 0; i < len(ivs); i += step {
-		agg := ivs[i]
-		for _, iv := range ivs[i+1 : min(i+step, len(ivs))] {
-			agg.Statements += iv.Statements
-			agg.Seconds += iv.Seconds
-		}
-		out = append(out, agg)
-	}
-	return out
+	return []any{section.Num(s[0]), section.Num(q(0.25)), section.Num(q(0.5)), section.Num(q(0.75)), section.Num(s[len(s)-1])}
 }
 
 var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
@@ -632,7 +569,7 @@ func speedCharts(keys []cellKey, targets []string, s samples, label func(cellKey
 			continue
 		}
 		med := analysis.Median(all)
-		o := baseOption("CPU speed per second: "+label(k)+" (the speed probes' rate / the median second's)",
+		o := section.BaseOption("CPU speed per second: "+label(k)+" (the speed probes' rate / the median second's)",
 			"second of the step", "CPU speed (1 = median second)")
 		o["xAxis"].(map[string]any)["type"] = "value"
 		o["yAxis"].(map[string]any)["scale"] = true
@@ -643,7 +580,7 @@ func speedCharts(keys []cellKey, targets []string, s samples, label func(cellKey
 			}
 			var data []any
 			for _, p := range pts[t] {
-				data = append(data, []any{p[0], num(p[1] / med)})
+				data = append(data, []any{p[0], section.Num(p[1] / med)})
 			}
 			series = append(series, map[string]any{"name": t, "type": "line", "showSymbol": len(data) <= 30, "data": data})
 		}
@@ -658,7 +595,7 @@ func speedCharts(keys []cellKey, targets []string, s samples, label func(cellKey
 
 // secondSpeeds are the measured seconds of ivs that have a CPU speed, as
 // (second, speed) pairs; a long series is averaged down to
-// maxSeriesPoints points.
+// section.MaxSeriesPoints points.
 func secondSpeeds(ivs []store.Interval) [][2]float64 {
 	var pts [][2]float64
 	for _, iv := range ivs {
@@ -666,10 +603,10 @@ func secondSpeeds(ivs []store.Interval) [][2]float64 {
 			pts = append(pts, [2]float64{float64(iv.Sec), iv.Load.CPUSpeed})
 		}
 	}
-	if len(pts) <= maxSeriesPoints {
+	if len(pts) <= section.MaxSeriesPoints {
 		return pts
 	}
-	step := (len(pts) + maxSeriesPoints - 1) / maxSeriesPoints
+	step := (len(pts) + section.MaxSeriesPoints - 1) / section.MaxSeriesPoints
 	var out [][2]float64
 	for i := 0; i < len(pts); i += step {
 		group := pts[i:min(i+step, len(pts))]

@@ -42,7 +42,9 @@ func marker(b analysis.Band) string {
 	return " "
 }
 
-func (c Cell) plain() string {
+// plain is a cell as text: a number with its unit and tone mark, a ratio
+// with its verdict mark, "n/a" when nothing was measured.
+func plain(c Cell) string {
 	switch {
 	case c.Missing:
 		return "n/a"
@@ -58,7 +60,11 @@ func (c Cell) plain() string {
 		}
 		return FormatRatio(c.Value) + m
 	}
-	return FormatValue(c.Value) + toneMark(c.Tone)
+	v := FormatValue(c.Value)
+	if c.Unit != "" {
+		v += " " + c.Unit
+	}
+	return v + toneMark(c.Tone)
 }
 
 // FormatRatio renders a ratio with two decimals, except that a ratio below
@@ -142,7 +148,7 @@ func writeTextTable(b *strings.Builder, t Table, opt TextOptions) {
 		}
 		b.WriteString(pad("  "+r.Label, widths[0], true))
 		for i, c := range r.Cells {
-			s := pad(c.plain(), widths[i+1], false)
+			s := pad(plain(c), widths[i+1], false)
 			if opt.Color && c.Kind == Ratio && !c.Missing {
 				switch c.Band {
 				case analysis.Better:
@@ -200,7 +206,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			}
 			b.WriteString("| " + mdEscape(r.Label) + " |")
 			for _, c := range r.Cells {
-				s := mdEscape(c.plain())
+				s := mdEscape(plain(c))
 				if !c.Missing && ((c.Kind == Ratio && c.Band != analysis.Neutral) || c.Tone == ToneGood || c.Tone == ToneBad) {
 					s = "**" + strings.TrimSpace(s) + "**"
 				}
@@ -238,7 +244,7 @@ func columnWidths(t Table) []int {
 		widths[0] = max(widths[0], utf8.RuneCountInString(r.Label)+2)
 		for i, c := range r.Cells {
 			if i+1 < len(widths) {
-				widths[i+1] = max(widths[i+1], utf8.RuneCountInString(c.plain()))
+				widths[i+1] = max(widths[i+1], utf8.RuneCountInString(plain(c)))
 			}
 		}
 	}
