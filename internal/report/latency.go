@@ -1,25 +1,74 @@
 package report
 
 import (
+	"time"
+
 	"benchlab/internal/report/section"
 	"benchlab/internal/store"
 )
 
-// latencyTables is the table of latency percentiles per target.
+// percentile is one latency column: its name and where a result stores it.
+type percentile struct {
+	name string
+	of   func(store.Latency) time.Duration
+}
+
+// percentiles are the latency figures a result can store, in the order
+// the table shows them.
+var percentiles = []percentile{
+	{"p50", func(l store.Latency) time.Duration { return l.P50 }},
+	{"p95", func(l store.Latency) time.Duration { return l.P95 }},
+	{"p99", func(l store.Latency) time.Duration { return l.P99 }},
+	{"p99.9", func(l store.Latency) time.Duration { return l.P999 }},
+	{"max", func(l store.Latency) time.Duration { return l.Max }},
+}
+
+// storedPercentiles are the percentiles some measured result of the rows
+// holds: benchlab's histograms store them all, an imported tool's output
+// only those it printed (sysbench: p95 and max), so every stored figure
+// gets a column and none is shown as n/a.
+func storedPercentiles(v *view) []percentile {
+	var out []percentile
+	for _, p := range percentiles {
+		found := false
+		for _, t := range v.targets {
+			for _, k := range v.keys {
+				for _, r := range v.s[t][k] {
+					found = found || p.of(r.Latency) > 0
+				}
+			}
+		}
+		if found {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// latencyTables is the table of latency percentiles per target, one
+// column per stored percentile.
 func latencyTables(v *view) []Table {
+	ps := storedPercentiles(v)
+	if len(ps) == 0 {
+		return nil
+	}
 	lat := Table{Title: "Latency per event", Legend: "milliseconds, from HDR histograms of the measured part (median over repeats)"}
 	if importedFrom(v.d) != "" {
-		lat.Legend = "milliseconds, as the imported tool printed them (median over repeats); n/a: the tool did not print it"
+		lat.Legend = "milliseconds, as the imported tool printed them (median over repeats); a column for every " +
+			"percentile it printed; n/a: not printed for that test"
 	}
 	for _, t := range v.targets {
-		lat.Columns = append(lat.Columns, t+" p50", t+" p99")
+		for _, p := range ps {
+			lat.Columns = append(lat.Columns, t+" "+p.name)
+		}
 	}
 	for _, k := range v.keys {
 		row := Row{Group: v.groups[k], Label: v.label(k)}
 		for _, t := range v.targets {
-			row.Cells = append(row.Cells,
-				section.NumberCell(section.Median(v.s[t][k], func(x store.Result) float64 { return latencyMS(x.Latency.P50) })),
-				section.NumberCell(section.Median(v.s[t][k], func(x store.Result) float64 { return latencyMS(x.Latency.P99) })))
+			for _, p := range ps {
+				row.Cells = append(row.Cells, section.NumberCell(section.Median(v.s[t][k],
+					func(x store.Result) float64 { return latencyMS(p.of(x.Latency)) })))
+			}
 		}
 		lat.Rows = append(lat.Rows, row)
 	}

@@ -114,7 +114,7 @@ var afterCorrection = []noteBuilder{
 	},
 	func(v *view) []string { return canaryNotes(v.d) },
 	func(v *view) []string { return disturbedNotes(v.d) },
-	func(v *view) []string { return stabilityNotes(v.d) },
+	func(v *view) []string { return stabilityNotes(v.d, v.sec.Planned) },
 	func(v *view) []string {
 		if n := spreadNote(v.keys, v.s, v.targets, v.label); n != "" {
 			return []string{n}

@@ -265,43 +265,6 @@ func overrunNote(r store.Result, run store.Run, sampled float64) string {
 	return ""
 }
 
-// stabilityNotes flag measured steps whose per-second throughput was unstable
-// (analysis.Stability: variation, stalls, waves, no steady state), that
-// completed no operation, or whose measured part overran (overrunNote).
-func stabilityNotes(d *Data) []string {
-	var out []string
-	for _, run := range d.Runs {
-		for _, r := range d.Results[run.ID] {
-			if r.Action || r.Warm || len(r.Intervals) == 0 {
-				continue
-			}
-			var series []float64
-			sampled := 0.0
-			for _, iv := range r.Intervals {
-				if iv.Sec >= 0 {
-					sampled += iv.Seconds
-				}
-				if iv.Sec >= 0 && iv.Seconds >= 0.5 {
-					series = append(series, float64(iv.Statements)/iv.Seconds)
-				}
-			}
-			if n := overrunNote(r, run, sampled); n != "" {
-				out = append(out, n)
-			}
-			s := analysis.Stability(series)
-			if s.Unstable {
-				out = append(out, fmt.Sprintf("unstable: %s @%d on %s (repeat %d): %s", r.Test, r.Threads, run.Target,
-					run.Repeat, strings.Join(s.Reasons, "; ")))
-			}
-		}
-	}
-	const maxNotes = 15
-	if len(out) > maxNotes {
-		out = append(out[:maxNotes], fmt.Sprintf("... and %d more unstable steps", len(out)-maxNotes))
-	}
-	return out
-}
-
 // sequenceTable locates changes across targets in release order (the spec's
 // `sequence = true`): for each row, the first significant step between
 // adjacent targets over all their repeats, and E-Divisive change points over

@@ -38,6 +38,11 @@ type Sections struct {
 	// Replace drops the generic tables (relative and absolute throughput,
 	// latency, operations by kind, spread) for Tables.
 	Replace bool
+	// Planned names the steps (by test) in which the suite disrupts the
+	// system on purpose, with what it did ("node 2 killed at 5.0 s"): the
+	// report does not call their per-second dip unstable, since the dip is
+	// what they measure.
+	Planned map[string]string
 }
 
 // Sectioner is a suite that lays out report sections of its own, as the
