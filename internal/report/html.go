@@ -80,6 +80,7 @@ type htmlManifest struct {
 
 type htmlPage struct {
 	Title    string
+	Summary  []string
 	Header   []string
 	Relative []htmlTable
 	// Conventions say which ratios the relative tables colour better and
@@ -102,7 +103,7 @@ type htmlPage struct {
 // the tables are plain HTML that reads without JavaScript. Everything taken
 // from the store is escaped by html/template or encoding/json.
 func WriteHTML(w io.Writer, d *Data, r *Report) error {
-	page := htmlPage{Title: r.Title, Header: r.Header, Notes: uniqueNotes(r.Notes), ECharts: template.JS(echartsJS),
+	page := htmlPage{Title: r.Title, Summary: r.Summary, Header: r.Header, Notes: uniqueNotes(r.Notes), ECharts: template.JS(echartsJS),
 		Conventions: conventionsOf(d)}
 	for _, t := range r.Tables {
 		ht := toHTMLTable(t)
@@ -505,6 +506,7 @@ ul.header li { margin: 2px 0; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
+{{if .Summary}}<section class="summary"><h2>Summary</h2><ul>{{range .Summary}}<li>{{.}}</li>{{end}}</ul></section>{{end}}
 <ul class="header">{{range .Header}}<li>{{.}}</li>{{end}}</ul>
 {{define "table"}}<h2>{{.Title}}</h2>{{if .Legend}}<p class="legend">{{.Legend}}</p>{{end}}
 <table><thead><tr><th>test</th>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>

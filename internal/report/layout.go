@@ -36,6 +36,7 @@ func BuildWith(d *Data, opt Options) *Report {
 	for _, b := range afterCorrection {
 		r.Notes = append(r.Notes, b(v)...)
 	}
+	r.Summary = summary(v, r)
 	return r
 }
 

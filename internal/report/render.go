@@ -103,6 +103,17 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	} else {
 		b.WriteString(r.Title + "\n")
 	}
+	if len(r.Summary) > 0 {
+		b.WriteString("Summary:\n")
+		for _, l := range r.Summary {
+			if item, ok := strings.CutPrefix(l, "  "); ok {
+				b.WriteString(wrapText(item, "    - ", "      ", TextWidth))
+				continue
+			}
+			b.WriteString(wrapText(l, "  ", "    ", TextWidth))
+		}
+		b.WriteString("\n")
+	}
 	for _, h := range r.Header {
 		b.WriteString(wrapText(h, "  ", "    ", TextWidth))
 	}
@@ -181,6 +192,17 @@ func writeTextTable(b *strings.Builder, t Table, opt TextOptions) {
 func WriteMarkdown(w io.Writer, r *Report) error {
 	var b strings.Builder
 	b.WriteString("# " + mdEscape(r.Title) + "\n\n")
+	if len(r.Summary) > 0 {
+		b.WriteString("**Summary**\n\n")
+		for _, l := range r.Summary {
+			indent := "- "
+			if strings.HasPrefix(l, "  ") {
+				indent = "  - "
+			}
+			b.WriteString(indent + mdEscape(strings.TrimSpace(l)) + "\n")
+		}
+		b.WriteString("\n")
+	}
 	for _, h := range r.Header {
 		b.WriteString("- " + mdEscape(h) + "\n")
 	}

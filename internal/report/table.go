@@ -6,6 +6,9 @@ package report
 // Report is everything shown for one experiment.
 type Report struct {
 	Title string
+	// Summary is what a busy reader reads first: what changed beyond
+	// noise, by how much, how sure, and the strongest reason measured.
+	Summary []string
 	// Header lines describe what ran: experiment, targets, host, preset.
 	Header []string
 	Tables []Table
