@@ -82,7 +82,7 @@ func runCompare(env Env, f *compareFlags) error {
 	if *format == "html" && *gate {
 		return usagef("flag --format: html is a page for reading; the gate (--fail-on-regression) prints text")
 	}
-	d, err := loadData(storePath(env, f.store), f.id)
+	d, err := loadData(env, storePath(env, f.store), f.id)
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func runCopy(env Env, fromFlag, toFlag string, idFlag int64) error {
 	if src == *to {
 		return usagef("flag --to: %s is also the source", *to)
 	}
-	in, err := openExisting(src)
+	in, err := openExisting(env, src)
 	if err != nil {
 		return err
 	}

@@ -2,28 +2,12 @@ package cli
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// smallDisk mounts a tmpfs of size bytes (mount options opts) on a temp dir
-// and unmounts it when the test ends. Mounting needs root: CI runs as root,
-// elsewhere the test is skipped.
-func smallDisk(t *testing.T, opts string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", opts, "tmpfs", dir).CombinedOutput(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("mount a tmpfs: %v: %s", err, out)
-		}
-		t.Skipf("cannot mount a tmpfs (needs root): %v: %s", err, out)
-	}
-	// Lazy: a Pebble store that panicked keeps its (deleted) files open.
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
-	return dir
-}
+	"benchlab/internal/disktest"
+)
 
 // TestDiskFull runs engines whose data dir is on a 2 MB disk, past the
 // free-space check (--skip-space-check): the cell fails
@@ -35,7 +19,7 @@ func TestDiskFull(t *testing.T) {
 		{"sqlite", "sqlite", "suite = \"sysbench\"\ntable_size = 100000\ntests = [\"point-query\"]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			disk := smallDisk(t, "size=2m")
+			disk := disktest.Small(t, "size=2m")
 			dir := t.TempDir()
 			sp := writeFile(t, dir, "s.toml", "name = \"full\"\n[[target]]\nname = \"a\"\nengine = \""+c.engine+"\"\n"+
 				"[workload]\n"+c.workload+"\nthreads = [1]\nread_time = \"1s\"\nwrite_time = \"1s\"\nreport_interval = \"0s\"\n")
@@ -67,7 +51,7 @@ func TestDiskFull(t *testing.T) {
 // TestReadOnlyWorkDir points the work dir at a read-only file system: a
 // clear error naming the dir, exit 1, nothing written.
 func TestReadOnlyWorkDir(t *testing.T) {
-	disk := smallDisk(t, "size=1m,ro")
+	disk := disktest.Small(t, "size=1m,ro")
 	dir := t.TempDir()
 	sp := writeFile(t, dir, "s.toml", goodSpec+"table_size = 1000\ntests = [\"point-query\"]\nread_time = \"1s\"\n")
 	code, out, stderr := run(t, Env{}, "run", sp, "--store", filepath.Join(dir, "r.db"), "--workdir", disk)

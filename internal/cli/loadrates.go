@@ -24,7 +24,7 @@ const loadHistory = 3
 // loadHistory loads. A store that does not exist yet is not created; one
 // that cannot be read gives no rates (the plan assumes
 // schedule.DefaultLoadRate).
-func storeRates(path string, s spec.Spec) schedule.Rates {
+func storeRates(env Env, path string, s spec.Spec) schedule.Rates {
 	suite, ok := workload.Lookup(s.Workload.Suite)
 	if !ok {
 		return nil
@@ -43,6 +43,7 @@ func storeRates(path string, s spec.Spec) schedule.Rates {
 		return nil
 	}
 	defer st.Close()
+	printReplayed(env, st)
 	type key struct{ engine, step string }
 	known := map[key]schedule.LoadRate{}
 	suites := map[int64]string{} // experiment -> suite

@@ -256,7 +256,7 @@ func exitCode(env Env, name string, err error) int {
 	}
 	var ue *usageError
 	switch {
-	case errors.As(err, &ue), spec.IsInvalid(err):
+	case errors.As(err, &ue), spec.IsInvalid(err), errors.Is(err, store.ErrNotStore), errors.Is(err, store.ErrCorrupt):
 		printError(env.Stderr, name, err.Error())
 		return ExitUsage
 	case errors.Is(err, errRegression):

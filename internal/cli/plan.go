@@ -59,7 +59,7 @@ func runPlan(env Env, f *runFlags) error {
 	if err := p.Write(out); err != nil {
 		return err
 	}
-	if sc, err := schedule.OfWithRates(s, storeRates(storePath(env, f.store), s)); err == nil {
+	if sc, err := schedule.OfWithRates(s, storeRates(env, storePath(env, f.store), s)); err == nil {
 		fmt.Fprintln(out)
 		if err := sc.Write(out, time.Now()); err != nil {
 			return err
@@ -109,6 +109,7 @@ func addPlanHistory(env Env, p *plan.Plan, s spec.Spec, storeFlag string, strict
 		return err
 	}
 	defer st.Close()
+	printReplayed(env, st)
 	ctx := context.Background()
 	// A store copied or imported without its noise history learns it
 	// first, as report and compare do, so plan sees the history they will.
@@ -142,7 +143,7 @@ func specGate(env Env, storeFile string, id int64, s spec.Spec) ([]string, error
 	if !s.Gate.FailOnRegression {
 		return nil, nil
 	}
-	d, err := loadData(storeFile, id)
+	d, err := loadData(env, storeFile, id)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"benchlab/internal/disktest"
 )
 
 // TestEarlyValidation checks that what used to fail late fails first: an
@@ -158,6 +160,6 @@ func TestDiskSpaceCheck(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "prepare of sqlite: ~") || !strings.Contains(out, "load 1000000M rows") {
 		t.Errorf("--skip-space-check --dry-run: exit %d\n%s\n%s", code, out, stderr)
 	}
-	disk := smallDisk(t, "size=2m")
+	disk := disktest.Small(t, "size=2m")
 	check([]string{"--table-size", "100000", "--workdir", disk}, "needs about 76.3 MiB", disk+" has ", "free")
 }

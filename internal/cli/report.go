@@ -140,7 +140,7 @@ func (ro reportOut) check() error {
 // printAndWriteReport prints the text report of experiment id and, when
 // ro.path is set, writes it there too.
 func printAndWriteReport(env Env, storeFile string, id int64, ro reportOut) error {
-	d, err := loadData(storeFile, id)
+	d, err := loadData(env, storeFile, id)
 	if err != nil {
 		return err
 	}
@@ -350,11 +350,11 @@ func runReport(env Env, f *reportFlags) error {
 	}
 	var ds []*report.Data
 	if many {
-		if ds, err = loadMany(storePath(env, f.store), f.name); err != nil {
+		if ds, err = loadMany(env, storePath(env, f.store), f.name); err != nil {
 			return err
 		}
 	} else {
-		d, err := loadData(storePath(env, f.store), f.id)
+		d, err := loadData(env, storePath(env, f.store), f.id)
 		if err != nil {
 			return err
 		}
@@ -389,7 +389,7 @@ func writeFolded(env Env, f *reportFlags) error {
 	case f.threads < 0:
 		return usagef("flag --threads: %d is not allowed; want a thread count >= 1", f.threads)
 	}
-	d, err := loadData(storePath(env, f.store), f.id)
+	d, err := loadData(env, storePath(env, f.store), f.id)
 	if err != nil {
 		return err
 	}
@@ -409,8 +409,8 @@ func writeFolded(env Env, f *reportFlags) error {
 
 // loadMany loads every stored experiment whose name matches the glob
 // (every one when it is empty), oldest first.
-func loadMany(storeFile, glob string) ([]*report.Data, error) {
-	st, err := openExisting(storeFile)
+func loadMany(env Env, storeFile, glob string) ([]*report.Data, error) {
+	st, err := openExisting(env, storeFile)
 	if err != nil {
 		return nil, err
 	}
@@ -542,7 +542,7 @@ func runRuns(env Env, storeFlag string, limit, offset int) error {
 		return usagef("flag --offset: %d is negative; want a number of runs to skip", offset)
 	}
 	path := storePath(env, storeFlag)
-	st, err := openExisting(path)
+	st, err := openExisting(env, path)
 	if err != nil {
 		return err
 	}
@@ -622,7 +622,7 @@ func runState(r store.Run) (status, took string) {
 // the work dirs of dead owners from the temp dir.
 func pruneRuns(env Env, storeFlag string) error {
 	path := storePath(env, storeFlag)
-	st, err := openExisting(path)
+	st, err := openExisting(env, path)
 	if err != nil {
 		return err
 	}
@@ -702,13 +702,19 @@ func runList(env Env) error {
 // openExisting opens the results database at path for a command that only
 // reads it: a missing results file is a usage error, not a new empty file
 // (which opening would create); a PostgreSQL store is checked by connecting.
-func openExisting(path string) (*store.Store, error) {
+// A journal that opening stored is named on env.Stderr.
+func openExisting(env Env, path string) (*store.Store, error) {
 	if !store.IsPostgres(path) {
 		if _, err := os.Stat(path); err != nil {
 			return nil, usagef("no results database at %s (run an experiment first, or give --store)", path)
 		}
 	}
-	return store.Open(path)
+	st, err := store.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	printReplayed(env, st)
+	return st, nil
 }
 
 // learnBeforeReport teaches the noise model the experiments it has not
@@ -726,8 +732,8 @@ func learnBeforeReport(ctx context.Context, st *store.Store) error {
 // loadData reads experiment id (0: the most recent) with its runs, results
 // and intervals from the results database at path. A missing file or
 // experiment is a usage error.
-func loadData(path string, id int64) (*report.Data, error) {
-	st, err := openExisting(path)
+func loadData(env Env, path string, id int64) (*report.Data, error) {
+	st, err := openExisting(env, path)
 	if err != nil {
 		return nil, err
 	}

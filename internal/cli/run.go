@@ -90,7 +90,7 @@ func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (steps, times, estimated end) and exit without running")
 	fs.BoolVar(&f.skipSpace, "skip-space-check", false, "run even when the suite's estimate of its data exceeds the free space of the data dirs' filesystem, or an embedded engine's per-connection caches the available memory")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of benchlab itself to this file (to study the client's cost)")
-	fs.StringVar(&f.flushEvery, "flush-every", "", "how often a running step's 1-second series is written to the store, so a killed run keeps it (default 60s)")
+	fs.StringVar(&f.flushEvery, "flush-every", "", "how often a running step's 1-second series is written to the store, so a killed run keeps it (default 5s)")
 	fs.StringVar(&f.waitQuiet, "wait-quiet", "", "before each run, wait up to this long for the machine's CPU use to drop below 10%")
 	addReportOutFlags(fs, &f.reportOut, &f.format, &f.color)
 	fs.StringVar(&f.warmupTime, "warmup-time", "", "the same as --warmup (sysbench's name)")
@@ -416,6 +416,10 @@ func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOption
 		return 0, err
 	}
 	defer st.Close()
+	if err := st.CheckIntegrity(context.Background()); err != nil {
+		return 0, err
+	}
+	printReplayed(env, st)
 	// The work dir (cells' data dirs) is created here rather than by the
 	// runner, so that even a second Ctrl-C, which exits at once, removes it.
 	tmp, err := tempWorkDir(env, &s, &opt)
@@ -466,7 +470,7 @@ func prepareRun(env Env, s spec.Spec, storeFile string, opt *runner.ExperimentOp
 	if err := preflight(s, storeFile, preflightOptions{keepData: opt.KeepData, skipSpace: pc.skipSpace}); err != nil {
 		return err
 	}
-	pc.rates = storeRates(storeFile, s)
+	pc.rates = storeRates(env, storeFile, s)
 	sc, err := planAndConfirm(env, s, pc)
 	if err != nil || pc.dryRun {
 		return err
@@ -513,11 +517,21 @@ func runPrepared(ctx context.Context, env Env, s spec.Spec, st *store.Store, opt
 	out := newFitWriter(env.Stdout)
 	defer out.Flush()
 	opt.Out, opt.Build = out, buildInfo()
+	st.Journal(store.WriteTimeout)
 	id, err := runner.RunExperiment(ctx, s, st, opt)
 	if err != nil && ctx.Err() != nil {
 		return id, errInterrupted
 	}
 	return id, err
+}
+
+// printReplayed says which journals of results a failed store refused
+// were stored when st was opened.
+func printReplayed(env Env, st *store.Store) {
+	for _, r := range st.Replayed() {
+		printWrapped(env.Stderr, "benchlab: stored %d result(s) and run end(s) kept in %s when the store failed, and removed it",
+			r.Entries, r.Path)
+	}
 }
 
 func orNone(s string) string {

@@ -42,7 +42,7 @@ type ExperimentOptions struct {
 	// with its target's name (for --metrics-addr).
 	Live func(target string, s LiveSample)
 	// FlushEvery is how often a running step's 1-second series is written
-	// to the store (0: a minute).
+	// to the store (0: DefaultFlushEvery).
 	FlushEvery time.Duration
 	// RepeatSeeds, when set, gives the seed of each repeat (1-based), as a
 	// rerun reads them from the stored manifests; missing repeats get

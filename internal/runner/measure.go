@@ -54,8 +54,8 @@ type Options struct {
 	// start and each role's new 1-second intervals every FlushEvery while
 	// the step runs, so a long step killed midway keeps what it measured.
 	Stream Stream
-	// FlushEvery is how often Stream gets the new intervals; 0 means a
-	// minute.
+	// FlushEvery is how often Stream gets the new intervals; 0 means
+	// DefaultFlushEvery.
 	FlushEvery time.Duration
 	// Percentile is the latency percentile of the live lines (0: 95).
 	Percentile float64

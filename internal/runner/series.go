@@ -19,6 +19,12 @@ import (
 // step runs, its workers' live counters are drained into a 1-second series
 // per role, live lines and samples, and streamed to the store.
 
+// DefaultFlushEvery is how often a running step's series and latency so
+// far are streamed to the store when Options.FlushEvery is 0: a run killed
+// hard loses at most these last seconds. A flush costs a transaction of a
+// few rows and one histogram per role.
+const DefaultFlushEvery = 5 * time.Second
+
 // tick drains the workers' live counters every second until they are done,
 // returning one 1-second series per role and printing a line every report
 // interval.
@@ -105,7 +111,7 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 	// (workerState.handoff) and streams a second later, once they have
 	// handed them over.
 	flushed := make([]int, len(runs))
-	flushEvery := cmp.Or(opt.FlushEvery, time.Minute)
+	flushEvery := cmp.Or(opt.FlushEvery, DefaultFlushEvery)
 	lastFlush := start
 	asked := false
 	var snap *hdr.Histogram

@@ -142,7 +142,7 @@ func TestRunGroupSQLite(t *testing.T) {
 	}
 	// Relations that hold at any speed of the machine (the turns' hand-overs
 	// take longer on a busy one, and that time is no target's): each target
-	// measured some time in 20 ms turns, its series holds that time, and
+	// measured some time in 20 ms turns, its series holds some of it, and
 	// the two targets' turns never overlap, so their measured time together
 	// fits in the group's run.
 	var sum float64
@@ -161,8 +161,11 @@ func TestRunGroupSQLite(t *testing.T) {
 				secs += iv.Seconds
 			}
 		}
-		if math.Abs(secs-r.Seconds) > 0.01+0.05*r.Seconds {
-			t.Errorf("run %d: series holds %.3f s of turns, the result %.3f s", id, secs, r.Seconds)
+		// How closely the series' seconds match the result's is the fake-time
+		// test's to check (TestInterleavedTurns): here a busy machine's late
+		// hand-overs move time between them.
+		if secs <= 0 || secs > took.Seconds() {
+			t.Errorf("run %d: series holds %.3f s of turns, the group ran %.3f s", id, secs, took.Seconds())
 		}
 		sum += r.Seconds
 	}

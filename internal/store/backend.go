@@ -122,7 +122,7 @@ func openPostgres(dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", shown, err)
 	}
-	s := &Store{db: db, path: shown, pg: true}
+	s := &Store{db: db, path: shown, pg: true, id: shown}
 	if err := s.migratePostgres(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store %s: %s", shown, strings.ReplaceAll(err.Error(), dsn, shown))

@@ -2,16 +2,19 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/enginetest"
 	_ "benchlab/internal/engine/postgres" // starts the real server the shared store lives on
+	"benchlab/internal/metrics"
 	"benchlab/internal/server"
 	"benchlab/internal/store"
 )
@@ -237,5 +240,59 @@ func TestPostgresStore(t *testing.T) {
 	bad := fmt.Sprintf("postgres://postgres:s3cret@127.0.0.1:%d/sbtest?sslmode=disable&connect_timeout=2", port+1)
 	if _, err := store.Open(bad); err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("a store on a closed port: error %v, want one without the password", err)
+	}
+}
+
+// TestPostgresStoreHangs stops (SIGSTOP) the server of a shared store
+// while a run writes a result: the write gives up after the journal's
+// timeout and the result is kept in the journal; once the server goes on
+// (SIGCONT), the next Open stores it.
+func TestPostgresStoreHangs(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	logs := filepath.Join(t.TempDir(), "logs")
+	ctx := context.Background()
+	db := enginetest.Open(t, engine.Target{Name: "lab", Engine: "postgres",
+		Getenv: func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": logs}[k] }})
+	port := db.(interface{ Instance() *server.Instance }).Instance().Port
+	dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/sbtest?sslmode=disable", port)
+	pg, err := store.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg.Journal(2 * time.Second)
+	e := store.Experiment{Name: "hang", Targets: []string{"a"}}
+	if err := pg.CreateExperiment(ctx, &e); err != nil {
+		t.Fatal(err)
+	}
+	run := store.Run{ExperimentID: e.ID, Target: "a", Engine: "sqlite", Started: time.Now()}
+	if err := pg.CreateRun(ctx, &run); err != nil {
+		t.Fatal(err)
+	}
+	// The server and its backends, the store's connections' included.
+	pids := metrics.ProcessTree(db.(engine.Server).PIDs())
+	signal := func(sig syscall.Signal) {
+		for _, pid := range pids {
+			syscall.Kill(pid, sig)
+		}
+	}
+	signal(syscall.SIGSTOP)
+	t.Cleanup(func() { signal(syscall.SIGCONT) })
+	res := store.Result{RunID: run.ID, Seq: 1, Test: "point-query", Metric: "qps", Status: store.StatusOK, Seconds: 10, Events: 1000}
+	var pe *store.PendingError
+	if err := pg.SaveResult(ctx, &res); !errors.As(err, &pe) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("SaveResult on a stopped server: %v, want it kept in the journal after the timeout", err)
+	}
+	signal(syscall.SIGCONT)
+	pg.Close()
+	pg, err = store.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	if r := pg.Replayed(); len(r) != 1 || r[0].Path != pe.Path || r[0].Entries != 1 {
+		t.Errorf("replayed %+v, want 1 entry from %s", r, pe.Path)
+	}
+	if rs, err := pg.Results(ctx, run.ID, false); err != nil || len(rs) != 1 || rs[0].Events != 1000 {
+		t.Errorf("results after the replay: %+v %v, want the one kept", rs, err)
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -25,6 +23,15 @@ type Store struct {
 	db   *sql.DB
 	path string // the file, or the PostgreSQL URL without its password
 	pg   bool
+	// id names the store in its journal: the file's absolute path, or
+	// path for PostgreSQL.
+	id string
+	// journal: SaveResult and FinishRun keep what the store refuses
+	// (Journal); timeout bounds each write of a run.
+	journal bool
+	timeout time.Duration
+	// replayed are the journals Open stored.
+	replayed []Replayed
 }
 
 // q runs statements on the database.
@@ -115,28 +122,31 @@ var schema = []string{
 		note TEXT NOT NULL, folded_gz BLOB)`,
 	// Each second's CPU speed (the speed probes' mean rate in it).
 	`ALTER TABLE intervals ADD COLUMN cpu_speed REAL`,
+	// Journal entries stored by a replay (journal.go), so none is stored
+	// twice.
+	`CREATE TABLE pending_applied (key TEXT PRIMARY KEY, at TEXT NOT NULL)`,
 }
 
 // Open opens or creates the results database at path (a SQLite file, or a
 // postgres:// URL for a database shared by a lab) and brings its schema up
 // to date.
+//
+// Results that a run could not store (Journal) are stored first, and their
+// journal removed (Replayed).
 func Open(path string) (*Store, error) {
+	var s *Store
+	var err error
 	if IsPostgres(path) {
-		return openPostgres(path)
+		s, err = openPostgres(path)
+	} else {
+		s, err = openSQLite(path)
 	}
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("store %s: %w", path, err)
-		}
-	}
-	db, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=10000&_journal_mode=WAL&_foreign_keys=1")
 	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", path, err)
+		return nil, err
 	}
-	s := &Store{db: db, path: path}
-	if err := s.migrate(); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("store %s: %w", path, err)
+	if err := s.replay(context.Background()); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store %s: %w", s.path, err)
 	}
 	return s, nil
 }
@@ -147,25 +157,6 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
-
-func (s *Store) migrate() error {
-	var v int
-	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("read schema version (is this a benchlab results file?): %w", err)
-	}
-	if v > len(schema) {
-		return fmt.Errorf("schema version %d is newer than this benchlab (%d)", v, len(schema))
-	}
-	for i := v; i < len(schema); i++ {
-		if _, err := s.db.Exec(schema[i]); err != nil {
-			return fmt.Errorf("migration %d: %w", i+1, err)
-		}
-		if _, err := s.db.Exec(fmt.Sprintf("PRAGMA user_version = %d", i+1)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 const timeFormat = time.RFC3339Nano
 
@@ -183,6 +174,8 @@ func parseTime(s string) time.Time {
 
 // CreateExperiment stores e and sets its ID.
 func (s *Store) CreateExperiment(ctx context.Context, e *Experiment) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	if e.Created.IsZero() {
 		e.Created = time.Now()
 	}
@@ -196,6 +189,8 @@ func (s *Store) CreateExperiment(ctx context.Context, e *Experiment) error {
 
 // CreateRun stores r (status running unless set) and sets its ID.
 func (s *Store) CreateRun(ctx context.Context, r *Run) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	if r.Status == "" {
 		r.Status = StatusRunning
 	}
@@ -209,8 +204,21 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 }
 
 // FinishRun records the final status, version, manifest and end time of r.
+// When the store fails and Journal was called, r is kept in the journal
+// (PendingError).
 func (s *Store) FinishRun(ctx context.Context, r *Run) error {
-	_, err := s.q().ExecContext(ctx, `UPDATE runs SET status=?, error=?, version=?, ended=?, manifest=? WHERE id=?`,
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
+	err := finishRun(ctx, s.q(), r)
+	if err != nil && s.journal {
+		return s.keep(err, pendingEntry{Run: r})
+	}
+	return err
+}
+
+// finishRun is FinishRun on b.
+func finishRun(ctx context.Context, b bound, r *Run) error {
+	_, err := b.ExecContext(ctx, `UPDATE runs SET status=?, error=?, version=?, ended=?, manifest=? WHERE id=?`,
 		r.Status, r.Error, r.Version, fmtTime(r.Ended), r.Manifest, r.ID)
 	if err != nil {
 		return fmt.Errorf("store run %d: %w", r.ID, err)
@@ -220,41 +228,72 @@ func (s *Store) FinishRun(ctx context.Context, r *Run) error {
 
 // SaveResult stores one step result with its intervals, in one transaction.
 // A result begun with BeginResult (r.ID set) is updated in place, and only
-// the intervals not already appended are added.
+// the intervals not already appended are added. When the store fails and
+// Journal was called, r is kept in the journal (PendingError).
 func (s *Store) SaveResult(ctx context.Context, r *Result) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
+	err := s.saveResult(ctx, r)
+	if err != nil && s.journal {
+		return s.keep(err, pendingEntry{Result: r})
+	}
+	return err
+}
+
+// saveResult is SaveResult without the journal.
+func (s *Store) saveResult(ctx context.Context, r *Result) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store result: %w", err)
+		return fmt.Errorf("store result %s: %w", r.Test, err)
 	}
 	defer tx.Rollback()
+	id := r.ID
+	if err := writeResult(ctx, s.tx(tx), r); err != nil {
+		r.ID = id // a row inserted by the failed transaction is gone
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		r.ID = id
+		return fmt.Errorf("store result %s: %w", r.Test, err)
+	}
+	return nil
+}
+
+// writeResult writes SaveResult's statements on b. A begun result whose row
+// is gone is inserted anew.
+func writeResult(ctx context.Context, b bound, r *Result) error {
 	samples, _ := json.Marshal(r.ErrorSamples)
 	l := r.Latency
 	vals := []any{r.RunID, r.Seq, r.Test, r.Family, r.Group, r.Threads, r.Warm, r.Action, r.Metric, r.RowsPerOp,
 		r.Status, fmtTime(r.Started), r.Seconds, r.Events, r.Statements, r.Errors, r.Rows,
 		int64(l.Mean), int64(l.P50), int64(l.P95), int64(l.P99), int64(l.P999), int64(l.Max), r.Histogram, string(samples)}
-	if r.ID == 0 {
-		err = s.tx(tx).QueryRowContext(ctx, `INSERT INTO results (`+resultColumns+`)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`, vals...).Scan(&r.ID)
-	} else {
-		_, err = s.tx(tx).ExecContext(ctx, `UPDATE results SET (`+resultColumns+`)
+	updated := int64(0)
+	if r.ID != 0 {
+		res, err := b.ExecContext(ctx, `UPDATE results SET (`+resultColumns+`)
 		= (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) WHERE id = ?`, append(vals, r.ID)...)
+		if err != nil {
+			return fmt.Errorf("store result %s: %w", r.Test, err)
+		}
+		if updated, err = res.RowsAffected(); err != nil {
+			return fmt.Errorf("store result %s: %w", r.Test, err)
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("store result %s: %w", r.Test, err)
+	if updated == 0 {
+		if err := b.QueryRowContext(ctx, `INSERT INTO results (`+resultColumns+`)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`, vals...).Scan(&r.ID); err != nil {
+			return fmt.Errorf("store result %s: %w", r.Test, err)
+		}
 	}
-	if err := saveEfficiency(ctx, s.tx(tx), r); err != nil {
+	if err := saveEfficiency(ctx, b, r); err != nil {
 		return err
 	}
-	if err := saveRole(ctx, s.tx(tx), r); err != nil {
+	if err := saveRole(ctx, b, r); err != nil {
 		return err
 	}
-	if err := saveProfile(ctx, s.tx(tx), r); err != nil {
+	if err := saveProfile(ctx, b, r); err != nil {
 		return err
 	}
-	if err := insertIntervals(ctx, s.tx(tx), r.ID, r.Test, r.Intervals); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return insertIntervals(ctx, b, r.ID, r.Test, r.Intervals)
 }
 
 // resultColumns are the results columns SaveResult and BeginResult write.
@@ -267,13 +306,15 @@ const resultColumns = `run_id, seq, test, family, grp, threads, warm, action, me
 // the step goes on (AppendIntervals): a run killed in its third hour keeps
 // the first two. SaveResult later completes the same row.
 func (s *Store) BeginResult(ctx context.Context, r *Result) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	if r.ID != 0 {
 		return fmt.Errorf("store result %s: already begun (id %d)", r.Test, r.ID)
 	}
 	begun := *r
 	begun.Status, begun.Intervals = StatusRunning, nil
 	begun.Eff, begun.Histogram = nil, nil
-	if err := s.SaveResult(ctx, &begun); err != nil {
+	if err := s.saveResult(ctx, &begun); err != nil {
 		return err
 	}
 	r.ID = begun.ID
@@ -283,6 +324,8 @@ func (s *Store) BeginResult(ctx context.Context, r *Result) error {
 // AppendIntervals adds 1-second intervals to a begun result, in one
 // transaction; intervals already stored (by second) are left as they are.
 func (s *Store) AppendIntervals(ctx context.Context, resultID int64, test string, ivs []Interval) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	if len(ivs) == 0 {
 		return nil
 	}
@@ -302,6 +345,8 @@ func (s *Store) AppendIntervals(ctx context.Context, resultID int64, test string
 // leaving its status running, so that a run killed midway keeps the latency
 // of what it measured.
 func (s *Store) UpdateProgress(ctx context.Context, r *Result) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	l := r.Latency
 	_, err := s.q().ExecContext(ctx, `UPDATE results SET seconds=?, events=?, lat_mean_ns=?, lat_p50_ns=?, lat_p95_ns=?,
 		lat_p99_ns=?, lat_p999_ns=?, lat_max_ns=?, histogram=? WHERE id=?`,
