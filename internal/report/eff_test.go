@@ -196,11 +196,11 @@ func TestClientNote(t *testing.T) {
 		t.Errorf("note\n%s\nwant\n%s", n, want)
 	}
 	found := false
-	for _, n := range notes(d) {
+	for _, n := range notes(d, nil) {
 		found = found || n == want
 	}
 	if !found {
-		t.Errorf("notes %q lack the client note", notes(d))
+		t.Errorf("notes %q lack the client note", notes(d, nil))
 	}
 }
 

@@ -37,7 +37,7 @@ func TestRunNotes(t *testing.T) {
 		Runs: []store.Run{{ID: 1, Target: "a", Status: "ok", Manifest: m(note)}, {ID: 2, Target: "b", Status: "ok", Manifest: m()},
 			{ID: 3, Target: "a", Status: "ok", Manifest: m(note)}}}
 	var got []string
-	for _, n := range notes(d) {
+	for _, n := range notes(d, nil) {
 		if strings.Contains(n, "CHECKPOINT") {
 			got = append(got, n)
 		}

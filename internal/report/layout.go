@@ -92,7 +92,7 @@ var replacedTables = []tableBuilder{
 
 // noteBuilders are the notes of every layout, in the order they are shown.
 var noteBuilders = []noteBuilder{
-	func(v *view) []string { return notes(v.d) },
+	func(v *view) []string { return notes(v.d, v.sec.Planned) },
 	func(v *view) []string { return v.sec.Notes },
 	func(v *view) []string { return efficiencyNotes(v.d, v.keys, v.s) },
 	func(v *view) []string { return counterNotes(v.keys, v.s) },

@@ -17,7 +17,10 @@ const (
 	NoisyLoadPerCore = 0.5
 )
 
-func notes(d *Data) []string {
+// notes are the run-level notes: runs' own notes, failed runs, noisy
+// machines, failed operations (as expected ones in a step whose suite
+// planned a disruption), repeats, builds and how the client ran.
+func notes(d *Data, planned map[string]string) []string {
 	var n []string
 	repeats := map[string]int{}
 	builds := map[string]bool{}
@@ -61,10 +64,16 @@ func notes(d *Data) []string {
 				run.ID, run.Target, loads[0].LoadAvg1, m.Host.Cores))
 		}
 		for _, r := range d.Results[run.ID] {
-			if r.Errors > 0 && len(r.ErrorSamples) > 0 {
-				n = append(n, fmt.Sprintf("%s on %s (%d threads): %d failed operations, first: %s",
-					r.Test, run.Target, r.Threads, r.Errors, r.ErrorSamples[0]))
+			if r.Errors == 0 || len(r.ErrorSamples) == 0 {
+				continue
 			}
+			if what, ok := planned[r.Test]; ok {
+				n = append(n, fmt.Sprintf("%s on %s (%d threads): %d failed operations during the planned disruption (%s), "+
+					"expected and part of what it measures; first: %s", r.Test, run.Target, r.Threads, r.Errors, what, r.ErrorSamples[0]))
+				continue
+			}
+			n = append(n, fmt.Sprintf("%s on %s (%d threads): %d failed operations, first: %s",
+				r.Test, run.Target, r.Threads, r.Errors, r.ErrorSamples[0]))
 		}
 	}
 	maxRep := 0
