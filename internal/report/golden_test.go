@@ -157,7 +157,8 @@ func TestGoldenImportedSysbench(t *testing.T) {
 	}
 }
 
-// TestGoldenCluster is one galera target's stale-read and failover steps
+// TestGoldenCluster is one galera target's stale-read, write-scaling (2
+// nodes: 2 failed transactions, 400 retries) and failover steps
 // with the facts the suite stores (stale lags p50 67 ms, p99 279 ms; the
 // probe's outage, longest gap, failed tries, recovery; writers' errors and
 // retries) and a planned kill of node 2 at 5 s: the cluster tables show
@@ -166,7 +167,7 @@ func TestGoldenImportedSysbench(t *testing.T) {
 func TestGoldenCluster(t *testing.T) {
 	m := store.Manifest{Host: store.Host{Hostname: "h", CPUModel: "cpu", Cores: 2}}
 	d := &report.Data{Experiment: store.Experiment{ID: 9, Name: "galera", Base: "g3", Targets: []string{"g3"},
-		Created: goldenDay, Spec: goldenSpec(t, "cluster", []string{cluster.StaleRead, cluster.Failover}, []int{4}, 1)},
+		Created: goldenDay, Spec: goldenSpec(t, "cluster", []string{cluster.StaleRead, cluster.WriteScaling, cluster.Failover}, []int{4}, 1)},
 		Runs: []store.Run{{ID: 1, Target: "g3", Engine: "galera", Version: "11.4.2", Repeat: 1, Status: store.StatusOK,
 			Started: goldenDay, Ended: goldenDay.Add(time.Minute), Manifest: m.JSON()}}}
 	series := func(perSec int64, dip bool) []store.Interval {
@@ -190,13 +191,17 @@ func TestGoldenCluster(t *testing.T) {
 		{RunID: 1, Seq: 1, Test: cluster.StaleRead, Family: cluster.StaleRead, Group: cluster.Group, Threads: 1, Metric: "cluster_wps",
 			Status: store.StatusOK, Seconds: 20, Events: 9_000, Statements: 9_000, Errors: 3,
 			Role: store.RoleInfo{Name: "writer", Secondary: true}, Facts: map[string]float64{store.FactRetries: 12}},
-		{RunID: 1, Seq: 2, Test: cluster.Failover, Family: cluster.Failover, Group: cluster.Group, Threads: 4, Metric: "downtime_s",
+		{RunID: 1, Seq: 2, Test: cluster.WriteScaling + "_nodes=2", Family: cluster.WriteScaling, Group: cluster.Group, Threads: 4,
+			Metric: "cluster_wps", Status: store.StatusOK, Seconds: 20, Events: 20_000, Statements: 40_000, Errors: 2,
+			Latency: store.Latency{P50: 2 * time.Millisecond, P99: 9 * time.Millisecond}, Intervals: series(1000, false),
+			Facts: map[string]float64{store.FactRetries: 400, store.FactRetried: 380}},
+		{RunID: 1, Seq: 3, Test: cluster.Failover, Family: cluster.Failover, Group: cluster.Group, Threads: 4, Metric: "downtime_s",
 			Status: store.StatusOK, Seconds: 20, Events: 300, Statements: 300, Rows: 6_480, Role: store.RoleInfo{Name: "probe"},
 			Intervals: series(15, true), Errors: 0,
 			Facts: map[string]float64{"failover_max_gap_ms": 6_950, "failover_errors": 108, "failover_recovery_s": 7.4,
 				"failover_killed_node": 2, "failover_kill_at_s": 5, "failover_writes_after_kill": 4_100,
 				"failover_outage_open_at_end": 0}},
-		{RunID: 1, Seq: 2, Test: cluster.Failover, Family: cluster.Failover, Group: cluster.Group, Threads: 4, Metric: "cluster_wps",
+		{RunID: 1, Seq: 3, Test: cluster.Failover, Family: cluster.Failover, Group: cluster.Group, Threads: 4, Metric: "cluster_wps",
 			Status: store.StatusOK, Seconds: 20, Events: 16_000, Statements: 16_000, Errors: 30,
 			ErrorSamples: []string{"Error 1047 (08S01): WSREP has not yet prepared node for application use"},
 			Role:         store.RoleInfo{Name: "writers", Secondary: true}, Facts: map[string]float64{store.FactRetries: 95}},
@@ -207,7 +212,7 @@ func TestGoldenCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := txt.String()
-	for _, want := range []string{"67.0 ms", "279 ms", "6950 ms", "7.40 s", "node 2", "node 2 killed by benchlab as planned at 5.0 s",
+	for _, want := range []string{"67.0 ms", "279 ms", "Cluster: write scaling conflicts", "6950 ms", "7.40 s", "node 2", "node 2 killed by benchlab as planned at 5.0 s",
 		"failover: node 2 killed by benchlab at 5.0 s (planned)",
 		"30 failed operations during the planned disruption (node 2 killed by benchlab at 5.0 s), expected"} {
 		if !strings.Contains(text, want) && !strings.Contains(strings.Join(r.Notes, "\n"), want) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/report/section"
@@ -21,6 +23,9 @@ func (Suite) ReportSections(in *section.Input) section.Sections {
 	cs := cellsOf(in)
 	var sec section.Sections
 	if t := staleTable(cs); t != nil {
+		sec.Tables = append(sec.Tables, *t)
+	}
+	if t := scalingTable(cs); t != nil {
 		sec.Tables = append(sec.Tables, *t)
 	}
 	if t := failoverTable(cs); t != nil {
@@ -45,16 +50,17 @@ func (Suite) ReportSections(in *section.Input) section.Sections {
 	return sec
 }
 
-// cell is one scenario at one thread count on one target: the results of
-// every role and repeat.
+// cell is one scenario step on one target: the results of every role (its
+// headline role's threads name it) and repeat.
 type cell struct {
 	target, test string
-	threads      int
+	seq, threads int
 	all          []store.Result
 }
 
-// cellsOf groups the suite's measured results by target, test and thread
-// count, targets in the report's order.
+// cellsOf groups the suite's measured results by target and step (a
+// step's roles share its test and sequence number, not their thread
+// counts), targets in the report's order.
 func cellsOf(in *section.Input) []cell {
 	var out []cell
 	for _, target := range in.Targets {
@@ -66,10 +72,13 @@ func cellsOf(in *section.Input) []cell {
 				if r.Action || r.Warm || r.Status != store.StatusOK {
 					continue
 				}
-				i := slices.IndexFunc(out, func(c cell) bool { return c.target == target && c.test == r.Test && c.threads == r.Threads })
+				i := slices.IndexFunc(out, func(c cell) bool { return c.target == target && c.test == r.Test && c.seq == r.Seq })
 				if i < 0 {
-					out = append(out, cell{target: target, test: r.Test, threads: r.Threads})
+					out = append(out, cell{target: target, test: r.Test, seq: r.Seq, threads: r.Threads})
 					i = len(out) - 1
+				}
+				if !r.Role.Secondary {
+					out[i].threads = r.Threads
 				}
 				out[i].all = append(out[i].all, r)
 			}
@@ -116,8 +125,17 @@ func (c cell) sum(f func(store.Result) float64) float64 {
 // operations needed (store.FactRetries), summed over roles, median over
 // repeats.
 func (c cell) errorsAndRetries() (section.Cell, section.Cell) {
-	return section.NumberCell(c.sum(func(r store.Result) float64 { return float64(r.Errors) })),
-		section.NumberCell(c.sum(func(r store.Result) float64 { return r.Facts[store.FactRetries] }))
+	return count(c.sum(func(r store.Result) float64 { return float64(r.Errors) })),
+		count(c.sum(func(r store.Result) float64 { return r.Facts[store.FactRetries] }))
+}
+
+// count is a count as a whole number (a median of two repeats may end in
+// .5), n/a when not measured.
+func count(v float64) section.Cell {
+	if math.IsNaN(v) {
+		return section.Cell{Missing: true}
+	}
+	return section.TextCell(strconv.FormatFloat(v, 'f', -1, 64))
 }
 
 // staleTable shows stale-read's facts: the share of stale reads, their
@@ -143,9 +161,37 @@ func staleTable(cs []cell) *section.Table {
 		errs, retries := c.errorsAndRetries()
 		t.Rows = append(t.Rows, section.Row{Group: Group, Label: fmt.Sprintf("%s @%d", c.test, c.threads), Cells: []section.Cell{
 			section.TextCell(c.target), section.UnitCell(share, "%"),
-			section.NumberCell(c.fact("stale_reads_total", 1)), section.NumberCell(c.fact("reads_total", 1)),
+			count(c.fact("stale_reads_total", 1)), count(c.fact("reads_total", 1)),
 			section.UnitCell(c.fact("stale_lag_p50_ms", 1), "ms"), section.UnitCell(c.fact("stale_lag_p99_ms", 1), "ms"),
 			section.UnitCell(c.fact("stale_lag_max_ms", 1), "ms"), errs, retries}})
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// scalingTable shows write-scaling's conflicts: for each spread over
+// nodes, the transactions that failed even after retrying, the retries
+// conflicts needed, and per 100 committed transactions.
+func scalingTable(cs []cell) *section.Table {
+	t := &section.Table{Title: "Cluster: write scaling conflicts",
+		Legend: "per spread of the writers over nodes: failed transactions (after retries), retries after conflicts, " +
+			"and retries per 100 committed transactions; median over repeats",
+		Columns: []string{"target", "errors", "retries", "retries/100"}}
+	for _, c := range cs {
+		if !strings.HasPrefix(c.test, WriteScaling) {
+			continue
+		}
+		errs, retries := c.errorsAndRetries()
+		per100 := c.sum(func(r store.Result) float64 {
+			if r.Events == 0 {
+				return 0
+			}
+			return 100 * r.Facts[store.FactRetries] / float64(r.Events)
+		})
+		t.Rows = append(t.Rows, section.Row{Group: Group, Label: fmt.Sprintf("%s @%d", c.test, c.threads), Cells: []section.Cell{
+			section.TextCell(c.target), errs, retries, section.NumberCell(per100)}})
 	}
 	if len(t.Rows) == 0 {
 		return nil
@@ -180,8 +226,8 @@ func failoverTable(cs []cell) *section.Table {
 		t.Rows = append(t.Rows, section.Row{Group: Group, Label: fmt.Sprintf("%s @%d", c.test, c.threads), Cells: []section.Cell{
 			section.TextCell(c.target), section.TextCell(fmt.Sprintf("node %.0f", c.fact("failover_killed_node", 1))),
 			section.UnitCell(c.fact("failover_kill_at_s", 1), "s"), section.UnitCell(outage, "s"),
-			section.UnitCell(c.fact("failover_max_gap_ms", 1), "ms"), section.NumberCell(c.fact("failover_errors", 1)),
-			section.NumberCell(c.fact("failover_writes_after_kill", 1)), section.UnitCell(recovery, "s"), errs, retries}})
+			section.UnitCell(c.fact("failover_max_gap_ms", 1), "ms"), count(c.fact("failover_errors", 1)),
+			count(c.fact("failover_writes_after_kill", 1)), section.UnitCell(recovery, "s"), errs, retries}})
 	}
 	if len(t.Rows) == 0 {
 		return nil
