@@ -52,6 +52,18 @@ type view struct {
 	targets []string
 	label   func(cellKey) string
 	sec     section.Sections
+	// comparisons are Compare's verdicts, made once for the evidence
+	// notes and the summary (compared is whether they were).
+	comparisons []Comparison
+	compared    bool
+}
+
+// compare is Compare(v.d) made once.
+func (v *view) compare() []Comparison {
+	if !v.compared {
+		v.comparisons, v.compared = Compare(v.d, v.opt.Verdict), true
+	}
+	return v.comparisons
 }
 
 func newView(d *Data, opt Options) *view {
@@ -111,7 +123,7 @@ var afterCorrection = []noteBuilder{
 		if len(v.targets) < 2 {
 			return nil
 		}
-		return evidenceNotes(Compare(v.d, v.opt.Verdict), v.d.Noise)
+		return evidenceNotes(v.compare(), v.d.Noise)
 	},
 	func(v *view) []string { return canaryNotes(v.d) },
 	func(v *view) []string { return disturbedNotes(v.d) },

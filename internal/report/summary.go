@@ -28,7 +28,7 @@ func summary(v *view, r *Report) []string {
 	if len(v.targets) < 2 {
 		return singleSummary(v, r)
 	}
-	cs := Compare(v.d, v.opt.Verdict)
+	cs := v.compare()
 	var changed []Comparison
 	same, unknown := 0, 0
 	for _, c := range cs {
