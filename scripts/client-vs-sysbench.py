@@ -3,8 +3,10 @@
 
 A benchmark that prints numbers, not a test (make bench-client). For each
 database (PostgreSQL 15, MariaDB 10.11: servers this script starts on
-127.0.0.1 in a temporary directory, PostgreSQL as the unprivileged postgres
-user when run by root) and each workload:
+127.0.0.1 in a temporary directory, as the unprivileged postgres and mysql
+users when run by root, each with a password made for the run that every
+tool takes from PGPASSWORD or MYSQL_PWD, so no other local user can use
+them) and each workload:
 
   point   sysbench 1.0.20's oltp_point_select against benchlab's point-query on
           the same table (sbtest1, loaded by benchlab; sysbench reads the rows
@@ -46,6 +48,7 @@ import argparse
 import os
 import pty
 import re
+import secrets
 import select
 import shutil
 import signal
@@ -84,6 +87,16 @@ def run(cmd, what, user=None, timeout=300, **kw):
     if p.returncode != 0:
         raise Failure(f"{what} failed (exit {p.returncode}):\n{p.stdout.decode(errors='replace')[-2000:]}")
     return p.stdout.decode()
+
+
+def secret_file(path, text, user):
+    """Writes text (holding a password) to a new file only its owner reads,
+    given to user when set."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    if user:
+        shutil.chown(path, user)
 
 
 def kill_live():
@@ -126,8 +139,15 @@ class Postgres:
         if self.user:
             shutil.chown(self.dir, self.user)
             os.chmod(work, 0o755)
-        run([f"{PGBIN}/initdb", "-D", self.dir, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8",
-             "--locale=C"], "initdb", self.user)
+        # Every tool (psql, sysbench, benchlab) takes the password from PGPASSWORD.
+        os.environ["PGPASSWORD"] = secrets.token_hex(16)
+        pwfile = os.path.join(work, "pg-pwfile")
+        secret_file(pwfile, os.environ["PGPASSWORD"] + "\n", self.user)
+        try:
+            run([f"{PGBIN}/initdb", "-D", self.dir, "-U", "postgres", "--auth=scram-sha-256", f"--pwfile={pwfile}",
+                 "--no-sync", "-E", "UTF8", "--locale=C"], "initdb", self.user)
+        finally:
+            os.remove(pwfile)
         opts = (f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={self.dir} "
                 "-c shared_buffers=512MB -c max_connections=200 -c fsync=off -c synchronous_commit=off")
         run([f"{PGBIN}/pg_ctl", "-D", self.dir, "-l", os.path.join(self.dir, "log"), "-w", "-t", "60", "-o", opts,
@@ -157,12 +177,33 @@ class Postgres:
     trx_level = "RC"
 
 
+# ACCOUNTS_SQL ends install-db's bootstrap: it drops the accounts made without
+# a password (root at 127.0.0.1, ::1 and the host's name, escaped as install-db
+# escapes it; the anonymous one) and gives root@localhost PASSWORD.
+ACCOUNTS_SQL = r"""FLUSH PRIVILEGES;
+SET @h = LOWER(REPLACE((SELECT REPLACE(@@hostname, '_', '\_')), '%', '\%'));
+SET @s = IF(@h = 'localhost', 'DO 0', CONCAT('DROP USER IF EXISTS ''root''@''', @h, ''''));
+PREPARE s FROM @s;
+EXECUTE s;
+DROP USER IF EXISTS 'root'@'127.0.0.1', 'root'@'::1', ''@'localhost';
+ALTER USER 'root'@'localhost' IDENTIFIED BY 'PASSWORD';
+"""
+
+
 class MariaDB:
     name = "MariaDB 10.11"
 
     def __init__(self, work, port):
         self.dir, self.port = os.path.join(work, "my"), port
-        os.makedirs(self.dir)
+        os.makedirs(self.dir, 0o700)
+        self.user = "mysql" if os.geteuid() == 0 else None
+        if self.user:
+            shutil.chown(self.dir, self.user)
+            os.chmod(work, 0o755)
+        files = os.path.join(self.dir, "files")
+        os.makedirs(files, 0o700)
+        if self.user:
+            shutil.chown(files, self.user)
         self.sock = os.path.join(self.dir, "sock")
         cnf = os.path.join(self.dir, "my.cnf")
         with open(cnf, "w") as f:
@@ -178,10 +219,20 @@ innodb_buffer_pool_size=512M
 innodb_log_file_size=256M
 innodb_flush_log_at_trx_commit=2
 max_connections=300
+secure-file-priv={files}
 """)
-        user = ["--user=root"] if os.geteuid() == 0 else []
-        run(["mariadb-install-db", f"--defaults-file={cnf}", "--auth-root-authentication-method=normal",
-             "--skip-test-db"] + user, "mariadb-install-db")
+        # root@localhost and sb get a password made for the run, which the
+        # mariadb client, sysbench and benchlab take from MYSQL_PWD; the
+        # accounts install-db makes without one are dropped.
+        os.environ["MYSQL_PWD"] = pw = secrets.token_hex(16)
+        accounts = os.path.join(work, "my-accounts.sql")
+        secret_file(accounts, ACCOUNTS_SQL.replace("PASSWORD", pw), None)
+        user = [f"--user={self.user}"] if self.user else []
+        try:
+            run(["mariadb-install-db", f"--defaults-file={cnf}", "--auth-root-authentication-method=normal",
+                 "--skip-test-db", f"--extra-file={accounts}"] + user, "mariadb-install-db")
+        finally:
+            os.remove(accounts)
         self.proc = subprocess.Popen(["mariadbd", f"--defaults-file={cnf}"] + user,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         for _ in range(300):
@@ -193,7 +244,8 @@ max_connections=300
             time.sleep(0.2)
         else:
             raise Failure("mariadbd did not accept connections within 60 s")
-        self.root_sql("CREATE USER sb@'%'; GRANT ALL ON *.* TO sb@'%'; CREATE DATABASE sbtest; CREATE DATABASE bltpcc")
+        self.root_sql(f"CREATE USER sb@'127.0.0.1' IDENTIFIED BY '{pw}'; GRANT ALL ON *.* TO sb@'127.0.0.1'; "
+                      "CREATE DATABASE sbtest; CREATE DATABASE bltpcc")
 
     def root_sql(self, q):
         return run(["mariadb", f"--socket={self.sock}", "-uroot", "-N", "-e", q], "mariadb " + q, timeout=60)

@@ -39,9 +39,17 @@ as_pg() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c
 mkdir -p "$work/data" && { [ "$(id -u)" = 0 ] && chown postgres "$work/data" || true; }
 cleanup() { as_pg "$PGBIN/pg_ctl -D $work/data -m fast stop" >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup EXIT INT TERM
-as_pg "$PGBIN/initdb -D $work/data --auth=trust -U postgres" >/dev/null
+# No other local user may use the server: a password made for this run (in a 0600 file only while
+# initdb reads it), SCRAM for every connection, the socket in the 0700 data dir. psql, sysbench and
+# benchlab take it from PGPASSWORD.
+PGPASSWORD=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+export PGPASSWORD
+(umask 077; echo "$PGPASSWORD" > "$work/pwfile")
+[ "$(id -u)" = 0 ] && chown postgres "$work/pwfile"
+as_pg "$PGBIN/initdb -D $work/data --auth=scram-sha-256 --pwfile=$work/pwfile -U postgres" >/dev/null
+rm -f "$work/pwfile"
 as_pg "$PGBIN/pg_ctl -D $work/data -l $work/data/log -w -o '-c listen_addresses=127.0.0.1 -p $PORT -c unix_socket_directories=$work/data -c max_connections=50' start" >/dev/null
-as_pg "$PSQL -h 127.0.0.1 -p $PORT -U postgres -qc 'CREATE DATABASE sbtest'" >/dev/null
+"$PSQL" -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -qc 'CREATE DATABASE sbtest' >/dev/null
 
 sb=(sysbench oltp_point_select --db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port=$PORT --pgsql-user=postgres
     --pgsql-db=sbtest --tables=1 --table-size=$ROWS --rand-type=uniform)

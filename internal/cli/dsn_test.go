@@ -12,6 +12,7 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/mysql"
 	"benchlab/internal/server"
 	"benchlab/internal/store"
 )
@@ -33,7 +34,7 @@ func TestExistingServerByDSN(t *testing.T) {
 	}
 	defer db.Close()
 	in := db.(interface{ Instance() *server.Instance }).Instance()
-	const secret = "s3cr3t-pw"
+	secret := in.Password()
 	dsn := fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/postgres?sslmode=disable", secret, in.Port)
 	sp := writeFile(t, dir, "dsn.toml", `name = "dsn"
 [[target]]
@@ -106,7 +107,7 @@ func TestExistingMariaDBByDSN(t *testing.T) {
 	in := db.(interface{ Instance() *server.Instance }).Instance()
 	// As root over the server's private socket: the benchmark account may
 	// not grant.
-	root, err := sql.Open("mysql", "root@unix("+in.Socket+")/")
+	root, err := sql.Open("mysql", mysql.RootConfig(in).FormatDSN())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,9 +47,9 @@ func need(t *testing.T, prog string) {
 
 // sysbenchRuns runs sysbench 1.0.20's oltp_point_select for real, 2 s with
 // a report every second, n times against a PostgreSQL 15 server the test
-// starts, and returns the output files and the server's port (it runs
-// until the test ends).
-func sysbenchRuns(t *testing.T, dir string, n int) ([]string, int) {
+// starts, and returns the output files and the server's URL (it runs until
+// the test ends).
+func sysbenchRuns(t *testing.T, dir string, n int) ([]string, string) {
 	t.Helper()
 	need(t, "sysbench")
 	if _, err := server.FindBinaries(postgres.Flavor, ""); err != nil {
@@ -63,9 +63,10 @@ func sysbenchRuns(t *testing.T, dir string, n int) ([]string, int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	port := db.(interface{ Instance() *server.Instance }).Instance().Port
+	in := db.(interface{ Instance() *server.Instance }).Instance()
+	port := in.Port
 	common := []string{"oltp_point_select", "--db-driver=pgsql", "--pgsql-host=127.0.0.1", "--pgsql-port=" + strconv.Itoa(port),
-		"--pgsql-user=postgres", "--pgsql-db=" + postgres.Database, "--tables=1", "--table-size=1000"}
+		"--pgsql-user=postgres", "--pgsql-password=" + in.Password(), "--pgsql-db=" + postgres.Database, "--tables=1", "--table-size=1000"}
 	if out, err := exec.Command("sysbench", append(common, "prepare")...).CombinedOutput(); err != nil {
 		t.Fatalf("sysbench prepare: %v\n%s", err, out)
 	}
@@ -81,7 +82,7 @@ func sysbenchRuns(t *testing.T, dir string, n int) ([]string, int) {
 		}
 		files = append(files, f)
 	}
-	return files, port
+	return files, fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/postgres?sslmode=disable", in.Password(), port)
 }
 
 // dbbenchRuns runs Debian's db_bench (RocksDB 7.8.3) n times on a fresh
@@ -162,7 +163,7 @@ func number(t *testing.T, re, s string) float64 {
 // rerun.
 func TestImportSysbench(t *testing.T) {
 	dir := t.TempDir()
-	files, port := sysbenchRuns(t, dir, 4)
+	files, pgStore := sysbenchRuns(t, dir, 4)
 	storeFile := filepath.Join(dir, "r.db")
 	before := time.Now()
 	code, out, errOut := main("import", "--tool", "sysbench", "--target", "pg15="+files[0]+","+files[1],
@@ -249,7 +250,6 @@ func TestImportSysbench(t *testing.T) {
 
 	// A lab's shared PostgreSQL store (on the same server) keeps the
 	// same import.
-	pgStore := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 	code, out, errOut = main("import", "--tool", "sysbench", "--target", "pg15="+files[0]+","+files[1],
 		"--target", "pg15b="+files[2]+","+files[3], "--engine", "postgres", "--store", pgStore)
 	if code != 0 {

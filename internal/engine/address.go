@@ -7,8 +7,9 @@ type Address struct {
 	// engine.
 	Host string
 	Port int
-	// User, Password and Database are what a client logs in with; Password
-	// is empty for the servers benchlab starts (trust or no password).
+	// User, Password and Database are what a client logs in with; the
+	// servers benchlab starts always have a Password (generated per run),
+	// which reaches programs only through Env.
 	User, Password, Database string
 	// DSN reaches the database in the form the engine's own client library
 	// takes (a libpq key=value string, a go-sql-driver/mysql DSN, a SQLite

@@ -100,8 +100,8 @@ func labStore(t *testing.T) string {
 	logs := filepath.Join(t.TempDir(), "logs")
 	db := enginetest.Open(t, engine.Target{Name: "lab", Engine: "postgres",
 		Getenv: func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": logs}[k] }})
-	port := db.(interface{ Instance() *server.Instance }).Instance().Port
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/sbtest?sslmode=disable", port)
+	in := db.(interface{ Instance() *server.Instance }).Instance()
+	return fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/sbtest?sslmode=disable", in.Password(), in.Port)
 }
 
 // writeSpec writes a fleetSpec to dir and returns its path.

@@ -205,8 +205,8 @@ func TestBackfillLearnsAsOneByOnePostgres(t *testing.T) {
 	logs := filepath.Join(t.TempDir(), "logs")
 	srv := enginetest.Open(t, engine.Target{Name: "lab", Engine: "postgres",
 		Getenv: func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": logs}[k] }})
-	port := srv.(interface{ Instance() *server.Instance }).Instance().Port
-	dsn := fmt.Sprintf("postgres://postgres:lab@127.0.0.1:%d/sbtest?sslmode=disable", port)
+	in := srv.(interface{ Instance() *server.Instance }).Instance()
+	dsn := fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/sbtest?sslmode=disable", in.Password(), in.Port)
 	st, err := store.Open(dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -492,3 +492,55 @@ func TestManagedSeveral(t *testing.T) {
 		t.Errorf("the front server's process group %d is alive after Stop", pids[0])
 	}
 }
+
+// TestInitFailureQuotesInitdb makes initdb fail for real (a copy of
+// Debian's initdb and postgres without their library dir, which initdb
+// needs for its text search dictionaries): the error quotes initdb's own
+// output (the server log's tail), and the server log it names exists
+// (issue 38: it named a kept log that was never written), and the
+// password file is gone.
+func TestInitFailureQuotesInitdb(t *testing.T) {
+	real, err := server.FindBinaries(postgres.Flavor, "")
+	if err != nil {
+		t.Skipf("no PostgreSQL install: %v", err)
+	}
+	dir := t.TempDir()
+	base := filepath.Join(dir, "install")
+	for _, p := range []string{real.Init, real.Server} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(base, "bin", filepath.Base(p))
+		os.MkdirAll(filepath.Dir(dst), 0o755)
+		if err := os.WriteFile(dst, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logs := t.TempDir()
+	env := server.Env(func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": logs}[k] })
+	run := filepath.Join(dir, "run")
+	_, err = server.Launch(context.Background(), server.Config{Flavor: postgres.Flavor, Env: env, Engine: "postgres", Target: "t",
+		Basedir: base, Dir: run}, tcpProbe)
+	if err == nil {
+		t.Fatal("initdb without its library dir succeeded")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "initdb failed") || !strings.Contains(msg, "dict_snowball") {
+		t.Errorf("error %q; want initdb's failure with its own output (dict_snowball)", msg)
+	}
+	for _, f := range strings.Fields(msg) {
+		f = strings.TrimRight(f, "):,;")
+		if strings.HasPrefix(f, logs) {
+			if _, err := os.Stat(f); err != nil {
+				t.Errorf("the error names the log %s, which is not there: %v", f, err)
+			}
+		}
+	}
+	if !strings.Contains(msg, logs) {
+		t.Errorf("error %q; want it to name the kept log in %s", msg, logs)
+	}
+	if _, err := os.Stat(filepath.Join(run, "pwfile")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the password file is left behind: %v", err)
+	}
+}

@@ -73,6 +73,10 @@ type Config struct {
 	// ReadyTimeout bounds the wait for the server to accept queries;
 	// StopTimeout the wait for a clean shutdown before SIGKILL.
 	ReadyTimeout, StopTimeout time.Duration
+	// Password is the server's superuser password; empty: a fresh one
+	// (NewPassword) for this start. The nodes of a cluster share one, as
+	// a state transfer copies the accounts of one node to the others.
+	Password string
 }
 
 // Probe tells whether a started server accepts queries; it connects to addr
@@ -94,10 +98,14 @@ type Instance struct {
 	// User is the OS user the server runs as ("" for the current one).
 	User string
 
+	password string   // the superuser's, only in memory and in secrets
+	secrets  []string // 0600 files holding it, removed after Init
 	cmd      *exec.Cmd
 	memcg    *memCgroup
 	logFile  *os.File
 	sockDir  string // a private socket dir outside the data dir, removed on Stop
+	aliasDir string // the private dir of SafeDir's symlink, removed on Stop
+	safeDir  string // SafeDir's path, once made
 	exited   chan struct{}
 	exitErr  error
 	stopOnce sync.Once
@@ -160,15 +168,24 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		in.cleanup()
 		return nil, in.errorf("config: %w", err)
 	}
-	if err := cfg.Flavor.Init(ctx, in, extra); err != nil {
-		in.cleanup()
+	err = cfg.Flavor.Init(ctx, in, extra)
+	in.removeSecrets()
+	if err != nil {
+		in.failed()
 		return nil, err
 	}
 	if err := in.launch(ctx); err != nil {
-		in.cleanup()
+		in.failed()
 		return nil, err
 	}
 	return in, nil
+}
+
+// failed ends a start that did not get the server running: the log is
+// kept where the error says it is, and the rest is cleaned up.
+func (in *Instance) failed() {
+	in.keepLog()
+	in.cleanup()
 }
 
 // prepare does what every family needs before its Init: a fresh data dir
@@ -194,6 +211,12 @@ func (in *Instance) prepare() error {
 	in.logFile, err = os.OpenFile(in.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
 	if err != nil {
 		return in.errorf("server log: %w", err)
+	}
+	in.password = cfg.Password
+	if in.password == "" {
+		if in.password, err = NewPassword(); err != nil {
+			return in.errorf("password: %w", err)
+		}
 	}
 	in.Port = cfg.Port
 	if in.Port == 0 {
@@ -371,12 +394,16 @@ func waitGroupGone(pgid int, limit time.Duration) {
 }
 
 func (in *Instance) cleanup() {
+	in.removeSecrets()
 	in.releaseCgroup()
 	if in.logFile != nil {
 		in.logFile.Close()
 	}
 	if in.sockDir != "" {
 		os.RemoveAll(in.sockDir)
+	}
+	if in.aliasDir != "" {
+		os.RemoveAll(in.aliasDir) // the symlink, not what it points to
 	}
 }
 
@@ -497,8 +524,10 @@ func (in *Instance) errorf(format string, args ...any) error {
 }
 
 // Run runs a setup program (initdb, install-db) as the server's user, in its
-// dir and process group, with its output in the server log; what names it in
-// the error, which ends with the log's tail.
+// dir and process group, with its output in the server log (where a
+// MariaDB server it starts writes too); what names it in the error, which
+// quotes the log's error lines and its tail: the program's own output. A
+// failed start keeps the log (Start), so the path the error names exists.
 func (in *Instance) Run(ctx context.Context, what string, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdout, cmd.Stderr = in.logFile, in.logFile

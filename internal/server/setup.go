@@ -59,8 +59,12 @@ func (in *Instance) Logf(format string, args ...any) {
 // would be too long for the kernel, a private temporary dir removed when
 // the server stops. The server's user owns it.
 func (in *Instance) SocketDir(nameLen int) (string, error) {
-	if len(in.DataDir)+1+nameLen <= maxSocketPath {
-		return in.DataDir, nil
+	data := in.DataDir
+	if in.safeDir != "" {
+		data = filepath.Join(in.safeDir, filepath.Base(in.DataDir))
+	}
+	if len(data)+1+nameLen <= maxSocketPath {
+		return data, nil
 	}
 	d, err := os.MkdirTemp("", "bl-sock-")
 	if err != nil {
@@ -73,6 +77,55 @@ func (in *Instance) SocketDir(nameLen int) (string, error) {
 		}
 	}
 	return d, nil
+}
+
+// SafeDir returns the server's dir (Dir) by a path of plain characters
+// (letters, digits, / . _ - + : @ ,): Dir itself when its path is plain,
+// otherwise a symlink to it in a private temporary dir removed when the
+// server stops. Setup scripts that split their arguments on spaces
+// (MariaDB's install-db passes the paths of my.cnf on unquoted) then see
+// no space, and config files no comment character.
+func (in *Instance) SafeDir() (string, error) {
+	if in.safeDir != "" {
+		return in.safeDir, nil
+	}
+	if plainPath(in.cfg.Dir) {
+		return in.cfg.Dir, nil
+	}
+	d, err := os.MkdirTemp("", "bl-dir-")
+	if err != nil {
+		return "", in.errorf("plain path for %q: %w", in.cfg.Dir, err)
+	}
+	in.aliasDir = d
+	// Others may pass through (the server's user), not list it.
+	if err := os.Chmod(d, 0o711); err != nil {
+		return "", in.errorf("plain path for %q: %w", in.cfg.Dir, err)
+	}
+	link := filepath.Join(d, "dir")
+	abs, err := filepath.Abs(in.cfg.Dir)
+	if err != nil {
+		return "", in.errorf("plain path for %q: %w", in.cfg.Dir, err)
+	}
+	if err := os.Symlink(abs, link); err != nil {
+		return "", in.errorf("plain path for %q: %w", in.cfg.Dir, err)
+	}
+	in.safeDir = link
+	in.Logf("the dir %q is reached as %s (a symlink), a path without spaces or comment characters", in.cfg.Dir, link)
+	return link, nil
+}
+
+// plainPath reports whether p has only characters no shell splits on and
+// no config file reads as a comment or a quote.
+func plainPath(p string) bool {
+	for _, r := range p {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune("/._-+:@,", r):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 var helpCache sync.Map // program path + option -> bool

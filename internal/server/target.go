@@ -80,15 +80,25 @@ func InstallDir(f Flavor, engineName string, t engine.Target) (string, error) {
 }
 
 // LaunchTarget starts a managed server for target t of engine engineName
-// (flavor f) on a fresh data dir under dir, and waits until probe succeeds:
-// the install comes from the target's basedir or version (InstallDir), the
-// port setting becomes the server's port and the other settings its
-// configuration, named as the flavor writes them (SettingName). It is the
-// part of opening a managed target that every server engine shares.
+// (flavor f) on a fresh data dir under dir, and waits until probe succeeds,
+// as configured by TargetConfig. It is the part of opening a managed
+// target that every server engine shares.
 func LaunchTarget(ctx context.Context, f Flavor, engineName string, t engine.Target, dir string, probe Probe) (*Instance, error) {
+	cfg, err := TargetConfig(f, engineName, t, dir)
+	if err != nil {
+		return nil, err
+	}
+	return Launch(ctx, cfg, probe)
+}
+
+// TargetConfig is the Config of a managed server for target t: the install
+// comes from the target's basedir or version (InstallDir), the port
+// setting becomes the server's port and the other settings its
+// configuration, named as the flavor writes them (SettingName).
+func TargetConfig(f Flavor, engineName string, t engine.Target, dir string) (Config, error) {
 	basedir, err := InstallDir(f, engineName, t)
 	if err != nil {
-		return nil, fmt.Errorf("%s target %s: version: %w", engineName, t.Name, err)
+		return Config{}, fmt.Errorf("%s target %s: version: %w", engineName, t.Name, err)
 	}
 	settings := map[string]string{}
 	port := 0
@@ -103,12 +113,12 @@ func LaunchTarget(ctx context.Context, f Flavor, engineName string, t engine.Tar
 	if t.Memory != "" {
 		m, err := ParseMemory(t.Memory)
 		if err != nil {
-			return nil, fmt.Errorf("%s target %s: memory: %w", engineName, t.Name, err)
+			return Config{}, fmt.Errorf("%s target %s: memory: %w", engineName, t.Name, err)
 		}
 		memory = m
 	}
-	return Launch(ctx, Config{Flavor: f, Env: Env(t.Getenv), Engine: engineName, Target: t.Name, Basedir: basedir,
-		ConfigFile: t.ConfigFile, Settings: settings, Dir: dir, Port: port, CPUs: t.CPUs, MemoryLimit: memory}, probe)
+	return Config{Flavor: f, Env: Env(t.Getenv), Engine: engineName, Target: t.Name, Basedir: basedir,
+		ConfigFile: t.ConfigFile, Settings: settings, Dir: dir, Port: port, CPUs: t.CPUs, MemoryLimit: memory}, nil
 }
 
 // CheckInstall tells whether target t's install is usable before anything

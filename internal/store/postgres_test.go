@@ -164,14 +164,14 @@ func TestPostgresStore(t *testing.T) {
 	ctx := context.Background()
 	db := enginetest.Open(t, engine.Target{Name: "lab", Engine: "postgres",
 		Getenv: func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": logs}[k] }})
-	port := db.(interface{ Instance() *server.Instance }).Instance().Port
-	dsn := fmt.Sprintf("postgres://postgres:s3cret@127.0.0.1:%d/sbtest?sslmode=disable", port)
+	in := db.(interface{ Instance() *server.Instance }).Instance()
+	dsn := fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/sbtest?sslmode=disable", in.Password(), in.Port)
 
 	pg, err := store.Open(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := pg.Path(); strings.Contains(p, "s3cret") || !strings.HasPrefix(p, "postgres://postgres:") {
+	if p := pg.Path(); strings.Contains(p, in.Password()) || !strings.HasPrefix(p, "postgres://postgres:") {
 		t.Errorf("Path() = %q, want the URL with its password hidden", p)
 	}
 	wantRun, want := sample(t, pg)
@@ -237,7 +237,7 @@ func TestPostgresStore(t *testing.T) {
 		}
 	}
 
-	bad := fmt.Sprintf("postgres://postgres:s3cret@127.0.0.1:%d/sbtest?sslmode=disable&connect_timeout=2", port+1)
+	bad := fmt.Sprintf("postgres://postgres:s3cret@127.0.0.1:%d/sbtest?sslmode=disable&connect_timeout=2", in.Port+1)
 	if _, err := store.Open(bad); err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("a store on a closed port: error %v, want one without the password", err)
 	}

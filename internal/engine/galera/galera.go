@@ -212,6 +212,10 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 	for i := range cluster {
 		cluster[i] = fmt.Sprintf("%s:%d", server.Host, ports[3*i])
 	}
+	password, err := server.NewPassword()
+	if err != nil {
+		return nil, fmt.Errorf("%s target %s: %w", Name, t.Name, err)
+	}
 	// Node 1 bootstraps the cluster; the others then join at once, each
 	// taking its state transfer when the donor is free.
 	insts := make([]*server.Instance, n)
@@ -221,7 +225,15 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		nt.Settings["port"] = strconv.Itoa(ports[3*n+i])
 		f := node{Family: nodeFamily, index: i, cluster: cluster, ist: ports[3*i+1], sst: ports[3*i+2],
 			name: "benchlab_" + t.Name, sstMethod: sstMethod, options: options, bootstrap: i == 0}
-		insts[i], errs[i] = server.LaunchTarget(ctx, f, Name, nt, filepath.Join(dir, fmt.Sprintf("node%d", i+1)), synced)
+		cfg, err := server.TargetConfig(f, Name, nt, filepath.Join(dir, fmt.Sprintf("node%d", i+1)))
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		// One password for every node: a joiner's state transfer copies
+		// node 1's accounts.
+		cfg.Password = password
+		insts[i], errs[i] = server.Launch(ctx, cfg, synced)
 	}
 	launch(0)
 	if errs[0] == nil {
@@ -282,10 +294,7 @@ const clusterWait = 60 * time.Second
 // rootDB opens a database/sql handle on a node's root account over its
 // private socket.
 func rootDB(in *server.Instance) (*sql.DB, error) {
-	cfg := gomysql.NewConfig()
-	cfg.User, cfg.Net, cfg.Addr = "root", "unix", in.Socket
-	cfg.Timeout = 5 * time.Second
-	conn, err := gomysql.NewConnector(cfg)
+	conn, err := gomysql.NewConnector(mysql.RootConfig(in))
 	if err != nil {
 		return nil, err
 	}

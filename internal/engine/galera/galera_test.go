@@ -2,11 +2,15 @@ package galera_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	_ "github.com/go-sql-driver/mysql"
 
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/galera"
@@ -86,6 +90,27 @@ func TestCluster(t *testing.T) {
 	}
 	if got := len(db.PIDs()); got != 3+1 {
 		t.Errorf("PIDs %v: want the 3 nodes and the proxy", db.PIDs())
+	}
+	// Nobody else gets in (issue 38): under root every process runs as an
+	// unprivileged user, and each node (the joiners, whose accounts came
+	// by node 1's state transfer, too) refuses root and benchlab over TCP
+	// without the password.
+	for _, pid := range db.PIDs() {
+		if uid := procUID(t, pid); os.Geteuid() == 0 && uid == 0 {
+			t.Errorf("process %d runs as root", pid)
+		}
+	}
+	for i := range db.Nodes() {
+		for _, u := range []string{"root", "benchlab"} {
+			h, err := sql.Open("mysql", u+"@tcp("+db.NodeAddr(i)+")/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.PingContext(ctx); err == nil || !strings.Contains(err.Error(), "Access denied") {
+				t.Errorf("node %d, user %s without a password: %v; want access denied", i+1, u, err)
+			}
+			h.Close()
+		}
 	}
 	info, err := db.Info(ctx)
 	if err != nil {
@@ -176,4 +201,21 @@ func TestBadTargets(t *testing.T) {
 			t.Errorf("%v: %v, want an error with %q", c.set, err, c.want)
 		}
 	}
+}
+
+// procUID reads the real uid of process pid.
+func procUID(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "Uid:" {
+			uid, _ := strconv.Atoi(f[1])
+			return uid
+		}
+	}
+	t.Fatalf("no Uid in /proc/%d/status", pid)
+	return -1
 }

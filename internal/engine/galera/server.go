@@ -3,11 +3,8 @@ package galera
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -90,53 +87,7 @@ func (n node) Init(ctx context.Context, in *server.Instance, extra string) error
 	} {
 		fmt.Fprintf(&b, "%s = %s\n", kv[0], kv[1])
 	}
-	if err := n.Family.Init(ctx, in, b.String()); err != nil {
-		return err
-	}
-	if n.bootstrap || os.Geteuid() != 0 {
-		return nil
-	}
-	return openToRsync(in)
-}
-
-// openToRsync lets a joining node's rsync daemon write its data dir. Under
-// root the daemon drops to the user nobody (rsyncd.conf's default, which
-// wsrep_sst_rsync does not change), which could neither enter the data dir
-// nor write what install-db made: the state transfer failed with "rsync:
-// [Receiver] ERROR: cannot stat destination "." (in rsync_sst): Permission
-// denied (13)" and the node aborted ("Will never receive state. Need to
-// abort."). The data dir becomes nobody's and its parents get the search
-// bit for others where they lack it; the node runs as root and reads
-// anything.
-func openToRsync(in *server.Instance) error {
-	u, err := user.Lookup("nobody")
-	if err != nil {
-		return in.Errorf("state transfer: %w", err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	err = filepath.WalkDir(in.DataDir, func(p string, _ fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, uid, gid)
-	})
-	if err != nil {
-		return in.Errorf("state transfer: give the data dir to nobody: %w", err)
-	}
-	for p := filepath.Dir(in.DataDir); p != "/" && p != "."; p = filepath.Dir(p) {
-		st, err := os.Stat(p)
-		if err != nil {
-			return in.Errorf("state transfer: %w", err)
-		}
-		if st.Mode().Perm()&0o001 == 0 {
-			if err := os.Chmod(p, st.Mode().Perm()|0o001); err != nil {
-				return in.Errorf("state transfer: let nobody reach the data dir: %w", err)
-			}
-			in.Logf("added o+x to %s so that the state transfer's rsync (user nobody) reaches the data dir", p)
-		}
-	}
-	return nil
+	return n.Family.Init(ctx, in, b.String())
 }
 
 // proxy is HAProxy in TCP mode in front of the nodes: with balance
@@ -171,8 +122,9 @@ func (proxy) OwnedSettings() []string { return nil }
 // SettingName keeps the name.
 func (proxy) SettingName(name string) string { return name }
 
-// RunAs is "": haproxy runs as the user benchlab runs as.
-func (proxy) RunAs() string { return "" }
+// RunAs is haproxy (Debian's package creates the user): under root the
+// proxy runs as it, never as root.
+func (proxy) RunAs() string { return "haproxy" }
 
 // StopSignal is SIGTERM, HAProxy's immediate stop (SIGUSR1 would wait for
 // the clients' sessions to end).

@@ -70,7 +70,7 @@ func conflictOf(err error) engine.Conflict {
 const Database = "sbtest"
 
 // benchUser is the account workers use on a managed server: loopback only,
-// no password (the server listens on 127.0.0.1 and a private socket only).
+// with the server's password (server.Instance.Password).
 const benchUser = "benchlab"
 
 // Driver opens the targets of one engine of the MySQL protocol and dialect.
@@ -159,23 +159,25 @@ func OpenManaged(ctx context.Context, engineName string, t engine.Target, m serv
 		db.Close()
 		return nil, err
 	}
-	root, err := db.dial(ctx, rootConfig(inst))
+	root, err := db.dial(ctx, RootConfig(inst))
 	if err != nil {
 		return fail(err)
 	}
 	for _, q := range []string{
 		"CREATE DATABASE " + Database,
-		fmt.Sprintf("CREATE USER '%s'@'%s'", benchUser, server.Host),
+		fmt.Sprintf("CREATE USER '%s'@'%s' IDENTIFIED BY '%s'", benchUser, server.Host, inst.Password()),
 		fmt.Sprintf("GRANT ALL ON *.* TO '%s'@'%s'", benchUser, server.Host),
 	} {
 		if _, err := root.Exec(ctx, q); err != nil {
 			root.Close()
-			return fail(fmt.Errorf("%s target %s at %s: %s: %w", engineName, t.Name, inst.Addr(), q, err))
+			return fail(fmt.Errorf("%s target %s at %s: %s: %s", engineName, t.Name, inst.Addr(),
+				server.RedactIn(q, inst.Password()), server.RedactIn(err.Error(), inst.Password())))
 		}
 	}
 	root.Close()
 	cfg := gomysql.NewConfig()
 	cfg.User, cfg.Net, cfg.Addr, cfg.DBName = benchUser, "tcp", addr, Database
+	cfg.Passwd = inst.Password()
 	if err := db.setConfig(cfg); err != nil {
 		return fail(err)
 	}
@@ -203,17 +205,19 @@ func (db *DB) ConnectAddr(ctx context.Context, addr string) (engine.Conn, error)
 	return c, nil
 }
 
-// rootConfig reaches a managed server's root account over its private socket.
-func rootConfig(inst *server.Instance) *gomysql.Config {
+// RootConfig is the go-sql-driver/mysql config of a managed server's root
+// account (root@localhost, its password, the private socket), for the
+// engines built on this family (galera's readiness checks).
+func RootConfig(inst *server.Instance) *gomysql.Config {
 	cfg := gomysql.NewConfig()
-	cfg.User, cfg.Net, cfg.Addr = "root", "unix", inst.Socket
+	cfg.User, cfg.Net, cfg.Addr, cfg.Passwd = "root", "unix", inst.Socket, inst.Password()
 	cfg.Timeout = 5 * time.Second
 	cfg.Logger = quiet
 	return cfg
 }
 
 func probe(ctx context.Context, inst *server.Instance) error {
-	conn, err := connector(rootConfig(inst))
+	conn, err := connector(RootConfig(inst))
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 	"benchlab/internal/cli"
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/enginetest"
-	_ "benchlab/internal/engine/mysql"
+	"benchlab/internal/engine/mysql"
 	"benchlab/internal/server"
 	"benchlab/internal/server/servertest"
 )
@@ -102,7 +102,7 @@ func TestSettleUnprivileged(t *testing.T) {
 	ctx := context.Background()
 	db := enginetest.Open(t, engine.Target{Name: "owner", Engine: "mariadb", Getenv: getenv})
 	in := db.(interface{ Instance() *server.Instance }).Instance()
-	root, err := sql.Open("mysql", "root@unix("+in.Socket+")/")
+	root, err := sql.Open("mysql", mysql.RootConfig(in).FormatDSN())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,62 +84,87 @@ func (f Family) FindBinaries(basedir string) (server.Binaries, error) {
 // settings.
 func (Family) OwnedSettings() []string {
 	return []string{"bind-address", "bind_address", "port", "socket", "datadir", "skip-networking", "skip_networking",
-		"pid-file", "pid_file", "log-error", "log_error"}
+		"pid-file", "pid_file", "log-error", "log_error", "secure-file-priv", "secure_file_priv",
+		"skip-grant-tables", "skip_grant_tables"}
 }
 
 // SettingName keeps the name as given: my.cnf takes both - and _.
 func (Family) SettingName(name string) string { return name }
 
-// RunAs is "": the server runs as root under root (--user=root).
-func (Family) RunAs() string { return "" }
+// RunAs is the mysql user (Debian's package creates it): under root the
+// server runs as it, never as root.
+func (Family) RunAs() string { return "mysql" }
 
 // StopSignal is SIGTERM, the server's clean shutdown.
 func (Family) StopSignal() syscall.Signal { return syscall.SIGTERM }
 
 // myCnf is the config file, outside the data dir, which install-db wants
-// empty.
-func myCnf(in *server.Instance) string { return filepath.Join(in.Dir(), "my.cnf") }
-
-// Command is the server with --defaults-file (and --user=root under root).
-func (Family) Command(in *server.Instance) (string, []string) {
-	args := []string{"--defaults-file=" + myCnf(in)}
-	if os.Geteuid() == 0 {
-		args = append(args, "--user=root")
+// empty; by the server dir's plain path (SafeDir), as every path benchlab
+// gives the server.
+func myCnf(in *server.Instance) string {
+	base, err := in.SafeDir()
+	if err != nil {
+		base = in.Dir() // Init made it already; it cannot fail here
 	}
-	return in.Binaries().Server, args
+	return filepath.Join(base, "my.cnf")
+}
+
+// Command is the server with --defaults-file.
+func (Family) Command(in *server.Instance) (string, []string) {
+	return in.Binaries().Server, []string{"--defaults-file=" + myCnf(in)}
 }
 
 // Init writes my.cnf and initialises the data dir with it, so that settings
-// fixed at creation (innodb_page_size, ...) take effect. The last block
-// repeats the address lines, so no config file or setting can make the
-// server listen beyond loopback.
+// fixed at creation (innodb_page_size, ...) take effect; the initialisation
+// also gives root@localhost the server's password and drops every other
+// account it made (accountsSQL). The last block repeats the address
+// lines, the file dir and the grant tables, so no config file or setting
+// can make the server listen beyond loopback, write files outside its own
+// dir or let anyone in without a password. Every path is under the
+// server's dir by a plain path (SafeDir): install-db splits the paths it
+// passes on at spaces.
 func (Family) Init(ctx context.Context, in *server.Instance, extra string) error {
+	base, err := in.SafeDir()
+	if err != nil {
+		return err
+	}
 	sockDir, err := in.SocketDir(len("mysql.sock"))
 	if err != nil {
 		return err
 	}
 	in.Socket = filepath.Join(sockDir, "mysql.sock")
+	data := filepath.Join(base, filepath.Base(in.DataDir))
+	logPath := filepath.Join(base, filepath.Base(in.LogPath))
 	bins := in.Binaries()
-	var b strings.Builder
-	addr := fmt.Sprintf("bind-address = %s\nport = %d\nsocket = %s\n", server.Host, in.Port, in.Socket)
-	fmt.Fprintf(&b, "# written by benchlab for target %s\n[mysqld]\n# benchlab: loopback only, private socket\n%s", in.TargetName(), addr)
-	fmt.Fprintf(&b, "datadir = %s\npid-file = %s\nlog-error = %s\n", in.DataDir,
-		filepath.Join(in.DataDir, "mysqld.pid"), in.LogPath)
 	// Temporary tables and sort files go to a dir of this server's own, next
 	// to its data dir: with the default /tmp, servers running side by side
 	// (and install-db's bootstrap) shared one dir, and nothing removed the
 	// files of a server killed hard. A target's tmpdir setting comes later
-	// in the file and wins.
-	tmp := filepath.Join(filepath.Dir(in.DataDir), "mysql-tmp")
-	if err := os.MkdirAll(tmp, 0o750); err != nil {
-		return in.Errorf("tmpdir: %w", err)
+	// in the file and wins. SELECT ... INTO OUTFILE and LOAD DATA INFILE
+	// reach only mysql-files, the server's own (secure_file_priv).
+	tmp, files := filepath.Join(base, "mysql-tmp"), filepath.Join(base, FilesDir)
+	for _, d := range []string{tmp, files} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return in.Errorf("%s: %w", filepath.Base(d), err)
+		}
 	}
-	fmt.Fprintf(&b, "tmpdir = %s\n", tmp)
+	// The server opens its log (log-error) itself.
+	if err := in.Own(tmp, files, in.LogPath); err != nil {
+		return err
+	}
+	var b strings.Builder
+	addr := fmt.Sprintf("bind-address = %s\nport = %d\nsocket = %s\nsecure-file-priv = %s\nskip-grant-tables = 0\n",
+		server.Host, in.Port, cnfValue(in.Socket), cnfValue(files))
+	fmt.Fprintf(&b, "# written by benchlab for target %s\n[mysqld]\n# benchlab: loopback only, private socket, own file dir\n%s",
+		in.TargetName(), addr)
+	fmt.Fprintf(&b, "datadir = %s\npid-file = %s\nlog-error = %s\n", cnfValue(data),
+		cnfValue(filepath.Join(data, "mysqld.pid")), cnfValue(logPath))
+	fmt.Fprintf(&b, "tmpdir = %s\n", cnfValue(tmp))
 	if bins.Basedir != "" {
-		fmt.Fprintf(&b, "basedir = %s\n", bins.Basedir)
+		fmt.Fprintf(&b, "basedir = %s\n", cnfValue(bins.Basedir))
 	}
 	if bins.Share != "" {
-		fmt.Fprintf(&b, "lc-messages-dir = %s\n", bins.Share)
+		fmt.Fprintf(&b, "lc-messages-dir = %s\n", cnfValue(bins.Share))
 	}
 	if extra != "" {
 		fmt.Fprintf(&b, "# benchlab: config file %s\n%s\n", in.ConfigFile(), stripSectionHeaders(extra))
@@ -154,23 +179,59 @@ func (Family) Init(ctx context.Context, in *server.Instance, extra string) error
 	if err := os.WriteFile(myCnf(in), []byte(b.String()), 0o644); err != nil {
 		return in.Errorf("my.cnf: %w", err)
 	}
+	accounts, err := in.SecretFile("accounts.sql", accountsSQL(in.Password()))
+	if err != nil {
+		return err
+	}
 	// log-error points at the log file benchlab also writes stdout to; the
 	// server appends, so both end up in one place.
 	if bins.Init == "" {
-		args := []string{"--defaults-file=" + myCnf(in), "--initialize-insecure"}
-		if os.Geteuid() == 0 {
-			args = append(args, "--user=root")
-		}
+		args := []string{"--defaults-file=" + myCnf(in), "--initialize-insecure", "--init-file=" + accounts}
 		return in.Run(ctx, filepath.Base(bins.Server)+" --initialize-insecure (a setting the server rejects is the usual cause)", bins.Server, args...)
 	}
-	args := []string{"--defaults-file=" + myCnf(in), "--auth-root-authentication-method=normal", "--skip-test-db"}
+	if !server.HelpMentions(ctx, bins.Init, "--extra-file") {
+		return in.Errorf("%s takes no --extra-file, which benchlab needs to give root a password and drop the "+
+			"passwordless accounts; want a newer MariaDB install", bins.Init)
+	}
+	args := []string{"--defaults-file=" + myCnf(in), "--auth-root-authentication-method=normal", "--skip-test-db",
+		"--extra-file=" + accounts}
 	if bins.Basedir != "" {
 		args = append(args, "--basedir="+bins.Basedir)
 	}
-	if os.Geteuid() == 0 {
-		args = append(args, "--user=root")
-	}
 	return in.Run(ctx, filepath.Base(bins.Init)+" (a setting the server rejects is the usual cause)", bins.Init, args...)
+}
+
+// FilesDir is the dir, next to the data dir, that a managed server's
+// SELECT ... INTO OUTFILE and LOAD DATA INFILE are confined to
+// (secure_file_priv).
+const FilesDir = "mysql-files"
+
+// accountsSQL runs at the end of the data dir's initialisation (install-db's
+// bootstrap, or the server's --initialize): it drops the accounts made
+// without a password (root at 127.0.0.1, ::1 and the host's name; the
+// anonymous ones) and gives root@localhost the server's password. The host
+// name is escaped as install-db escapes it.
+func accountsSQL(password string) string {
+	return `FLUSH PRIVILEGES;
+SET @benchlab_host = LOWER(REPLACE((SELECT REPLACE(@@hostname, '_', '\_')), '%', '\%'));
+SET @benchlab_drop = IF(@benchlab_host = 'localhost', 'DO 0',
+  CONCAT('DROP USER IF EXISTS ''root''@''', @benchlab_host, ''', ''''@''', @benchlab_host, ''''));
+PREPARE benchlab_drop FROM @benchlab_drop;
+EXECUTE benchlab_drop;
+DEALLOCATE PREPARE benchlab_drop;
+DROP USER IF EXISTS 'root'@'127.0.0.1', 'root'@'::1', ''@'localhost';
+ALTER USER 'root'@'localhost' IDENTIFIED BY '` + password + `';
+`
+}
+
+// cnfValue writes a path as a my.cnf value: as is when plain, otherwise
+// in double quotes (within which # starts no comment), with backslashes
+// and quotes escaped.
+func cnfValue(s string) string {
+	if !strings.ContainsAny(s, " \t#'\"\\") {
+		return s
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
 // stripSectionHeaders keeps a config file's lines but drops its [section]

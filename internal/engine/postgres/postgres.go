@@ -98,7 +98,7 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 	}
 	// What the environment could break (PGSERVICE) breaks before a
 	// server starts, not in its readiness probe.
-	if _, err := managedConfig(5432, "postgres"); err != nil {
+	if _, err := managedConfig(5432, "postgres", ""); err != nil {
 		return nil, fmt.Errorf("postgres target %s: %w", t.Name, err)
 	}
 	inst, err := server.LaunchTarget(ctx, Flavor, "postgres", t, dir, probe)
@@ -110,20 +110,20 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 		db.Close()
 		return nil, err
 	}
-	cfg, err := managedConfig(inst.Port, "postgres")
+	cfg, err := managedConfig(inst.Port, "postgres", inst.Password())
 	if err != nil {
 		return fail(fmt.Errorf("postgres target %s: %w", t.Name, err))
 	}
 	admin, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return fail(fmt.Errorf("postgres target %s at %s: connect: %w", t.Name, inst.Addr(), err))
+		return fail(fmt.Errorf("postgres target %s at %s: connect: %s", t.Name, inst.Addr(), server.RedactIn(err.Error(), inst.Password())))
 	}
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+Database); err != nil {
 		admin.Close(context.WithoutCancel(ctx))
 		return fail(fmt.Errorf("postgres target %s at %s: create database %s: %w", t.Name, inst.Addr(), Database, err))
 	}
 	admin.Close(ctx)
-	if db.cfg, err = managedConfig(inst.Port, Database); err != nil {
+	if db.cfg, err = managedConfig(inst.Port, Database, inst.Password()); err != nil {
 		return fail(fmt.Errorf("postgres target %s: %w", t.Name, err))
 	}
 	if db.admin, err = db.dial(ctx, db.cfg); err != nil {
@@ -133,15 +133,14 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 }
 
 // managedConfig reaches a managed server over TCP on loopback, as the
-// superuser that initdb created with trust authentication, and as nothing
-// else: pgx reads libpq's PG* variables (PGOPTIONS, PGTZ, PGAPPNAME,
+// superuser that initdb created, with its password, and as nothing else: pgx reads libpq's PG* variables (PGOPTIONS, PGTZ, PGAPPNAME,
 // PGSSLMODE, PGPASSWORD, ...) and ~/.pgpass for every parameter a DSN
 // leaves out, so the DSN names every one of them (managedDSN) and the
 // session settings they could add are dropped: the user's shell cannot
 // change a server benchlab started, nor the configuration it measures. A
 // target's own dsn keeps pgx's standard behaviour (Open).
-func managedConfig(port int, database string) (*pgx.ConnConfig, error) {
-	cfg, err := pgx.ParseConfig(fmt.Sprintf(managedDSN, server.Host, port, database))
+func managedConfig(port int, database, password string) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(fmt.Sprintf(managedDSN, server.Host, port, database, password))
 	if err != nil {
 		// Only PGSERVICE cannot be overridden by a DSN: pgx reads the
 		// service it names before the DSN's values apply.
@@ -157,16 +156,16 @@ func managedConfig(port int, database string) (*pgx.ConnConfig, error) {
 
 // managedDSN gives every parameter pgx would otherwise take from the
 // environment its libpq default (pgconn's parseEnvSettings lists them):
-// host, port, database and user as formatted, no password (nor a passfile
-// to find one in), no TLS, no connect timeout, any server, protocol 3.0,
+// host, port, database, user and password (hex digits, the server's
+// Instance.Password) as formatted, no passfile, no TLS, no connect timeout, any server, protocol 3.0,
 // and empty session parameters, which managedConfig drops.
-const managedDSN = "host=%s port=%d dbname=%s user=postgres password='' passfile='' " +
+const managedDSN = "host=%s port=%d dbname=%s user=postgres password='%s' passfile='' " +
 	"sslmode=disable sslcertmode=allow sslkey='' sslcert='' sslrootcert='' sslpassword='' sslsni=1 sslnegotiation=postgres " +
 	"connect_timeout=0 target_session_attrs=any min_protocol_version=3.0 max_protocol_version=3.0 " +
 	"channel_binding=prefer require_auth='' application_name='' options='' timezone=''"
 
 func probe(ctx context.Context, inst *server.Instance) error {
-	cfg, err := managedConfig(inst.Port, "postgres")
+	cfg, err := managedConfig(inst.Port, "postgres", inst.Password())
 	if err != nil {
 		return err
 	}

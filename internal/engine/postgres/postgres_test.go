@@ -147,7 +147,8 @@ func TestSettleUnprivileged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"CREATE ROLE plain LOGIN", "GRANT CREATE ON SCHEMA public TO plain"} {
+	// Every account of a server benchlab starts logs in with a password.
+	for _, q := range []string{"CREATE ROLE plain LOGIN PASSWORD 'plain-pw'", "GRANT CREATE ON SCHEMA public TO plain"} {
 		if _, err := c.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -158,7 +159,7 @@ func TestSettleUnprivileged(t *testing.T) {
 [[target]]
 name = "plain"
 engine = "postgres"
-dsn = "postgres://plain@%s:%s/sbtest?sslmode=disable"
+dsn = "postgres://plain:plain-pw@%s:%s/sbtest?sslmode=disable"
 [workload]
 suite = "sysbench"
 tests = ["point-query"]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -68,9 +69,9 @@ func (flavor) Packages() []server.Package {
 	return out
 }
 
-// OwnedSettings are the address and data dir settings.
+// OwnedSettings are the address, data dir and authentication settings.
 func (flavor) OwnedSettings() []string {
-	return []string{"listen_addresses", "port", "unix_socket_directories", "data_directory"}
+	return []string{"listen_addresses", "port", "unix_socket_directories", "data_directory", "hba_file", "ident_file"}
 }
 
 // SettingName lowercases: PostgreSQL's names are case-insensitive.
@@ -90,9 +91,12 @@ func (flavor) Command(in *server.Instance) (string, []string) {
 // socketName is the longest name PostgreSQL gives its socket in the socket dir.
 const socketName = ".s.PGSQL.65535"
 
-// Init runs initdb and appends benchlab's lines, the config file and the
-// settings to postgresql.conf. The last block repeats the address lines, so
-// no config file or setting can make the server listen beyond loopback.
+// Init runs initdb, with the superuser's password (Instance.Password)
+// from a 0600 file, writes pg_hba.conf (password authentication for the
+// socket and 127.0.0.1, nothing else) and appends benchlab's lines, the
+// config file and the settings to postgresql.conf. The last block repeats
+// the address and authentication lines, so no config file or setting can
+// make the server listen beyond loopback or trust a client.
 func (flavor) Init(ctx context.Context, in *server.Instance, extra string) error {
 	sock, err := in.SocketDir(len(socketName))
 	if err != nil {
@@ -100,16 +104,30 @@ func (flavor) Init(ctx context.Context, in *server.Instance, extra string) error
 	}
 	in.Socket = sock
 	bins := in.Binaries()
-	args := []string{"-D", in.DataDir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"}
+	auth := authMethod(ctx, bins)
+	pwfile, err := in.SecretFile("pwfile", in.Password()+"\n")
+	if err != nil {
+		return err
+	}
+	args := []string{"-D", in.DataDir, "-U", "postgres", "--auth=" + auth, "--pwfile=" + pwfile,
+		"--encoding=UTF8", "--locale=C", "--no-sync"}
 	if server.HelpMentions(ctx, bins.Init, "--no-instructions") { // PostgreSQL 14 and later
 		args = append(args, "--no-instructions")
 	}
 	if err := in.Run(ctx, "initdb", bins.Init, args...); err != nil {
 		return err
 	}
+	hba := filepath.Join(in.DataDir, "pg_hba.conf")
+	if err := os.WriteFile(hba, []byte(hbaLines(auth)), 0o600); err != nil {
+		return in.Errorf("pg_hba.conf: %w", err)
+	}
+	if err := in.Own(hba); err != nil {
+		return err
+	}
 	var b strings.Builder
-	addr := fmt.Sprintf("listen_addresses = '%s'\nport = %d\nunix_socket_directories = '%s'\n", server.Host, in.Port, quote(sock))
-	fmt.Fprintf(&b, "\n# benchlab: loopback only, private socket\n%s", addr)
+	addr := fmt.Sprintf("listen_addresses = '%s'\nport = %d\nunix_socket_directories = '%s'\nunix_socket_permissions = 0700\n"+
+		"hba_file = '%s'\n", server.Host, in.Port, quote(sock), quote(hba))
+	fmt.Fprintf(&b, "\n# benchlab: loopback only, private socket, passwords\n%s", addr)
 	if extra != "" {
 		fmt.Fprintf(&b, "# benchlab: config file %s\n%s\n", in.ConfigFile(), extra)
 	}
@@ -133,6 +151,32 @@ func (flavor) Init(ctx context.Context, in *server.Instance, extra string) error
 		return in.Errorf("config: %w", err)
 	}
 	return nil
+}
+
+// authMethod is scram-sha-256, or md5 before PostgreSQL 10, which lacks it.
+func authMethod(ctx context.Context, bins server.Binaries) string {
+	out, err := exec.CommandContext(ctx, bins.Init, "--version").Output()
+	if err == nil {
+		// "initdb (PostgreSQL) 15.14"
+		f := strings.Fields(string(out))
+		if len(f) > 0 {
+			if major, err := strconv.Atoi(strings.SplitN(f[len(f)-1], ".", 2)[0]); err == nil && major < 10 {
+				return "md5"
+			}
+		}
+	}
+	return "scram-sha-256"
+}
+
+// hbaLines is the whole of pg_hba.conf: every connection, on the socket or
+// from 127.0.0.1, gives a password.
+func hbaLines(auth string) string {
+	return fmt.Sprintf(`# written by benchlab: a password for every connection, socket or loopback
+local all all %[1]s
+host all all 127.0.0.1/32 %[1]s
+local replication all %[1]s
+host replication all 127.0.0.1/32 %[1]s
+`, auth)
 }
 
 // quote doubles the single quotes of a postgresql.conf string value.

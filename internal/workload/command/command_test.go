@@ -427,7 +427,8 @@ argv = ["sh", "-c", "mariadb -u \"$MYSQL_USER\" -N -e \"SELECT CONCAT('answer=',
 
 // TestPostgresDSNTarget runs psql against a PostgreSQL reached by a dsn
 // (a server this test starts, which benchlab does not): psql connects with
-// nothing but the PG* variables benchlab derives from the dsn, and its
+// nothing but the PG* variables benchlab derives from the dsn (its
+// password too: the server takes none without one), and its
 // answer (42 only in the dsn's database, as its user) is the headline.
 func TestPostgresDSNTarget(t *testing.T) {
 	psql := "/usr/lib/postgresql/15/bin/psql"
@@ -441,7 +442,7 @@ func TestPostgresDSNTarget(t *testing.T) {
 [[target]]
 name = "existing"
 engine = "postgres"
-dsn = "postgres://%s@%s:%d/%s?sslmode=disable"
+dsn = "postgres://%s:%s@%s:%d/%s?sslmode=disable"
 [workload]
 suite = "command"
 threads = [1]
@@ -453,7 +454,7 @@ name = "psql"
 parse = "regex"
 regex = '(?m)^answer ([0-9]+)$'
 argv = ["%s", "-XAt", "-c", "SELECT 'answer ' || CASE WHEN current_database() = '%s' AND current_user = '%s' THEN 42 ELSE 0 END"]
-`, a.User, a.Host, a.Port, a.Database, psql, a.Database, a.User))
+`, a.User, a.Password, a.Host, a.Port, a.Database, psql, a.Database, a.User))
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
