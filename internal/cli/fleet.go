@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"benchlab/internal/fleet"
+	"benchlab/internal/report"
 	"benchlab/internal/runner"
 	"benchlab/internal/schedule"
 	"benchlab/internal/server"
@@ -417,9 +418,12 @@ func runJobs(env Env, storeFlag string, limit int) error {
 		if j.Priority == fleet.PriorityHigh {
 			note = strings.TrimSpace("priority " + note)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n", j.ID, j.State, j.Args.Name, j.Args.Placement,
-			orDash(host), exp, clock(j.Created), clock(started), clock(j.Ended), j.Attempt, fleet.MaxAttempts,
-			firstLine(note))
+		// Names, hosts and errors are stored strings: escaped
+		// (report.Printable), they cannot drive the terminal.
+		p := report.Printable
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n", j.ID, p(j.State), p(j.Args.Name), j.Args.Placement,
+			p(orDash(host)), exp, clock(j.Created), clock(started), clock(j.Ended), j.Attempt, fleet.MaxAttempts,
+			p(firstLine(note)))
 	}
 	return tw.Flush()
 }
@@ -470,14 +474,14 @@ func runCancel(env Env, storeFlag string, args []string) error {
 		case errors.Is(err, fleet.ErrNoJob):
 			refused = append(refused, fmt.Sprintf("job %d: no such job in the queue (benchlab jobs lists them)", id))
 		case errors.Is(err, fleet.ErrFinished):
-			refused = append(refused, fmt.Sprintf("job %d (%s) has already ended: %s; nothing to cancel", id, j.Args.Name, j.State))
+			refused = append(refused, fmt.Sprintf("job %d (%s) has already ended: %s; nothing to cancel", id, report.Printable(j.Args.Name), j.State))
 		case err != nil:
 			return err
 		case j.State == "running":
 			fmt.Fprintf(env.Stdout, "job %d (%s) runs on %s: asked its worker to stop it; the results measured so far stay in the store (experiment %d)\n",
-				id, j.Args.Name, orDash(j.Output.Host), j.Output.Experiment)
+				id, report.Printable(j.Args.Name), report.Printable(orDash(j.Output.Host)), j.Output.Experiment)
 		default:
-			fmt.Fprintf(env.Stdout, "job %d (%s) cancelled before it ran\n", id, j.Args.Name)
+			fmt.Fprintf(env.Stdout, "job %d (%s) cancelled before it ran\n", id, report.Printable(j.Args.Name))
 		}
 	}
 	if len(refused) > 0 {

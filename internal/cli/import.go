@@ -141,8 +141,8 @@ func runImport(env Env, f *importFlags, args []string) error {
 	if !ok {
 		return usagef("flag --tool: %q is not a tool benchlab imports; want sysbench or dbbench", f.tool)
 	}
-	if f.threads < 0 {
-		return usagef("flag --threads: %d is negative; want the thread count the files ran", f.threads)
+	if f.threads < 0 || f.threads > spec.MaxThreads {
+		return usagef("flag --threads: %d is not allowed; want the thread count the files ran, 1 to %d", f.threads, spec.MaxThreads)
 	}
 	if f.test != "" && tool != importer.Sysbench {
 		return usagef("flag --test: db_bench's results are named by their benchmarks; --test is for sysbench files")
@@ -186,10 +186,9 @@ func runImport(env Env, f *importFlags, args []string) error {
 
 // readImport reads and parses one file.
 func readImport(tool, file string, o importer.Options, now time.Time) (importedRun, error) {
-	data, err := os.ReadFile(file)
+	data, err := readImportFile(tool, file)
 	if err != nil {
-		// Missing, unreadable, a directory: the argument is wrong.
-		return importedRun{}, usagef("%v; want a file of %s output", err, tool)
+		return importedRun{}, err
 	}
 	out, err := importer.Parse(tool, file, data, o)
 	if err != nil {
@@ -206,6 +205,27 @@ func readImport(tool, file string, o importer.Options, now time.Time) (importedR
 	sum := sha256.Sum256(data)
 	return importedRun{out: out, source: store.ImportSource{Tool: tool, File: abs, SHA256: hex.EncodeToString(sum[:]),
 		ToolVersion: out.Version, Imported: now}}, nil
+}
+
+// readImportFile reads one file through importer.ReadInput: at most
+// importer.MaxInputBytes, and none of a binary file past its first NUL.
+func readImportFile(tool, file string) ([]byte, error) {
+	fh, err := os.Open(file)
+	if err != nil {
+		// Missing, unreadable: the argument is wrong.
+		return nil, usagef("%v; want a file of %s output", err, tool)
+	}
+	defer fh.Close()
+	data, err := importer.ReadInput(file, tool, fh)
+	var ie *importer.Error
+	switch {
+	case errors.As(err, &ie):
+		return nil, usagef("%v", err)
+	case err != nil:
+		// A directory reads as an error too: the argument is wrong.
+		return nil, usagef("%v; want a file of %s output", err, tool)
+	}
+	return data, nil
 }
 
 // checkCells refuses targets whose files ran different cells (a test at

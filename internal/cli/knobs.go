@@ -57,7 +57,7 @@ func addKnobs(fs *pflag.FlagSet, k *knobs) {
 	fs.Float64Var(&k.percentile, "percentile", 0, "latency percentile of the live lines (default 95)")
 	fs.StringVar(&k.randType, "rand-type", "", "the same as --k-rand-type (sysbench's name): k in the load uniform (sysbench 1.1) or special (1.0.20)")
 	setGroup(fs, groupWorkload, "rate", "events", "percentile", "rand-type")
-	fs.StringVar(&k.dsn, "dsn", "", "connection string of a running server (postgres://user@host:port/db or user:pw@tcp(host:port)/db); the password is never stored")
+	fs.StringVar(&k.dsn, "dsn", "", "connection string of a running server (postgres://user@host:port/db, host=h port=5432 user=u dbname=db, or user:pw@tcp(host:port)/db); the password is never stored")
 	for _, c := range []struct {
 		prefix, engine string
 		c              *conn
@@ -92,6 +92,9 @@ func (k *knobs) apply(s *spec.Spec, set map[string]bool) error {
 		w.Rate = k.rate
 	}
 	if set["events"] {
+		if k.events < 0 || k.events > spec.MaxEvents {
+			return usagef("flag --events: %d is not allowed; want a count from 0 (no limit) to %d", k.events, int64(spec.MaxEvents))
+		}
 		w.Events = k.events
 	}
 	for _, c := range []struct {

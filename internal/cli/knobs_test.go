@@ -37,6 +37,8 @@ func TestConnectionFlags(t *testing.T) {
 		{[]string{"--engine", "mariadb", "--mysql-port", "3307"}, "mariadb", "sbtest@tcp(localhost:3307)/sbtest"},
 		{[]string{"--dsn", "postgres://u@h:1/d"}, "postgres", "postgres://u@h:1/d"},
 		{[]string{"--dsn", "u:p@tcp(h:3306)/d", "--engine", "mariadb"}, "mariadb", "u:p@tcp(h:3306)/d"},
+		// PostgreSQL's keyword form names a postgres target by itself.
+		{[]string{"--dsn", "host=h port=1 user=u password=pw dbname=d"}, "postgres", "host=h port=1 user=u password=pw dbname=d"},
 	}
 	for _, c := range cases {
 		f, _ := buildFrom(t, c.args...)
@@ -55,7 +57,8 @@ func TestConnectionFlags(t *testing.T) {
 	}{
 		{[]string{"--pgsql-host", "a", "--mysql-host", "b"}, "not both"},
 		{[]string{"--dsn", "postgres://u@h/d", "--pgsql-port", "1"}, "not both"},
-		{[]string{"--dsn", "host=foo user=bar", "--engine", "postgres"}, "neither a postgres:// URL"},
+		{[]string{"--dsn", "hostfoo user=bar", "--engine", "postgres"}, "neither a postgres:// URL"},
+		{[]string{"--dsn", "host=foo user=bar password='secret", "--engine", "postgres"}, "no closing quote"},
 		{[]string{"--dsn", "postgres:///d", "--engine", "postgres"}, "names no host"},
 		{[]string{"--dsn", "u:secret@tcp(h:0)/d", "--engine", "mysql"}, "port \"0\""},
 		{[]string{"--pgsql-port", "70000"}, "port \"70000\""},

@@ -153,10 +153,10 @@ func TestDiskSpaceCheck(t *testing.T) {
 		}
 	}
 	// Larger than any disk: 10^12 rows x 800 B = 728 TiB.
-	check([]string{"--table-size", "1000000000000"}, "disk space: one run's data needs about 727.6 TiB for target(s) sqlite",
-		"sysbench suite: 1 table(s) x 1000000000000 rows (tables, table_size) x ~800 B", "free", "--skip-space-check")
+	check([]string{"--tables", "1000", "--table-size", "1000000000"}, "disk space: one run's data needs about 727.6 TiB for target(s) sqlite",
+		"sysbench suite: 1000 table(s) x 1000000000 rows (tables, table_size) x ~800 B", "free", "--skip-space-check")
 	code, out, stderr := run(t, Env{}, "run", "--engine", "sqlite", "--tests", "point-query", "--time", "1", "--store", db,
-		"--table-size", "1000000000000", "--skip-space-check", "--dry-run")
+		"--tables", "1000", "--table-size", "1000000000", "--skip-space-check", "--dry-run")
 	if code != ExitOK || !strings.Contains(out, "prepare of sqlite: ~") || !strings.Contains(out, "load 1000000M rows") {
 		t.Errorf("--skip-space-check --dry-run: exit %d\n%s\n%s", code, out, stderr)
 	}

@@ -576,14 +576,17 @@ func runRuns(env Env, storeFlag string, limit, offset int) error {
 		if err != nil {
 			return err
 		}
+		// Names and versions are stored strings: escaped, they cannot
+		// send the terminal control sequences (report.Printable).
+		p := report.Printable
 		printWrapped(env.Stdout, "experiment %d  %s  %s  preset=%s base=%s", e.ID, e.Created.Local().Format("2006-01-02 15:04:05"),
-			e.Name, orNone(e.Preset), e.Base)
+			p(e.Name), p(orNone(e.Preset)), p(e.Base))
 		rs := byExp[id]
 		for i := len(rs) - 1; i >= 0; i-- {
 			r := rs[i]
 			status, took := runState(r)
-			printWrapped(env.Stdout, "  run %-4d %-20s %-8s %-10s repeat %d  %-11s %s", r.ID, r.Target, r.Engine,
-				r.Version, r.Repeat, status, took)
+			printWrapped(env.Stdout, "  run %-4d %-20s %-8s %-10s repeat %d  %-11s %s", r.ID, p(r.Target), p(r.Engine),
+				p(r.Version), r.Repeat, p(status), p(took))
 		}
 	}
 	if shown := len(runs); offset > 0 || offset+shown < total {
@@ -647,8 +650,8 @@ func pruneRuns(env Env, storeFlag string) error {
 			return err
 		}
 		marked++
-		fmt.Fprintf(env.Stdout, "run %d (%s, experiment %d) marked abandoned: process %d on %s is gone\n", r.ID, r.Target,
-			r.ExperimentID, m.PID, m.Host.Hostname)
+		fmt.Fprintf(env.Stdout, "run %d (%s, experiment %d) marked abandoned: process %d on %s is gone\n", r.ID, report.Printable(r.Target),
+			r.ExperimentID, m.PID, report.Printable(m.Host.Hostname))
 	}
 	removed, err := stale.SweepWorkDirs(os.TempDir())
 	for _, d := range removed {

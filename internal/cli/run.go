@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"benchlab/internal/dsn"
 	"benchlab/internal/metrics"
 	"benchlab/internal/runner"
 	"benchlab/internal/schedule"
@@ -120,22 +121,14 @@ func (f *runFlags) args(args []string) error {
 	return nil
 }
 
-// parseSeconds accepts sysbench's plain seconds ("10") or a Go duration.
+// parseSeconds accepts sysbench's plain seconds ("10") or a Go duration,
+// never negative and never past what a duration holds (spec.Duration.Set).
 func parseSeconds(flagName, v string) (spec.Duration, error) {
-	if n, err := strconv.ParseFloat(v, 64); err == nil {
-		if n < 0 {
-			return spec.Duration{}, usagef("flag --%s: %q is negative; want seconds >= 0 or a duration like 30s", flagName, v)
-		}
-		return spec.Duration{Duration: time.Duration(n * float64(time.Second))}, nil
+	var d spec.Duration
+	if err := d.Set(v); err != nil {
+		return spec.Duration{}, usagef("flag --%s: %v", flagName, err)
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return spec.Duration{}, usagef("flag --%s: %q is not a duration; want seconds or a duration like 30s", flagName, v)
-	}
-	if d < 0 {
-		return spec.Duration{}, usagef("flag --%s: %q is negative; want a duration >= 0", flagName, v)
-	}
-	return spec.Duration{Duration: d}, nil
+	return d, nil
 }
 
 // buildSpec loads the spec file (if any) and applies the flags that were set.
@@ -155,6 +148,11 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 		s = spec.Default()
 		if err := spec.ApplyPreset(&s, f.preset); err != nil {
 			return s, usagef("flag --preset: %v", err)
+		}
+		if f.engine == "" && set["dsn"] {
+			if _, err := dsn.Parse(f.k.dsn); err != nil {
+				return s, usagef("flag --dsn: %v", err)
+			}
 		}
 		if f.engine == "" {
 			return s, usagef("no spec file and no --engine; give a spec file or e.g. --engine sqlite")
@@ -207,8 +205,8 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 		w.Threads = nil
 		for _, t := range splitList(f.threads) {
 			n, err := strconv.Atoi(t)
-			if err != nil || n < 1 {
-				return s, usagef("flag --threads: %q is not allowed; want positive integers like 1,2,4", t)
+			if err != nil || n < 1 || n > spec.MaxThreads {
+				return s, usagef("flag --threads: %q is not allowed; want integers from 1 to %d, like 1,2,4", t, spec.MaxThreads)
 			}
 			w.Threads = append(w.Threads, n)
 		}
@@ -250,17 +248,20 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 		}
 	}
 	if set["tables"] {
-		if f.tables < 1 {
-			return s, usagef("flag --tables: %d is not allowed; want >= 1", f.tables)
+		if f.tables < 1 || f.tables > spec.MaxTables {
+			return s, usagef("flag --tables: %d is not allowed; want 1 to %d", f.tables, spec.MaxTables)
 		}
 		w.Tables = f.tables
 	}
 	if set["table-size"] {
+		if f.tableSize < 0 || f.tableSize > spec.MaxTableSize {
+			return s, usagef("flag --table-size: %d is not allowed; want 0 to %d rows", f.tableSize, int64(spec.MaxTableSize))
+		}
 		w.TableSize = f.tableSize
 	}
 	if set["repeats"] {
-		if f.repeats < 1 {
-			return s, usagef("flag --repeats: %d is not allowed; want >= 1", f.repeats)
+		if f.repeats < 1 || f.repeats > spec.MaxRepeats {
+			return s, usagef("flag --repeats: %d is not allowed; want 1 to %d", f.repeats, spec.MaxRepeats)
 		}
 		w.Repeats = f.repeats
 	}
@@ -564,6 +565,9 @@ func planAndConfirm(env Env, s spec.Spec, pc planCheck) (schedule.Schedule, erro
 	}
 	if err := sc.Write(env.Stdout, time.Now()); err != nil {
 		return sc, err
+	}
+	if sc.Total() >= schedule.MaxTotal {
+		return sc, usagef("planned for %s, which cannot be meant; %s", schedule.Long(schedule.MaxTotal), shortenAdvice(s, pc))
 	}
 	if pc.yes || pc.dryRun || sc.Total() <= longRun {
 		return sc, nil

@@ -6,8 +6,7 @@ import (
 	"io"
 	"strings"
 	"sync"
-
-	"github.com/kr/text"
+	"unicode/utf8"
 )
 
 // lineWidth is the widest line benchlab prints in text mode.
@@ -22,7 +21,7 @@ func wrapLine(s string) string {
 	}
 	body := strings.TrimLeft(s, " ")
 	lead := s[:len(s)-len(body)]
-	lines := strings.Split(text.Wrap(body, lineWidth-len(lead)-2), "\n")
+	lines := wrapWords(body, lineWidth-len(lead)-2)
 	for i := range lines {
 		if i == 0 {
 			lines[i] = lead + lines[i]
@@ -31,6 +30,34 @@ func wrapLine(s string) string {
 		lines[i] = lead + "  " + lines[i]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// wrapWords breaks s at spaces into lines of at most width columns, filling
+// each line before starting the next (a word longer than width gets a line
+// of its own). Newlines in s count as spaces. It takes time and memory
+// linear in len(s), whatever the words' lengths: an error message can quote
+// a user's input of any size (a key of thousands of characters, thousands
+// of keys), and a line-breaking algorithm that looks at every pair of words
+// would take gigabytes for it.
+func wrapWords(s string, width int) []string {
+	var lines []string
+	var line strings.Builder
+	n := 0 // columns in line
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\n' }) {
+		c := utf8.RuneCountInString(w)
+		if n > 0 && n+1+c > width {
+			lines = append(lines, line.String())
+			line.Reset()
+			n = 0
+		}
+		if n > 0 {
+			line.WriteByte(' ')
+			n++
+		}
+		line.WriteString(w)
+		n += c
+	}
+	return append(lines, line.String())
 }
 
 // printWrapped prints a formatted line wrapped to lineWidth columns.
@@ -59,7 +86,7 @@ func printHanging(w io.Writer, prefix, desc string) {
 		return
 	}
 	pad := strings.Repeat(" ", len([]rune(prefix)))
-	for i, l := range strings.Split(text.Wrap(desc, room), "\n") {
+	for i, l := range wrapWords(desc, room) {
 		if i == 0 {
 			fmt.Fprintln(w, prefix+l)
 			continue

@@ -6,16 +6,26 @@ import (
 )
 
 // FuzzParseDSN checks the DSN parser and the redaction of passwords in its
-// errors: never a panic, and the password of a MySQL DSN does not appear in
-// its redacted form.
+// errors: never a panic, and the password of a MySQL DSN or of PostgreSQL's
+// keyword form does not appear in its redacted form (nor in the keyword
+// form's errors).
 func FuzzParseDSN(f *testing.F) {
 	for _, s := range []string{"postgres://u:pw@h:5432/db?sslmode=disable", "postgresql://h/d", "u:pw@tcp(h:3306)/d",
-		"u@unix(/tmp/s)/d", "postgres://[::1]:99999/x", "x@tcp(:)/", "@tcp(h)/"} {
+		"u@unix(/tmp/s)/d", "postgres://[::1]:99999/x", "x@tcp(:)/", "@tcp(h)/",
+		"host=h port=5432 user=u password=secret dbname=d", "host=h password='se cr\\'et'", "password= x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, dsn string) {
 		info, err := Parse(dsn)
 		red := Redact(dsn)
+		if keywordForm.MatchString(dsn) {
+			// The keyword form's password: a word, or up to its closing quote.
+			if m := keywordPassword.FindStringSubmatch(dsn); m != nil && len(m[2]) > 3 && strings.Count(dsn, m[2]) == 1 &&
+				(strings.Contains(red, m[2]) || err != nil && strings.Contains(err.Error(), m[2])) {
+				t.Fatalf("password %q left in %q (error %v)", m[2], red, err)
+			}
+			return
+		}
 		if err != nil || info.Family != "mysql" {
 			return
 		}

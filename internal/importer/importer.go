@@ -10,6 +10,7 @@ package importer
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -87,6 +88,39 @@ type Options struct {
 	Threads int
 }
 
+// MaxInputBytes is the largest file import reads: a day of sysbench's
+// per-second lines is about 13 MB; more is not a tool's output of one run.
+const MaxInputBytes = 32 << 20
+
+// ReadInput reads one file's bytes from r, at most MaxInputBytes, and
+// stops at once at a NUL byte (a binary file, or /dev/zero), so that a
+// wrong argument costs neither the time nor the memory of reading it all.
+func ReadInput(file, tool string, r io.Reader) ([]byte, error) {
+	// Chunks of their own, joined once at the end: the bytes are copied
+	// twice at most, never regrown.
+	var chunks [][]byte
+	total, lines := 0, 0
+	for {
+		buf := make([]byte, 64<<10)
+		n, err := io.ReadFull(r, buf)
+		if i := bytes.IndexByte(buf[:n], 0); i >= 0 {
+			return nil, errorf(file, 1+lines+bytes.Count(buf[:i], []byte("\n")), "a NUL byte: not a text file; want %s", want(tool))
+		}
+		if total += n; total > MaxInputBytes {
+			return nil, errorf(file, 0, "more than %d bytes (%d MiB): too large for one run's output; want %s",
+				MaxInputBytes, MaxInputBytes>>20, want(tool))
+		}
+		lines += bytes.Count(buf[:n], []byte("\n"))
+		chunks = append(chunks, buf[:n])
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return bytes.Join(chunks, nil), nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the %s output: %w", tool, err)
+		}
+	}
+}
+
 // Parse reads file (its name, for errors, and its bytes) as the output of
 // tool (Sysbench or DBBench).
 func Parse(tool, file string, data []byte, o Options) (*Output, error) {
@@ -95,6 +129,12 @@ func Parse(tool, file string, data []byte, o Options) (*Output, error) {
 	}
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		return nil, errorf(file, 1+bytes.Count(data[:i], []byte("\n")), "a NUL byte: not a text file; want %s", want(tool))
+	}
+	if tool == Sysbench && data[len(data)-1] != '\n' {
+		// sysbench ends its output with a newline; a file without one
+		// was cut, perhaps inside a figure.
+		return nil, errorf(file, 1+bytes.Count(data, []byte("\n")), "the file ends inside this line (no newline after it): "+
+			"the file is truncated; want the whole output of `sysbench <test> run`")
 	}
 	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
 	if other, at := formatOf(lines); other != "" && other != tool {

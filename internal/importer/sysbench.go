@@ -25,6 +25,8 @@ type sysbenchRun struct {
 	started                                            int // "Threads started!"
 	fatal                                              int // the first "FATAL:" line
 	fatalText                                          string
+	sumAt                                              int // the "Latency (ms):" block's last line, "sum:"
+	fairnessAt, fairEventsAt, fairTimeAt               int // "Threads fairness:" and its two lines
 	lat                                                store.Latency
 	percentile                                         float64 // of the summary's "Nth percentile:" line
 	lastLine                                           int
@@ -87,6 +89,14 @@ func parseSysbench(file string, lines []string, test string, wantThreads int) (*
 			cur.latAt = n
 		case cur.latAt > 0 && (key == "min" || key == "avg" || key == "max" || strings.HasSuffix(key, " percentile")):
 			err = cur.latency(key, val)
+		case cur.latAt > 0 && key == "sum":
+			cur.sumAt = n
+		case l == "Threads fairness:":
+			cur.fairnessAt = n
+		case cur.fairnessAt > 0 && key == "events (avg/stddev)":
+			cur.fairEventsAt = n
+		case cur.fairnessAt > 0 && key == "execution time (avg/stddev)":
+			cur.fairTimeAt = n
 		}
 		if err != nil {
 			return nil, errorf(file, n, "%v; want sysbench 1.0.20's %q line", err, key)
@@ -246,6 +256,16 @@ func (r *sysbenchRun) result(file, test string) (store.Result, error) {
 			"the file is truncated")
 	case r.latAt == 0 || r.lat.Mean == 0 && r.lat.Max == 0:
 		return store.Result{}, errorf(file, r.lastLine, "the summary ends before its \"Latency (ms):\" block: the file is truncated")
+	// sysbench 1.0.20 ends every run's summary with the latency's "sum:"
+	// line and the "Threads fairness:" section: a file cut before them
+	// may have been cut inside a figure (95th percentile: 0.27 read as 0.).
+	case r.sumAt == 0:
+		return store.Result{}, errorf(file, r.lastLine, "the \"Latency (ms):\" block ends before its \"sum:\" line: "+
+			"the file is truncated; want the whole output of `sysbench <test> run`")
+	case r.fairnessAt == 0 || r.fairEventsAt == 0 || r.fairTimeAt == 0:
+		return store.Result{}, errorf(file, r.lastLine, "the summary ends before its \"Threads fairness:\" section with "+
+			"\"events (avg/stddev):\" and \"execution time (avg/stddev):\": the file is truncated; "+
+			"want the whole output of `sysbench <test> run`")
 	case min(r.transactions, r.queries, r.ignored, r.reconnects, r.events) < 0 || min(r.tps, r.qps, r.eps, r.totalTime) < 0 ||
 		math.IsInf(r.totalTime, 0) || math.IsNaN(r.totalTime):
 		return store.Result{}, errorf(file, r.generalAt, "a negative or infinite figure in the summary; want sysbench's own output")

@@ -96,12 +96,15 @@ const (
 )
 
 // WriteText renders r as aligned plain text.
+// Every string of r is written through Printable (or printableText, which
+// keeps newlines): names and other stored strings cannot send a terminal
+// control sequences.
 func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	var b strings.Builder
 	if opt.Color {
-		b.WriteString(ansiBold + r.Title + ansiReset + "\n")
+		b.WriteString(ansiBold + Printable(r.Title) + ansiReset + "\n")
 	} else {
-		b.WriteString(r.Title + "\n")
+		b.WriteString(Printable(r.Title) + "\n")
 	}
 	if len(r.Summary) > 0 {
 		b.WriteString("Summary:\n")
@@ -115,7 +118,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 		b.WriteString("\n")
 	}
 	for _, h := range r.Header {
-		b.WriteString(wrapText(h, "  ", "    ", TextWidth))
+		b.WriteString(wrapText(printableText(h), "  ", "    ", TextWidth))
 	}
 	for _, t := range r.Tables {
 		for _, part := range splitWide(t, TextWidth) {
@@ -126,7 +129,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	if len(r.Notes) > 0 {
 		b.WriteString("\nNotes:\n")
 		for _, n := range uniqueNotes(r.Notes) {
-			b.WriteString(wrapText(n, "  - ", "    ", TextWidth))
+			b.WriteString(wrapText(printableText(n), "  - ", "    ", TextWidth))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -134,6 +137,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 }
 
 func writeTextTable(b *strings.Builder, t Table, opt TextOptions) {
+	t = printableTable(t)
 	b.WriteString(t.Title + "\n")
 	if t.Legend != "" {
 		b.WriteString(wrapText(t.Legend, "  ", "  ", TextWidth))
@@ -249,7 +253,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 
 var mdReplacer = strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "\n", " ")
 
-func mdEscape(s string) string { return mdReplacer.Replace(s) }
+func mdEscape(s string) string { return mdReplacer.Replace(printableText(s)) }
 
 // TextWidth is the widest line of the text report: wider tables are split
 // into groups of columns, and long notes and legends wrap.

@@ -50,6 +50,19 @@ const DefaultLoadRate = 15_000
 // maxLoad caps a load's estimate: 10 years.
 const maxLoad = 10 * 365 * 24 * time.Hour
 
+// MaxTotal caps a plan's times (a run's, all runs'), so that a plan of
+// absurd sizes shows as this long, never as a sum wrapped round to a short
+// or negative one; no plan that long can be meant.
+const MaxTotal = maxLoad
+
+// addCapped returns a+b for durations >= 0, at most MaxTotal.
+func addCapped(a, b time.Duration) time.Duration {
+	if a >= MaxTotal || b >= MaxTotal || a+b >= MaxTotal {
+		return MaxTotal
+	}
+	return a + b
+}
+
 // LoadRate is the rows per second a load is expected to write on one
 // engine, and where the figure comes from.
 type LoadRate struct {
@@ -134,7 +147,7 @@ func OfWithRates(s spec.Spec, rates Rates) (Schedule, error) {
 			p.Time = sc.estimateLoads(s, st.Name, rows, passes, rates)
 		}
 		if p.Known {
-			sc.PerRun += p.Time
+			sc.PerRun = addCapped(sc.PerRun, p.Time)
 		} else {
 			sc.Unknown++
 		}
@@ -164,8 +177,16 @@ func (sc *Schedule) estimateLoads(s spec.Spec, step string, rows int64, passes i
 	return sum / time.Duration(max(len(s.Targets), 1))
 }
 
-// Total is the known time of all runs.
-func (sc Schedule) Total() time.Duration { return time.Duration(sc.Runs) * sc.PerRun }
+// Total is the known time of all runs, at most MaxTotal.
+func (sc Schedule) Total() time.Duration {
+	if sc.Runs <= 0 || sc.PerRun <= 0 {
+		return 0
+	}
+	if sc.PerRun >= MaxTotal/time.Duration(sc.Runs) {
+		return MaxTotal
+	}
+	return time.Duration(sc.Runs) * sc.PerRun
+}
 
 // Measured counts the measured steps of one run (each thread count once).
 func (sc Schedule) Measured() int {
@@ -264,6 +285,9 @@ func Short(d time.Duration) string {
 
 // Long formats a total: 1h2m3s, 25h0m0s as "1d 1h0m".
 func Long(d time.Duration) string {
+	if d >= MaxTotal {
+		return "10 years or more"
+	}
 	if d >= 24*time.Hour {
 		days := d / (24 * time.Hour)
 		return fmt.Sprintf("%dd %s", days, trimZero((d - days*24*time.Hour).Round(time.Minute).String()))

@@ -138,3 +138,32 @@ func TestDurations(t *testing.T) {
 		}
 	}
 }
+
+// TestTotalCapped keeps a plan of absurd sizes from wrapping round: 1000
+// runs of 1080 days each summed to 12485 days (the product overflowed);
+// now every time past MaxTotal is MaxTotal, shown as such.
+func TestTotalCapped(t *testing.T) {
+	day := 24 * time.Hour
+	for _, c := range []struct {
+		sc   Schedule
+		want time.Duration
+	}{
+		{Schedule{Runs: 1000, PerRun: 1080 * day}, MaxTotal},
+		{Schedule{Runs: 1 << 40, PerRun: time.Hour}, MaxTotal},
+		{Schedule{Runs: 3, PerRun: time.Hour}, 3 * time.Hour},
+		{Schedule{Runs: 0, PerRun: time.Hour}, 0},
+	} {
+		if got := c.sc.Total(); got != c.want {
+			t.Errorf("%d runs of %s: Total %s; want %s", c.sc.Runs, c.sc.PerRun, got, c.want)
+		}
+	}
+	if got := addCapped(MaxTotal-time.Second, time.Hour); got != MaxTotal {
+		t.Errorf("addCapped past the cap: %s", got)
+	}
+	if got := addCapped(time.Hour, time.Minute); got != time.Hour+time.Minute {
+		t.Errorf("addCapped: %s", got)
+	}
+	if got := Long(MaxTotal); got != "10 years or more" {
+		t.Errorf("Long(MaxTotal) = %q", got)
+	}
+}

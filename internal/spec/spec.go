@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -356,8 +355,17 @@ func ApplyPreset(s *Spec, name string) error {
 
 // Parse reads a spec from TOML text: defaults, then the preset the file
 // names (or preset, when not empty, which wins), then the file's values.
-// Unknown keys are errors.
+// Unknown keys are errors. Text larger than MaxSpecBytes or nested deeper
+// than MaxSpecDepth is refused before it is decoded.
 func Parse(src []byte, file, preset string) (Spec, error) {
+	return parse(src, file, preset, MaxSpecBytes)
+}
+
+// parse is Parse with a size limit of its own (ParseStored's is larger).
+func parse(src []byte, file, preset string, maxBytes int) (Spec, error) {
+	if err := checkShape(src, file, maxBytes); err != nil {
+		return Spec{}, err
+	}
 	var head struct {
 		Preset  string           `toml:"preset"`
 		Targets []map[string]any `toml:"target"`
@@ -393,7 +401,7 @@ func Parse(src []byte, file, preset string) (Spec, error) {
 		return Spec{}, err
 	}
 	if unknown = append(unknown, more...); len(unknown) > 0 {
-		return Spec{}, errf(file, "unknown field %s; see `benchlab run --help` or README.md for the spec fields", strings.Join(unknown, ", "))
+		return Spec{}, errf(file, "unknown field %s; see `benchlab run --help` or README.md for the spec fields", listKeys(unknown))
 	}
 	s.Preset = preset
 	return s, nil
@@ -407,7 +415,7 @@ func Parse(src []byte, file, preset string) (Spec, error) {
 // gets. Legacy notes on what such runs did that benchlab can no longer redo
 // are kept for the report header and rerun (Workload.StoredNotes).
 func ParseStored(src []byte, what string) (Spec, error) {
-	s, err := Parse(src, what, "")
+	s, err := parse(src, what, "", MaxStoredSpecBytes)
 	if err != nil {
 		return s, err
 	}
@@ -493,9 +501,9 @@ func tomlError(file string, err error) error {
 
 // Load reads and parses the spec file at path.
 func Load(path, preset string) (Spec, error) {
-	src, err := os.ReadFile(path)
+	src, err := readSpecFile(path)
 	if err != nil {
-		return Spec{}, errf(path, "cannot read the spec file: %v", errors.Unwrap(err))
+		return Spec{}, err
 	}
 	return Parse(src, path, preset)
 }
@@ -532,6 +540,32 @@ func (s *Spec) SpeedProbeEvery() (time.Duration, error) {
 // distort what it measures (the kernel's default cap is 100,000).
 const MaxProfileHz = 10000
 
+// Limits of the shared counts and durations: generous for any real
+// experiment, but finite, so that a typo (an extra three zeros) or a flag
+// of 1e308 is refused at once instead of growing a plan without bound or
+// wrapping a duration round to a negative one.
+const (
+	// MaxTables is the most tables (sysbench's --tables); every table is
+	// created, loaded and planned one by one.
+	MaxTables = 100_000
+	// MaxTableSize is the most rows per table: ten billion.
+	MaxTableSize = 10_000_000_000
+	// MaxEvents is the most operations a test may count (--events).
+	MaxEvents = 1_000_000_000_000
+	// MaxTargets is the most targets of an experiment, each sweep value
+	// counted as one: every target is a run per repeat, and the stored
+	// spec holds each in full.
+	MaxTargets = 1000
+	// MaxThreads is the most threads of one test.
+	MaxThreads = 4096
+	// MaxThreadCounts is the longest list of thread counts.
+	MaxThreadCounts = 100
+	// MaxRepeats is the most repeats of each target.
+	MaxRepeats = 1000
+	// MaxDuration is the longest test, warm-up or wait: 30 days.
+	MaxDuration = 30 * 24 * time.Hour
+)
+
 // Validate checks every field and fills the base. The error names the field.
 func (s *Spec) Validate() error {
 	if strings.TrimSpace(s.Name) == "" {
@@ -558,6 +592,9 @@ func (s *Spec) Validate() error {
 	// as a hand-written one is.
 	if err := s.expandSweeps(); err != nil {
 		return err
+	}
+	if len(s.Targets) > MaxTargets {
+		return errf("target", "%d targets (sweep values included) is too many; want at most %d", len(s.Targets), MaxTargets)
 	}
 	seen := map[string]bool{}
 	for i, t := range s.Targets {
@@ -593,13 +630,19 @@ func (s *Spec) Validate() error {
 	if len(w.Threads) == 0 {
 		return errf("workload.threads", "empty; want a list of thread counts, e.g. [1, 2]")
 	}
+	if len(w.Threads) > MaxThreadCounts {
+		return errf("workload.threads", "%d thread counts is too many; want at most %d", len(w.Threads), MaxThreadCounts)
+	}
 	for _, n := range w.Threads {
-		if n < 1 || n > 4096 {
-			return errf("workload.threads", "%d is not allowed; want integers from 1 to 4096", n)
+		if n < 1 || n > MaxThreads {
+			return errf("workload.threads", "%d is not allowed; want integers from 1 to %d", n, MaxThreads)
 		}
 	}
-	if w.Tables < 1 {
-		return errf("workload.tables", "%d is not allowed; want >= 1", w.Tables)
+	if w.Tables < 1 || w.Tables > MaxTables {
+		return errf("workload.tables", "%d is not allowed; want 1 to %d", w.Tables, MaxTables)
+	}
+	if w.TableSize < 0 || w.TableSize > MaxTableSize {
+		return errf("workload.table_size", "%d is not allowed; want 0 to %d rows", w.TableSize, int64(MaxTableSize))
 	}
 	for _, d := range []struct {
 		field string
@@ -612,21 +655,22 @@ func (s *Spec) Validate() error {
 		{"workload.warm_time", w.WarmTime.Duration, 0},
 		{"workload.report_interval", w.ReportInterval.Duration, 0},
 	} {
-		if d.v < d.min {
-			return errf(d.field, "%s is not allowed; want a duration >= %s", d.v, d.min)
+		if d.v < d.min || d.v > MaxDuration {
+			return errf(d.field, "%s is not allowed; want a duration from %s to %s", d.v, d.min, Duration{Duration: MaxDuration})
 		}
 	}
-	if !w.PostwriteWait.Auto && w.PostwriteWait.Duration.Duration < 0 {
-		return errf("workload.postwrite_wait", "%s is not allowed; want \"auto\" or a duration >= 0", w.PostwriteWait.Duration)
+	if p := w.PostwriteWait.Duration.Duration; !w.PostwriteWait.Auto && (p < 0 || p > MaxDuration) {
+		return errf("workload.postwrite_wait", "%s is not allowed; want \"auto\" or a duration from 0s to %s",
+			w.PostwriteWait.Duration, Duration{Duration: MaxDuration})
 	}
-	if w.Repeats < 1 || w.Repeats > 1000 {
-		return errf("workload.repeats", "%d is not allowed; want 1 to 1000", w.Repeats)
+	if w.Repeats < 1 || w.Repeats > MaxRepeats {
+		return errf("workload.repeats", "%d is not allowed; want 1 to %d", w.Repeats, MaxRepeats)
 	}
 	if !(w.Rate >= 0 && w.Rate < 1e9) {
 		return errf("workload.rate", "%v is not allowed; want operations per second >= 0 (0: closed loop)", w.Rate)
 	}
-	if w.Events < 0 {
-		return errf("workload.events", "%d is not allowed; want a count >= 0 (0: no limit)", w.Events)
+	if w.Events < 0 || w.Events > MaxEvents {
+		return errf("workload.events", "%d is not allowed; want a count from 0 (no limit) to %d", w.Events, int64(MaxEvents))
 	}
 	for _, c := range []struct {
 		field, what string

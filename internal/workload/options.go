@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,8 +119,14 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 // never negative.
 func (d *Duration) Set(v string) error {
 	if n, err := strconv.ParseFloat(v, 64); err == nil {
-		if n < 0 {
-			return fmt.Errorf("%q is negative; want seconds >= 0 or a duration like 30s", v)
+		if !(n >= 0) {
+			return fmt.Errorf("%q is negative or not a number; want seconds >= 0 or a duration like 30s", v)
+		}
+		// time.Duration counts nanoseconds in an int64: more would wrap
+		// round to a negative duration.
+		if n*float64(time.Second) >= float64(math.MaxInt64) {
+			return fmt.Errorf("%q is too long: a duration holds at most %.0f seconds (292 years); want seconds or a duration like 30s",
+				v, math.Floor(float64(math.MaxInt64)/float64(time.Second)))
 		}
 		d.Duration = time.Duration(n * float64(time.Second))
 		return nil
