@@ -110,10 +110,10 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 		b.WriteString("Summary:\n")
 		for _, l := range r.Summary {
 			if item, ok := strings.CutPrefix(l, "  "); ok {
-				b.WriteString(wrapText(item, "    - ", "      ", TextWidth))
+				b.WriteString(wrapText(printableText(item), "    - ", "      ", TextWidth))
 				continue
 			}
-			b.WriteString(wrapText(l, "  ", "    ", TextWidth))
+			b.WriteString(wrapText(printableText(l), "  ", "    ", TextWidth))
 		}
 		b.WriteString("\n")
 	}
