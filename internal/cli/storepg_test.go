@@ -32,9 +32,10 @@ func TestPostgresStoreGoneMidRun(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", state)
 	getenv, _ := servertest.Env(t)
 	db := enginetest.Open(t, engine.Target{Name: "lab", Engine: "postgres", Getenv: getenv})
-	port := db.(interface{ Instance() *server.Instance }).Instance().Port
-	dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", port, postgres.Database)
-	admin, err := sql.Open("pgx", fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port))
+	in := db.(interface{ Instance() *server.Instance }).Instance()
+	port, pw := in.Port, in.Password()
+	dsn := fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/%s?sslmode=disable", pw, port, postgres.Database)
+	admin, err := sql.Open("pgx", fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/postgres?sslmode=disable", pw, port))
 	if err != nil {
 		t.Fatal(err)
 	}

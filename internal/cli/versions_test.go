@@ -110,6 +110,11 @@ func TestInstallMariaDB(t *testing.T) {
 		t.Skip("mvn not installed (apt-get install maven)")
 	}
 	dir := t.TempDir()
+	// MariaDB runs as the mysql user under root: the install must be
+	// reachable by it.
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		os.Chmod(d, 0o755)
+	}
 	env := Env{Getenv: envOf(map[string]string{"BENCHLAB_VERSIONS": filepath.Join(dir, "versions"),
 		"BENCHLAB_SERVER_LOGS": filepath.Join(dir, "logs")})}
 	if code, out, stderr := run(t, env, "install", "mariadb", "11.4.5"); code != 0 {

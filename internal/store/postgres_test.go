@@ -253,8 +253,8 @@ func TestPostgresStoreHangs(t *testing.T) {
 	ctx := context.Background()
 	db := enginetest.Open(t, engine.Target{Name: "lab", Engine: "postgres",
 		Getenv: func(k string) string { return map[string]string{"BENCHLAB_SERVER_LOGS": logs}[k] }})
-	port := db.(interface{ Instance() *server.Instance }).Instance().Port
-	dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/sbtest?sslmode=disable", port)
+	in := db.(interface{ Instance() *server.Instance }).Instance()
+	dsn := fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/sbtest?sslmode=disable", in.Password(), in.Port)
 	pg, err := store.Open(dsn)
 	if err != nil {
 		t.Fatal(err)
