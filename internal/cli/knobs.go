@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -19,6 +20,8 @@ import (
 type knobs struct {
 	rate, percentile float64
 	events           int64
+	maxErrorRate     float64
+	opTimeout        time.Duration
 	randType, dsn    string
 	pg, my           conn
 }
@@ -56,7 +59,11 @@ func addKnobs(fs *pflag.FlagSet, k *knobs) {
 		"In a test of several roles it counts the headline one's; a role with a count of its own (insert's l.i0) keeps it")
 	fs.Float64Var(&k.percentile, "percentile", 0, "latency percentile of the live lines (default 95)")
 	fs.StringVar(&k.randType, "rand-type", "", "the same as --k-rand-type (sysbench's name): k in the load uniform (sysbench 1.1) or special (1.0.20)")
-	setGroup(fs, groupWorkload, "rate", "events", "percentile", "rand-type")
+	fs.Float64Var(&k.maxErrorRate, "max-error-rate", 0, fmt.Sprintf("fail a target when a test's failed operations pass this share of its attempted ones "+
+		"(like sysbench's --mysql-ignore-errors, the other way round; default %g, 1: no limit)", spec.DefaultMaxErrorRate))
+	fs.DurationVar(&k.opTimeout, "op-timeout", 0, fmt.Sprintf("fail an operation that runs this long (counted as an error); "+
+		"a test that overruns its time by more than this plus 10s ends failed (default %s)", spec.DefaultOpTimeout))
+	setGroup(fs, groupWorkload, "rate", "events", "percentile", "rand-type", "max-error-rate", "op-timeout")
 	fs.StringVar(&k.dsn, "dsn", "", "connection string of a running server (postgres://user@host:port/db, host=h port=5432 user=u dbname=db, or user:pw@tcp(host:port)/db); the password is never stored")
 	for _, c := range []struct {
 		prefix, engine string
@@ -108,6 +115,19 @@ func (k *knobs) apply(s *spec.Spec, set map[string]bool) error {
 	}
 	if set["percentile"] {
 		w.Percentile = k.percentile
+	}
+	if set["max-error-rate"] {
+		if !(k.maxErrorRate >= 0 && k.maxErrorRate <= 1) {
+			return usagef("flag --max-error-rate: %v is not allowed; want a share of failed operations from 0 to 1 (0: the default %g, 1: no limit)",
+				k.maxErrorRate, spec.DefaultMaxErrorRate)
+		}
+		w.MaxErrorRate = k.maxErrorRate
+	}
+	if set["op-timeout"] {
+		if k.opTimeout < 0 {
+			return usagef("flag --op-timeout: %s is not allowed; want a duration > 0 (0: the default %s)", k.opTimeout, spec.DefaultOpTimeout)
+		}
+		w.OpTimeout.Duration = k.opTimeout
 	}
 	if set["rand-type"] {
 		v := strings.ToLower(k.randType)

@@ -21,7 +21,10 @@ import (
 	"benchlab/internal/store"
 )
 
-// Exit codes.
+// Exit codes. ExitFailure is also a failed run: a target that failed to
+// start or load, lost or hung its server, or failed a test's error policy
+// (workload.max_error_rate), so a script can tell a failing target from a
+// measured one without reading the store.
 const (
 	ExitOK          = 0
 	ExitFailure     = 1

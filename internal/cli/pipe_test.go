@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,19 +34,28 @@ func TestClosedOutputStopsRun(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
-		t.Fatal(err)
-	}
 	// Wait for the measured step's progress lines to start, then close.
-	time.Sleep(3 * time.Second)
+	r := bufio.NewReader(out)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the run's output ended before its first progress line: %v", err)
+		}
+		if strings.Contains(line, "s ] point-query") {
+			break
+		}
+	}
 	out.Close()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	// A run that ignored its closed output would end after its 60 s test
+	// with exit 0, which the exit code check catches; the guard is for a
+	// hang.
 	select {
 	case err = <-done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(5 * time.Minute):
 		cmd.Process.Kill()
-		t.Fatal("the run went on for 30 s after its output closed")
+		t.Fatal("the run went on for 5 minutes after its output closed")
 	}
 	if st := cmd.ProcessState; st.ExitCode() != ExitInterrupted {
 		t.Errorf("child ended with %v (exit code %d), want exit code %d (interrupted)", err, st.ExitCode(), ExitInterrupted)

@@ -9,6 +9,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -432,6 +433,15 @@ func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOption
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// The experiment's ID, for a second interrupt to mark its runs.
+	var expID atomic.Int64
+	onExp := opt.OnExperiment
+	opt.OnExperiment = func(id int64) {
+		expID.Store(id)
+		if onExp != nil {
+			onExp(id)
+		}
+	}
 	sigs, stopSignals := interrupts(env)
 	defer stopSignals()
 	// A closed output (benchlab run | head) or a lost terminal ends the run
@@ -453,6 +463,7 @@ func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOption
 		select {
 		case <-sigs:
 			fmt.Fprintln(env.Stderr, "benchlab: second interrupt: exiting now")
+			markInterrupted(st, expID.Load())
 			if tmp != "" {
 				os.RemoveAll(tmp)
 			}
@@ -461,6 +472,30 @@ func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOption
 		}
 	}()
 	return runPrepared(ctx, env, s, st, opt)
+}
+
+// markInterrupted marks the experiment's runs still running as
+// interrupted, within a second or two, before a second interrupt exits at
+// once: a run left "running" would look alive until `runs --prune`. The
+// step under way is not stored; those before it are.
+func markInterrupted(st *store.Store, expID int64) {
+	if expID == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	runs, err := st.Runs(ctx, expID)
+	if err != nil {
+		return
+	}
+	for _, r := range runs {
+		if r.Status != store.StatusRunning {
+			continue
+		}
+		r.Status, r.Ended = store.StatusInterrupted, time.Now().UTC()
+		r.Error = "a second interrupt exited at once; the test under way was not stored"
+		st.FinishRun(ctx, &r)
+	}
 }
 
 // prepareRun does what comes before an experiment runs, for run, rerun and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/store"
@@ -257,7 +258,9 @@ func TestCounterTables(t *testing.T) {
 // TestOverrunNotes: a measured step that completed no operation is noted
 // as stalled, with how long its measured part was sampled over when that
 // overran; one whose 1-second measured part was sampled over 3.5 s is
-// noted as late; one sampled over 1.3 s (within half a second) is not.
+// noted as late, blaming a stall of the target when an operation took as
+// long (its max latency, since late operations' latency is recorded), else
+// the machine; one sampled over 1.3 s (within half a second) is not.
 func TestOverrunNotes(t *testing.T) {
 	d := &Data{Experiment: store.Experiment{ID: 1, Name: "e", Base: "a", Targets: []string{"a"}},
 		Runs: []store.Run{{ID: 1, Target: "a", Repeat: 1, Status: store.StatusOK}}, Results: map[int64][]store.Result{}}
@@ -269,12 +272,15 @@ func TestOverrunNotes(t *testing.T) {
 		}
 		return r
 	}
+	stalled := step("stall", 3000, 3.5)
+	stalled.Latency.Max = 2400 * time.Millisecond
 	d.Results[1] = []store.Result{step("none", 0, 5), step("none-short", 0, 1), step("late", 3000, 3.5),
-		step("tail", 3000, 1, 0.3)}
+		step("tail", 3000, 1, 0.3), stalled}
 	notes := strings.Join(stabilityNotes(d, nil), "\n")
 	for _, want := range []string{"stalled: none @1 on a (repeat 1) completed no operation; its measured part of 1 s was sampled over 5 s",
 		"stalled: none-short @1 on a (repeat 1) completed no operation in its measured part",
-		"late: late @1 on a (repeat 1): its measured part of 1 s was sampled over 3.5 s"} {
+		"late: late @1 on a (repeat 1): its measured part of 1 s was sampled over 3.5 s (the machine did not schedule",
+		"late: stall @1 on a (repeat 1): its measured part of 1 s was sampled over 3.5 s; an operation took 2.4 s (its max latency): a stall of the target"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}

@@ -149,7 +149,7 @@ func TestGoldenImportedSysbench(t *testing.T) {
 		Results: map[int64][]store.Result{1: out.Results}}
 	r := checkGolden(t, "imported", d)
 	lat := findTable(r, "Latency per event")
-	if lat == nil || strings.Join(lat.Columns, ",") != "pg16 p95,pg16 max" {
+	if lat == nil || strings.Join(lat.Columns, ",") != "pg16 p95,pg16 max,pg16 err %" {
 		t.Fatalf("latency table %+v; want the p95 and max sysbench printed", lat)
 	}
 	if c := lat.Rows[0].Cells[0]; c.Missing || c.Value < 0.0599 || c.Value > 0.0601 {

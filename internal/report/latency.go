@@ -46,21 +46,27 @@ func storedPercentiles(v *view) []percentile {
 }
 
 // latencyTables is the table of latency percentiles per target, one
-// column per stored percentile.
+// column per stored percentile, and each target's failed operations.
 func latencyTables(v *view) []Table {
 	ps := storedPercentiles(v)
-	if len(ps) == 0 {
-		return nil
-	}
-	lat := Table{Title: "Latency per event", Legend: "milliseconds, from HDR histograms of the measured part (median over repeats)"}
+	// Every results table says how many operations failed: a throughput
+	// alone hides a target whose operations fail (they count in none).
+	const errLegend = "; err %: failed operations in percent of those attempted"
+	lat := Table{Title: "Latency per event", Legend: "milliseconds, from HDR histograms of the measured part (median over repeats)" + errLegend}
 	if importedFrom(v.d) != "" {
 		lat.Legend = "milliseconds, as the imported tool printed them (median over repeats); a column for every " +
-			"percentile it printed; n/a: not printed for that test"
+			"percentile it printed; n/a: not printed for that test" + errLegend
 	}
 	for _, t := range v.targets {
 		for _, p := range ps {
 			lat.Columns = append(lat.Columns, t+" "+p.name)
 		}
+		lat.Columns = append(lat.Columns, t+" err %")
+	}
+	if len(ps) == 0 {
+		// No step stored a latency (a program's regex steps): the failed
+		// operations alone, with no latency column to fill with n/a.
+		lat.Title, lat.Legend = "Failed operations", "median over repeats"+errLegend
 	}
 	for _, k := range v.keys {
 		row := Row{Group: v.groups[k], Label: v.label(k)}
@@ -69,6 +75,8 @@ func latencyTables(v *view) []Table {
 				row.Cells = append(row.Cells, section.NumberCell(section.Median(v.s[t][k],
 					func(x store.Result) float64 { return latencyMS(p.of(x.Latency)) })))
 			}
+			row.Cells = append(row.Cells, section.NumberCell(section.Median(v.s[t][k],
+				func(x store.Result) float64 { return 100 * x.ErrorRate() })))
 		}
 		lat.Rows = append(lat.Rows, row)
 	}

@@ -68,12 +68,13 @@ func notes(d *Data, planned map[string]string) []string {
 				continue
 			}
 			if what, ok := planned[r.Test]; ok {
-				n = append(n, fmt.Sprintf("%s on %s (%d threads): %d failed operations during the planned disruption (%s), "+
-					"expected and part of what it measures; first: %s", r.Test, run.Target, r.Threads, r.Errors, what, r.ErrorSamples[0]))
+				n = append(n, fmt.Sprintf("%s on %s (%d threads, %.3g%% of operations attempted): %d failed operations during the "+
+					"planned disruption (%s), expected and part of what it measures; first: %s", r.Test, run.Target, r.Threads,
+					100*r.ErrorRate(), r.Errors, what, r.ErrorSamples[0]))
 				continue
 			}
-			n = append(n, fmt.Sprintf("%s on %s (%d threads): %d failed operations, first: %s",
-				r.Test, run.Target, r.Threads, r.Errors, r.ErrorSamples[0]))
+			n = append(n, fmt.Sprintf("%s on %s (%d threads, %.3g%% of operations attempted): %d failed operations, first: %s",
+				r.Test, run.Target, r.Threads, 100*r.ErrorRate(), r.Errors, r.ErrorSamples[0]))
 		}
 	}
 	maxRep := 0

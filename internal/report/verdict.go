@@ -259,6 +259,11 @@ func overrunNote(r store.Result, run store.Run, sampled float64) string {
 		return "stalled: " + where + " completed no operation; " + late + " (operations under way held its end, or the machine did not schedule benchlab)"
 	case r.Events == 0 && r.Errors == 0:
 		return "stalled: " + where + " completed no operation in its measured part"
+	case late != "" && r.Latency.Max.Seconds() >= (sampled-r.Seconds)/2:
+		// An operation as long as the overrun was under way: a stall of
+		// the target held the step's end, not benchlab's sampler.
+		return fmt.Sprintf("late: %s: %s; an operation took %.3g s (its max latency): a stall of the target held the step's end; "+
+			"its rate is of that span", where, late, r.Latency.Max.Seconds())
 	case late != "":
 		return "late: " + where + ": " + late + " (the machine did not schedule benchlab's sampler, or operations under way held the step's end); its rate is of that span"
 	}

@@ -358,9 +358,12 @@ func (r *cellRun) measure(ctx context.Context, st workload.Step, n int) ([]*stor
 
 // record stores a measured step's results under the cell's current step
 // number and logs them, and reports whether the cell goes on: a failed
-// step is counted and the cell goes on; an interrupted one or a store
-// error ends it.
+// step is counted and the cell goes on; an interrupted one, one that
+// overran its time (ErrOverrun) or a store error ends it.
 func (r *cellRun) record(ctx context.Context, st workload.Step, n int, rs []*store.Result, err error) bool {
+	if err == nil && ctx.Err() == nil {
+		err = errorPolicy(st, rs, r.c.Options.MaxErrorRate)
+	}
 	if st.SizeAfter && len(rs) > 0 && err == nil {
 		rs[0].DBBytes = dbSize(r.c.DataDir)
 		if sz, ok := r.db.(engine.Sizer); ok {
@@ -383,6 +386,11 @@ func (r *cellRun) record(ctx context.Context, st workload.Step, n int, rs []*sto
 		}
 		fmt.Fprintf(r.log, "error: %s at %d threads: %v\n", st.Name, n, err)
 		r.failures = append(r.failures, fmt.Errorf("%s/threads=%d: %w", st.Name, n, err))
+		if errors.Is(err, ErrOverrun) {
+			// Its server hangs: the next steps would only hang too.
+			r.end(Outcome{Status: store.StatusFailed, Err: errors.Join(r.failures...)})
+			return false
+		}
 		return true
 	}
 	for _, res := range rs {
@@ -390,8 +398,8 @@ func (r *cellRun) record(ctx context.Context, st workload.Step, n int, rs []*sto
 		if res.Role.Name != "" {
 			name += "/" + res.Role.Name
 		}
-		fmt.Fprintf(r.log, "%-28s %3d thr  %10.1f %s  p99 %8.3f ms  errors %d\n", name, n, res.Throughput(),
-			res.Metric, float64(res.Latency.P99)/1e6, res.Errors)
+		fmt.Fprintf(r.log, "%-28s %3d thr  %10.1f %s  p99 %8.3f ms  errors %d (%.2g%%)\n", name, n, res.Throughput(),
+			res.Metric, float64(res.Latency.P99)/1e6, res.Errors, 100*res.ErrorRate())
 		if res.Errors > 0 {
 			fmt.Fprintf(r.log, "warning: %s at %d threads: %d failed operations, first: %s\n",
 				name, n, res.Errors, res.ErrorSamples[0])

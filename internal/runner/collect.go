@@ -37,6 +37,11 @@ type workerState struct {
 	// latency can be stored as it goes; the tick loop sets it once per
 	// flush, the worker clears it.
 	handoff atomic.Bool
+	// abandoned is set by the step's watchdog when it left the worker
+	// behind in an operation (watch.go): its session is still in use, so
+	// the step does not close it; the worker's goroutine does when it
+	// returns.
+	abandoned bool
 }
 
 // handOver moves the worker's latency histogram into its role's total.

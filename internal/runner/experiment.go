@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"benchlab/internal/engine"
@@ -16,6 +18,7 @@ import (
 	"benchlab/internal/noise"
 	"benchlab/internal/server"
 	"benchlab/internal/spec"
+	"benchlab/internal/stale"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
@@ -111,11 +114,30 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 	}
 	var err error
 	workDir := s.WorkDir
-	if workDir == "" {
+	var claim *stale.Claim
+	switch {
+	case workDir == "":
 		if workDir, err = os.MkdirTemp("", "benchlab-"); err != nil {
 			return 0, fmt.Errorf("work dir: %w", err)
 		}
 		defer os.RemoveAll(workDir)
+	case !opt.TempWorkDir && !opt.KeepData:
+		// A work dir the user named holds other things: the data dirs of a
+		// benchlab killed hard in it go (those its claim lists), and this
+		// run lists its own before making them.
+		if err := os.MkdirAll(workDir, 0o755); err != nil {
+			return 0, fmt.Errorf("work dir: %w", err)
+		}
+		if removed, err := stale.SweepClaims(workDir); err != nil {
+			return 0, err
+		} else if len(removed) > 0 {
+			fmt.Fprintf(out, "== removed %d data dir(s) of benchlab processes that are gone: %s\n", len(removed),
+				strings.Join(removed, ", "))
+		}
+		if claim, err = stale.ClaimIn(workDir); err != nil {
+			return 0, err
+		}
+		defer claim.Release()
 	}
 	saveCtx := context.WithoutCancel(ctx)
 	stored := s
@@ -201,6 +223,11 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 				Job: opt.Job}
 			m.Target.Name, m.Target.Engine, m.Target.Settings = c.Target.Name, c.Target.Engine, c.Target.TargetSettings()
 			m.DataDir = filepath.Join(workDir, fmt.Sprintf("%s-r%d", c.Target.Name, c.Repeat))
+			if claim != nil {
+				if err := claim.Add(filepath.Base(m.DataDir)); err != nil {
+					return exp.ID, err
+				}
+			}
 			m.MachineLoad = append(m.MachineLoad, probe.Snapshot("before"))
 			run := store.Run{ExperimentID: exp.ID, Target: c.Target.Name, Engine: c.Target.Engine, Repeat: c.Repeat,
 				Started: m.Started, Manifest: m.JSON()}
@@ -215,7 +242,9 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 				Seed: seeds[c.Repeat], RunID: run.ID, Log: out,
 				Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration, Progress: opt.Progress,
 					Rate: s.Workload.Rate, Events: s.Workload.Events, Percentile: s.Workload.Percentile, Live: liveOf(opt.Live, c.Target.Name),
-					FlushEvery: opt.FlushEvery, ProfileHz: s.ProfileHz, SpeedProbeEvery: probeEvery},
+					FlushEvery: opt.FlushEvery, ProfileHz: s.ProfileHz, SpeedProbeEvery: probeEvery,
+					MaxErrorRate: cmp.Or(s.Workload.MaxErrorRate, spec.DefaultMaxErrorRate),
+					OpTimeout:    cmp.Or(s.Workload.OpTimeout.Duration, spec.DefaultOpTimeout)},
 			}
 		}
 		var outcomes []Outcome

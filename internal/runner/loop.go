@@ -70,18 +70,21 @@ func (s *stopper) Load() bool { return s.flag.Load() }
 // work is one worker's loop: closed-loop, or paced when p is set.
 // Operations that start during the warm-up are run but not counted; the loop
 // ends at the deadline, when stop is set, when ctx (the step's context) is
-// done, or when the worker has done its quota of an op-bounded role. An
-// operation cut short by the end of the step is not counted at all, neither
-// as done nor as failed.
+// done, when the worker has done its quota of an op-bounded role, or when
+// the step's watchdog abandoned its goroutine (ln). Operations run in ln's
+// context, which the watchdog cancels when one runs past the operation
+// timeout: that one fails, an error. An operation cut short by the end of
+// the step, or that ends after it, counts neither as done nor as failed,
+// but its latency (so far) is recorded, so a stall at the end shows.
 func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.Clock, measureFromNs, deadlineNs int64,
-	stop *stopper, errs *errorLog, p *pacer, rr *roleRun, quota int64, finishOne func()) {
+	stop *stopper, errs *errorLog, p *pacer, rr *roleRun, quota int64, finishOne func(), ln *lane) {
 	waiter, _ := w.(workload.Waiter)
 	if rr.role.Ops > 0 && quota == 0 {
 		return
 	}
 	limit := rr.limit
 	if b, ok := batcherOf(w, rr.role, limit != nil); ok {
-		workBatches(ctx, b, s, rr, clock, measureFromNs, deadlineNs, stop, errs)
+		workBatches(ctx, b, s, rr, clock, measureFromNs, deadlineNs, stop, errs, ln)
 		return
 	}
 	yielded := clock.Now()
@@ -124,22 +127,36 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 		if p != nil {
 			p.started(clock.Time(t0))
 		}
-		tally, err := w.Op(ctx)
-		t1 := clock.Now()
-		if err != nil && ctx.Err() != nil {
-			return
-		}
-		if t1 > deadlineNs {
-			// It ended after the step: not counted, neither as done nor
-			// as failed.
-			stop.Store(true)
-			return
-		}
-		lat := time.Duration(t1 - t0)
 		from := t0
 		if p != nil {
 			from = intendedNs
-			lat = time.Duration(t1 - intendedNs)
+		}
+		if !ln.begin(s, t0, from) {
+			return // abandoned by the watchdog
+		}
+		tally, err := w.Op(ln.ctx)
+		t1 := clock.Now()
+		timedOut, kept := false, ln.op.CompareAndSwap(t0+1, 0)
+		if !kept {
+			timedOut, kept = ln.endLate(t0)
+		}
+		if !kept {
+			w.Close() // the step ended without it: its session is the goroutine's to close
+			return
+		}
+		lat := time.Duration(t1 - from)
+		if timedOut {
+			err = timeoutError(err, time.Duration(t1-t0))
+		}
+		if !timedOut && ((err != nil && ctx.Err() != nil) || t1 > deadlineNs) {
+			// Cut short by the end of the step, or ended after it: no
+			// event and no error, but its latency so far is a lower
+			// bound of its own, and shows a stall the end would hide.
+			if from >= measureFromNs {
+				metrics.RecordLatency(s.hist, lat)
+			}
+			stop.Store(true)
+			return
 		}
 		failed := err != nil
 		last := false
@@ -152,18 +169,28 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 				return
 			}
 		}
-		s.live.Record(lat, tally.Statements, tally.Rows, failed)
+		// A failed operation counts as an error, and is no event: neither
+		// it nor its statements add to any throughput (a target whose
+		// operations fail must not look faster), and its latency is not
+		// that of a done operation.
+		done := tally.Statements
+		if failed {
+			done = 0
+		}
+		s.live.Record(lat, done, tally.Rows, failed)
 		if from >= measureFromNs {
-			// A failed operation counts as an error and its statements as
-			// work done, but it is no event: it adds to no throughput, and
-			// its latency is not that of a done operation.
-			s.statements += int64(tally.Statements)
+			s.statements += int64(done)
 			s.retries += int64(tally.Retries)
 			if tally.Retries > 0 {
 				s.retried++
 			}
 			if failed {
 				s.errors++
+				if timedOut {
+					// A timed-out operation's latency is at least the
+					// timeout: the stall it was belongs in the latency.
+					metrics.RecordLatency(s.hist, lat)
+				}
 			} else {
 				s.events++
 				s.rows += tally.Rows
@@ -266,7 +293,7 @@ func pause(now, deadlineNs int64, yielded *int64, stop *stopper, locked bool) bo
 // bounded: operations run batchSize at a time, and a batch that starts
 // before measureFrom counts as warm-up.
 func workBatches(ctx context.Context, b workload.Batcher, s *workerState, rr *roleRun, clock metrics.Clock,
-	measureFromNs, deadlineNs int64, stop *stopper, errs *errorLog) {
+	measureFromNs, deadlineNs int64, stop *stopper, errs *errorLog, ln *lane) {
 	lat := make([]int64, batchSize)
 	yielded := clock.Now()
 	yp := &yielded
@@ -278,22 +305,42 @@ func workBatches(ctx context.Context, b workload.Batcher, s *workerState, rr *ro
 			return // the target's turn is over (turns.go)
 		}
 		t0 := clock.Now()
-		n, tally, err := b.OpBatch(ctx, lat)
+		if !ln.begin(s, t0, t0) {
+			return // abandoned by the watchdog
+		}
+		n, tally, err := b.OpBatch(ln.ctx, lat)
 		t1 := clock.Now()
-		if err != nil && ctx.Err() != nil {
+		timedOut, kept := false, ln.op.CompareAndSwap(t0+1, 0)
+		if !kept {
+			timedOut, kept = ln.endLate(t0)
+		}
+		if !kept {
+			if c, ok := b.(interface{ Close() error }); ok {
+				c.Close() // the step ended without it: its session is the goroutine's to close
+			}
+			return
+		}
+		if timedOut && n > 0 {
+			err = timeoutError(err, time.Duration(t1-t0))
+		}
+		if err != nil && !timedOut && ctx.Err() != nil {
 			return
 		}
 		failed := err != nil
-		s.live.RecordBatch(lat[:n], tally.Statements, tally.Rows, failed)
+		// The failed operation, the batch's last, is no event, and its
+		// statements (its share of the batch's) count in no throughput.
+		done, statements := n, tally.Statements
+		if failed && n > 0 {
+			done--
+			statements -= tally.Statements / n
+		}
+		s.live.RecordBatch(lat[:n], statements, tally.Rows, failed)
 		if t0 >= measureFromNs {
-			// The failed operation, the batch's last, is no event.
-			done := n
-			if failed && done > 0 {
-				done--
+			if failed && n > 0 {
 				s.errors++
 			}
 			s.events += int64(done)
-			s.statements += int64(tally.Statements)
+			s.statements += int64(statements)
 			s.rows += tally.Rows
 			for _, ns := range lat[:done] {
 				metrics.RecordLatency(s.hist, time.Duration(ns))

@@ -78,6 +78,13 @@ type Options struct {
 	// measured length, a negative value turns the probes off (no speed
 	// facts, nothing to wake a CPU).
 	SpeedProbeEvery time.Duration
+	// MaxErrorRate is the error policy (spec workload.max_error_rate): a
+	// measured step's role whose failed operations pass this share of its
+	// attempted ones fails, and its target with it. 0: no limit.
+	MaxErrorRate float64
+	// OpTimeout fails an operation that has run this long: its context is
+	// cancelled and it counts as an error. 0: no timeout.
+	OpTimeout time.Duration
 }
 
 // LiveSample is one role's last second of a running step.
@@ -232,8 +239,10 @@ func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threa
 		}
 		closed = true
 		for _, rr := range runs {
-			for _, w := range rr.workers {
-				w.Close()
+			for i, w := range rr.workers {
+				if !rr.states[i].abandoned {
+					w.Close()
+				}
 			}
 		}
 	}
@@ -376,12 +385,16 @@ func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threa
 	if opt.TimeClock {
 		clock = metrics.NewTimeClock()
 	}
-	var done <-chan struct{}
+	// The watchdog (watch.go) times operations out, and ends the step
+	// without the workers that do not return: past overrunBound, or a
+	// moment after ctx is done.
+	c := newCrew(clock, clock.At(win.measureFrom), opt.OpTimeout)
 	if g != nil {
-		done = startSlots(stepCtx, runsOf, g, clock, win, stop, iop.lockThreads)
+		startSlots(stepCtx, runsOf, g, clock, win, stop, iop.lockThreads, c)
 	} else {
-		done = startWorkers(stepCtx, runs, clock, win, stop, iop.lockThreads)
+		startWorkers(stepCtx, runs, clock, win, stop, iop.lockThreads, c)
 	}
+	done := c.start(ctx, win.deadline, overrunBound(opt.OpTimeout, st.Drain))
 	turnsDone := make(chan struct{})
 	if g != nil {
 		go func() {
@@ -462,7 +475,7 @@ func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threa
 		}
 	}
 	for i, p := range parts {
-		errs[i] = stepError(ctx, p.db, st, resultsOf[i], died[i], stop)
+		errs[i] = stepError(ctx, p.db, st, resultsOf[i], died[i], stop, c)
 	}
 	return resultsOf, errs
 }
@@ -587,12 +600,11 @@ func newWorkers(ctx context.Context, db engine.DB, st workload.Step, threads int
 	return nil
 }
 
-// startWorkers starts every worker's loop and returns a channel closed when
-// all have returned.
+// startWorkers starts every worker's loop, each goroutine with its lane in
+// c (watch.go).
 func startWorkers(ctx context.Context, runs []*roleRun, clock metrics.Clock, win window, stop *stopper,
-	lockThreads bool) <-chan struct{} {
+	lockThreads bool, c *crew) {
 	measureFromNs, deadlineNs := clock.At(win.measureFrom), clock.At(win.deadline)
-	var wg sync.WaitGroup
 	finishOne := func() {
 		for _, rr := range runs {
 			if rr.role.Ops > 0 && rr.finished.Load() < rr.bounded {
@@ -604,11 +616,11 @@ func startWorkers(ctx context.Context, runs []*roleRun, clock metrics.Clock, win
 	for _, rr := range runs {
 		rr.locked = lockThreads
 		for i, w := range rr.workers {
-			wg.Add(1)
+			ln := c.add(ctx)
 			p := newPacer(rr.role, i, len(rr.workers), win.start)
 			quota := share(rr.role.Ops, i, len(rr.workers))
 			go func() {
-				defer wg.Done()
+				defer c.exit(ln)
 				// A worker keeps its own OS thread, as sysbench's and
 				// db_bench's threads do: a goroutine that hops between
 				// threads after cgo calls and blocking reads loses its CPU
@@ -621,19 +633,17 @@ func startWorkers(ctx context.Context, runs []*roleRun, clock metrics.Clock, win
 					runtime.LockOSThread()
 					defer runtime.UnlockOSThread()
 				}
-				work(ctx, w, rr.states[i], clock, measureFromNs, deadlineNs, stop, rr.errs, p, rr, quota, finishOne)
+				work(ctx, w, rr.states[i], clock, measureFromNs, deadlineNs, stop, rr.errs, p, rr, quota, finishOne, ln)
 			}()
 		}
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	return done
 }
 
 // stepError sets the status of a step's results from how it ended and
 // returns its error: ctx's when interrupted, the engine's death, or a lost
 // connection.
-func stepError(ctx context.Context, db engine.DB, st workload.Step, results []*store.Result, died error, stop *stopper) error {
+func stepError(ctx context.Context, db engine.DB, st workload.Step, results []*store.Result, died error, stop *stopper,
+	c *crew) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -644,6 +654,10 @@ func stepError(ctx context.Context, db engine.DB, st workload.Step, results []*s
 				res.ErrorSamples = append([]string{cause.Error()}, res.ErrorSamples...)
 			}
 		}
+	}
+	if err := c.overrunError(st.Name); err != nil {
+		fail(err)
+		return err
 	}
 	if died != nil {
 		fail(died)

@@ -59,9 +59,9 @@ func TestMeasureCountsAndSeries(t *testing.T) {
 		if res.Events != 1080 || res.Errors < 118 || res.Errors > 120 || res.Seconds != 1.2 {
 			t.Errorf("%d events, %d errors in %.3f s; want 1080 and 118-120 in 1.2 s", res.Events, res.Errors, res.Seconds)
 		}
-		// A failed operation counts as an error with its statement, but no
-		// event (no throughput) and no rows.
-		if res.Statements != 3*res.Events+res.Errors || res.Rows != 2*res.Events {
+		// A failed operation counts as an error, but no event, and neither
+		// it nor its statement count in any throughput; it has no rows.
+		if res.Statements != 3*res.Events || res.Rows != 2*res.Events {
 			t.Errorf("statements %d rows %d for %d done and %d failed operations", res.Statements, res.Rows, res.Events, res.Errors)
 		}
 		if len(res.ErrorSamples) != 1 || res.ErrorSamples[0] != "boom 0" {
@@ -372,8 +372,9 @@ func TestBatcherCountsEveryOperation(t *testing.T) {
 		if singles != 0 || batches == 0 {
 			t.Fatalf("%d single operations and %d batches; want batches only", singles, batches)
 		}
-		// A failed operation is an error, not an event.
-		if res.Events != ops-failures || res.Statements != ops || res.Errors != failures || failures == 0 {
+		// A failed operation is an error, not an event, and its statement
+		// counts in no throughput.
+		if res.Events != ops-failures || res.Statements != ops-failures || res.Errors != failures || failures == 0 {
 			t.Errorf("events %d statements %d errors %d; the workers did %d operations, %d failed", res.Events, res.Statements,
 				res.Errors, ops, failures)
 		}

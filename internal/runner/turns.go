@@ -151,17 +151,18 @@ func (g *turns) leave() {
 
 // startSlots starts an interleaved step's slots: slot (role ri, worker k)
 // runs worker k of role ri of whichever target has the turn (runsOf[i] are
-// target i's roles, alike for every target). It returns a channel closed
-// when all have returned.
+// target i's roles, alike for every target), each slot with its lane in c.
 func startSlots(ctx context.Context, runsOf [][]*roleRun, g *turns, clock metrics.Clock, win window, stop *stopper,
-	lockThreads bool) <-chan struct{} {
+	lockThreads bool, c *crew) {
 	measureFromNs, deadlineNs := clock.At(win.measureFrom), clock.At(win.deadline)
-	var wg sync.WaitGroup
 	for ri := range runsOf[0] {
 		for k := range runsOf[0][ri].workers {
-			wg.Add(1)
+			ln := c.add(ctx)
+			// A slot the watchdog leaves behind in an operation leaves its
+			// turn, so that the turns end.
+			ln.left = g.leave
 			go func() {
-				defer wg.Done()
+				defer c.exit(ln)
 				// As startWorkers' workers do, a slot keeps its thread when
 				// the step's workers do.
 				if lockThreads {
@@ -179,7 +180,10 @@ func startSlots(ctx context.Context, runsOf [][]*roleRun, g *turns, clock metric
 					rr.locked = lockThreads
 					// work returns when the turn is over, or for good when
 					// the step stops (its deadline, ctx, a lost connection).
-					work(ctx, rr.workers[k], rr.states[k], clock, measureFromNs, deadlineNs, stop, rr.errs, nil, rr, 0, func() {})
+					work(ctx, rr.workers[k], rr.states[k], clock, measureFromNs, deadlineNs, stop, rr.errs, nil, rr, 0, func() {}, ln)
+					if ln.gone {
+						return
+					}
 					if stop.Load() || ctx.Err() != nil {
 						g.leave()
 						return
@@ -188,9 +192,6 @@ func startSlots(ctx context.Context, runsOf [][]*roleRun, g *turns, clock metric
 			}()
 		}
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	return done
 }
 
 func later(a, b time.Time) time.Time {

@@ -362,19 +362,29 @@ func (in *Instance) stop() error {
 	}
 	pid := in.cmd.Process.Pid
 	sig := in.cfg.Flavor.StopSignal()
+	// The tree as it is before the stop: once the server is gone its
+	// children are no longer found under it.
+	tree := descendants(pid)
 	var err error
 	select {
 	case <-in.exited:
 	default:
 		_ = syscall.Kill(pid, sig)
+		// A stopped server (SIGSTOP, a debugger) handles the signal only
+		// once it runs again: the whole tree goes on.
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+		_ = syscall.Kill(-pid, syscall.SIGCONT)
+		signalAll(tree, syscall.SIGCONT)
 		select {
 		case <-in.exited:
 		case <-time.After(in.cfg.StopTimeout):
 			err = in.errorf("no clean shutdown within %s; killed", in.cfg.StopTimeout)
 		}
 	}
-	// Whatever is left of the group (backends, helpers) goes too.
+	// Whatever is left of the group and the tree (backends, helpers) goes
+	// too.
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	signalAll(tree, syscall.SIGKILL)
 	<-in.exited
 	waitGroupGone(pid, 5*time.Second)
 	return err

@@ -171,6 +171,14 @@ type Workload struct {
 	Rate       float64 `toml:"rate,omitempty"`
 	Events     int64   `toml:"events,omitempty"`
 	Percentile float64 `toml:"percentile,omitempty"`
+	// MaxErrorRate is the error policy: a measured test whose failed
+	// operations are a larger share of its attempted ones fails its
+	// target (as sysbench stops on errors it is not told to ignore).
+	// 0: DefaultMaxErrorRate; 1: no limit.
+	MaxErrorRate float64 `toml:"max_error_rate,omitempty"`
+	// OpTimeout fails an operation that has run this long (an error), so
+	// that a hung server is a result; 0: DefaultOpTimeout.
+	OpTimeout Duration `toml:"op_timeout,omitempty"`
 	// Interleave, when set, runs the targets of each repeat side by side
 	// and measures each test on them in turns of this length (A, B, A,
 	// B, ...) instead of one target after the other, so that a slow spell
@@ -184,6 +192,14 @@ type Workload struct {
 	// storedNotes are ParseStored's notes on an old stored spec.
 	storedNotes []string
 }
+
+// DefaultMaxErrorRate is workload.max_error_rate's default: a test where
+// more than 1% of the operations failed measured a failing target.
+const DefaultMaxErrorRate = 0.01
+
+// DefaultOpTimeout is workload.op_timeout's default, far above any sane
+// latency: an operation that runs longer is a hang, not a slow answer.
+const DefaultOpTimeout = 60 * time.Second
 
 // Duration is a time.Duration written as "30s", "5m" or "500ms".
 type Duration = workload.Duration
@@ -690,6 +706,14 @@ func (s *Spec) Validate() error {
 	}
 	if !(w.Percentile >= 0 && w.Percentile < 100) {
 		return errf("workload.percentile", "%v is not allowed; want a percentile above 0 and below 100 (0: 95)", w.Percentile)
+	}
+	if !(w.MaxErrorRate >= 0 && w.MaxErrorRate <= 1) {
+		return errf("workload.max_error_rate", "%v is not allowed; want a share of failed operations from 0 to 1 "+
+			"(0: the default %g, 1: no limit)", w.MaxErrorRate, DefaultMaxErrorRate)
+	}
+	if w.OpTimeout.Duration < 0 {
+		return errf("workload.op_timeout", "%s is not allowed; want a duration > 0 (0: the default %s)",
+			w.OpTimeout.Duration, DefaultOpTimeout)
 	}
 	if err := s.Gate.Options().Check(); err != nil {
 		var fe *analysis.GateFieldError

@@ -68,3 +68,82 @@ func SweepWorkDirs(tmp string) ([]string, error) {
 	}
 	return removed, nil
 }
+
+// claimPrefix names the files in a work dir a user named (--workdir) that
+// list the data dirs one benchlab process made there: ".benchlab-owner-PID".
+const claimPrefix = ".benchlab-owner-"
+
+// Claim is this process's list of the data dirs it makes in a work dir it
+// does not own as a whole: a process killed hard leaves its claim behind,
+// and the next run in that work dir removes what it lists.
+type Claim struct {
+	path string
+}
+
+// ClaimIn starts this process's claim in dir.
+func ClaimIn(dir string) (*Claim, error) {
+	p := filepath.Join(dir, claimPrefix+strconv.Itoa(os.Getpid()))
+	body := fmt.Sprintf("%d %s\n", os.Getpid(), Hostname())
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		return nil, fmt.Errorf("work dir claim: %w", err)
+	}
+	return &Claim{path: p}, nil
+}
+
+// Add lists the data dir name (an entry directly in the claim's dir) as
+// made by this process, before it is made.
+func (c *Claim) Add(name string) error {
+	f, err := os.OpenFile(c.path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("work dir claim: %w", err)
+	}
+	_, err = fmt.Fprintln(f, name)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("work dir claim: %w", err)
+	}
+	return nil
+}
+
+// Release ends the claim: what it lists is this process's to remove or keep.
+func (c *Claim) Release() { os.Remove(c.path) }
+
+// SweepClaims removes the data dirs listed by the claims in dir of
+// processes of this host that have ended, and the claims, and returns the
+// dirs removed. Only plain names directly in dir are removed.
+func SweepClaims(dir string) ([]string, error) {
+	claims, err := filepath.Glob(filepath.Join(dir, claimPrefix+"*"))
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, c := range claims {
+		b, err := os.ReadFile(c)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		pidText, host, _ := strings.Cut(lines[0], " ")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || !Gone(host, pid) {
+			continue
+		}
+		for _, name := range lines[1:] {
+			if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
+				continue
+			}
+			d := filepath.Join(dir, name)
+			if _, err := os.Lstat(d); err != nil {
+				continue
+			}
+			if err := os.RemoveAll(d); err != nil {
+				return removed, fmt.Errorf("remove data dir %s of a benchlab process that is gone: %w", d, err)
+			}
+			removed = append(removed, d)
+		}
+		os.Remove(c)
+	}
+	return removed, nil
+}

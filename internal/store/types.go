@@ -231,6 +231,17 @@ func (r Result) QPS() float64 { return rate(r.Statements, r.Seconds) }
 // TPS is events (transactions) per second.
 func (r Result) TPS() float64 { return rate(r.Events, r.Seconds) }
 
+// ErrorRate is the share of the step's attempted operations that failed,
+// errors / (events + errors), from 0 to 1; 0 when none was attempted. The
+// error policy (workload.max_error_rate) and every results table read it,
+// since a throughput alone hides a target whose operations fail.
+func (r Result) ErrorRate() float64 {
+	if n := r.Events + r.Errors; n > 0 {
+		return float64(r.Errors) / float64(n)
+	}
+	return 0
+}
+
 // Throughput is the step's headline number in its own metric, as the
 // suite that produced it declared the metric (metric.Register); QPS for a
 // metric no linked suite declares.

@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -568,7 +569,49 @@ type Conn struct {
 	w    *wire // the socket for the direct path; nil if not taken
 	db   *DB
 	args []driver.NamedValue
+	// watched is the context whose end interrupts the connection's
+	// context-free calls (enter); unwatch stops that. calling is set
+	// while one runs.
+	watched context.Context
+	unwatch func() bool
+	calling atomic.Bool
 }
+
+// enter starts a call that ignores its context (the direct path's, the
+// driver's context-free ones) under ctx, whose end then interrupts it on a
+// connection whose socket benchlab holds: the socket's deadline is set in
+// the past, which ends a blocked read or write (a hung server's) and leaves
+// the connection lost. A connection idle when ctx ends is left alone (a
+// worker's context ends with every step), and no call starts under an
+// ended ctx. A worker passes the same context to every operation, so the
+// watch is registered once per context, no timer per call. leave ends the
+// call.
+func (c *Conn) enter(ctx context.Context) error {
+	if ctx != c.watched && c.w != nil {
+		if c.unwatch != nil {
+			c.unwatch()
+		}
+		c.watched, c.unwatch = ctx, nil
+		if ctx.Done() != nil {
+			nc := c.w.nc
+			c.unwatch = context.AfterFunc(ctx, func() {
+				if c.calling.Load() {
+					nc.SetDeadline(time.Unix(1, 0))
+				}
+			})
+		}
+	}
+	c.calling.Store(true)
+	select {
+	case <-ctx.Done():
+		c.calling.Store(false)
+		return context.Cause(ctx)
+	default:
+		return nil
+	}
+}
+
+func (c *Conn) leave() { c.calling.Store(false) }
 
 // Exec runs sql without preparing it and returns the rows changed.
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
@@ -670,7 +713,12 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 }
 
 // Close closes the connection.
-func (c *Conn) Close() error { return c.c.Close() }
+func (c *Conn) Close() error {
+	if c.unwatch != nil {
+		c.unwatch()
+	}
+	return c.c.Close()
+}
 
 // PrepareText returns a statement sent as text (COM_QUERY) with its
 // arguments inlined from a template parsed once (engine.TextPreparer),
@@ -729,6 +777,10 @@ func literal(dst []byte, arg any) ([]byte, bool) {
 
 // Exec runs the statement and returns the rows changed.
 func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	if err := t.c.enter(ctx); err != nil {
+		return 0, err
+	}
+	defer t.c.leave()
 	sql, ok := t.Text(args)
 	if t.direct(ok) {
 		_, n, err := t.c.w.query(&t.cmd, sql, nil)
@@ -746,6 +798,10 @@ func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 
 // Query runs the statement and counts the rows it returns.
 func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
+	if err := t.c.enter(ctx); err != nil {
+		return 0, err
+	}
+	defer t.c.leave()
 	sql, ok := t.Text(args)
 	if t.direct(ok) {
 		n, _, err := t.c.w.query(&t.cmd, sql, nil)
@@ -764,6 +820,10 @@ func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
 
 // Values runs the statement and returns its rows as text.
 func (t *textStmt) Values(ctx context.Context, args ...any) ([][]string, error) {
+	if err := t.c.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer t.c.leave()
 	sql, ok := t.Text(args)
 	if t.direct(ok) {
 		var out [][]string
@@ -786,8 +846,9 @@ func (t *textStmt) Close() error { return nil }
 
 // Stmt is a server-side prepared statement; it reuses its argument and row
 // buffers. Short statements use the driver's context-free calls, which skip
-// its cancellation watcher; a managed server is stopped when the experiment
-// is cancelled, which ends any call.
+// its cancellation watcher; the context's end still interrupts them on a
+// socket benchlab holds (Conn.enter), and a managed server is stopped when
+// the experiment is cancelled, which ends any call.
 type Stmt struct {
 	s    driver.Stmt // the driver's statement; prepared lazily beside d
 	d    *directStmt // the direct path's statement (direct.go), or nil
@@ -810,6 +871,10 @@ func (s *Stmt) values(args []any) []driver.Value {
 
 // Exec runs the statement and returns the rows changed.
 func (s *Stmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	if err := s.c.enter(ctx); err != nil {
+		return 0, err
+	}
+	defer s.c.leave()
 	if s.d != nil && s.d.encode(args) {
 		_, n, err := s.d.run()
 		return n, s.db.fail(err)
@@ -845,6 +910,10 @@ func (s *Stmt) rows(ctx context.Context, args []any) (driver.Rows, error) {
 
 // Query runs the statement and counts the rows it returns.
 func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
+	if err := s.c.enter(ctx); err != nil {
+		return 0, err
+	}
+	defer s.c.leave()
 	if s.d != nil && s.d.encode(args) {
 		n, _, err := s.d.run()
 		return n, s.db.fail(err)
@@ -859,6 +928,10 @@ func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
 
 // Values runs the statement and returns its rows as text.
 func (s *Stmt) Values(ctx context.Context, args ...any) ([][]string, error) {
+	if err := s.c.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.c.leave()
 	rows, err := s.rows(ctx, args)
 	if err != nil {
 		return nil, s.db.fail(err)

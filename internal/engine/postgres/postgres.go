@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -369,7 +370,48 @@ func isControl(sql string) bool {
 type Conn struct {
 	c  *pgx.Conn
 	db *DB
+	// watched is the context whose end interrupts short statements
+	// (watch); unwatch stops that. calling is set while one runs.
+	watched context.Context
+	unwatch func() bool
+	calling atomic.Bool
 }
+
+// enter starts a short statement under ctx, whose end then interrupts it
+// as a cancelled context interrupts pgconn's own calls: the socket's
+// deadline is set in the past, which ends a blocked read or write (a hung
+// server's), and the connection is then closed, lost. A connection idle
+// when ctx ends is left alone (a worker's context ends with every step),
+// and a statement is not started under an ended ctx. A worker passes the
+// same context to every operation, so the watch is registered once per
+// context: a short statement still arms no timer per call. leave ends the
+// statement.
+func (c *Conn) enter(ctx context.Context) error {
+	if ctx != c.watched {
+		if c.unwatch != nil {
+			c.unwatch()
+		}
+		c.watched, c.unwatch = ctx, nil
+		if ctx.Done() != nil {
+			nc := c.c.PgConn().Conn()
+			c.unwatch = context.AfterFunc(ctx, func() {
+				if c.calling.Load() {
+					nc.SetDeadline(time.Unix(1, 0))
+				}
+			})
+		}
+	}
+	c.calling.Store(true)
+	select {
+	case <-ctx.Done():
+		c.calling.Store(false)
+		return context.Cause(ctx)
+	default:
+		return nil
+	}
+}
+
+func (c *Conn) leave() { c.calling.Store(false) }
 
 var stmtSeq atomic.Int64
 
@@ -470,6 +512,9 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 
 // Close closes the connection.
 func (c *Conn) Close() error {
+	if c.unwatch != nil {
+		c.unwatch()
+	}
 	c.db.ending(c.c.PgConn().PID())
 	return c.c.Close(context.Background())
 }
@@ -524,7 +569,11 @@ func literal(dst []byte, arg any) ([]byte, bool) {
 // the rows their commands changed; each row's values go to row when set.
 func (t *textStmt) run(ctx context.Context, sql string, row func([][]byte)) (rows, changed int64, err error) {
 	if !t.Long() {
+		if err := t.c.enter(ctx); err != nil {
+			return 0, 0, err
+		}
 		rows, changed, err = t.queryDirect(sql, row)
+		t.c.leave()
 		return rows, changed, t.c.fail(err)
 	}
 	mrr := t.c.c.PgConn().Exec(ctx, sql)
@@ -630,7 +679,11 @@ func (s *Stmt) run(ctx context.Context, args []any, row func([][]byte)) (rows, c
 		return 0, 0, err
 	}
 	if !s.long {
+		if err := s.c.enter(ctx); err != nil {
+			return 0, 0, err
+		}
 		rows, changed, err = s.execDirect(row)
+		s.c.leave()
 		return rows, changed, s.c.fail(err)
 	}
 	rr := s.c.c.PgConn().ExecStatement(ctx, s.sd, s.vals, nil, nil)
