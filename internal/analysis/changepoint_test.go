@@ -186,19 +186,23 @@ func BenchmarkChangePoints(b *testing.B) {
 	}
 }
 
-// TestFirstSignificantStepHolm: a clean 10% step between two groups of five
-// (two-sided Mann-Whitney p = 2/252, below alpha 0.01) is found on its own,
-// but not as one of three steps, where Holm-Bonferroni asks for p < 0.01/3.
+// TestFirstSignificantStepHolm: a 9.5% step between two groups of five
+// spread +-5% (no history, so Welch's t-test on log values: t = 3.63 with 8
+// df, p = 0.0067, below alpha 0.01) is found on its own, but not as one of
+// three steps, where Holm-Bonferroni asks for p < 0.01/3.
 func TestFirstSignificantStepHolm(t *testing.T) {
-	base := []float64{100, 100.5, 101, 101.5, 102}
-	up := []float64{110, 110.5, 111, 111.5, 112}
+	base := []float64{95, 97.5, 100, 102.5, 105}
+	var up []float64
+	for _, b := range base {
+		up = append(up, b*1.095)
+	}
 	st := FirstSignificantStep([][]float64{base, up}, HigherIsBetter, CompareOptions{})
 	i, v, found := st.Index, st.Verdict, st.Found
 	if !st.Power.Callable || st.Power.Floor != MinPValue(5, 5) {
 		t.Errorf("one step of 5 vs 5: power %+v, want callable with floor 2/252", st.Power)
 	}
-	if !found || i != 1 || v.Outcome != Faster {
-		t.Fatalf("one step: index %d found %v verdict %+v, want the step at 1", i, found, v)
+	if !found || i != 1 || v.Outcome != Faster || st.Evidence[0].Basis != BasisRepeatsWelch {
+		t.Fatalf("one step: index %d found %v verdict %+v, want the step at 1 on Welch's test", i, found, v)
 	}
 	if v.P >= 0.01 || v.P <= 0.01/3 {
 		t.Fatalf("p = %v; the test needs 0.0033 < p < 0.01", v.P)
@@ -207,7 +211,8 @@ func TestFirstSignificantStepHolm(t *testing.T) {
 	if st.Found {
 		t.Errorf("three steps: found a step at %d, want none after Holm-Bonferroni", st.Index)
 	}
-	// The floor says why: 2/252 is not below 0.01/3, and 6 repeats are needed.
+	// The ranks' floor, which a fallback would meet: 2/252 is not below
+	// 0.01/3, and 6 repeats are needed.
 	if st.Power.Callable || st.Power.Cells != 3 || st.Power.RepeatsNeeded != 6 {
 		t.Errorf("three steps of 5 vs 5: power %+v, want not callable, 3 cells, 6 repeats needed", st.Power)
 	}

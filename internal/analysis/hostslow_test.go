@@ -140,11 +140,11 @@ func TestCompareNoiseHostSlow(t *testing.T) {
 		t.Errorf("unflagged: %v (%s), want the repeats' own variance, nothing set aside", v.Outcome, ev)
 	}
 
-	// Without history (Mann-Whitney over the repeats), the flagged runs are
-	// set aside too and the evidence says so.
+	// Without history (Welch's t-test over the repeats), the flagged runs
+	// are set aside too and the evidence says so.
 	_, ev = CompareNoise(runs(100, 101, 99, 100), slowRuns(runs(70, 100, 101, 99), 0), HigherIsBetter, NoisePrior{}, NoiseOptions{})
-	if ev.Basis != BasisRepeats || ev.NOther != 3 || !strings.Contains(ev.String(), "other run 1 of 4 (host slow") {
-		t.Errorf("no history: %+v (%s), want repeats only with the other's run 1 set aside", ev, ev)
+	if ev.Basis != BasisRepeatsWelch || ev.NOther != 3 || !strings.Contains(ev.String(), "other run 1 of 4 (host slow") {
+		t.Errorf("no history: %+v (%s), want Welch's test with the other's run 1 set aside", ev, ev)
 	}
 }
 

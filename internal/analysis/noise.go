@@ -186,6 +186,12 @@ const (
 	// variance is not small by chance) and no single disturbed run explains
 	// it.
 	BasisRepeatsOwn
+	// BasisRepeatsWelch is Welch's t-test on log throughput over the
+	// repeats alone, for a cell with no usable history and 3 or more runs
+	// per side whose outlier check passed (welchGuarded): the exact
+	// Mann-Whitney test cannot go below p = 0.0079 at 5 against 5, so a
+	// tenfold slowdown could not pass a correction over a few cells.
+	BasisRepeatsWelch
 )
 
 // NoiseEvidence says in detail what a verdict of CompareNoise rests on;
@@ -234,6 +240,17 @@ type NoiseEvidence struct {
 	// Paired says the runs were pairs measured in the same window
 	// (NoiseOptions.Paired).
 	Paired bool
+	// Outliers describes the runs DixonOutlier flagged in a cell judged by
+	// Welch's test (BasisRepeatsWelch), each with what was done: set aside
+	// (a slow run whose removal leaves the call unchanged) or kept (a fast
+	// one: a disturbance slows a run, so a fast one is not set aside). A
+	// run whose removal changes the call is not here but in Guard.
+	Outliers []string
+	// Guard says why Welch's t-test was not used for a cell that had the
+	// runs for it, the verdict falling back to the ranks (Mann-Whitney):
+	// an outlier whose removal changes the t-test's call, or one that a
+	// side of 3 cannot be judged without.
+	Guard string
 	// PDisturbed is the chance that a disturbance of the kind the host's
 	// history shows, in a run no test could check (a side of one or two
 	// runs), explains the difference alone; it is added to the t-test's p
@@ -284,7 +301,7 @@ func (e NoiseEvidence) text(brief bool) string {
 	if brief && len(e.HostSlow) > 0 {
 		e.HostSlow = count(e.HostSlow)
 	}
-	s := e.basisString()
+	s := e.basisString(brief)
 	if e.Paired && e.Basis != BasisRepeats {
 		s = "interleaved pairs, " + s
 	}
@@ -315,8 +332,9 @@ func (e NoiseEvidence) text(brief bool) string {
 	return s
 }
 
-// basisString is String without the slow-host sides.
-func (e NoiseEvidence) basisString() string {
+// basisString is String without the slow-host sides (brief: Brief's
+// form).
+func (e NoiseEvidence) basisString(brief bool) string {
 	switch e.Basis {
 	case BasisPrior:
 		s := fmt.Sprintf("noise prior (%d history points) + repeats %d/%d", e.Prior.Points, e.NBase, e.NOther)
@@ -342,8 +360,24 @@ func (e NoiseEvidence) basisString() string {
 		return fmt.Sprintf("repeats %d/%d + within-run", e.NBase, e.NOther)
 	case BasisRepeatsOwn:
 		return fmt.Sprintf("repeats %d/%d, t-test on their own variance", e.NBase, e.NOther)
+	case BasisRepeatsWelch:
+		s := fmt.Sprintf("repeats %d/%d, Welch t-test on log values", e.NBase, e.NOther)
+		switch {
+		case len(e.Outliers) > 0 && brief:
+			s += fmt.Sprintf(", %d outlier(s) checked", len(e.Outliers))
+		case len(e.Outliers) > 0:
+			s += ", " + strings.Join(e.Outliers, "; ")
+		}
+		return s
 	}
-	return fmt.Sprintf("repeats only %d/%d", e.NBase, e.NOther)
+	s := fmt.Sprintf("repeats only %d/%d", e.NBase, e.NOther)
+	switch {
+	case e.Guard != "" && brief:
+		s += ", ranks: an outlier decides the t-test"
+	case e.Guard != "":
+		s += ", ranks: " + e.Guard
+	}
+	return s
 }
 
 // Short is a one-word form of the basis for narrow columns.
@@ -361,6 +395,8 @@ func (e NoiseEvidence) Short() string {
 		return "rep+within"
 	case BasisRepeatsOwn:
 		return "rep-t"
+	case BasisRepeatsWelch:
+		return "rep-welch"
 	}
 	return "repeats"
 }
@@ -426,8 +462,16 @@ type NoiseOptions struct {
 // the prior can give a verdict, and nothing can check it. Without a usable
 // prior, and with at least 2 repeats per side whose series all gave a
 // within-run variance, the t-test runs on the repeats alone (ν₀ = 0).
-// Otherwise the verdict is Compare's Mann-Whitney test over the repeats, and
-// NoiseEvidence.Why says why.
+// Otherwise, with 3 or more runs a side (not interleaved pairs, which have
+// their paired test), Welch's t-test on log throughput judges the repeats
+// alone (BasisRepeatsWelch): log throughput is the scale the noise model
+// already takes as normal, and the exact Mann-Whitney test cannot go below
+// p = 0.0079 at 5 against 5, so a tenfold slowdown could not pass a
+// correction over a handful of cells. A run far from its side's others
+// (Dixon's Q) is checked first (welchGuarded); when the t-test's call rests
+// on it, or a side of 3 would have to judge without it, the verdict is
+// Compare's Mann-Whitney test over the repeats and NoiseEvidence.Guard says
+// why, as NoiseEvidence.Why says why no history was used.
 //
 // Before all this, runs whose canaries found the host slow (Run.HostSlow)
 // are set aside from a side that keeps runs on a normal host, when they
@@ -578,6 +622,56 @@ func CompareNoise(base, other []Run, dir Direction, prior NoisePrior, opt NoiseO
 		ev.Why = cmp.Or(conflict, priorTooShort(prior, opt.MinPriorDF))
 		if !allWithin {
 			ev.Why += fmt.Sprintf("; %d of %d runs have a series long enough for batch means", ev.Within, len(yb)+len(yo))
+		}
+	}
+	// A throughput of 0 is a run that completed no operation: a stall of
+	// the machine, not a rate, which no log scale holds; Welch's test sets
+	// it aside when its side keeps enough runs.
+	stallsOnly := !positive && dir == HigherIsBetter && !slices.ContainsFunc(append(values(base), values(other)...),
+		func(x float64) bool { return x != 0 && !(x > 0 && !math.IsInf(x, 0)) })
+	if ev.Basis == BasisRepeats && (positive || stallsOnly) && !opt.Paired && len(yb) >= MinWelchRepeats && len(yo) >= MinWelchRepeats {
+		g := welchGuarded(yb, yo, dir, copt)
+		ev.Guard = g.guard
+		if g.guard == "" {
+			ev.Basis = BasisRepeatsWelch
+			if stallsOnly {
+				ev.Why = cmp.Or(conflict, priorTooShort(prior, opt.MinPriorDF))
+			}
+			sides := [2]*[]Run{&base, &other}
+			for side, rs := range sides {
+				var keep []Run
+				total := len(*rs) + len(ev.Left[side])
+				y := 0 // index among the side's positive runs, as welchGuarded saw them
+				for i, r := range *rs {
+					switch {
+					case !(r.Value > 0):
+						ev.Outliers = append(ev.Outliers, fmt.Sprintf("%s run %d of %d completed no operation (a stall), set aside",
+							[2]string{"base", "other"}[side], orig[side][i]+1, total))
+						ev.Left[side] = append(ev.Left[side], orig[side][i])
+						continue
+					case y == g.drop[side]:
+						ev.Left[side] = append(ev.Left[side], orig[side][i])
+					default:
+						keep = append(keep, r)
+					}
+					y++
+				}
+				*rs = keep
+			}
+			ev.Outliers = append(ev.Outliers, g.notes...)
+			yb, _ = logRuns(base)
+			yo, _ = logRuns(other)
+			ev.NBase, ev.NOther = len(yb), len(yo)
+			w := WelchTest(yb, yo)
+			ev.DF = int(math.Round(w.DF))
+			v := Verdict{NBase: len(yb), NOther: len(yo), MedianBase: medianSorted(sortedCopy(values(base))),
+				MedianOther: medianSorted(sortedCopy(values(other))), Ratio: math.Exp(w.D), Direction: dir, P: w.P}
+			v.RatioLo, v.RatioHi = w.Interval(copt.Confidence)
+			v.PAdjusted = v.P
+			withhold(&v, &ev, copt)
+			v.Evidence = Evidence(ev.String())
+			v.Warnings = warns
+			return v, ev
 		}
 	}
 	if ev.Basis == BasisRepeats {

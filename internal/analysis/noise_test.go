@@ -146,12 +146,25 @@ func TestCompareNoiseFallback(t *testing.T) {
 	o := []float64{90, 91, 89, 90.5, 89.5}
 	short := NoisePrior{Var: 0.001, DF: 4, Points: 6}
 	v, ev := CompareNoise(runs(b...), runs(o...), HigherIsBetter, short, NoiseOptions{})
-	mw := Compare(b, o, HigherIsBetter, CompareOptions{})
-	if ev.Basis != BasisRepeats || v.P != mw.P || v.Outcome != mw.Outcome {
-		t.Errorf("short history: basis %v p %.4g, want repeats only with Mann-Whitney p %.4g", ev.Basis, v.P, mw.P)
+	logs := func(xs []float64) []float64 {
+		var out []float64
+		for _, x := range xs {
+			out = append(out, math.Log(x))
+		}
+		return out
 	}
-	if !strings.Contains(ev.Why, "too short: 6 runs, 4 degrees of freedom, 10 needed") || ev.String() != "repeats only 5/5" {
+	w := WelchTest(logs(b), logs(o))
+	if ev.Basis != BasisRepeatsWelch || v.P != w.P || v.Outcome != Slower || ev.DF != 8 {
+		t.Errorf("short history: basis %v p %.4g %v, want Welch's test on the repeats, p %.4g, slower", ev.Basis, v.P, v.Outcome, w.P)
+	}
+	if !strings.Contains(ev.Why, "too short: 6 runs, 4 degrees of freedom, 10 needed") || ev.String() != "repeats 5/5, Welch t-test on log values" {
 		t.Errorf("why %q, text %q", ev.Why, ev.String())
+	}
+	// Two runs a side: too few for Welch's test and its outlier check, so
+	// the ranks judge.
+	v, ev = CompareNoise(runs(b[:2]...), runs(o[:2]...), HigherIsBetter, short, NoiseOptions{})
+	if mw := Compare(b[:2], o[:2], HigherIsBetter, CompareOptions{}); ev.Basis != BasisRepeats || v.P != mw.P || ev.Guard != "" {
+		t.Errorf("2 against 2: basis %v p %.4g guard %q, want Mann-Whitney p %.4g", ev.Basis, v.P, ev.Guard, mw.P)
 	}
 	_, ev = CompareNoise(runs(b...), runs(o...), HigherIsBetter, NoisePrior{}, NoiseOptions{})
 	if !strings.Contains(ev.Why, "no noise history") {
@@ -247,9 +260,9 @@ func TestNoiseJudge(t *testing.T) {
 	if v[0].Outcome != Slower || v[0].Evidence != "noise prior (25 history points) + repeats 3/3" || math.Abs(v[0].Ratio-0.9) > 1e-12 {
 		t.Errorf("cell with a prior: %v %q ratio %.4f", v[0].Outcome, v[0].Evidence, v[0].Ratio)
 	}
-	// Without history: the repeats' Mann-Whitney verdict (3 against 3 cannot
-	// reach p < 0.01), saying why.
-	if v[1].Outcome == Slower || !strings.HasPrefix(string(v[1].Evidence), "repeats only 3/3 (no noise history") {
+	// Without history: Welch's t-test over the repeats (3 against 3, where
+	// Mann-Whitney cannot reach p < 0.01).
+	if v[1].Outcome != Slower || v[1].Evidence != "repeats 3/3, Welch t-test on log values" {
 		t.Errorf("cell without history: %v %q", v[1].Outcome, v[1].Evidence)
 	}
 	if v[2].Evidence != EvidenceRepeats {

@@ -59,6 +59,16 @@ var quickCalibration = calibration{rounds: 2, copies: 3, effects: []float64{0.10
 var fullCalibration = calibration{rounds: 5, copies: 5, effects: []float64{0.05, 0.10, 0.30}, repeats: 3,
 	testTime: "600ms", gateTrials: 4, cte: 2000, interleave: defaultInterleave}
 
+// sequentialCalibration is calibrate --sequential: the path of a new user
+// (issue 40), targets one after the other judged on a fresh store, so the
+// 'no history' rows are the figures of Welch's t-test over the repeats.
+// 6 identical targets give 15 A/A pairs x 5 tests = 75 cells per round,
+// so 3 rounds give 225 A/A cells at 3 and at 5 repeats (a false-alarm
+// rate of 1% is then 2 cells), and 9 planted cells per effect; 135 runs,
+// about 10 minutes on a quiet 2-CPU VM (12 at a load average of 20).
+var sequentialCalibration = calibration{rounds: 3, copies: 6, effects: []float64{0.05, 0.10, 0.30}, repeats: 5,
+	testTime: "600ms", gateTrials: 2, cte: 2000, interleave: "0"}
+
 // defaultInterleave is calibrate's turn: its experiments run interleaved
 // (spec workload.interleave), as a user comparing targets on a shared or
 // virtual machine should; --interleave 0 measures the targets one after
@@ -74,7 +84,7 @@ const gateTestTime = "300ms"
 // store of loaded-machine runs made every later figure worse).
 
 func newCalibrateCmd(env Env) *cobra.Command {
-	var quick, rejudge bool
+	var quick, sequential, rejudge bool
 	var effects string
 	c := fullCalibration
 	cmd := &cobra.Command{
@@ -88,14 +98,25 @@ func newCalibrateCmd(env Env) *cobra.Command {
 		Args: noArgs,
 		RunE: body(func(cmd *cobra.Command, _ []string) error {
 			size := c
-			if quick {
-				size = quickCalibration
+			if quick && sequential {
+				return usagef("flag --sequential: not with --quick; each sets the size")
+			}
+			if quick || sequential {
+				size, name := quickCalibration, "--quick"
+				if sequential {
+					size, name = sequentialCalibration, "--sequential"
+				}
 				fs := cmd.Flags()
-				for _, name := range []string{"rounds", "copies", "repeats", "time", "gate-trials", "cte", "effects"} {
-					if fs.Changed(name) {
-						return usagef("flag --%s: not with --quick, which sets the size; drop --quick to choose sizes", name)
+				for _, flag := range []string{"rounds", "copies", "repeats", "time", "gate-trials", "cte", "effects", "interleave"} {
+					if fs.Changed(flag) {
+						return usagef("flag --%s: not with %s, which sets the size; drop %s to choose sizes", flag, name, name)
 					}
 				}
+				size.store, size.alpha, size.threshold = c.store, c.alpha, c.threshold
+				if rejudge {
+					return rejudgeCalibration(env, size, cmd.Flags())
+				}
+				return runCalibrate(env, size)
 			} else if effects != "" {
 				var err error
 				if size.effects, err = parseEffects(effects); err != nil {
@@ -115,6 +136,9 @@ func newCalibrateCmd(env Env) *cobra.Command {
 	fs.BoolVar(&rejudge, "rejudge", false, "run nothing: judge again the calibrate experiments already in --store "+
 		"(after an upgrade of benchlab, to see what its verdicts make of the same runs); their sizes are read from the store")
 	fs.BoolVar(&quick, "quick", false, "the quick size: 2 rounds of 5 targets, 3 repeats, 10% and 30%, 2 gate trials (about 4 minutes)")
+	fs.BoolVar(&sequential, "sequential", false, "a new user's path: targets one after the other, 3 rounds of 6 identical targets and "+
+		"5%, 10%, 30%, 5 repeats (225 A/A cells at 3 and 5 repeats), 2 gate trials (about 10 minutes); the 'no history' rows "+
+		"are a fresh store's verdicts")
 	fs.IntVar(&c.rounds, "rounds", c.rounds, "planted experiments (each gives A/A cells and planted cells)")
 	fs.IntVar(&c.copies, "copies", c.copies, "identical targets in each planted experiment, the base included (every pair is an A/A comparison: copies*(copies-1)/2 per test)")
 	fs.IntVar(&c.repeats, "repeats", c.repeats, "repeats of each planted experiment; verdicts are measured at 1, 3 and 5 repeats up to this")
@@ -168,11 +192,12 @@ func (c calibration) check() error {
 	return nil
 }
 
-// interleaveLine is the [workload] line of c's turn ("" when off).
+// interleaveLine is the [workload] line of c's turn (off: one target
+// after the other, which run's default would not give).
 func (c calibration) interleaveLine() string {
 	d, err := parseSeconds("interleave", c.interleave)
 	if err != nil || d.Duration == 0 {
-		return ""
+		return "interleave = \"off\"\n"
 	}
 	return fmt.Sprintf("interleave = %q\n", d.Duration)
 }
@@ -669,7 +694,7 @@ func boolIndex(b bool) int {
 
 func basisText(m map[string]int) string {
 	var parts []string
-	for _, k := range []string{"prior", "prior-1", "prior,1run", "rep+within", "rep-t", "repeats"} {
+	for _, k := range []string{"prior", "prior-1", "prior,1run", "rep+within", "rep-t", "rep-welch", "repeats"} {
 		if m[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 		}

@@ -18,6 +18,9 @@ func TestCalibrateBadFlags(t *testing.T) {
 		{[]string{"--alpha", "1.5"}, "flag --alpha: 1.5 is not allowed"},
 		{[]string{"--time", "soon"}, "time"},
 		{[]string{"--quick", "--rounds", "3"}, "flag --rounds: not with --quick"},
+		{[]string{"--sequential", "--rounds", "3"}, "flag --rounds: not with --sequential"},
+		{[]string{"--sequential", "--interleave", "20ms"}, "flag --interleave: not with --sequential"},
+		{[]string{"--sequential", "--quick"}, "flag --sequential: not with --quick"},
 		{[]string{"--rejudge", "--rounds", "3"}, "flag --rounds: not with --rejudge"},
 		{[]string{"--rejudge"}, "flag --store: "},
 	} {

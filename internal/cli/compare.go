@@ -31,7 +31,9 @@ func newCompareCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare [flags]",
 		Short: "judge targets against the base with significance tests; gate on regressions",
-		Long:  "Judges every target against the base, cell by cell, with a Mann-Whitney test over the repeats.",
+		Long: "Judges every target against the base, cell by cell: a t-test on log throughput (with the host's noise history\n" +
+			"when the store has one, otherwise Welch's over the repeats, 3 or more a side), or a Mann-Whitney test over the\n" +
+			"repeats when no t-test is possible or an outlier decides its call.",
 		Example: "  benchlab compare --sequence\n  benchlab compare --fail-on-regression --threshold 0.05\n" +
 			"  benchlab compare --format json > verdicts.json",
 		Args: noArgs,
@@ -40,7 +42,7 @@ func newCompareCmd(env Env) *cobra.Command {
 	fs := cmd.Flags()
 	addStoreFlag(fs, &f.store)
 	fs.Int64Var(&f.id, "experiment", 0, "experiment ID (default: the most recent)")
-	fs.Float64Var(&f.alpha, "alpha", analysis.DefaultAlpha, "significance level of each Mann-Whitney test")
+	fs.Float64Var(&f.alpha, "alpha", analysis.DefaultAlpha, "significance level of each cell's test")
 	fs.Float64Var(&f.minEffect, "min-effect", analysis.DefaultMinEffect, "smallest relative change that counts (0.02 = 2%)")
 	fs.BoolVar(&f.sequence, "sequence", false, "treat the targets as a release sequence and locate where each metric changed")
 	fs.BoolVar(&f.gate, "fail-on-regression", false, "exit with code 3 when a significant regression beyond --threshold is found")
@@ -100,7 +102,7 @@ func runCompare(env Env, f *compareFlags) error {
 			keep = append(keep, t)
 		}
 	}
-	r.Tables = append(keep, report.ComparisonTable(cmps, d.Experiment.Base))
+	r.Tables = append(keep, report.ComparisonTableWith(cmps, d.Experiment.Base, vopt))
 	if *format == "json" {
 		return writeCompareJSON(env.Stdout, d, cmps, f, vopt, gopt)
 	}
@@ -123,6 +125,12 @@ func runCompare(env Env, f *compareFlags) error {
 	}
 	fmt.Fprintf(env.Stdout, "\nverdicts over %d cells: %d slower, %d faster, %d same, %d unknown\n", len(cmps),
 		counts[analysis.Slower], counts[analysis.Faster], counts[analysis.Same], counts[analysis.Unknown])
+	for _, c := range cmps {
+		if _, why := report.UnknownWhy(c, vopt); why != "" {
+			printWrapped(env.Stdout, "unknown although the interval [%.3f-%.3f] lies beyond +-%g%%: %s: %s @%d: %s\n",
+				c.Verdict.RatioLo, c.Verdict.RatioHi, 100*effectOf(vopt), c.Target, c.Test, c.Threads, why)
+		}
+	}
 	powerLines(env.Stdout, cmps, vopt)
 	if !*gate {
 		return nil
@@ -156,6 +164,7 @@ func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *
 		P        jsonNum  `json:"p"`
 		PAdj     jsonNum  `json:"p_adjusted"`
 		Evidence string   `json:"evidence"`
+		Why      string   `json:"unknown_why,omitempty"`
 		NBase    int      `json:"n_base"`
 		NOther   int      `json:"n_other"`
 		Base     jsonNum  `json:"median_base"`
@@ -179,10 +188,14 @@ func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *
 	}{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Base: d.Experiment.Base, Alpha: f.alpha,
 		MinEffect: f.minEffect, Correction: string(vopt.Correction), Power: toPowerJSON(report.PowerOf(cmps, vopt)),
 		Counts: map[string]int{}, Verdicts: []verdict{}, Gate: f.gate}
+	why := func(c report.Comparison) string {
+		_, long := report.UnknownWhy(c, vopt)
+		return long
+	}
 	conv := func(c report.Comparison) verdict {
 		v := c.Verdict
 		return verdict{c.Target, c.Test, c.Threads, v.Outcome.String(), jsonNum(v.Ratio), jsonNum(v.RatioLo),
-			jsonNum(v.RatioHi), jsonNum(v.P), jsonNum(v.PAdjusted), string(v.Evidence), v.NBase, v.NOther, jsonNum(v.MedianBase), jsonNum(v.MedianOther), v.Warnings}
+			jsonNum(v.RatioHi), jsonNum(v.P), jsonNum(v.PAdjusted), string(v.Evidence), why(c), v.NBase, v.NOther, jsonNum(v.MedianBase), jsonNum(v.MedianOther), v.Warnings}
 	}
 	for _, o := range []analysis.Outcome{analysis.Slower, analysis.Faster, analysis.Same, analysis.Unknown} {
 		doc.Counts[o.String()] = 0
@@ -211,4 +224,12 @@ func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *
 		return errRegression
 	}
 	return nil
+}
+
+// effectOf is opt's minimum effect, its default when unset.
+func effectOf(opt report.VerdictOptions) float64 {
+	if opt.MinEffect == 0 {
+		return analysis.DefaultMinEffect
+	}
+	return opt.MinEffect
 }

@@ -117,7 +117,7 @@ func runQueue(env Env, f *runFlags, p fleet.Placement, priority bool, timeoutFla
 	}
 	info := env
 	info.Stdout = env.Stderr // stdout is the job's ID alone
-	if err := planBeforeRun(info, s, f.store); err != nil {
+	if err := planBeforeRun(info, s, f.store, f.schedule); err != nil {
 		return err
 	}
 	sc, err := schedule.Of(s)

@@ -22,8 +22,10 @@ func gateCheck(flag string, cmps []report.Comparison, opt analysis.GateOptions) 
 	}
 	p := g.Power
 	return usagef("%s: the gate cannot fire on this experiment: %d cells under %s at alpha %g need p < %.2g for a lone "+
-		"regression, and %d against %d repeats reach %.2g at best (exact Mann-Whitney floor); run %d repeats per target",
-		flag, p.Cells, p.Correction, p.Alpha, p.Threshold, p.NBase, p.NOther, p.Floor, p.RepeatsNeeded)
+		"regression, and %d against %d repeats reach %.2g at best (exact Mann-Whitney floor; no cell had the %d runs a side, "+
+		"with no outlier deciding the call, that Welch's t-test needs); run %d repeats per target (%d for the ranks alone)",
+		flag, p.Cells, p.Correction, p.Alpha, p.Threshold, p.NBase, p.NOther, p.Floor, analysis.MinWelchRepeats,
+		max(analysis.MinWelchRepeats, min(p.NBase, p.NOther)+1), p.RepeatsNeeded)
 }
 
 // withLeftOut counts in each verdict's repeats the runs it left out (on a
@@ -85,6 +87,9 @@ func gateReport(w io.Writer, cmps []report.Comparison, opt analysis.GateOptions)
 	printWrapped(w, "gate: %s over %d cells at alpha %g; a regression is a significant slowdown of at least %g%%\n",
 		control, len(cmps), o.Alpha, o.Threshold*100)
 	printWrapped(w, "gate %s", g.Power)
+	if n := beyondRepeats(cmps); n > 0 {
+		printWrapped(w, "gate: %d of %d cells rest on a t-test on log throughput, where that floor does not apply\n", n, len(cmps))
+	}
 	if n := leftOutNote(cmps); n != "" {
 		printWrapped(w, "%s", n)
 	}
@@ -126,9 +131,10 @@ func gateFailures(cmps []report.Comparison, alpha, threshold float64) []report.C
 	return found
 }
 
-// beyondRepeats counts the comparisons whose verdict rests on more than the
-// Mann-Whitney test over the repeats (within-run variation, the host's
-// noise prior), where the exact test's floor does not bind.
+// beyondRepeats counts the comparisons whose verdict rests on a t-test
+// rather than the Mann-Whitney test over the repeats (Welch's over the
+// repeats, within-run variation, the host's noise prior), where the exact
+// test's floor does not bind.
 func beyondRepeats(cmps []report.Comparison) int {
 	n := 0
 	for _, c := range cmps {
@@ -143,7 +149,7 @@ func beyondRepeats(cmps []report.Comparison) int {
 func powerLines(w io.Writer, cmps []report.Comparison, vopt report.VerdictOptions) {
 	printWrapped(w, "verdicts %s\n", report.PowerOf(cmps, vopt))
 	if n := beyondRepeats(cmps); n > 0 {
-		printWrapped(w, "verdicts: %d of %d rest on more than the repeats (within-run variation or the host's noise prior), "+
-			"where that floor does not apply\n", n, len(cmps))
+		printWrapped(w, "verdicts: %d of %d rest on a t-test on log throughput (Welch's over the repeats, within-run variation "+
+			"or the host's noise prior), where that floor does not apply\n", n, len(cmps))
 	}
 }

@@ -32,7 +32,7 @@ journal_mode = "wal"
 synchronous = "` + otherSync + `"
 [workload]
 tests = ["point-query", "update-index"]
-` + shortSteps + "repeats = " + strconv.Itoa(repeats) + "\n"
+` + shortSteps + "repeats = " + strconv.Itoa(repeats) + "\ninterleave = \"off\"\n"
 }
 
 // TestNoisePriorSingleRun: without history a single run per target gives

@@ -51,6 +51,7 @@ func runPlan(env Env, f *runFlags) error {
 	if err != nil {
 		return err
 	}
+	p.Schedule = f.schedule
 	if err := addPlanHistory(env, &p, s, f.store, true); err != nil {
 		return err
 	}
@@ -68,13 +69,15 @@ func runPlan(env Env, f *runFlags) error {
 	return p.Check()
 }
 
-// planBeforeRun prints the power lines run shows before measuring and
-// refuses a spec whose gate cannot fire.
-func planBeforeRun(env Env, s spec.Spec, storeFlag string) error {
+// planBeforeRun prints the power lines run shows before measuring, first
+// how the targets are scheduled (scheduleTargets' sentence), and refuses a
+// spec whose gate cannot fire.
+func planBeforeRun(env Env, s spec.Spec, storeFlag, schedule string) error {
 	p, err := plan.Of(s)
 	if err != nil {
 		return err
 	}
+	p.Schedule = schedule
 	if err := addPlanHistory(env, &p, s, storeFlag, false); err != nil {
 		return err
 	}

@@ -84,9 +84,10 @@ func TestPlanAndETA(t *testing.T) {
 	}
 }
 
-// TestPlanWithNoiseHistory: a gate at 3 repeats over one cell cannot fire on
-// repeats alone (3 vs 3 reach p = 0.1 at best, 8 s steps are needed for
-// within-run evidence), so plan refuses it with exit 2 on an empty store.
+// TestPlanWithNoiseHistory: a gate at 2 repeats over one cell cannot fire on
+// repeats alone (2 vs 2 reach p = 1/3 at best, Welch's t-test needs 3 a
+// side, 8 s steps are needed for within-run evidence), so plan refuses it
+// with exit 2 on an empty store.
 // After one A/A experiment of the same workload with three identical
 // targets of 6 repeats (one configuration of 18 runs: 17 degrees of freedom
 // of history, 10 needed, fewer if a run's canary found the machine slow),
@@ -105,9 +106,10 @@ write_time = "100ms"
 warmup = "50ms"
 postwrite_wait = "0s"
 report_interval = "0s"
+interleave = "off"
 `
 	target := func(name string) string { return "[[target]]\nname = \"" + name + "\"\nengine = \"sqlite\"\n" }
-	gated := writeFile(t, dir, "gated.toml", "name = \"g\"\n"+target("a")+target("b")+workload+"repeats = 3\n[gate]\nfail_on_regression = true\n")
+	gated := writeFile(t, dir, "gated.toml", "name = \"g\"\n"+target("a")+target("b")+workload+"repeats = 2\n[gate]\nfail_on_regression = true\n")
 	code, out, stderr := run(t, Env{}, "plan", gated, "--store", db)
 	if code != ExitUsage || !strings.Contains(unwrap(stderr), "--store") {
 		t.Fatalf("plan with a missing store: exit %d\n%s\n%s", code, out, stderr)
@@ -117,6 +119,15 @@ report_interval = "0s"
 		t.Fatalf("A/A run: exit %d\n%s\n%s", code, out, stderr)
 	}
 	code, out, stderr = run(t, Env{}, "plan", gated, "--store", db)
+	if code == ExitUsage && (strings.Contains(out, "no usable noise history") || strings.Contains(out, "none of the 1 compared tests has history")) &&
+		strings.Contains(out, "the gate cannot rely on history") {
+		// A busy machine: the canaries set enough of the A/A runs aside that
+		// fewer than the 10 degrees of freedom a history needs are left.
+		// plan must say so and refuse the gate, as it did; the rest of the
+		// test needs a usable history.
+		t.Logf("the canaries set the history aside on this busy machine; plan said so:\n%s", out)
+		return
+	}
 	if code != ExitOK {
 		t.Fatalf("plan with a history: exit %d, want 0\n%s\n%s", code, out, stderr)
 	}

@@ -73,15 +73,7 @@ func checkCacheMemory(s spec.Spec, available int64) error {
 	if available <= 0 {
 		return nil
 	}
-	p := s.Params()
-	conns := int64(1) // the engine's administrative connection
-	conns += int64(slices.Max(append([]int{0}, p.Threads...)))
-	data := int64(-1)
-	if suite, ok := workload.Lookup(s.Workload.Suite); ok {
-		if size, ok := workload.SizeOf(suite, p); ok && size.Bytes > 0 {
-			data = size.Bytes
-		}
-	}
+	conns, data := cacheConns(s)
 	for _, t := range s.Targets {
 		d, ok := engine.Lookup(t.Engine)
 		c, cacher := d.(engine.ConnectionCacher)
@@ -100,6 +92,21 @@ func checkCacheMemory(s spec.Spec, available int64) error {
 		}
 	}
 	return nil
+}
+
+// cacheConns are the connections an embedded target opens (its threads and
+// an administrative one) and the data's estimated size (-1 when unknown),
+// which bound its per-connection caches.
+func cacheConns(s spec.Spec) (conns, data int64) {
+	p := s.Params()
+	conns = 1 + int64(slices.Max(append([]int{0}, p.Threads...)))
+	data = -1
+	if suite, ok := workload.Lookup(s.Workload.Suite); ok {
+		if size, ok := workload.SizeOf(suite, p); ok && size.Bytes > 0 {
+			data = size.Bytes
+		}
+	}
+	return conns, data
 }
 
 // memAvailable is /proc/meminfo's MemAvailable in bytes, 0 when unknown.

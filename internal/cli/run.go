@@ -51,6 +51,11 @@ type runFlags struct {
 	profileHz int
 	// speedProbe is --speed-probe (spec speed_probe).
 	speedProbe string
+	// interleave is --interleave (spec workload.interleave): a turn, or off.
+	interleave string
+	// schedule is scheduleTargets' sentence for the built spec: which mode
+	// the targets run in and why.
+	schedule string
 	// getenv is the command's environment (Env.Getenv), which the spec's
 	// targets read (versions dir, server logs, passwords).
 	getenv func(string) string
@@ -99,6 +104,9 @@ func newRunFlags(fs *pflag.FlagSet) *runFlags {
 	fs.BoolVar(&f.profile, "profile", false, "record a CPU profile (perf record call stacks) of the server, or of benchlab for an in-process engine, over every measured step; the report then says which functions take more time per operation")
 	fs.IntVar(&f.profileHz, "profile-hz", 0, "samples per second of CPU time for --profile (default 99; implies --profile)")
 	fs.StringVar(&f.speedProbe, "speed-probe", "", "how often the CPU speed probes run on each CPU during a measured step (default 200ms), or off: they flag runs on slowed CPUs and cost the client a little CPU")
+	fs.StringVar(&f.interleave, "interleave", "", "run each repeat's targets side by side in turns of this length (e.g. 20ms), or off: "+
+		"one target after the other (default: interleaved in turns of "+DefaultTurn.String()+" where the targets fit in memory side by side; "+
+		"spec workload.interleave)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve live Prometheus metrics (ops/s, latency quantiles, errors per target and test) at http://ADDR/metrics during the run; loopback only, e.g. 127.0.0.1:9464")
 	addKnobs(fs, &f.k)
 	setGroup(fs, groupExperiment, "spec", "preset", "name", "base", "engine", "set", "sweep", "suite", "repeats", "seed", "yes", "dry-run",
@@ -287,6 +295,11 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 				metrics.MinSpeedProbeEvery, metrics.MaxSpeedProbeEvery)
 		}
 	}
+	if set["interleave"] {
+		if err := w.Interleave.UnmarshalText([]byte(strings.TrimSpace(f.interleave))); err != nil {
+			return s, usagef("flag --interleave: %v", err)
+		}
+	}
 	if err := f.k.apply(&s, set); err != nil {
 		return s, err
 	}
@@ -294,6 +307,7 @@ func (f *runFlags) buildSpec() (spec.Spec, error) {
 	if err := s.Validate(); err != nil {
 		return s, f.sweepError(err)
 	}
+	f.schedule = scheduleTargets(&s, memAvailable())
 	return s, nil
 }
 
@@ -337,7 +351,7 @@ func runRun(env Env, f *runFlags) error {
 	if err := ro.check(); err != nil {
 		return err
 	}
-	if err := planBeforeRun(env, s, f.store); err != nil {
+	if err := planBeforeRun(env, s, f.store, f.schedule); err != nil {
 		return err
 	}
 	if f.cpuProfile != "" {
@@ -410,6 +424,13 @@ func (f *runFlags) waits() (quiet, flush time.Duration, err error) {
 func execute(env Env, s spec.Spec, storeFlag string, opt runner.ExperimentOptions, pc planCheck) (int64, error) {
 	path := storePath(env, storeFlag)
 	s.Getenv = env.Getenv
+	if s.Workload.Interleave.Unset() {
+		// A spec run without run's flags (quickstart, calibrate): the
+		// same default, said once.
+		if line := scheduleTargets(&s, memAvailable()); line != "" {
+			printWrapped(env.Stdout, "benchlab: %s\n", line)
+		}
+	}
 	if err := prepareRun(env, s, path, &opt, pc); err != nil || pc.dryRun {
 		return 0, err
 	}

@@ -97,11 +97,13 @@ fail_on_regression = true
 	if !strings.Contains(unwrap(out), "verdicts power with repeats alone: 2 cells, 6 vs 6 repeats, alpha 0.01, bh") {
 		t.Errorf("compare does not state the verdicts' power:\n%s", out)
 	}
-	// At alpha 0.001 the gate needs p < 0.0005, which 6 repeats cannot
-	// reach (2/924 = 0.0022; 7 give 0.00058, 8 give 0.00016): refused.
+	// At alpha 0.001 the gate needs p < 0.0005, which the ranks of 6
+	// repeats cannot reach (2/924 = 0.0022), but the interleaved pairs'
+	// t-test has no such floor: the gate is not refused (exit 3 when it
+	// fires, 0 when the pairs spread too wide for 0.0005).
 	code, out, stderr = run(t, Env{}, "compare", "--store", storeFile, "--fail-on-regression", "--alpha", "0.001")
-	if code != ExitUsage || !strings.Contains(unwrap(stderr), "--fail-on-regression") || !strings.Contains(unwrap(stderr), "run 8 repeats per target") {
-		t.Errorf("compare gate that cannot fire: exit %d, want %d naming 8 repeats\n%s\n%s", code, ExitUsage, out, stderr)
+	if code == ExitUsage || !strings.Contains(unwrap(out), "rest on a t-test on log throughput") {
+		t.Errorf("compare gate at alpha 0.001 on interleaved pairs: exit %d, want it judged\n%s\n%s", code, out, stderr)
 	}
 	code, out, stderr = run(t, Env{}, "compare", "--store", storeFile, "--format", "html")
 	if code != 0 || !strings.HasPrefix(out, "<!DOCTYPE html>") || !strings.Contains(out, "Verdicts cell by cell") ||
@@ -161,24 +163,31 @@ engine = "sqlite"
 [workload]
 tests = ["point-query", "update-index", "update-nonindex", "write-only", "read-only_range=10"]
 threads = [1]
+interleave = "off"
 repeats = `+repeats+"\n"+gate)
 	}
-	gated := spec("5", "[gate]\nfail_on_regression = true\n")
+	// 2 repeats: too few for Welch's t-test (3 a side), and the ranks
+	// reach 1/3 at best where 5 cells under Holm need 0.002.
+	gated := spec("2", "[gate]\nfail_on_regression = true\n")
 	code, out, stderr := run(t, Env{}, "plan", gated)
-	if code != ExitUsage || !strings.Contains(unwrap(stderr), "workload.repeats") || !strings.Contains(unwrap(stderr), "want repeats = 7 or more") {
+	if code != ExitUsage || !strings.Contains(unwrap(stderr), "workload.repeats") ||
+		!strings.Contains(unwrap(stderr), "want repeats = 3 or more (the ranks alone need 7)") {
 		t.Errorf("plan of a gate that cannot fire: exit %d\n%s\n%s", code, out, stderr)
 	}
-	for _, want := range []string{"cells            5", "smallest p       0.0079", "callable         no", "repeats needed   7 per target"} {
+	for _, want := range []string{"cells            5", "smallest p       0.33", "callable         no", "repeats needed   7 per target"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan output lacks %q:\n%s", want, out)
 		}
+	}
+	if code, out, stderr := run(t, Env{}, "plan", gated, "--repeats", "5"); code != 0 || !strings.Contains(unwrap(out), "judged by Welch's t-test") {
+		t.Errorf("plan --repeats 5: exit %d, want the gate accepted on Welch's t-test\n%s\n%s", code, out, stderr)
 	}
 	if code, out, stderr := run(t, Env{}, "plan", gated, "--repeats", "7"); code != 0 || !strings.Contains(out, "callable         yes") {
 		t.Errorf("plan --repeats 7: exit %d\n%s\n%s", code, out, stderr)
 	}
 	storeFile := filepath.Join(dir, "never.db")
 	code, out, stderr = run(t, Env{}, "run", gated, "--store", storeFile, "--preset", "smoke")
-	if code != ExitUsage || !strings.Contains(unwrap(stderr), "want repeats = 7 or more") || strings.Contains(out, "== run") {
+	if code != ExitUsage || !strings.Contains(unwrap(stderr), "want repeats = 3 or more") || strings.Contains(out, "== run") {
 		t.Errorf("run of a gate that cannot fire: exit %d\n%s\n%s", code, out, stderr)
 	}
 	if _, err := os.Stat(storeFile); !os.IsNotExist(err) {
@@ -200,5 +209,30 @@ fail_on_regression = true
 	}
 	if code, _, stderr := run(t, Env{}, "plan", gated, "--repeats", "0"); code != ExitUsage || !strings.Contains(unwrap(stderr), "repeats") {
 		t.Errorf("--repeats 0: exit %d stderr %q", code, stderr)
+	}
+}
+
+// TestCompareGateRefusedOnRanks: 2 repeats a side, one target after the
+// other, on a fresh store: every verdict rests on the ranks (Welch's
+// t-test needs 3 a side), whose 2 against 2 reach p = 1/3 at best, so
+// compare refuses a gate that cannot fire (exit 2), naming the 3 repeats
+// Welch's test needs and the 6 the ranks alone need for 2 cells under Holm.
+func TestCompareGateRefusedOnRanks(t *testing.T) {
+	dir := t.TempDir()
+	storeFile := filepath.Join(dir, "r.db")
+	sp := writeFile(t, dir, "two.toml", `name = "two"
+base = "off"
+`+syncTargets+`[workload]
+tests = ["point-query", "update-index"]
+`+shortSteps+`repeats = 2
+interleave = "off"
+`)
+	if code, out, stderr := run(t, Env{}, "run", sp, "--store", storeFile); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	code, out, stderr := run(t, Env{}, "compare", "--store", storeFile, "--fail-on-regression")
+	if code != ExitUsage || !strings.Contains(unwrap(stderr), "the gate cannot fire on this experiment") ||
+		!strings.Contains(unwrap(stderr), "run 3 repeats per target (6 for the ranks alone)") {
+		t.Errorf("compare gate on 2 repeats: exit %d, want %d naming 3 and 6 repeats\n%s\n%s", code, ExitUsage, out, stderr)
 	}
 }

@@ -30,6 +30,7 @@ read_time = "2s"
 write_time = "1s"
 warmup = "0s"
 report_interval = "1s"
+interleave = "off"
 `)
 	outputs := map[string]string{}
 	cmd := func(args ...string) {

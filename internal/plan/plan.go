@@ -55,6 +55,11 @@ type Plan struct {
 	Paired bool
 	// Interleaved says the targets take turns, whatever the repeats.
 	Interleaved bool
+	// Welch says the targets run one after the other with 3 repeats or
+	// more: verdicts without history are Welch's t-test on log throughput
+	// over the repeats, which has no Mann-Whitney floor (a cell falls back
+	// to the ranks only when an outlier decides the t-test's call).
+	Welch bool
 	// Compared lists one target's measured tests at their thread counts,
 	// in plan order: the rows every other target is compared on.
 	Compared []TestCell
@@ -63,6 +68,9 @@ type Plan struct {
 	History []TestHistory
 	// HistoryFrom names where History was read ("" when none was).
 	HistoryFrom string
+	// Schedule says how the targets of each repeat run and why (set by
+	// the command that resolved workload.interleave; "" when it did not).
+	Schedule string
 }
 
 // TestCell is one measured test at one thread count.
@@ -174,6 +182,7 @@ func Of(s spec.Spec) (Plan, error) {
 	p.WithinRun = p.Repeats >= 2 && p.ShortestStep >= analysis.MinBatches*time.Second
 	p.Interleaved = s.Workload.Interleave.Duration > 0
 	p.Paired = p.Interleaved && p.Repeats >= 3
+	p.Welch = !p.Interleaved && p.Repeats >= analysis.MinWelchRepeats
 	p.Cells = p.Tests * max(p.Targets-1, 0)
 	p.Marks = analysis.PowerOf(p.Cells, p.Repeats, p.Repeats, analysis.DefaultAlpha, analysis.BH)
 	p.GatePower = analysis.PowerOf(p.Cells, p.Repeats, p.Repeats, p.Gate.Alpha, p.Gate.Correction)
@@ -182,8 +191,9 @@ func Of(s spec.Spec) (Plan, error) {
 
 // Check refuses a spec whose gate cannot fire: the gate needs at least two
 // targets, and either repeats whose smallest Mann-Whitney p-value can pass
-// its correction, within-run evidence (WithinRun), or a noise history in
-// the store for every compared row (HistoryFires, after AddHistory). The
+// its correction, 3 repeats or more for a t-test (Welch, Paired),
+// within-run evidence (WithinRun), or a noise history in the store for
+// every compared row (HistoryFires, after AddHistory). The
 // error is a *spec.Error naming the field to change, so the command line
 // exits 2.
 func (p Plan) Check() error {
@@ -193,7 +203,7 @@ func (p Plan) Check() error {
 	if p.Targets < 2 {
 		return &spec.Error{Field: "gate.fail_on_regression", Msg: "the gate compares targets with the base; add a second [[target]]"}
 	}
-	if analysis.CanFire(p.GatePower) || p.WithinRun || p.Paired || p.HistoryFires() {
+	if analysis.CanFire(p.GatePower) || p.WithinRun || p.Paired || p.Welch || p.HistoryFires() {
 		return nil
 	}
 	history := "and the store has no noise history of these tests on this host"
@@ -209,9 +219,10 @@ func (p Plan) Check() error {
 	g := p.GatePower
 	return &spec.Error{Field: "workload.repeats", Msg: fmt.Sprintf("%d repeats cannot fail the gate ([gate] fail_on_regression = true): "+
 		"%d cells under %s at alpha %g need p < %.2g for a lone regression, and %d against %d repeats reach %.2g at best "+
-		"(exact Mann-Whitney floor 2/C(2n,n)), within-run evidence needs 2 repeats and measured steps of %d s or more, "+
-		"%s; want repeats = %d or more", p.Repeats, g.Cells, g.Correction, g.Alpha,
-		g.Threshold, p.Repeats, p.Repeats, g.Floor, analysis.MinBatches, history, g.RepeatsNeeded)}
+		"(exact Mann-Whitney floor 2/C(2n,n)), a t-test on the repeats needs %d of them, within-run evidence needs 2 "+
+		"repeats and measured steps of %d s or more, %s; want repeats = %d or more (the ranks alone need %d)", p.Repeats,
+		g.Cells, g.Correction, g.Alpha, g.Threshold, p.Repeats, p.Repeats, g.Floor, analysis.MinWelchRepeats, analysis.MinBatches,
+		history, analysis.MinWelchRepeats, g.RepeatsNeeded)}
 }
 
 // Write prints the plan: what is compared, then for the gate (or, without
@@ -220,6 +231,9 @@ func (p Plan) Check() error {
 func (p Plan) Write(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "plan: experiment %q: %d target(s), base %s; %d measured tests per target\n", p.Name, p.Targets, p.Base, p.Tests)
+	if p.Schedule != "" {
+		b.WriteString(p.Schedule + "\n")
+	}
 	if p.Targets < 2 {
 		b.WriteString("nothing is compared: one target (add a second [[target]] to compare)\n")
 	} else {
@@ -244,6 +258,10 @@ func (p Plan) Write(w io.Writer) error {
 			fmt.Fprintf(&b, "\ninterleaved pairs: the targets take turns (workload.interleave), but %d repeats are too few "+
 				"for a paired t-test without history (3 or more); a noise history of interleaved runs can still judge them\n",
 				p.Repeats)
+		case p.Welch:
+			fmt.Fprintf(&b, "\nrepeats: without a noise history each cell's %d against %d repeats are judged by Welch's t-test "+
+				"on log throughput, which has no Mann-Whitney floor; the figures above are for the ranks, which judge a cell "+
+				"only when an outlier decides the t-test's call\n", p.Repeats, p.Repeats)
 		}
 		p.writeHistory(&b)
 	}
@@ -327,7 +345,11 @@ func (p Plan) Lines() []string {
 	if p.Targets < 2 {
 		return nil
 	}
-	out := []string{"verdict marks " + p.Marks.String()}
+	var out []string
+	if p.Schedule != "" {
+		out = append(out, p.Schedule)
+	}
+	out = append(out, "verdict marks "+p.Marks.String())
 	if p.GateOn {
 		out = append(out, "gate "+p.GatePower.String())
 	}
@@ -348,6 +370,10 @@ func (p Plan) Lines() []string {
 	if p.Paired {
 		out = append(out, fmt.Sprintf("interleaved: %d pairs per cell, judged by a paired t-test on their ratios "+
 			"(no Mann-Whitney floor)", p.Repeats))
+	}
+	if p.Welch {
+		out = append(out, fmt.Sprintf("repeats: %d per target, judged without history by Welch's t-test on log throughput "+
+			"(no Mann-Whitney floor; the ranks only when an outlier decides its call)", p.Repeats))
 	}
 	if p.WithinRun {
 		out = append(out, fmt.Sprintf("within-run evidence expected (steps of %s or more): verdicts can go beyond the repeats' floor", p.ShortestStep))

@@ -275,6 +275,11 @@ func evidenceKind(e analysis.NoiseEvidence) string {
 		return "repeats + within-run"
 	case analysis.BasisRepeatsOwn:
 		return "repeats, t-test on their own variance"
+	case analysis.BasisRepeatsWelch:
+		return "repeats, Welch t-test on log throughput"
+	}
+	if e.Guard != "" {
+		return "repeats only (Mann-Whitney: an outlier decides the t-test)"
 	}
 	return "repeats only (Mann-Whitney)"
 }

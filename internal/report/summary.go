@@ -48,7 +48,11 @@ func summary(v *view, r *Report) []string {
 		out := []string{fmt.Sprintf("no change beyond noise in %d cells (%d the same, %d not decidable); the tables "+
 			"and notes say what each verdict rests on", len(cs), same, unknown)}
 		if c, ok := largestUndecided(cs); ok {
-			out = append(out, "  largest not decided: "+changeLine(c, v.d.Experiment.Base)+"; more repeats would decide it")
+			why := "more repeats would decide it"
+			if _, long := UnknownWhy(c, v.opt.Verdict); long != "" {
+				why = long
+			}
+			out = append(out, "  largest not decided: "+changeLine(c, v.d.Experiment.Base)+"; "+why)
 		}
 		return out
 	}

@@ -238,9 +238,11 @@ func verdictNotes(minRepeats, maxRepeats int, opt VerdictOptions) []string {
 	if eff == 0 {
 		eff = analysis.DefaultMinEffect
 	}
-	return []string{fmt.Sprintf("verdicts: two-sided Mann-Whitney U over %d-%d repeats per cell, alpha %g, minimum effect %g%%; "+
-		"- slower and + faster (significant after the table's correction and beyond the minimum effect, coloured), "+
-		"= same (ratio CI within +-%g%%), ? unknown: run more repeats", minRepeats, maxRepeats, alpha, eff*100, eff*100)}
+	return []string{fmt.Sprintf("verdicts over %d-%d repeats per cell, alpha %g, minimum effect %g%%: throughput by the "+
+		"evidence named below (without history, Welch's t-test on log throughput from 3 repeats a side), other metrics by a "+
+		"two-sided Mann-Whitney U; - slower and + faster (significant after the table's correction and beyond the minimum "+
+		"effect, coloured), = same (ratio CI within +-%g%%), ? unknown: run more repeats", minRepeats, maxRepeats, alpha,
+		eff*100, eff*100)}
 }
 
 // overrunNote flags a measured step that completed no operation, or whose
@@ -359,6 +361,13 @@ func stepEvidence(st analysis.Step) string {
 // p-value before and after the family's correction, the repeats on each
 // side and the evidence the verdict rests on.
 func ComparisonTable(cs []Comparison, base string) Table {
+	return ComparisonTableWith(cs, base, VerdictOptions{})
+}
+
+// ComparisonTableWith is ComparisonTable for verdicts drawn with opt, whose
+// alpha and minimum effect say which unknown verdicts need a reason
+// (UnknownWhy) next to them.
+func ComparisonTableWith(cs []Comparison, base string, opt VerdictOptions) Table {
 	corr := analysis.BH
 	if len(cs) > 0 && cs[0].Verdict.Correction != "" {
 		corr = cs[0].Verdict.Correction
@@ -372,7 +381,7 @@ func ComparisonTable(cs []Comparison, base string) Table {
 		Title: "Verdicts cell by cell (" + strings.Join(q, " and ") + ")",
 		Legend: "median [95% CI from order statistics] over the repeats the verdict used (not a run set aside); ratio with its 95% CI and two-sided p: " +
 			"of medians and Mann-Whitney for 'repeats only', of geometric means and a t-test on " + logOf + " otherwise " +
-			"(run-to-run variance from the repeats, pooled with the host's noise history for 'noise prior', each run " +
+			"(Welch's for repeats without history; run-to-run variance from the repeats, pooled with the host's noise history for 'noise prior', each run " +
 			"counted with at least its within-run variance from batch means); p is before correction, the verdict is decided by p " +
 			"adjusted with " + corr.Long() + " over all cells (compare --format json gives it); n = repeats of base/target",
 		Columns: []string{"target", base + " median", "target median", "ratio [95% CI]", "p", "n", "verdict", "evidence"},
@@ -387,7 +396,7 @@ func ComparisonTable(cs []Comparison, base string) Table {
 			section.TextCell(c.Target), section.TextCell(summaryText(c.Base)), section.TextCell(summaryText(c.Other)),
 			section.TextCell(fmt.Sprintf("%.3f [%s]", v.Ratio, ciText(v.RatioLo, v.RatioHi))),
 			section.TextCell(fmt.Sprintf("%.2g", v.P)), section.TextCell(fmt.Sprintf("%d/%d", v.NBase, v.NOther)),
-			section.TextCell(v.Outcome.String()), section.TextCell(evidenceBrief(c)),
+			section.TextCell(verdictText(c, opt)), section.TextCell(evidenceBrief(c)),
 		}})
 	}
 	return t
@@ -428,4 +437,57 @@ func summaryText(s analysis.Summary) string {
 		return FormatValue(x)
 	}
 	return fmt.Sprintf("%s [%s, %s]", f(s.Median), f(s.Lo), f(s.Hi))
+}
+
+// UnknownWhy says why a comparison whose ratio interval lies wholly beyond
+// the minimum effect (the interval excludes 1 by more than it) is still
+// unknown, so that the interval and the verdict never seem to disagree
+// without a reason: short for a table's verdict column, long for a line
+// under it. Both are "" for any other comparison.
+func UnknownWhy(c Comparison, opt VerdictOptions) (short, long string) {
+	v := c.Verdict
+	if v.Outcome != analysis.Unknown {
+		return "", ""
+	}
+	eff, alpha := opt.MinEffect, opt.Alpha
+	if eff == 0 {
+		eff = analysis.DefaultMinEffect
+	}
+	if alpha == 0 {
+		alpha = analysis.DefaultAlpha
+	}
+	if !(v.RatioLo > 1+eff || v.RatioHi < 1-eff) {
+		return "", ""
+	}
+	corr := v.Correction
+	if corr == "" {
+		corr = analysis.NoCorrection
+	}
+	p := fmt.Sprintf("p %.2g", v.P)
+	if corr != analysis.NoCorrection {
+		p += fmt.Sprintf(", %s-adjusted %.2g", corr, v.PAdjusted)
+	}
+	switch {
+	case c.Noise.Withheld:
+		return "slow host", "the side that came out worse ran partly on a slow host, which explains the change (" +
+			evidenceBrief(c) + ")"
+	case c.Noise.Basis == analysis.BasisRepeats:
+		why := "no t-test was possible"
+		if c.Noise.Guard != "" {
+			why = "Welch's t-test was not used: " + c.Noise.Guard
+		}
+		return "ranks' floor", fmt.Sprintf("the ranks (Mann-Whitney) judged it because %s; %d against %d repeats reach "+
+			"p %.2g at best, and %s is not below alpha %g", why, v.NBase, v.NOther, analysis.MinPValue(v.NBase, v.NOther), p, alpha)
+	}
+	return "p not below alpha", fmt.Sprintf("%s is not below alpha %g: the interval is a 95%% one, the verdict's "+
+		"level is stricter", p, alpha)
+}
+
+// verdictText is a comparison's verdict for the table's column, with
+// UnknownWhy's short reason when its interval seems to say more.
+func verdictText(c Comparison, opt VerdictOptions) string {
+	if short, _ := UnknownWhy(c, opt); short != "" {
+		return c.Verdict.Outcome.String() + " (" + short + ")"
+	}
+	return c.Verdict.Outcome.String()
 }

@@ -183,8 +183,9 @@ type Workload struct {
 	// and measures each test on them in turns of this length (A, B, A,
 	// B, ...) instead of one target after the other, so that a slow spell
 	// of the machine falls on all of them alike and a verdict compares
-	// them repeat by repeat (paired). 0: off.
-	Interleave Duration `toml:"interleave,omitempty"`
+	// them repeat by repeat (paired). "off" (or 0): one after the other;
+	// unset: run decides (Turn).
+	Interleave Turn `toml:"interleave,omitempty"`
 	// options are every configurable suite's options by suite name, at
 	// defaults, preset and the file's values, so that --suite can switch
 	// suites after the file is read.
@@ -451,6 +452,11 @@ func ParseStored(src []byte, what string) (Spec, error) {
 	}
 	if l, ok := s.Workload.Options().(workload.Legacy); ok {
 		s.Workload.storedNotes = l.StoredDefaults(has)
+	}
+	// Before run interleaved by default, a stored spec without
+	// workload.interleave ran its targets one after the other.
+	if s.Workload.Interleave.Unset() {
+		s.Workload.Interleave.Off = true
 	}
 	return s, nil
 }

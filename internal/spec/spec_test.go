@@ -274,7 +274,28 @@ func TestInterleave(t *testing.T) {
 	if err != nil || s.Workload.Interleave.Duration != 20*time.Millisecond || !strings.Contains(s.TOML(), `interleave = "20ms"`) {
 		t.Errorf("interleave 20ms: %v, stored spec:\n%s", err, s.TOML())
 	}
-	if d := Default(); strings.Contains(d.TOML(), "interleave") {
+	if d := Default(); strings.Contains(d.TOML(), "interleave") || !d.Workload.Interleave.Unset() {
 		t.Error("a spec without interleave stores one")
+	}
+	// "off" and 0 ask for one target after the other, and the stored
+	// spec says so; a stored spec without the key ran that way too.
+	for _, v := range []string{`"off"`, `"0"`, `"0s"`} {
+		s, err := Parse([]byte(two+"[workload]\ninterleave = "+v+"\n"), "x.toml", "")
+		if err == nil {
+			err = s.Validate()
+		}
+		if err != nil || !s.Workload.Interleave.Off || s.Workload.Interleave.Duration != 0 || !strings.Contains(s.TOML(), `interleave = "off"`) {
+			t.Errorf("interleave = %s: %v %+v, stored spec:\n%s", v, err, s.Workload.Interleave, s.TOML())
+		}
+	}
+	if _, err := Parse([]byte(two+"[workload]\ninterleave = \"sometimes\"\n"), "x.toml", ""); err == nil ||
+		!strings.Contains(err.Error(), `"sometimes" is not a duration`) || !strings.Contains(err.Error(), `or "off"`) {
+		t.Errorf("interleave = sometimes: %v, want an error naming the value and off", err)
+	}
+	if s, err := ParseStored([]byte(two+"[workload]\n"), "stored"); err != nil || !s.Workload.Interleave.Off {
+		t.Errorf("stored spec without interleave: %v %+v, want off (it ran one target after the other)", err, s.Workload.Interleave)
+	}
+	if err := Default().InterleaveError(20 * time.Millisecond); err == nil || !strings.Contains(err.Error(), "two targets") {
+		t.Errorf("one target's InterleaveError: %v", err)
 	}
 }
