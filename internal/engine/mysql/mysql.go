@@ -31,7 +31,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -569,49 +568,24 @@ type Conn struct {
 	w    *wire // the socket for the direct path; nil if not taken
 	db   *DB
 	args []driver.NamedValue
-	// watched is the context whose end interrupts the connection's
-	// context-free calls (enter); unwatch stops that. calling is set
-	// while one runs.
-	watched context.Context
-	unwatch func() bool
-	calling atomic.Bool
+	// watch lets a call's context end the connection's context-free
+	// calls (enter).
+	watch engine.CallWatch
 }
 
 // enter starts a call that ignores its context (the direct path's, the
 // driver's context-free ones) under ctx, whose end then interrupts it on a
 // connection whose socket benchlab holds: the socket's deadline is set in
 // the past, which ends a blocked read or write (a hung server's) and leaves
-// the connection lost. A connection idle when ctx ends is left alone (a
-// worker's context ends with every step), and no call starts under an
-// ended ctx. A worker passes the same context to every operation, so the
-// watch is registered once per context, no timer per call. leave ends the
-// call.
+// the connection lost (engine.CallWatch). leave ends the call.
 func (c *Conn) enter(ctx context.Context) error {
-	if ctx != c.watched && c.w != nil {
-		if c.unwatch != nil {
-			c.unwatch()
-		}
-		c.watched, c.unwatch = ctx, nil
-		if ctx.Done() != nil {
-			nc := c.w.nc
-			c.unwatch = context.AfterFunc(ctx, func() {
-				if c.calling.Load() {
-					nc.SetDeadline(time.Unix(1, 0))
-				}
-			})
-		}
+	if c.w == nil {
+		return c.watch.Enter(ctx, nil)
 	}
-	c.calling.Store(true)
-	select {
-	case <-ctx.Done():
-		c.calling.Store(false)
-		return context.Cause(ctx)
-	default:
-		return nil
-	}
+	return c.watch.Enter(ctx, c.w.nc)
 }
 
-func (c *Conn) leave() { c.calling.Store(false) }
+func (c *Conn) leave() { c.watch.Leave() }
 
 // Exec runs sql without preparing it and returns the rows changed.
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
@@ -714,9 +688,7 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 
 // Close closes the connection.
 func (c *Conn) Close() error {
-	if c.unwatch != nil {
-		c.unwatch()
-	}
+	c.watch.Stop()
 	return c.c.Close()
 }
 

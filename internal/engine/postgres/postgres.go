@@ -21,7 +21,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -370,48 +369,18 @@ func isControl(sql string) bool {
 type Conn struct {
 	c  *pgx.Conn
 	db *DB
-	// watched is the context whose end interrupts short statements
-	// (watch); unwatch stops that. calling is set while one runs.
-	watched context.Context
-	unwatch func() bool
-	calling atomic.Bool
+	// watch lets a statement's context end short statements (enter).
+	watch engine.CallWatch
 }
 
 // enter starts a short statement under ctx, whose end then interrupts it
 // as a cancelled context interrupts pgconn's own calls: the socket's
 // deadline is set in the past, which ends a blocked read or write (a hung
-// server's), and the connection is then closed, lost. A connection idle
-// when ctx ends is left alone (a worker's context ends with every step),
-// and a statement is not started under an ended ctx. A worker passes the
-// same context to every operation, so the watch is registered once per
-// context: a short statement still arms no timer per call. leave ends the
-// statement.
-func (c *Conn) enter(ctx context.Context) error {
-	if ctx != c.watched {
-		if c.unwatch != nil {
-			c.unwatch()
-		}
-		c.watched, c.unwatch = ctx, nil
-		if ctx.Done() != nil {
-			nc := c.c.PgConn().Conn()
-			c.unwatch = context.AfterFunc(ctx, func() {
-				if c.calling.Load() {
-					nc.SetDeadline(time.Unix(1, 0))
-				}
-			})
-		}
-	}
-	c.calling.Store(true)
-	select {
-	case <-ctx.Done():
-		c.calling.Store(false)
-		return context.Cause(ctx)
-	default:
-		return nil
-	}
-}
+// server's), and the connection is then closed, lost (engine.CallWatch).
+// leave ends the statement.
+func (c *Conn) enter(ctx context.Context) error { return c.watch.Enter(ctx, c.c.PgConn().Conn()) }
 
-func (c *Conn) leave() { c.calling.Store(false) }
+func (c *Conn) leave() { c.watch.Leave() }
 
 var stmtSeq atomic.Int64
 
@@ -512,9 +481,7 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 
 // Close closes the connection.
 func (c *Conn) Close() error {
-	if c.unwatch != nil {
-		c.unwatch()
-	}
+	c.watch.Stop()
 	c.db.ending(c.c.PgConn().PID())
 	return c.c.Close(context.Background())
 }
