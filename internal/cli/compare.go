@@ -24,6 +24,10 @@ type compareFlags struct {
 	id                          int64
 	alpha, minEffect, threshold float64
 	sequence, gate              bool
+	// baseSel and vs compare selections of stored runs across
+	// experiments (compareacross.go) instead of one experiment's targets.
+	baseSel string
+	vs      []string
 }
 
 func newCompareCmd(env Env) *cobra.Command {
@@ -35,7 +39,9 @@ func newCompareCmd(env Env) *cobra.Command {
 			"when the store has one, otherwise Welch's over the repeats, 3 or more a side), or a Mann-Whitney test over the\n" +
 			"repeats when no t-test is possible or an outlier decides its call.",
 		Example: "  benchlab compare --sequence\n  benchlab compare --fail-on-regression --threshold 0.05\n" +
-			"  benchlab compare --format json > verdicts.json",
+			"  benchlab compare --format json > verdicts.json\n" +
+			"  benchlab compare --base experiment:3 --vs experiment:5     # across experiments\n" +
+			"  benchlab compare --base 'experiment:nightly target:pg16 since:2026-11-01' --vs experiment:12",
 		Args: noArgs,
 		RunE: body(func(*cobra.Command, []string) error { return runCompare(env, f) }),
 	}
@@ -49,6 +55,9 @@ func newCompareCmd(env Env) *cobra.Command {
 	fs.Float64Var(&f.threshold, "threshold", analysis.DefaultGateThreshold, "with --fail-on-regression: the smallest slowdown that fails (0.05 = 5%)")
 	fs.StringVar(&f.correction, "correction", string(analysis.BH), "correction of the verdicts over all cells: bh (Benjamini-Hochberg, false discovery rate), holm (family-wise) or none")
 	fs.StringVar(&f.gateCorrection, "gate-correction", string(analysis.Holm), "with --fail-on-regression: the gate's correction, holm (family-wise, default), bh or none")
+	fs.StringVar(&f.baseSel, "base", "", "compare across experiments: the runs of the base, a selector (experiment:12, "+
+		"experiment:NAME, target:, engine:, version:, host:, suite:, test:, threads:, since:, until:; terms separated by spaces or commas)")
+	fs.StringArrayVar(&f.vs, "vs", nil, "with --base: the runs compared with it, a selector; repeat for several")
 	fs.StringVar(&f.format, "format", "text", "text, markdown, html (one self-contained page with the charts) or json (every verdict)")
 	addColorFlag(fs, &f.color)
 	return cmd
@@ -83,6 +92,9 @@ func runCompare(env Env, f *compareFlags) error {
 	}
 	if *format == "html" && *gate {
 		return usagef("flag --format: html is a page for reading; the gate (--fail-on-regression) prints text")
+	}
+	if f.baseSel != "" || len(f.vs) > 0 {
+		return runCompareAcross(env, f, report.VerdictOptions{Alpha: *alpha, MinEffect: *minEffect, Correction: corr}, gopt, color)
 	}
 	d, err := loadData(env, storePath(env, f.store), f.id)
 	if err != nil {
@@ -125,12 +137,7 @@ func runCompare(env Env, f *compareFlags) error {
 	}
 	fmt.Fprintf(env.Stdout, "\nverdicts over %d cells: %d slower, %d faster, %d same, %d unknown\n", len(cmps),
 		counts[analysis.Slower], counts[analysis.Faster], counts[analysis.Same], counts[analysis.Unknown])
-	for _, c := range cmps {
-		if _, why := report.UnknownWhy(c, vopt); why != "" {
-			printWrapped(env.Stdout, "unknown although the interval [%.3f-%.3f] lies beyond +-%g%%: %s: %s @%d: %s\n",
-				c.Verdict.RatioLo, c.Verdict.RatioHi, 100*effectOf(vopt), c.Target, c.Test, c.Threads, why)
-		}
-	}
+	unknownLines(env.Stdout, cmps, vopt)
 	powerLines(env.Stdout, cmps, vopt)
 	if !*gate {
 		return nil

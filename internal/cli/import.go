@@ -37,8 +37,8 @@ type importFlags struct {
 func newImportCmd(env Env) *cobra.Command {
 	f := &importFlags{}
 	cmd := &cobra.Command{
-		Use:   "import --tool sysbench|dbbench --target NAME=FILE[,FILE...] [--target NAME=...]...",
-		Short: "store other tools' output files (sysbench, db_bench) as an experiment, one run per file",
+		Use:   "import --tool sysbench|dbbench|pgbench|fio --target NAME=FILE[,FILE...] [--target NAME=...]...",
+		Short: "store other tools' output files (sysbench, db_bench, pgbench, fio JSON) as an experiment, one run per file",
 		Long: "Reads output files of sysbench 1.0.20 or RocksDB's db_bench and stores them as one experiment:\n" +
 			"each --target NAME=FILE,FILE,... is a target, each file one run of it (several files: repeats),\n" +
 			"so that report, compare and the exports work on them as on benchlab's own runs.\n" +
@@ -51,11 +51,11 @@ func newImportCmd(env Env) *cobra.Command {
 		RunE: body(func(_ *cobra.Command, args []string) error { return runImport(env, f, args) }),
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.tool, "tool", "", "the tool whose output the files hold: sysbench or dbbench")
+	fs.StringVar(&f.tool, "tool", "", "the tool whose output the files hold: sysbench, dbbench, pgbench or fio (its JSON)")
 	fs.StringArrayVar(&f.targets, "target", nil, "a target and its files, NAME=FILE[,FILE...] (a FILE may be a pattern: 'pg15.*.txt'); repeat for each target (the first is the base)")
 	fs.StringVar(&f.base, "base", "", "the target the others are compared with (default: the first)")
 	fs.StringVar(&f.engine, "engine", "", "the engine every target ran (postgres, mariadb, ...; default db_bench for dbbench files, none for sysbench)")
-	fs.StringVar(&f.test, "test", "", "sysbench: the test every file ran (default: from each file's name)")
+	fs.StringVar(&f.test, "test", "", "sysbench, pgbench, fio: the test every file ran (default: from each file's name)")
 	fs.IntVar(&f.threads, "threads", 0, "the thread count the files ran; db_bench does not print it (default: the threads of its interval reports, else 1); a sysbench file that disagrees is refused")
 	fs.BoolVar(&f.sequence, "sequence", false, "the targets are releases in order: report and compare locate where along them each metric changed")
 	fs.StringVar(&f.name, "experiment-name", "", "the experiment's name (default: \"import <tool>\")")
@@ -135,16 +135,16 @@ type importedRun struct {
 
 func runImport(env Env, f *importFlags, args []string) error {
 	if f.tool == "" {
-		return usagef("flag --tool: missing; want sysbench or dbbench")
+		return usagef("flag --tool: missing; want sysbench, dbbench, pgbench or fio")
 	}
 	tool, ok := importer.LookupTool(f.tool)
 	if !ok {
-		return usagef("flag --tool: %q is not a tool benchlab imports; want sysbench or dbbench", f.tool)
+		return usagef("flag --tool: %q is not a tool benchlab imports; want sysbench, dbbench, pgbench or fio", f.tool)
 	}
 	if f.threads < 0 || f.threads > spec.MaxThreads {
 		return usagef("flag --threads: %d is not allowed; want the thread count the files ran, 1 to %d", f.threads, spec.MaxThreads)
 	}
-	if f.test != "" && tool != importer.Sysbench {
+	if f.test != "" && tool == importer.DBBench {
 		return usagef("flag --test: db_bench's results are named by their benchmarks; --test is for sysbench files")
 	}
 	targets, err := parseImportTargets(f.targets, args)

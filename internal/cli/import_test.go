@@ -345,7 +345,7 @@ func TestImportBadInput(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"unknown tool", []string{"--tool", "fio", "--target", "a=" + ps}, []string{"--tool", `"fio"`, "want sysbench or dbbench"}},
+		{"unknown tool", []string{"--tool", "hammerdb", "--target", "a=" + ps}, []string{"--tool", `"hammerdb"`, "want sysbench, dbbench, pgbench or fio"}},
 		{"no tool", []string{"--target", "a=" + ps}, []string{"--tool: missing"}},
 		{"no target", []string{"--tool", "sysbench", ps}, []string{"--target: missing"}},
 		{"bad target", []string{"--tool", "sysbench", "--target", "a b=" + ps}, []string{"--target", "NAME=FILE"}},

@@ -119,6 +119,7 @@ func newRoot(env Env) *cobra.Command {
 		newImportCmd(env),
 		newReportCmd(env),
 		newCompareCmd(env),
+		newHistoryCmd(env),
 		newCalibrateCmd(env),
 		newRunsCmd(env),
 		newCopyCmd(env),

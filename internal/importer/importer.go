@@ -1,5 +1,6 @@
 // Package importer reads the output files of other benchmark tools
-// (sysbench 1.0.20, RocksDB's db_bench) into the store's results, so that
+// (sysbench 1.0.20, RocksDB's db_bench, pgbench, fio's JSON) into the
+// store's results, so that
 // `benchlab import` can keep runs it did not make next to its own and
 // report, compare and export them alike. One file is one run: its results
 // at the thread counts it ran, the tool's version line and the figures the
@@ -28,7 +29,7 @@ const (
 )
 
 // ToolNames are the values `--tool` takes, each with the tool it names.
-var ToolNames = map[string]string{"sysbench": Sysbench, "dbbench": DBBench, "db_bench": DBBench}
+var ToolNames = map[string]string{"sysbench": Sysbench, "dbbench": DBBench, "db_bench": DBBench, "pgbench": PGBench, "fio": FIO}
 
 // LookupTool returns the tool a --tool value names ("dbbench" and
 // "db_bench" both name db_bench), and whether it is known.
@@ -139,9 +140,18 @@ func Parse(tool, file string, data []byte, o Options) (*Output, error) {
 	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
 	if other, at := formatOf(lines); other != "" && other != tool {
 		return nil, errorf(file, at, "this is %s output, not %s's; import it with --tool %s",
-			other, tool, map[string]string{Sysbench: "sysbench", DBBench: "dbbench"}[other])
+			other, tool, map[string]string{Sysbench: "sysbench", DBBench: "dbbench", PGBench: "pgbench", FIO: "fio"}[other])
 	}
 	switch tool {
+	case PGBench, FIO:
+		test := o.Test
+		if test == "" {
+			test = TestFromFile(file)
+		}
+		if tool == FIO {
+			return parseFIO(file, data, test, o.Threads)
+		}
+		return parsePGBench(file, lines, test, o.Threads)
 	case Sysbench:
 		test := o.Test
 		if test == "" {
@@ -151,11 +161,17 @@ func Parse(tool, file string, data []byte, o Options) (*Output, error) {
 	case DBBench:
 		return parseDBBench(file, string(data), lines, o.Threads)
 	}
-	return nil, fmt.Errorf("import: unknown tool %q; want sysbench or dbbench", tool)
+	return nil, fmt.Errorf("import: unknown tool %q; want sysbench, dbbench, pgbench or fio", tool)
 }
 
 // want says what a file of tool should hold, for errors.
 func want(tool string) string {
+	switch tool {
+	case PGBench:
+		return "pgbench's output (its summary: \"number of clients:\", \"number of transactions actually processed:\", \"tps = ...\")"
+	case FIO:
+		return "fio's JSON output (fio --output-format=json)"
+	}
 	if tool == DBBench {
 		return "db_bench's output (result lines \"<benchmark> : N micros/op N ops/sec ...\")"
 	}
@@ -177,6 +193,10 @@ func formatOf(lines []string) (string, int) {
 			return Sysbench, i + 1
 		case strings.HasPrefix(l, "RocksDB:") && strings.Contains(l, "version"), dbbenchResult.MatchString(lastCR(l)):
 			return DBBench, i + 1
+		case pgbenchVersion.MatchString(l), strings.HasPrefix(l, "transaction type: "):
+			return PGBench, i + 1
+		case strings.Contains(l, `"fio version"`):
+			return FIO, i + 1
 		}
 	}
 	return "", 0
