@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"benchlab/internal/importer"
+	"benchlab/internal/noise"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
 )
@@ -337,6 +338,11 @@ func storeImport(env Env, f *importFlags, tool, engine, base string, targets []i
 				return err
 			}
 		}
+	}
+	// The noise model learns the imported repeats now, as it learns a run
+	// when it is stored: the report only reads.
+	if err := noise.LearnStored(ctx, st, exp.ID); err != nil {
+		return fmt.Errorf("import: %w", err)
 	}
 	fmt.Fprintf(env.Stdout, "benchlab: imported %d %s file(s) as experiment %d (%s): %s; base %s\n", len(runs), tool, exp.ID, name,
 		importSummary(targets), base)

@@ -288,6 +288,17 @@ func TestImportDBBench(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("import: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// The import teaches the noise model what it stored, so a report on
+	// the store only reads.
+	st, err := store.Open(storeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlearned, err := st.Unlearned(context.Background())
+	st.Close()
+	if err != nil || len(unlearned) != 0 {
+		t.Errorf("after import the noise model has not learned experiments %v (%v)", unlearned, err)
+	}
 	byFile, results := storedRuns(t, storeFile)
 	for _, f := range files {
 		text, _ := os.ReadFile(f)

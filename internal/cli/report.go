@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/noise"
 	"benchlab/internal/report"
 	"benchlab/internal/runner"
 	"benchlab/internal/spec"
@@ -419,6 +420,9 @@ func loadMany(env Env, storeFile, glob string) ([]*report.Data, error) {
 	}
 	defer st.Close()
 	ctx := context.Background()
+	if err := learnBeforeReport(ctx, st); err != nil {
+		return nil, err
+	}
 	exps, err := st.Experiments(ctx)
 	if err != nil {
 		return nil, err
@@ -720,6 +724,18 @@ func openExisting(env Env, path string) (*store.Store, error) {
 	return st, nil
 }
 
+// learnBeforeReport teaches the noise model the experiments it has not
+// learned (stored before the model existed, or by a benchlab that did not
+// learn on import), as an explicit step before the report: report.Load
+// only reads. A store with nothing to learn is not written to, so a
+// read-only store reports.
+func learnBeforeReport(ctx context.Context, st *store.Store) error {
+	if err := noise.Backfill(ctx, st); err != nil {
+		return fmt.Errorf("learn the noise history of %s before the report: %w", st.Path(), err)
+	}
+	return nil
+}
+
 // loadData reads experiment id (0: the most recent) with its runs, results
 // and intervals from the results database at path. A missing file or
 // experiment is a usage error.
@@ -729,6 +745,9 @@ func loadData(env Env, path string, id int64) (*report.Data, error) {
 		return nil, err
 	}
 	defer st.Close()
+	if err := learnBeforeReport(context.Background(), st); err != nil {
+		return nil, err
+	}
 	d, err := report.Load(context.Background(), st, id, true)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, usagef("%v", err)

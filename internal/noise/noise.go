@@ -327,10 +327,19 @@ func (m *Model) HostSlow(run store.Run) string {
 	return s
 }
 
+// HistoryReader is the part of the store the model is read from: reading
+// needs no write access, so a report can be built from a store opened
+// read-only.
+type HistoryReader interface {
+	NoiseHistory(ctx context.Context, key store.NoiseKey, exclude int64) ([]store.NoiseEntry, error)
+	RecentRuns(ctx context.Context, limit, offset int) ([]store.Run, int, error)
+}
+
 // Load reads the history that applies to an experiment: for every engine,
 // test and thread count in its results, the entries of the host's other
-// experiments, and the canary baseline of the host.
-func Load(ctx context.Context, st *store.Store, exp store.Experiment, runs []store.Run, results map[int64][]store.Result) (*Model, error) {
+// experiments, and the canary baseline of the host. It writes nothing;
+// the history is learned when results are stored (Learn, Backfill).
+func Load(ctx context.Context, st HistoryReader, exp store.Experiment, runs []store.Run, results map[int64][]store.Result) (*Model, error) {
 	m := &Model{Host: HostOf(runs), suite: suiteOf(exp), priors: map[cellKey]analysis.NoisePrior{}}
 	if m.Host == "" || m.suite == "" {
 		return m, nil

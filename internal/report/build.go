@@ -1,13 +1,13 @@
 package report
 
 import (
+	"benchlab/internal/report/section"
 	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"benchlab/internal/analysis"
@@ -15,7 +15,6 @@ import (
 	"benchlab/internal/noise"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
-	"benchlab/internal/workload"
 )
 
 // groupOrder is the order of docs/method.md 2.7's groups.
@@ -32,38 +31,64 @@ type Data struct {
 	// Noise is the host's noise history that applies to the experiment;
 	// nil means none (verdicts then rest on the repeats).
 	Noise *noise.Model
+
+	// spec is the stored spec, parsed once (StoredSpec) from specOf, the
+	// text it was parsed from; specRead says whether it was tried, so an
+	// unreadable one is not tried again.
+	spec     *spec.Spec
+	specOf   string
+	specRead bool
+}
+
+// StoredSpec is the experiment's stored spec, parsed on first use and then
+// kept: the header, the sweeps, the sequence and the suites' sections all
+// read it. Nil when it cannot be read (an experiment stored by an older
+// benchlab, or none stored). A Data whose Experiment.Spec was set anew is
+// parsed anew.
+func (d *Data) StoredSpec() *spec.Spec {
+	if !d.specRead || d.specOf != d.Experiment.Spec {
+		d.specRead, d.specOf, d.spec = true, d.Experiment.Spec, nil
+		if sp, err := spec.ParseStored([]byte(d.Experiment.Spec), "stored spec"); err == nil {
+			d.spec = &sp
+		}
+	}
+	return d.spec
+}
+
+// Reader is the part of the store a report is read from. It has no
+// method that writes: building a report changes nothing in the store, so
+// it works on a store opened read-only, and the noise history it uses is
+// the one learned when the results were stored (noise.Learn after a run,
+// an import or a copy; noise.Backfill before a report in the cli).
+type Reader interface {
+	noise.HistoryReader
+	Experiment(ctx context.Context, id int64) (store.Experiment, error)
+	Runs(ctx context.Context, experimentID int64) ([]store.Run, error)
+	Results(ctx context.Context, runID int64, withIntervals bool) ([]store.Result, error)
 }
 
 // Load reads an experiment (0 = the most recent) with all its runs and
-// results, and the host's noise history that applies to it. It first
-// teaches the noise model the experiment (noise.Learn, which replaces
-// what it taught before) and every experiment it has not learned
-// (noise.Backfill), so experiments copied from another store or run
-// before the model existed count too.
-func Load(ctx context.Context, st *store.Store, experimentID int64, withIntervals bool) (*Data, error) {
+// results, and the host's noise history that applies to it. It parses the
+// stored spec once, here, for every table that needs it.
+func Load(ctx context.Context, st Reader, experimentID int64, withIntervals bool) (*Data, error) {
 	exp, err := st.Experiment(ctx, experimentID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load experiment %d: %w", experimentID, err)
 	}
 	runs, err := st.Runs(ctx, exp.ID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load runs of experiment %d: %w", exp.ID, err)
 	}
 	d := &Data{Experiment: exp, Runs: runs, Results: map[int64][]store.Result{}}
 	for _, r := range runs {
 		if d.Results[r.ID], err = st.Results(ctx, r.ID, withIntervals); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("load results of run %d: %w", r.ID, err)
 		}
 	}
-	if err := noise.Learn(ctx, st, exp, runs, d.Results); err != nil {
-		return nil, err
-	}
-	if err := noise.Backfill(ctx, st); err != nil {
-		return nil, err
-	}
 	if d.Noise, err = noise.Load(ctx, st, exp, runs, d.Results); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load noise history of experiment %d: %w", exp.ID, err)
 	}
+	d.StoredSpec()
 	return d, nil
 }
 
@@ -155,194 +180,6 @@ func directionOf(rs []store.Result) analysis.Direction {
 	return metric.Of(rs[0].Metric).Direction
 }
 
-// otherMetrics lists the metrics other than QPS that rows report, each
-// with the tests that report it, in row order: what the legends must name.
-func otherMetrics(s samples, keys []cellKey) []metricRows {
-	var out []metricRows
-	for _, k := range keys {
-		for _, byKey := range s {
-			for _, r := range byKey[k] {
-				m := metric.Of(r.Metric)
-				if m.Name == metric.QPS.Name {
-					continue
-				}
-				i := slices.IndexFunc(out, func(x metricRows) bool { return x.m.Name == m.Name })
-				if i < 0 {
-					out = append(out, metricRows{m: m})
-					i = len(out) - 1
-				}
-				if !slices.Contains(out[i].tests, k.test) {
-					out[i].tests = append(out[i].tests, k.test)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// metricRows is a metric and the tests that report it.
-type metricRows struct {
-	m     metric.Metric
-	tests []string
-}
-
-// compareLegend adds to a relative table's legend what rows of other
-// metrics compare: "; scan compares thousand rows scanned per second".
-func compareLegend(s samples, keys []cellKey) string {
-	out := ""
-	for _, o := range otherMetrics(s, keys) {
-		out += "; " + strings.Join(o.tests, ", ") + " compares " + o.m.Legend
-	}
-	return out
-}
-
-// absoluteLegend says what the absolute table's numbers are: queries per
-// second, and what rows of other metrics report.
-func absoluteLegend(s samples, keys []cellKey) string {
-	var parts []string
-	for _, o := range otherMetrics(s, keys) {
-		parts = append(parts, strings.Join(o.tests, ", ")+": "+o.m.Legend)
-	}
-	switch {
-	case len(parts) == 0:
-		return metric.QPS.Legend
-	case !hasQPS(s, keys):
-		return strings.Join(parts, "; ")
-	}
-	return metric.QPS.Legend + " (" + strings.Join(parts, "; ") + ")"
-}
-
-// absoluteTitle titles the table of absolute values after what its rows'
-// metrics measure: "Absolute throughput" (queries, rows, transactions per
-// second), "Absolute latency" (connect's milliseconds), "Absolute values"
-// for rows of several quantities.
-func absoluteTitle(s samples, keys []cellKey) string {
-	if q := quantityOf(s, keys); q != "" {
-		return "Absolute " + q
-	}
-	return "Absolute values"
-}
-
-// quantityOf is what every row's metric measures ("throughput",
-// "latency"), "" when the rows measure several quantities.
-func quantityOf(s samples, keys []cellKey) string {
-	q := ""
-	for _, k := range keys {
-		switch mq := s.metricOf(k).QuantityOf(); {
-		case q == "":
-			q = mq
-		case q != mq:
-			return ""
-		}
-	}
-	if q == "" {
-		q = metric.QPS.QuantityOf()
-	}
-	return q
-}
-
-// relativeTitle titles the relative table after what its rows' metrics
-// measure and how the ratio is taken: "Relative throughput: QPS(target) /
-// QPS(base)" when queries per second head the rows (other throughputs are
-// named in the legend), "Relative latency: ms(target) / ms(base)" for
-// connect's rows, "Relative values: target / base" for rows of several
-// quantities.
-func relativeTitle(s samples, keys []cellKey, base string) string {
-	q := quantityOf(s, keys)
-	if q == "" {
-		return "Relative values: target / " + base
-	}
-	m := metric.QPS
-	if !hasQPS(s, keys) {
-		if others := otherMetrics(s, keys); len(others) == 1 {
-			m = others[0].m
-		} else {
-			return "Relative " + q + ": target / " + base
-		}
-	}
-	return "Relative " + q + ": " + m.SymbolOf() + "(target) / " + m.SymbolOf() + "(" + base + ")"
-}
-
-// relativeMarks says how the relative table marks its ratios: 1.05 and
-// more is better where more is better, worse where less is (latencies),
-// and the other way round at 0.95 and less.
-func relativeMarks(s samples, keys []cellKey) string {
-	return RelativeMarks(uniqueTests(keys), lowerIsBetterTests(s, keys))
-}
-
-// verdictLegend says on which side of 1 the relative table's significant
-// verdicts lie: - slower below 1 and + faster above where more is better,
-// the other way round where less is (a latency ratio above 1 is slower).
-func verdictLegend(s samples, keys []cellKey) string {
-	return VerdictLegend(uniqueTests(keys), lowerIsBetterTests(s, keys))
-}
-
-// RelativeMarks says how a table of ratios to the base marks them without
-// a verdict, for rows of the tests all, of which those in lower report a
-// lower-is-better metric (latencies): + (green) at 1.05 and more and -
-// (red) at 0.95 and less where more is better, the other way round where
-// less is.
-func RelativeMarks(all, lower []string) string {
-	return byDirection(all, lower, "+ (green) >= 1.05 better, - (red) <= 0.95 worse, grey between",
-		"+ (green) <= 0.95 better, - (red) >= 1.05 worse, grey between")
-}
-
-// VerdictLegend says on which side of 1 a table of ratios to the base puts
-// its significant verdicts, for rows of the tests all, of which those in
-// lower report a lower-is-better metric: - slower below 1 and + faster
-// above where more is better, the other way round where less is (a
-// latency ratio above 1 is slower).
-func VerdictLegend(all, lower []string) string {
-	return "significant verdicts, " + byDirection(all, lower, "- (slower, red) below 1, + (faster, green) above 1",
-		"- (slower, red) above 1, + (faster, green) below 1")
-}
-
-// byDirection is higher for rows of the tests all whose metric is
-// higher-is-better and lower for those in lower, naming the lower ones
-// when the rows mix both.
-func byDirection(all, lower []string, higher, lowerText string) string {
-	switch {
-	case len(lower) == 0:
-		return higher
-	case len(lower) == len(all):
-		return "lower is better: " + lowerText
-	}
-	return higher + "; lower is better for " + strings.Join(lower, ", ") + ": " + lowerText
-}
-
-// lowerIsBetterTests lists, once each and in order, the tests of keys
-// whose metric is lower-is-better (latencies).
-func lowerIsBetterTests(s samples, keys []cellKey) []string {
-	var out []string
-	for _, k := range keys {
-		if s.metricOf(k).Direction == analysis.LowerIsBetter && !slices.Contains(out, k.test) {
-			out = append(out, k.test)
-		}
-	}
-	return out
-}
-
-// uniqueTests lists the tests of keys once each, in order.
-func uniqueTests(keys []cellKey) []string {
-	var out []string
-	for _, k := range keys {
-		if !slices.Contains(out, k.test) {
-			out = append(out, k.test)
-		}
-	}
-	return out
-}
-
-// hasQPS reports whether any row reports queries per second.
-func hasQPS(s samples, keys []cellKey) bool {
-	for _, k := range keys {
-		if s.metricOf(k).Name == metric.QPS.Name {
-			return true
-		}
-	}
-	return false
-}
-
 // kindTable shows, for tests whose operations come in kinds (TPC-C's
 // transactions, custom mixes), each kind's share of the operations and its
 // p99 latency, per target (medians over repeats), the most frequent kinds
@@ -381,140 +218,23 @@ func kindTable(keys []cellKey, s samples, targets []string, groups map[cellKey]s
 			}
 			row := Row{Group: groups[k], Label: label(k), Cells: []Cell{{Kind: Text, Text: tg}}}
 			for _, kind := range kinds {
-				share := Median(rs, func(r store.Result) float64 {
+				share := section.Median(rs, func(r store.Result) float64 {
 					if r.Events == 0 {
 						return math.NaN()
 					}
 					ks, _ := r.Kind(kind)
 					return 100 * float64(ks.Ops) / float64(r.Events)
 				})
-				p99 := Median(rs, func(r store.Result) float64 {
+				p99 := section.Median(rs, func(r store.Result) float64 {
 					ks, _ := r.Kind(kind)
 					return ms(ks.P99.Seconds())
 				})
-				row.Cells = append(row.Cells, NumberCell(share), NumberCell(p99))
+				row.Cells = append(row.Cells, section.NumberCell(share), section.NumberCell(p99))
 			}
 			t.Rows = append(t.Rows, row)
 		}
 	}
 	return t
-}
-
-// Build makes the report of an experiment: what ran, relative and absolute
-// throughput, latency, and the notes a reader must see.
-func Build(d *Data) *Report { return BuildWith(d, Options{}) }
-
-// BuildWith is Build with explicit options.
-func BuildWith(d *Data, opt Options) *Report {
-	r := &Report{Title: fmt.Sprintf("benchlab experiment %d: %s", d.Experiment.ID, d.Experiment.Name)}
-	r.Header = header(d)
-	sec, hasSections := sectionsOf(d, opt)
-	if hasSections && sec.Replace {
-		r.Tables = sec.Tables
-		r.Notes = append(notes(d), sec.Notes...)
-		s, keys, groups := d.samples()
-		label, _ := labeler(keys)
-		r.Tables = append(r.Tables, sweepTables(d, keys, s, label, groups)...)
-		r.Notes = append(r.Notes, efficiencyNotes(d, keys, s)...)
-		r.Notes = append(r.Notes, counterNotes(keys, s)...)
-		r.Notes = append(r.Notes, profileNotes(d, keys, s)...)
-		minRep, maxRep := repeatRange(s, keys)
-		r.Notes = append(r.Notes, verdictNotes(minRep, maxRep, opt.Verdict)...)
-		correctTables(r, opt.Verdict)
-		r.Notes = append(r.Notes, stabilityNotes(d)...)
-		return r
-	}
-	s, keys, groups := d.samples()
-	targets := d.targets()
-	label, _ := labeler(keys)
-	tput := func(x store.Result) float64 { return x.Throughput() }
-	if len(targets) > 1 {
-		rel := Table{
-			Title:    relativeTitle(s, keys, d.Experiment.Base),
-			Legend:   "2 decimals; " + relativeMarks(s, keys) + compareLegend(s, keys),
-			Columns:  targets[1:],
-			Relative: true,
-		}
-		verdicts := false
-		for _, k := range keys {
-			row := Row{Group: groups[k], Label: label(k)}
-			for _, t := range targets[1:] {
-				c := d.throughputCell(s[targets[0]][k], s[t][k], targets[0], t, k, opt.Verdict)
-				verdicts = verdicts || c.Verdict != ""
-				row.Cells = append(row.Cells, c)
-			}
-			rel.Rows = append(rel.Rows, row)
-		}
-		if _, hi := repeatRange(s, keys); hi >= 2 || verdicts {
-			rel.Legend = "ratio over the repeats, 2 decimals; " + verdictLegend(s, keys) +
-				"; = same, ? unknown (grey); the notes say which evidence each rests on" + compareLegend(s, keys)
-		}
-		r.Tables = append(r.Tables, rel)
-		if seq := sequenceTable(d, keys, s, label, groups, opt); seq != nil {
-			r.Tables = append(r.Tables, *seq)
-		}
-	}
-	r.Tables = append(r.Tables, sweepTables(d, keys, s, label, groups)...)
-	abs := Table{Title: absoluteTitle(s, keys), Legend: absoluteLegend(s, keys),
-		Columns: targets}
-	for _, k := range keys {
-		row := Row{Group: groups[k], Label: label(k)}
-		for _, t := range targets {
-			row.Cells = append(row.Cells, NumberCell(Median(s[t][k], tput)))
-		}
-		abs.Rows = append(abs.Rows, row)
-	}
-	r.Tables = append(r.Tables, abs)
-	if sp := spreadTable(keys, s, targets, groups, label); sp != nil {
-		r.Tables = append(r.Tables, *sp)
-	}
-	// Every results table says how many operations failed: a throughput
-	// alone hides a target whose operations fail (they count in none).
-	const errLegend = "; err %: failed operations in percent of those attempted"
-	lat := Table{Title: "Latency per event", Legend: "milliseconds, from HDR histograms of the measured part (median over repeats)" + errLegend}
-	if importedFrom(d) != "" {
-		lat.Legend = "milliseconds, as the imported tool printed them (median over repeats); n/a: the tool did not print it" + errLegend
-	}
-	for _, t := range targets {
-		lat.Columns = append(lat.Columns, t+" p50", t+" p99", t+" err %")
-	}
-	for _, k := range keys {
-		row := Row{Group: groups[k], Label: label(k)}
-		for _, t := range targets {
-			row.Cells = append(row.Cells,
-				NumberCell(Median(s[t][k], func(x store.Result) float64 { return latencyMS(x.Latency.P50) })),
-				NumberCell(Median(s[t][k], func(x store.Result) float64 { return latencyMS(x.Latency.P99) })),
-				NumberCell(Median(s[t][k], func(x store.Result) float64 { return 100 * x.ErrorRate() })))
-		}
-		lat.Rows = append(lat.Rows, row)
-	}
-	r.Tables = append(r.Tables, lat)
-	if kt := kindTable(keys, s, targets, groups, label); kt != nil {
-		r.Tables = append(r.Tables, *kt)
-	}
-	r.Tables = append(r.Tables, efficiencyTables(d, keys, s, label, opt)...)
-	r.Tables = append(r.Tables, counterTables(d, keys, s, label, opt)...)
-	r.Tables = append(r.Tables, engineStatTables(d, keys, s, label, opt)...)
-	r.Tables = append(r.Tables, profileTables(d, keys, s, label)...)
-	r.Tables = append(r.Tables, sec.Tables...)
-	r.Notes = append(notes(d), sec.Notes...)
-	r.Notes = append(r.Notes, efficiencyNotes(d, keys, s)...)
-	r.Notes = append(r.Notes, counterNotes(keys, s)...)
-	r.Notes = append(r.Notes, engineStatNotes(d, keys, s)...)
-	r.Notes = append(r.Notes, profileNotes(d, keys, s)...)
-	minRep, maxRep := repeatRange(s, keys)
-	r.Notes = append(r.Notes, verdictNotes(minRep, maxRep, opt.Verdict)...)
-	correctTables(r, opt.Verdict)
-	if len(targets) > 1 {
-		r.Notes = append(r.Notes, evidenceNotes(Compare(d, opt.Verdict), d.Noise)...)
-	}
-	r.Notes = append(r.Notes, canaryNotes(d)...)
-	r.Notes = append(r.Notes, disturbedNotes(d)...)
-	r.Notes = append(r.Notes, stabilityNotes(d)...)
-	if n := spreadNote(keys, s, targets, label); n != "" {
-		r.Notes = append(r.Notes, n)
-	}
-	return r
 }
 
 func ms(secs float64) float64 { return secs * 1000 }
@@ -558,727 +278,6 @@ func repeatRange(s samples, keys []cellKey) (lo, hi int) {
 		lo = 0
 	}
 	return lo, hi
-}
-
-func header(d *Data) []string {
-	e := d.Experiment
-	h := []string{}
-	if e.Preset == "smoke" {
-		h = append(h, "SMOKE PRESET: NOT FOR CONCLUSIONS (tiny table, 1-second tests)")
-	}
-	if imported := importedFrom(d); imported != "" {
-		// Runs another tool made: no preset, no duration, no host.
-		h = append(h, fmt.Sprintf("imported %s, base %s", e.Created.Local().Format("2006-01-02 15:04:05"), e.Base))
-		h = append(h, imported)
-		seen := map[string]bool{}
-		for _, run := range d.Runs {
-			if !seen[run.Target] {
-				seen[run.Target] = true
-				h = append(h, importedTargetLine(d, run))
-			}
-		}
-		return h
-	}
-	h = append(h, fmt.Sprintf("created %s, preset %s, base %s%s", e.Created.Local().Format("2006-01-02 15:04:05"),
-		orDefault(e.Preset, "none"), e.Base, durationOf(d)))
-	if sp, err := spec.ParseStored([]byte(e.Spec), "stored spec"); err == nil {
-		w := sp.Workload
-		line := fmt.Sprintf("suite %s (%s), %d table(s) of %d rows, threads %v, read %s, write %s, warm-up %s",
-			w.Suite, workload.TestsLabel(sp.Params()), w.Tables, w.TableSize, w.Threads, w.ReadTime.Duration,
-			w.WriteTime.Duration, w.Warmup.Duration)
-		if suite, ok := workload.Lookup(w.Suite); ok {
-			if d, ok := suite.(workload.Describer); ok {
-				line = d.Describe(sp.Params())
-			}
-		}
-		h = append(h, fmt.Sprintf("workload: %s, repeats %d", line, w.Repeats))
-		for _, n := range w.StoredNotes() {
-			h = append(h, "workload as run: "+n)
-		}
-	}
-	seen := map[string]bool{}
-	var host string
-	for _, run := range d.Runs {
-		m := store.ParseManifest(run.Manifest)
-		if host == "" {
-			host = fmt.Sprintf("host: %s, %d cores, %s MHz, kernel %s, %d MB RAM, cpus allowed %s; benchlab %s (%s)",
-				m.Host.CPUModel, m.Host.Cores, firstField(m.Host.CPUMHz), m.Host.Kernel, m.Host.MemTotalMB,
-				m.Host.Affinity, m.Benchlab.Version, m.Benchlab.Commit)
-		}
-		if seen[run.Target] {
-			continue
-		}
-		seen[run.Target] = true
-		h = append(h, targetLine(run, m))
-	}
-	if host != "" {
-		h = append(h, host)
-	}
-	return h
-}
-
-// importedFrom is the header's line of an experiment `benchlab import`
-// stored, "" for one benchlab ran: the tool, the tests and thread counts
-// the files held, and the repeats.
-func importedFrom(d *Data) string {
-	tools := map[string]bool{}
-	var list []string
-	for _, run := range d.Runs {
-		if src := store.ParseManifest(run.Manifest).Import; src != nil && !tools[src.Tool] {
-			tools[src.Tool] = true
-			list = append(list, src.Tool)
-		}
-	}
-	if len(list) == 0 {
-		return ""
-	}
-	line := "workload: imported from " + strings.Join(list, " and ") + " output (benchlab import), not run by benchlab"
-	if sp, err := spec.ParseStored([]byte(d.Experiment.Spec), "stored spec"); err == nil {
-		line += fmt.Sprintf("; tests %s, threads %v, repeats %d", strings.Join(sp.Workload.Tests, ", "),
-			sp.Workload.Threads, sp.Workload.Repeats)
-	}
-	return line + "; no CPU, IO or host figures: the files have none"
-}
-
-// importedTargetLine is the header's line of an imported target: its
-// engine and version as the import named them, the tool's version line,
-// and each file with the start of its SHA-256.
-func importedTargetLine(d *Data, first store.Run) string {
-	line := "target " + first.Target + ": " + orDefault(strings.TrimSpace(first.Engine+" "+first.Version), "engine not named")
-	var files []string
-	version := ""
-	for _, run := range d.Runs {
-		if run.Target != first.Target {
-			continue
-		}
-		if src := store.ParseManifest(run.Manifest).Import; src != nil {
-			files = append(files, fmt.Sprintf("%s (sha256 %.12s)", src.File, src.SHA256))
-			version = orDefault(version, src.ToolVersion)
-		}
-	}
-	if version != "" {
-		line += "; " + version
-	}
-	return line + "; files " + strings.Join(files, ", ")
-}
-
-// targetLine is the header's line of one target: its engine, the version
-// the server reported and its settings, each left out when the run never
-// read it (a server that did not start).
-func targetLine(run store.Run, m store.Manifest) string {
-	line := "target " + run.Target + ": " + strings.TrimSpace(run.Engine+" "+run.Version)
-	if set := settingsLine(m.Engine.Settings); set != "" {
-		line += "; " + set
-	}
-	return line
-}
-
-// suiteOf is the experiment's suite as its stored spec names it.
-func suiteOf(d *Data) string {
-	sp, err := spec.ParseStored([]byte(d.Experiment.Spec), "stored spec")
-	if err != nil {
-		return ""
-	}
-	return sp.Workload.Suite
-}
-
-// durationOf says how long the experiment's runs took, first start to last end.
-func durationOf(d *Data) string {
-	var first, last time.Time
-	for _, r := range d.Runs {
-		if first.IsZero() || r.Started.Before(first) {
-			first = r.Started
-		}
-		if r.Ended.After(last) {
-			last = r.Ended
-		}
-	}
-	if first.IsZero() || last.Before(first) {
-		return ""
-	}
-	return fmt.Sprintf(", ran for %s", last.Sub(first).Round(time.Second))
-}
-
-func firstField(s string) string {
-	f, _, _ := strings.Cut(s, ",")
-	return f
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}
-
-func settingsLine(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + m[k]
-	}
-	return strings.Join(parts, " ")
-}
-
-// Thresholds beyond which a run is flagged as noisy.
-const (
-	// NoisyStealPct is the CPU steal share (percent of all CPU time).
-	NoisyStealPct = 5
-	// NoisyLoadPerCore is the 1-minute load average per core at the start.
-	NoisyLoadPerCore = 0.5
-)
-
-func notes(d *Data) []string {
-	var n []string
-	repeats := map[string]int{}
-	builds := map[string]bool{}
-	// A run's own notes (a cleanup part left out), one line per target and
-	// note however many runs had it.
-	var runNotes []string
-	runsOf := map[string][]string{}
-	for _, run := range d.Runs {
-		for _, note := range store.ParseManifest(run.Manifest).Notes {
-			k := run.Target + ": " + note
-			if _, ok := runsOf[k]; !ok {
-				runNotes = append(runNotes, k)
-			}
-			runsOf[k] = append(runsOf[k], fmt.Sprint(run.ID))
-		}
-	}
-	for _, k := range runNotes {
-		n = append(n, fmt.Sprintf("%s (run %s)", k, strings.Join(runsOf[k], ", ")))
-	}
-	for _, run := range d.Runs {
-		if run.Status == store.StatusOK {
-			repeats[run.Target]++
-		} else {
-			msg := fmt.Sprintf("run %d (%s, repeat %d) is %s", run.ID, run.Target, run.Repeat, run.Status)
-			if run.Error != "" {
-				msg += ": " + run.Error
-			}
-			n = append(n, msg+"; its completed steps are included")
-		}
-		m := store.ParseManifest(run.Manifest)
-		if m.Engine.Build != "" {
-			builds[m.Engine.Build] = true
-		}
-		loads := m.MachineLoad
-		if len(loads) == 2 && loads[1].StealPct > NoisyStealPct {
-			n = append(n, fmt.Sprintf("noisy: run %d (%s): %.1f%% CPU steal during the run; results may be disturbed",
-				run.ID, run.Target, loads[1].StealPct))
-		}
-		if len(loads) == 2 && loads[0].LoadAvg1 > float64(m.Host.Cores)*NoisyLoadPerCore {
-			n = append(n, fmt.Sprintf("noisy: run %d (%s) started with load average %.2f on %d cores",
-				run.ID, run.Target, loads[0].LoadAvg1, m.Host.Cores))
-		}
-		for _, r := range d.Results[run.ID] {
-			if r.Errors > 0 && len(r.ErrorSamples) > 0 {
-				n = append(n, fmt.Sprintf("%s on %s (%d threads, %.3g%% of operations attempted): %d failed operations, first: %s",
-					r.Test, run.Target, r.Threads, 100*r.ErrorRate(), r.Errors, r.ErrorSamples[0]))
-			}
-		}
-	}
-	maxRep := 0
-	for _, c := range repeats {
-		maxRep = max(maxRep, c)
-	}
-	if maxRep <= 1 {
-		n = append(n, "each cell ran once: no significance was tested; colours use the plain 0.95/1.05 thresholds")
-	}
-	if len(builds) > 1 {
-		n = append(n, "targets come from different builds; a compiler or build change can look like a version regression")
-	}
-	if c := clientNote(d); c != "" {
-		n = append(n, c)
-	}
-	return n
-}
-
-// clientNote says how benchlab's workers ran, per target and thread count,
-// from the client_* facts of the measured results (runner.clientFacts): the
-// processors Go had, whether server clients waited through Go's poller or in
-// blocking reads, and which tests ran several operations per call. These
-// choices change what a step costs the client, so a comparison across them
-// is worth knowing about. Empty when no result has the facts.
-func clientNote(d *Data) string {
-	type key struct {
-		target  string
-		threads int
-	}
-	var keys []key
-	how := map[key][]string{}
-	for _, run := range d.Runs {
-		for _, r := range d.Results[run.ID] {
-			procs, ok := r.Facts[store.FactClientGOMAXPROCS]
-			if !ok || r.Action {
-				continue
-			}
-			desc := fmt.Sprintf("GOMAXPROCS %d", int(procs))
-			if polled, remote := r.Facts[store.FactClientPolledIO]; remote {
-				desc += map[bool]string{true: ", poller IO", false: ", blocking reads"}[polled == 1]
-			}
-			if ops := r.Facts[store.FactClientOpsPerCall]; ops > 1 {
-				desc += fmt.Sprintf(", %s %d operations per call", r.Test, int(ops))
-			}
-			k := key{run.Target, r.Threads}
-			if _, seen := how[k]; !seen {
-				keys = append(keys, k)
-			}
-			if !slices.Contains(how[k], desc) {
-				how[k] = append(how[k], desc)
-			}
-		}
-	}
-	if len(keys) == 0 {
-		return ""
-	}
-	order := map[string]int{}
-	for _, k := range keys {
-		if _, ok := order[k.target]; !ok {
-			order[k.target] = len(order)
-		}
-	}
-	slices.SortStableFunc(keys, func(a, b key) int {
-		return cmp.Or(cmp.Compare(order[a.target], order[b.target]), cmp.Compare(a.threads, b.threads))
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		unit := "threads"
-		if k.threads == 1 {
-			unit = "thread"
-		}
-		parts[i] = fmt.Sprintf("%s at %d %s: %s", k.target, k.threads, unit, strings.Join(how[k], "; "))
-	}
-	return "client (how benchlab's workers ran): " + strings.Join(parts, " | ")
-}
-
-// effMetric is one per-operation efficiency column (docs/method.md 2.6 and
-// 3: cost per operation says why a target is slower). value returns the figure of one result, a store sentinel
-// (NotMeasured, NotReadable), or NaN when the result has no efficiency.
-type effMetric struct {
-	column string
-	value  func(store.Result) float64
-	// relative marks the columns of the relative table (docs/method.md 2.7 sum_met.sh).
-	relative bool
-}
-
-// perOp divides a step total by the step's operations: total / sampled
-// seconds / QPS, with "op" the QPS denominator (statements, docs/method.md 2.6).
-func perOp(r store.Result, total float64, scale float64) float64 {
-	if r.Eff == nil {
-		return math.NaN()
-	}
-	v := r.Eff.PerOp(total, r.QPS())
-	if v < 0 {
-		return v
-	}
-	return v * scale
-}
-
-// engineIO picks the IO of the processes doing the engine's work: the
-// server tree's, or benchlab's own for an in-process engine.
-func engineIO(e *store.Efficiency, server, client int64) float64 {
-	if e.ServerCPU == store.NotMeasured {
-		return float64(client)
-	}
-	return float64(server)
-}
-
-// sumOf adds the server and client figures; a server that is not measured
-// (in-process engine) adds nothing, an unreadable one makes the sum unreadable.
-func sumOf(server, client float64) float64 {
-	switch {
-	case server == store.NotReadable || client == store.NotReadable:
-		return store.NotReadable
-	case server == store.NotMeasured:
-		return client
-	}
-	return server + client
-}
-
-var effMetrics = []effMetric{
-	{"cpu us/op client", func(r store.Result) float64 {
-		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return e.ClientCPU }), 1e6)
-	}, true},
-	{"cpu us/op server", func(r store.Result) float64 {
-		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return e.ServerCPU }), 1e6)
-	}, true},
-	{"cpu us/op total", func(r store.Result) float64 {
-		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return sumOf(e.ServerCPU, e.ClientCPU) }), 1e6)
-	}, true},
-	{"KB read/op", func(r store.Result) float64 {
-		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return engineIO(e, e.ServerReadBytes, e.ClientReadBytes) }), 1.0/1024)
-	}, true},
-	{"KB written/op", func(r store.Result) float64 {
-		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return engineIO(e, e.ServerWriteBytes, e.ClientWriteBytes) }), 1.0/1024)
-	}, true},
-	{"reads/op", func(r store.Result) float64 {
-		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return engineIO(e, e.ServerReadCalls, e.ClientReadCalls) }), 1)
-	}, false},
-	{"writes/op", func(r store.Result) float64 {
-		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return engineIO(e, e.ServerWriteCalls, e.ClientWriteCalls) }), 1)
-	}, false},
-	{"dev reads/op", func(r store.Result) float64 {
-		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return float64(e.DevReads) }), 1)
-	}, false},
-	{"dev KB read/op", func(r store.Result) float64 {
-		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return float64(e.DevReadBytes) }), 1.0/1024)
-	}, false},
-	{"dev KB written/op", func(r store.Result) float64 {
-		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return float64(e.DevWriteBytes) }), 1.0/1024)
-	}, false},
-	{"cs/op", func(r store.Result) float64 {
-		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return sumOf(float64(e.ServerCS), float64(e.ClientCS)) }), 1)
-	}, true},
-	{"peak server RSS MB", func(r store.Result) float64 {
-		return effF(r, func(e *store.Efficiency) float64 { return mb(e.ServerPeakRSS) })
-	}, false},
-	{"peak client RSS MB", func(r store.Result) float64 {
-		return effF(r, func(e *store.Efficiency) float64 { return mb(e.ClientPeakRSS) })
-	}, false},
-	{"peak client own MB", func(r store.Result) float64 {
-		return effF(r, func(*store.Efficiency) float64 { return factMB(r, store.FactClientOwnPeakRSS) })
-	}, false},
-	{"steal %", func(r store.Result) float64 {
-		return effF(r, func(e *store.Efficiency) float64 { return e.StealPct() })
-	}, false},
-	{"foreign cpu %", func(r store.Result) float64 {
-		return effF(r, func(e *store.Efficiency) float64 { return e.ForeignPct() })
-	}, false},
-}
-
-// effF applies f to r's efficiency, NaN when there is none.
-func effF(r store.Result, f func(*store.Efficiency) float64) float64 {
-	if r.Eff == nil {
-		return math.NaN()
-	}
-	return f(r.Eff)
-}
-
-// factMB is a fact in bytes as MB; NotMeasured when r does not have it
-// (results stored before it was measured).
-func factMB(r store.Result, name string) float64 {
-	v, ok := r.Facts[name]
-	if !ok {
-		return store.NotMeasured
-	}
-	return v / (1 << 20)
-}
-
-func mb(b int64) float64 {
-	if b < 0 {
-		return float64(b)
-	}
-	return float64(b) / (1 << 20)
-}
-
-// effValues returns the figures of a row's repeats and whether all of them
-// are numbers; otherwise the cell that says why not ("n/a" when not
-// measured or not sampled, "not readable" when a counter could not be read).
-func effValues(rs []store.Result, f func(store.Result) float64) ([]float64, *Cell) {
-	if len(rs) == 0 {
-		return nil, &Cell{Missing: true}
-	}
-	var out []float64
-	for _, r := range rs {
-		v := f(r)
-		switch {
-		case math.IsNaN(v) || v == store.NotMeasured:
-			return nil, &Cell{Missing: true}
-		case v == store.NotReadable:
-			c := TextCell("not readable")
-			return nil, &c
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-// hasEfficiency reports whether any measured result was sampled.
-func hasEfficiency(s samples, keys []cellKey) bool {
-	for _, byKey := range s {
-		for _, k := range keys {
-			for _, r := range byKey[k] {
-				if r.Eff != nil {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// hasFact reports whether a result of the keys' cells holds the fact.
-func hasFact(s samples, keys []cellKey, fact string) bool {
-	for _, byKey := range s {
-		for _, k := range keys {
-			for _, r := range byKey[k] {
-				if _, ok := r.Facts[fact]; ok {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// efficiencyTables builds the absolute per-operation efficiency table and,
-// with more than one target, the table relative to the base (docs/method.md 2.6,
-// 2.7 sum_met.sh blocks: one row per target under each test). Costs are
-// lower-is-better, so a ratio >= 1.05 is red. Shown only when measured.
-func efficiencyTables(d *Data, keys []cellKey, s samples, label func(cellKey) string, opt Options) []Table {
-	if !hasEfficiency(s, keys) {
-		return nil
-	}
-	return costTables(d, keys, s, label, opt, effMetrics, "Efficiency per operation",
-		"op = statement (the QPS denominator); cpu in microseconds (client = benchlab, server = the server's "+
-			"process tree); KB, reads and writes of the engine's processes (/proc/<pid>/io), dev = the data dir's block "+
-			"device (/proc/diskstats, all processes); cs = context switches, server + client; steal and foreign "+
-			"(other processes') cpu in % of all CPU time; median over repeats; n/a = not measured",
-		"Relative efficiency: cost per operation(target) / cost per operation("+d.Experiment.Base+")")
-}
-
-// costTables builds an absolute table of per-operation costs, one row per
-// target under each test, and, with more than one target, the table of
-// the relative columns against the base. Costs are lower-is-better, so a
-// ratio >= 1.05 is red.
-func costTables(d *Data, keys []cellKey, s samples, label func(cellKey) string, opt Options, metrics []effMetric,
-	title, legend, relTitle string) []Table {
-	targets := d.targets()
-	abs := Table{Title: title, Legend: legend}
-	for _, m := range metrics {
-		abs.Columns = append(abs.Columns, m.column)
-	}
-	for _, k := range keys {
-		for _, t := range targets {
-			row := Row{Group: label(k), Label: t}
-			for _, m := range metrics {
-				vals, c := effValues(s[t][k], m.value)
-				if c != nil {
-					row.Cells = append(row.Cells, *c)
-					continue
-				}
-				row.Cells = append(row.Cells, NumberCell(analysis.Median(vals)))
-			}
-			abs.Rows = append(abs.Rows, row)
-		}
-	}
-	if len(targets) < 2 {
-		return []Table{abs}
-	}
-	rel := Table{Title: relTitle,
-		Legend: "lower is better: - (red) >= 1.05 costs more, + (green) <= 0.95 costs less, grey between; " +
-			"1 when both are 0, inf when only the base is 0"}
-	for _, m := range metrics {
-		if m.relative {
-			rel.Columns = append(rel.Columns, m.column)
-		}
-	}
-	for _, k := range keys {
-		for _, t := range targets[1:] {
-			row := Row{Group: label(k), Label: t}
-			for _, m := range metrics {
-				if !m.relative {
-					continue
-				}
-				base, bc := effValues(s[targets[0]][k], m.value)
-				other, oc := effValues(s[t][k], m.value)
-				switch {
-				case bc != nil && bc.Kind == Text:
-					row.Cells = append(row.Cells, *bc)
-				case oc != nil && oc.Kind == Text:
-					row.Cells = append(row.Cells, *oc)
-				case bc != nil || oc != nil:
-					row.Cells = append(row.Cells, Cell{Missing: true})
-				default:
-					row.Cells = append(row.Cells, relativeCell(base, other, analysis.LowerIsBetter, opt.Verdict))
-				}
-			}
-			rel.Rows = append(rel.Rows, row)
-		}
-	}
-	return []Table{abs, rel}
-}
-
-// Thresholds beyond which a sampled second counts as disturbed.
-const (
-	// DisturbedStealPct is the steal share of one second (percent of all CPU time).
-	DisturbedStealPct = 10
-	// DisturbedForeignPct is the CPU share of other processes in one second.
-	DisturbedForeignPct = 25
-)
-
-// efficiencyNotes explain how the efficiency figures were made and what is
-// not measured, give the database size after load, and flag disturbed
-// steps and seconds.
-func efficiencyNotes(d *Data, keys []cellKey, s samples) []string {
-	if !hasEfficiency(s, keys) && !hasDBSize(d) {
-		return nil
-	}
-	var n []string
-	if hasEfficiency(s, keys) {
-		n = append(n, "efficiency: per-op = counter total over the sampled part of a step / its seconds / its QPS; "+
-			"process CPU from /proc comes in 10 ms ticks, so a step with under a few hundred ms of server CPU gives a "+
-			"rough server cpu us/op; client CPU comes from getrusage and includes benchlab's own sampling, less the CPU "+
-			"speed probes' own CPU time (fact cpu_speed_probe_cpu_s)")
-	}
-	inProcess := map[string]bool{}
-	devices := map[string]bool{}
-	noDevice := map[string]bool{}
-	for _, t := range d.targets() {
-		for _, k := range keys {
-			for _, r := range s[t][k] {
-				if r.Eff == nil {
-					continue
-				}
-				if r.Eff.ServerCPU == store.NotMeasured {
-					inProcess[t] = true
-				}
-				if r.Eff.Device != "" {
-					devices[r.Eff.Device] = true
-				} else {
-					noDevice[t] = true
-				}
-				steal := r.Eff.StealPct()
-				bad, all := disturbedSeconds(r)
-				if steal > NoisyStealPct || bad > 0 {
-					n = append(n, fmt.Sprintf("noisy step: %s on %s (%d threads): %.1f%% CPU steal over the step; %d of %d measured "+
-						"seconds had steal > %d%%, other processes using > %d%% of all CPU, or CPUs slower than x%.2f of the "+
-						"step's median second (speed probes)", r.Test, t, r.Threads, steal,
-						bad, all, DisturbedStealPct, DisturbedForeignPct, noise.SlowCPUFactor))
-				}
-			}
-		}
-	}
-	if len(inProcess) > 0 {
-		n = append(n, fmt.Sprintf("efficiency: %s run in-process (no server process): server cpu and RSS are n/a, "+
-			"the engine's CPU is inside the client figures, and its IO (KB, reads, writes per op) is benchlab's own "+
-			"/proc/self/io", strings.Join(sortedKeys(inProcess), ", ")))
-	}
-	if hasFact(s, keys, store.FactClientOwnPeakRSS) {
-		n = append(n, "efficiency: peak client RSS MB is benchlab's whole resident set, an in-process engine's memory "+
-			"included; peak client own MB is that less what in-process engines held from their own allocators at the same "+
-			"moment (SQLite: sqlite3_memory_used, its page caches of cache_size per connection), so benchlab's own memory "+
-			"is told from the engine's")
-	}
-	if len(inProcess) < len(d.targets()) && hasEfficiency(s, keys) {
-		n = append(n, "efficiency: for servers, KB read/written per op are bytes the server processes caused storage to "+
-			"read or write (/proc/<pid>/io read_bytes, write_bytes; cache hits are no reads); reads and writes per op are "+
-			"their read and write system calls on any descriptor, sockets included")
-	}
-	if len(devices) > 0 {
-		n = append(n, "efficiency: dev columns are the whole device ("+strings.Join(sortedKeys(devices), ", ")+
-			"), so other processes' IO on it is included")
-	}
-	if len(noDevice) > 0 {
-		n = append(n, "efficiency: dev columns not readable for "+strings.Join(sortedKeys(noDevice), ", ")+
-			": the data dir's block device is not in /proc/diskstats (tmpfs or overlay)")
-	}
-	if sz := dbSizeLine(d); sz != "" {
-		n = append(n, sz)
-	}
-	if ld := loadLine(d); ld != "" {
-		n = append(n, ld)
-	}
-	return n
-}
-
-// loadLine gives, for every run, the load's rate and its cost per inserted
-// row (docs/method.md 2.2, sysbench's sb.prepare.met): CPU microseconds of the
-// server and of benchlab, and KB the engine read and wrote.
-func loadLine(d *Data) string {
-	var parts []string
-	for _, run := range d.Runs {
-		for _, r := range d.Results[run.ID] {
-			if !r.Action || r.Test != "prepare" || r.Rows <= 0 || r.Seconds <= 0 {
-				continue
-			}
-			p := fmt.Sprintf("%s repeat %d: %s rows/s", run.Target, run.Repeat, FormatValue(float64(r.Rows)/r.Seconds))
-			if e := r.Eff; e != nil {
-				per := func(v, scale float64) string {
-					switch {
-					case v == store.NotMeasured:
-						return "n/a"
-					case v < 0:
-						return "not readable"
-					}
-					return FormatValue(v * scale / float64(r.Rows))
-				}
-				p += fmt.Sprintf(", per row: cpu us server %s client %s, KB read %s, KB written %s",
-					per(e.ServerCPU, 1e6), per(e.ClientCPU, 1e6),
-					per(engineIO(e, e.ServerReadBytes, e.ClientReadBytes), 1.0/1024),
-					per(engineIO(e, e.ServerWriteBytes, e.ClientWriteBytes), 1.0/1024))
-			}
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "load (prepare, index included): " + strings.Join(parts, "; ")
-}
-
-// disturbedSeconds counts the measured seconds of r whose steal or foreign
-// CPU share passed the thresholds, or whose CPU speed fell below
-// noise.SlowCPUFactor of the step's median second, and the measured
-// seconds sampled.
-func disturbedSeconds(r store.Result) (bad, all int) {
-	var speeds []float64
-	for _, iv := range r.Intervals {
-		if iv.Sec >= 0 && iv.Load != nil && iv.Load.CPUSpeed > 0 {
-			speeds = append(speeds, iv.Load.CPUSpeed)
-		}
-	}
-	slow := 0.0
-	if len(speeds) > 0 {
-		slow = noise.SlowCPUFactor * analysis.Median(speeds)
-	}
-	for _, iv := range r.Intervals {
-		if iv.Sec < 0 || iv.Load == nil {
-			continue
-		}
-		all++
-		if iv.Load.StealPct > DisturbedStealPct || iv.Load.ForeignPct > DisturbedForeignPct ||
-			(iv.Load.CPUSpeed > 0 && iv.Load.CPUSpeed < slow) {
-			bad++
-		}
-	}
-	return bad, all
-}
-
-func hasDBSize(d *Data) bool {
-	for _, run := range d.Runs {
-		for _, r := range d.Results[run.ID] {
-			if r.DBBytes != 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// dbSizeLine lists the database size after load of every run (docs/method.md
-// 1.11 dbdirGB: du of the data dir after the load step).
-func dbSizeLine(d *Data) string {
-	var parts []string
-	for _, run := range d.Runs {
-		for _, r := range d.Results[run.ID] {
-			switch {
-			case r.DBBytes > 0:
-				parts = append(parts, fmt.Sprintf("%s repeat %d: %s MB", run.Target, run.Repeat, FormatValue(mb(r.DBBytes))))
-			case r.DBBytes == store.NotReadable:
-				parts = append(parts, fmt.Sprintf("%s repeat %d: not readable", run.Target, run.Repeat))
-			}
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "database size after load (du of the data dir): " + strings.Join(parts, "; ")
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -1,10 +1,12 @@
 package report
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"benchlab/internal/spec"
 	"benchlab/internal/store"
 	_ "benchlab/internal/workload/sysbench"
 )
@@ -35,7 +37,7 @@ func TestRunNotes(t *testing.T) {
 		Runs: []store.Run{{ID: 1, Target: "a", Status: "ok", Manifest: m(note)}, {ID: 2, Target: "b", Status: "ok", Manifest: m()},
 			{ID: 3, Target: "a", Status: "ok", Manifest: m(note)}}}
 	var got []string
-	for _, n := range notes(d) {
+	for _, n := range notes(d, nil) {
 		if strings.Contains(n, "CHECKPOINT") {
 			got = append(got, n)
 		}
@@ -77,5 +79,47 @@ func TestHeaderTargetLine(t *testing.T) {
 		if !slices.Contains(h, want) {
 			t.Errorf("header\n%s\nlacks the line %q", strings.Join(h, "\n"), want)
 		}
+	}
+}
+
+// TestHeaderPresetOverridden: `run examples/sqlite-sync.toml --preset
+// smoke` keeps the file's table_size of 1,000,000 (a file's values win over
+// the preset) and loads 1,000,000 rows; the header warns that the spec
+// overrode the preset, states the rows loaded, and no longer calls the
+// table tiny. Without the override the smoke line stays as it was.
+func TestHeaderPresetOverridden(t *testing.T) {
+	src, err := os.ReadFile("../../examples/sqlite-sync.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := spec.Parse(src, "sqlite-sync.toml", "smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.Workload.TableSize != 1_000_000 {
+		t.Fatalf("table_size %d: the example no longer sets its own", sp.Workload.TableSize)
+	}
+	d := &Data{Experiment: store.Experiment{ID: 1, Name: "s", Base: "a", Targets: []string{"a"}, Preset: "smoke", Spec: sp.TOML()},
+		Runs: []store.Run{{ID: 1, Target: "a", Status: store.StatusOK}},
+		Results: map[int64][]store.Result{1: {{Test: "prepare", Action: true, Warm: true, Status: store.StatusOK,
+			Seconds: 2, Rows: 1_000_000}}}}
+	h := strings.Join(header(d), "\n")
+	for _, want := range []string{"SMOKE PRESET: NOT FOR CONCLUSIONS", "PRESET SMOKE OVERRIDDEN by the spec's own values: table_size 1000000 (preset: 10000)",
+		"loaded (rows the prepare step inserted, all tables): a 1000000 rows"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("header lacks %q:\n%s", want, h)
+		}
+	}
+	if strings.Contains(h, "tiny table") {
+		t.Errorf("header calls a 1,000,000-row table tiny:\n%s", h)
+	}
+	plain := spec.Default()
+	if err := spec.ApplyPreset(&plain, "smoke"); err != nil {
+		t.Fatal(err)
+	}
+	d = &Data{Experiment: store.Experiment{ID: 1, Name: "s", Base: "a", Targets: []string{"a"}, Preset: "smoke", Spec: plain.TOML()}}
+	h = strings.Join(header(d), "\n")
+	if !strings.Contains(h, "(tiny table, 1-second tests)") || strings.Contains(h, "OVERRIDDEN") {
+		t.Errorf("a plain smoke run's header:\n%s", h)
 	}
 }

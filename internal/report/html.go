@@ -6,15 +6,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
-	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"benchlab/internal/analysis"
-	"benchlab/internal/metric"
-	"benchlab/internal/noise"
-	"benchlab/internal/store"
 )
 
 // echartsJS is Apache ECharts 5.6.0 (dist/echarts.min.js from the npm
@@ -23,10 +17,6 @@ import (
 //
 //go:embed assets/echarts.min.js
 var echartsJS string
-
-// maxSeriesPoints bounds each per-second series in a chart; longer series
-// are averaged down so that a report of long runs stays small.
-const maxSeriesPoints = 600
 
 // htmlCell is a table cell as the template shows it.
 type htmlCell struct {
@@ -83,6 +73,7 @@ type htmlManifest struct {
 
 type htmlPage struct {
 	Title    string
+	Summary  []string
 	Header   []string
 	Relative []htmlTable
 	// Conventions say which ratios the relative tables colour better and
@@ -105,7 +96,7 @@ type htmlPage struct {
 // the tables are plain HTML that reads without JavaScript. Everything taken
 // from the store is escaped by html/template or encoding/json.
 func WriteHTML(w io.Writer, d *Data, r *Report) error {
-	page := htmlPage{Title: r.Title, Header: r.Header, Notes: uniqueNotes(r.Notes), ECharts: template.JS(echartsJS),
+	page := htmlPage{Title: r.Title, Summary: r.Summary, Header: r.Header, Notes: uniqueNotes(r.Notes), ECharts: template.JS(echartsJS),
 		Conventions: conventionsOf(d)}
 	for _, t := range r.Tables {
 		ht := toHTMLTable(t)
@@ -151,7 +142,7 @@ func toHTMLTable(t Table) htmlTable {
 	for _, r := range t.Rows {
 		hr := htmlRow{Group: r.Group, Label: r.Label}
 		for _, c := range r.Cells {
-			hc := htmlCell{Text: strings.TrimSpace(c.plain()), Title: c.Detail}
+			hc := htmlCell{Text: strings.TrimSpace(plain(c)), Title: c.Detail}
 			if c.Kind == Ratio && !c.Missing {
 				switch c.Band {
 				case analysis.Better:
@@ -182,366 +173,6 @@ func toHTMLTable(t Table) htmlTable {
 	return ht
 }
 
-type chartDef struct {
-	chart  htmlChart
-	option map[string]any
-}
-
-// palette is Okabe and Ito's colour-blind-safe set.
-var palette = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"}
-
-func baseOption(title, xName, yName string) map[string]any {
-	return map[string]any{
-		"animation": false,
-		"color":     palette,
-		"title":     map[string]any{"text": title, "left": "center", "textStyle": map[string]any{"fontSize": 14}},
-		"tooltip":   map[string]any{"trigger": "axis"},
-		"legend":    map[string]any{"top": 24, "type": "scroll"},
-		"grid":      map[string]any{"top": 64, "left": 70, "right": 30, "bottom": 70, "containLabel": true},
-		"xAxis":     map[string]any{"name": xName, "nameLocation": "middle", "nameGap": 40},
-		"yAxis":     map[string]any{"name": yName, "nameLocation": "middle", "nameGap": 55},
-	}
-}
-
-// buildCharts makes the charts of the methodology's reports (docs/method.md): relative
-// throughput per group, throughput per second, throughput against threads,
-// box plots of the steady part, CPU per operation against the base, and
-// latency percentiles.
-func buildCharts(d *Data) []chartDef {
-	s, keys, groups := d.samples()
-	targets := d.targets()
-	var out []chartDef
-	label, threadCounts := labeler(keys)
-	tput := func(r store.Result) float64 { return r.Throughput() }
-	var groupNames []string
-	byGroup := map[string][]cellKey{}
-	for _, k := range keys {
-		g := groups[k]
-		if _, ok := byGroup[g]; !ok {
-			groupNames = append(groupNames, g)
-		}
-		byGroup[g] = append(byGroup[g], k)
-	}
-	// Relative throughput (or the group's metrics' quantity) per group, one
-	// bar per non-base target.
-	if len(targets) > 1 {
-		for _, g := range groupNames {
-			q := orDefault(quantityOf(s, byGroup[g]), "values")
-			o := baseOption("Relative "+q+": "+orDefault(g, "tests")+" (target / "+targets[0]+")",
-				"test", "relative "+q+" (1 = base)")
-			var cats []string
-			for _, k := range byGroup[g] {
-				cats = append(cats, label(k))
-			}
-			categoryAxis(o, cats, 30)
-			var series []any
-			for ti, t := range targets[1:] {
-				var vals []any
-				for _, k := range byGroup[g] {
-					vals = append(vals, num(analysis.Ratio(analysis.Median(values(s[t][k], tput)),
-						analysis.Median(values(s[targets[0]][k], tput)))))
-				}
-				ser := map[string]any{"name": t, "type": "bar", "data": vals}
-				if ti == 0 {
-					ser["markLine"] = map[string]any{"silent": true, "symbol": "none",
-						"label": map[string]any{"formatter": targets[0]},
-						"data":  []any{map[string]any{"yAxis": 1}}}
-				}
-				series = append(series, ser)
-			}
-			o["series"] = series
-			out = append(out, chartDef{htmlChart{Title: "relative " + q, Height: 380}, o})
-		}
-	}
-	// Throughput per second, all targets of a test on one chart (first
-	// repeat); seconds before 0 are warm-up and are shaded.
-	for _, k := range keys {
-		o := baseOption("Throughput per second: "+label(k), "second of the step (shaded: warm-up)", unitOf(s, k)+" per second")
-		o["xAxis"].(map[string]any)["type"] = "value"
-		var series []any
-		first := 0
-		for _, t := range targets {
-			rs := s[t][k]
-			if len(rs) == 0 {
-				continue
-			}
-			var pts []any
-			for _, iv := range downsample(rs[0].Intervals) {
-				first = min(first, iv.Sec)
-				pts = append(pts, []any{iv.Sec, num(intervalRate(rs[0], iv))})
-			}
-			// Dots only for short series, where single seconds matter.
-			series = append(series, map[string]any{"name": t, "type": "line", "showSymbol": len(pts) <= 30, "data": pts})
-		}
-		if first < 0 && len(series) > 0 {
-			series[0].(map[string]any)["markArea"] = warmupArea(first)
-		}
-		o["series"] = series
-		out = append(out, chartDef{htmlChart{Title: "per second", Height: 300}, o})
-	}
-	out = append(out, speedCharts(keys, targets, s, label)...)
-	// Throughput against thread count.
-	if len(threadCounts) > 1 {
-		tests := map[string][]cellKey{}
-		var names []string
-		for _, k := range keys {
-			if _, ok := tests[k.test]; !ok {
-				names = append(names, k.test)
-			}
-			tests[k.test] = append(tests[k.test], k)
-		}
-		for _, name := range names {
-			if len(tests[name]) < 2 {
-				continue // this test ran at one thread count only
-			}
-			// The axis is the test's headline metric: throughput, or
-			// connect's latency.
-			m := s.metricOf(tests[name][0])
-			q := m.QuantityOf()
-			o := baseOption(strings.ToUpper(q[:1])+q[1:]+" against threads: "+name, "threads (log 2 scale)", m.Unit+" (median over repeats)")
-			lo, hi := tests[name][0].threads, tests[name][len(tests[name])-1].threads
-			x := o["xAxis"].(map[string]any)
-			x["type"], x["logBase"], x["min"], x["max"] = "log", 2, lo, hi
-			var series []any
-			for _, t := range targets {
-				var pts []any
-				for _, k := range tests[name] {
-					pts = append(pts, []any{k.threads, num(analysis.Median(values(s[t][k], tput)))})
-				}
-				series = append(series, map[string]any{"name": t, "type": "line", "data": pts})
-			}
-			o["series"] = series
-			out = append(out, chartDef{htmlChart{Title: "threads", Height: 300}, o})
-		}
-	}
-	out = append(out, sweepCharts(d, keys, s, label)...)
-	// Box plots of per-second throughput over the last half of each run.
-	for _, k := range keys {
-		o := baseOption("Per-second throughput, last half of the measured time: "+label(k), "target", unitOf(s, k)+" per second")
-		o["tooltip"] = map[string]any{"trigger": "item"}
-		o["xAxis"].(map[string]any)["type"] = "category"
-		o["xAxis"].(map[string]any)["data"] = targets
-		var boxes []any
-		for _, t := range targets {
-			var xs []float64
-			for _, r := range s[t][k] {
-				var measured []store.Interval
-				for _, iv := range r.Intervals {
-					if iv.Sec >= 0 && iv.Seconds >= 0.5 {
-						measured = append(measured, iv)
-					}
-				}
-				for _, iv := range measured[len(measured)/2:] {
-					xs = append(xs, intervalRate(r, iv))
-				}
-			}
-			boxes = append(boxes, fiveNumbers(xs))
-		}
-		o["series"] = []any{map[string]any{"name": "per-second throughput", "type": "boxplot", "data": boxes}}
-		out = append(out, chartDef{htmlChart{Title: "box plot", Height: 300}, o})
-	}
-	// Cost per operation relative to the base (docs/method.md 2.7, sum_met.sh's
-	// relative block), one chart per cost, only for costs that were measured.
-	if len(targets) > 1 {
-		var cats []string
-		for _, k := range keys {
-			cats = append(cats, label(k))
-		}
-		for _, m := range effMetrics {
-			if !effCharted[m.column] {
-				continue
-			}
-			series, measured := effRelative(s, keys, targets, m.value)
-			if !measured {
-				continue
-			}
-			o := baseOption("Relative "+m.column+" (target / "+targets[0]+"): lower is better",
-				"test", "relative "+m.column+" (1 = base)")
-			categoryAxis(o, cats, 45)
-			o["series"] = series
-			out = append(out, chartDef{htmlChart{Title: "efficiency", Height: 420}, o})
-		}
-	}
-	// Latency percentiles per test (median over repeats), log scale.
-	for _, g := range groupNames {
-		o := baseOption("Latency per event: "+orDefault(g, "tests")+" (p50 and p99)", "test", "milliseconds (log scale)")
-		o["yAxis"].(map[string]any)["type"] = "log"
-		var cats []string
-		for _, k := range byGroup[g] {
-			cats = append(cats, label(k))
-		}
-		categoryAxis(o, cats, 30)
-		var series []any
-		lowest := math.Inf(1)
-		for ti, t := range targets {
-			colour := palette[ti%len(palette)]
-			for qi, q := range []struct {
-				name string
-				f    func(store.Result) float64
-			}{
-				{"p50", func(r store.Result) float64 { return latencyMS(r.Latency.P50) }},
-				{"p99", func(r store.Result) float64 { return latencyMS(r.Latency.P99) }},
-			} {
-				var vals []any
-				for _, k := range byGroup[g] {
-					v := analysis.Median(values(s[t][k], q.f))
-					if v > 0 {
-						lowest = min(lowest, v)
-					}
-					vals = append(vals, num(v))
-				}
-				// A target keeps its colour; p99 is the paler bar with a border.
-				style := map[string]any{"color": colour, "borderColor": colour}
-				if qi == 1 {
-					style["opacity"] = 0.45
-				}
-				series = append(series, map[string]any{"name": t + " " + q.name, "type": "bar", "data": vals, "itemStyle": style})
-			}
-		}
-		// Bars on a log axis grow from its start value (1 by default), so
-		// start it at the power of 10 below the smallest latency.
-		if !math.IsInf(lowest, 1) {
-			o["yAxis"].(map[string]any)["startValue"] = math.Pow(10, math.Floor(math.Log10(lowest)))
-		}
-		o["series"] = series
-		out = append(out, chartDef{htmlChart{Title: "latency", Height: 380}, o})
-	}
-	for _, c := range chartsOf(d) {
-		out = append(out, chartDef{htmlChart{Title: c.Title, Height: c.Height}, c.Option})
-	}
-	return out
-}
-
-// intervalRate is one second's throughput in its result's metric, as the
-// suite that declared the metric counts a second (metric.Metric.Series).
-func intervalRate(r store.Result, iv store.Interval) float64 {
-	return metric.Of(r.Metric).Series(metric.Counts{Seconds: iv.Seconds, Events: iv.Events,
-		Statements: iv.Statements, Rows: iv.Rows, RowsPerOp: r.RowsPerOp})
-}
-
-// unitOf names what a row's per-second charts count.
-func unitOf(s samples, k cellKey) string {
-	for _, byKey := range s {
-		for _, r := range byKey[k] {
-			return metric.Of(r.Metric).SeriesUnit
-		}
-	}
-	return metric.QPS.SeriesUnit
-}
-
-// categoryAxis makes o's x axis a category axis of cats with labels turned by
-// rotate degrees, and moves the axis name below the longest turned label so
-// the two do not overlap.
-func categoryAxis(o map[string]any, cats []string, rotate float64) {
-	longest := 0
-	for _, c := range cats {
-		longest = max(longest, utf8.RuneCountInString(c))
-	}
-	gap := min(20+int(float64(longest)*6.5*math.Sin(rotate*math.Pi/180)), 160)
-	x := o["xAxis"].(map[string]any)
-	x["type"], x["data"], x["nameGap"] = "category", cats, gap
-	x["axisLabel"] = map[string]any{"rotate": rotate}
-	o["grid"].(map[string]any)["bottom"] = gap + 20
-}
-
-// effCharted names the per-operation costs drawn relative to the base; the
-// issue asks for CPU and KB per operation, the tables hold the rest.
-var effCharted = map[string]bool{"cpu us/op total": true, "KB read/op": true, "KB written/op": true}
-
-// effRelative returns one bar series per non-base target of the ratio of a
-// cost per operation to the base's (medians over repeats), and whether any
-// ratio could be computed: results without efficiency figures give none.
-func effRelative(s samples, keys []cellKey, targets []string, f func(store.Result) float64) ([]any, bool) {
-	measured := false
-	var series []any
-	for _, t := range targets[1:] {
-		var vals []any
-		for _, k := range keys {
-			base, bc := effValues(s[targets[0]][k], f)
-			other, oc := effValues(s[t][k], f)
-			if bc != nil || oc != nil {
-				vals = append(vals, nil)
-				continue
-			}
-			v := analysis.Ratio(analysis.Median(other), analysis.Median(base))
-			measured = measured || !math.IsNaN(v)
-			vals = append(vals, num(v))
-		}
-		series = append(series, map[string]any{"name": t, "type": "bar", "data": vals})
-	}
-	return series, measured
-}
-
-// warmupArea shades the warm-up seconds, from first (negative) to 0.
-func warmupArea(first int) map[string]any {
-	return map[string]any{
-		"silent":    true,
-		"itemStyle": map[string]any{"color": "rgba(120, 120, 120, 0.15)"},
-		"label":     map[string]any{"position": "insideTop", "color": "#555"},
-		"data":      []any{[]any{map[string]any{"name": "warm-up", "xAxis": first}, map[string]any{"xAxis": 0}}},
-	}
-}
-
-func rate(n int64, secs float64) float64 {
-	if secs <= 0 {
-		return 0
-	}
-	return float64(n) / secs
-}
-
-// num turns NaN and infinities into null, which JSON and ECharts accept, and
-// keeps 4 significant digits: enough for a chart, and it keeps the page small
-// without flattening sub-millisecond latencies to 0.
-func num(v float64) any {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	if v == 0 {
-		return 0.0
-	}
-	e := 3 - math.Floor(math.Log10(math.Abs(v)))
-	if e < 0 {
-		q := math.Pow(10, -e)
-		return math.Round(v/q) * q
-	}
-	p := math.Pow(10, e)
-	return math.Round(v*p) / p
-}
-
-// fiveNumbers returns min, lower quartile, median, upper quartile and max.
-func fiveNumbers(xs []float64) []any {
-	if len(xs) == 0 {
-		return []any{}
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	q := func(p float64) float64 {
-		pos := p * float64(len(s)-1)
-		lo := int(math.Floor(pos))
-		hi := int(math.Ceil(pos))
-		return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
-	}
-	return []any{num(s[0]), num(q(0.25)), num(q(0.5)), num(q(0.75)), num(s[len(s)-1])}
-}
-
-// downsample averages a long series into at most maxSeriesPoints points.
-func downsample(ivs []store.Interval) []store.Interval {
-	if len(ivs) <= maxSeriesPoints {
-		return ivs
-	}
-	step := (len(ivs) + maxSeriesPoints - 1) / maxSeriesPoints
-	var out []store.Interval
-	for i := 0; i < len(ivs); i += step {
-		agg := ivs[i]
-		for _, iv := range ivs[i+1 : min(i+step, len(ivs))] {
-			agg.Statements += iv.Statements
-			agg.Seconds += iv.Seconds
-		}
-		out = append(out, agg)
-	}
-	return out
-}
-
 var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -568,6 +199,7 @@ ul.header li { margin: 2px 0; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
+{{if .Summary}}<section class="summary"><h2>Summary</h2><ul>{{range .Summary}}<li>{{.}}</li>{{end}}</ul></section>{{end}}
 <ul class="header">{{range .Header}}<li>{{.}}</li>{{end}}</ul>
 {{define "table"}}<h2>{{.Title}}</h2>{{if .Legend}}<p class="legend">{{.Legend}}</p>{{end}}
 <table><thead><tr><th>test</th>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
@@ -607,77 +239,3 @@ of the samples. Hover a frame for its name and samples.</p>
 </body>
 </html>
 `))
-
-// speedCharts draws, for each test whose first repeats have per-second CPU
-// speed (the speed probes' mean rate in each second), that speed against
-// the second, as a share of the median second of all the targets drawn:
-// a dip in throughput that the CPU speed shares came from the machine
-// (the host slowed its CPUs), not the database.
-func speedCharts(keys []cellKey, targets []string, s samples, label func(cellKey) string) []chartDef {
-	var out []chartDef
-	for _, k := range keys {
-		pts := map[string][][2]float64{}
-		var all []float64
-		for _, t := range targets {
-			rs := s[t][k]
-			if len(rs) == 0 {
-				continue
-			}
-			pts[t] = secondSpeeds(rs[0].Intervals)
-			for _, p := range pts[t] {
-				all = append(all, p[1])
-			}
-		}
-		if len(all) == 0 {
-			continue
-		}
-		med := analysis.Median(all)
-		o := baseOption("CPU speed per second: "+label(k)+" (the speed probes' rate / the median second's)",
-			"second of the step", "CPU speed (1 = median second)")
-		o["xAxis"].(map[string]any)["type"] = "value"
-		o["yAxis"].(map[string]any)["scale"] = true
-		var series []any
-		for _, t := range targets {
-			if len(pts[t]) == 0 {
-				continue
-			}
-			var data []any
-			for _, p := range pts[t] {
-				data = append(data, []any{p[0], num(p[1] / med)})
-			}
-			series = append(series, map[string]any{"name": t, "type": "line", "showSymbol": len(data) <= 30, "data": data})
-		}
-		series[0].(map[string]any)["markLine"] = map[string]any{"silent": true, "symbol": "none",
-			"label": map[string]any{"formatter": fmt.Sprintf("slow below x%.2f", noise.SlowCPUFactor)},
-			"data":  []any{map[string]any{"yAxis": noise.SlowCPUFactor}}}
-		o["series"] = series
-		out = append(out, chartDef{htmlChart{Title: "CPU speed", Height: 260}, o})
-	}
-	return out
-}
-
-// secondSpeeds are the measured seconds of ivs that have a CPU speed, as
-// (second, speed) pairs; a long series is averaged down to
-// maxSeriesPoints points.
-func secondSpeeds(ivs []store.Interval) [][2]float64 {
-	var pts [][2]float64
-	for _, iv := range ivs {
-		if iv.Sec >= 0 && iv.Load != nil && iv.Load.CPUSpeed > 0 {
-			pts = append(pts, [2]float64{float64(iv.Sec), iv.Load.CPUSpeed})
-		}
-	}
-	if len(pts) <= maxSeriesPoints {
-		return pts
-	}
-	step := (len(pts) + maxSeriesPoints - 1) / maxSeriesPoints
-	var out [][2]float64
-	for i := 0; i < len(pts); i += step {
-		group := pts[i:min(i+step, len(pts))]
-		var sum float64
-		for _, p := range group {
-			sum += p[1]
-		}
-		out = append(out, [2]float64{group[0][0], sum / float64(len(group))})
-	}
-	return out
-}

@@ -2,7 +2,6 @@ package report
 
 import (
 	"encoding/json"
-	"math"
 	"strings"
 	"testing"
 
@@ -87,46 +86,6 @@ func TestHTMLWarmupShaded(t *testing.T) {
 		if seen != 1 {
 			t.Errorf("%d per-second charts, want 1", seen)
 		}
-	}
-}
-
-// TestHTMLDownsample checks that a long series is cut to at most
-// maxSeriesPoints points without losing statements or time.
-func TestHTMLDownsample(t *testing.T) {
-	for _, n := range []int{10, maxSeriesPoints, maxSeriesPoints + 1, 7201} {
-		var ivs []store.Interval
-		var stmts int64
-		for i := 0; i < n; i++ {
-			ivs = append(ivs, store.Interval{Sec: i - 5, Seconds: 1, Statements: int64(i)})
-			stmts += int64(i)
-		}
-		out := downsample(ivs)
-		var gotStmts int64
-		var gotSecs float64
-		for _, iv := range out {
-			gotStmts += iv.Statements
-			gotSecs += iv.Seconds
-		}
-		if len(out) > maxSeriesPoints || gotStmts != stmts || gotSecs != float64(n) || out[0].Sec != -5 {
-			t.Errorf("%d points: got %d points, %d statements (want %d), %v s, first sec %d",
-				n, len(out), gotStmts, stmts, gotSecs, out[0].Sec)
-		}
-	}
-}
-
-func TestHTMLNum(t *testing.T) {
-	for _, c := range []struct {
-		in   float64
-		want any
-	}{
-		{0, 0.0}, {1234567, 1235000.0}, {12.3456, 12.35}, {0.000123456, 0.0001235}, {-2.5, -2.5},
-	} {
-		if got := num(c.in); got != c.want {
-			t.Errorf("num(%v) = %v, want %v", c.in, got, c.want)
-		}
-	}
-	if num(math.NaN()) != nil || num(math.Inf(1)) != nil {
-		t.Error("NaN or infinity is not null")
 	}
 }
 

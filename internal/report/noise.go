@@ -1,6 +1,7 @@
 package report
 
 import (
+	"benchlab/internal/report/section"
 	"fmt"
 	"math"
 	"slices"
@@ -161,9 +162,9 @@ func (d *Data) throughputCell(base, other []store.Result, baseT, otherT string, 
 	v, ev := d.judge(base, other, baseT, otherT, k, opt)
 	if ev.Basis == analysis.BasisRepeats && (len(base) < 2 || len(other) < 2) {
 		tput := func(r store.Result) float64 { return r.Throughput() }
-		return relativeCell(values(base, tput), values(other, tput), directionOf(base), opt)
+		return relativeCell(section.Values(base, tput), section.Values(other, tput), directionOf(base), opt)
 	}
-	c := Cell{Kind: Ratio, Value: v.Ratio, Verdict: v.Outcome.String(), Mark: verdictMarks[v.Outcome], verdict: &v}
+	c := Cell{Kind: Ratio, Value: v.Ratio, Verdict: v.Outcome.String(), Mark: verdictMarks[v.Outcome], Judged: &v}
 	switch v.Outcome {
 	case analysis.Slower:
 		c.Band = analysis.Worse

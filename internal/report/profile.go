@@ -1,6 +1,7 @@
 package report
 
 import (
+	"benchlab/internal/report/section"
 	"cmp"
 	"fmt"
 	"math"
@@ -93,9 +94,9 @@ func profileTables(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 			}
 			t := Table{Title: "CPU profile: " + label(k) + " (" + base + ")", Legend: legend,
 				Columns: []string{"us/op", "share %"}}
-			t.Rows = append(t.Rows, Row{Label: "all functions", Cells: []Cell{NumberCell(bc.total), NumberCell(100)}})
+			t.Rows = append(t.Rows, Row{Label: "all functions", Cells: []Cell{section.NumberCell(bc.total), section.NumberCell(100)}})
 			for _, f := range topBy(bc.fn, nil, func(a, _ float64) float64 { return a }) {
-				t.Rows = append(t.Rows, Row{Label: f, Cells: []Cell{NumberCell(bc.fn[f]), NumberCell(share(bc.fn[f], bc.total))}})
+				t.Rows = append(t.Rows, Row{Label: f, Cells: []Cell{section.NumberCell(bc.fn[f]), section.NumberCell(share(bc.fn[f], bc.total))}})
 			}
 			out = append(out, t)
 			continue
@@ -109,7 +110,7 @@ func profileTables(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 				Legend:  legend + "; diff = target - base (+ costs more)",
 				Columns: []string{base + " us/op", tg + " us/op", "diff us/op", "diff %"}}
 			row := func(name string, b, x float64) Row {
-				return Row{Label: name, Cells: []Cell{NumberCell(b), NumberCell(x), NumberCell(x - b), NumberCell(pctDiff(b, x))}}
+				return Row{Label: name, Cells: []Cell{section.NumberCell(b), section.NumberCell(x), section.NumberCell(x - b), section.NumberCell(pctDiff(b, x))}}
 			}
 			t.Rows = append(t.Rows, row("all functions", bc.total, tc.total))
 			for _, f := range topBy(bc.fn, tc.fn, func(b, x float64) float64 { return x - b }) {

@@ -42,7 +42,9 @@ func marker(b analysis.Band) string {
 	return " "
 }
 
-func (c Cell) plain() string {
+// plain is a cell as text: a number with its unit and tone mark, a ratio
+// with its verdict mark, "n/a" when nothing was measured.
+func plain(c Cell) string {
 	switch {
 	case c.Missing:
 		return "n/a"
@@ -58,7 +60,11 @@ func (c Cell) plain() string {
 		}
 		return FormatRatio(c.Value) + m
 	}
-	return FormatValue(c.Value) + toneMark(c.Tone)
+	v := FormatValue(c.Value)
+	if c.Unit != "" {
+		v += " " + c.Unit
+	}
+	return v + toneMark(c.Tone)
 }
 
 // FormatRatio renders a ratio with two decimals, except that a ratio below
@@ -99,6 +105,17 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 		b.WriteString(ansiBold + Printable(r.Title) + ansiReset + "\n")
 	} else {
 		b.WriteString(Printable(r.Title) + "\n")
+	}
+	if len(r.Summary) > 0 {
+		b.WriteString("Summary:\n")
+		for _, l := range r.Summary {
+			if item, ok := strings.CutPrefix(l, "  "); ok {
+				b.WriteString(wrapText(printableText(item), "    - ", "      ", TextWidth))
+				continue
+			}
+			b.WriteString(wrapText(printableText(l), "  ", "    ", TextWidth))
+		}
+		b.WriteString("\n")
 	}
 	for _, h := range r.Header {
 		b.WriteString(wrapText(printableText(h), "  ", "    ", TextWidth))
@@ -146,7 +163,7 @@ func writeTextTable(b *strings.Builder, t Table, opt TextOptions) {
 		}
 		b.WriteString(pad("  "+r.Label, widths[0], true))
 		for i, c := range r.Cells {
-			s := pad(c.plain(), widths[i+1], false)
+			s := pad(plain(c), widths[i+1], false)
 			if opt.Color && c.Kind == Ratio && !c.Missing {
 				switch c.Band {
 				case analysis.Better:
@@ -179,6 +196,17 @@ func writeTextTable(b *strings.Builder, t Table, opt TextOptions) {
 func WriteMarkdown(w io.Writer, r *Report) error {
 	var b strings.Builder
 	b.WriteString("# " + mdEscape(r.Title) + "\n\n")
+	if len(r.Summary) > 0 {
+		b.WriteString("**Summary**\n\n")
+		for _, l := range r.Summary {
+			indent := "- "
+			if strings.HasPrefix(l, "  ") {
+				indent = "  - "
+			}
+			b.WriteString(indent + mdEscape(strings.TrimSpace(l)) + "\n")
+		}
+		b.WriteString("\n")
+	}
 	for _, h := range r.Header {
 		b.WriteString("- " + mdEscape(h) + "\n")
 	}
@@ -204,7 +232,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			}
 			b.WriteString("| " + mdEscape(r.Label) + " |")
 			for _, c := range r.Cells {
-				s := mdEscape(c.plain())
+				s := mdEscape(plain(c))
 				if !c.Missing && ((c.Kind == Ratio && c.Band != analysis.Neutral) || c.Tone == ToneGood || c.Tone == ToneBad) {
 					s = "**" + strings.TrimSpace(s) + "**"
 				}
@@ -242,7 +270,7 @@ func columnWidths(t Table) []int {
 		widths[0] = max(widths[0], utf8.RuneCountInString(r.Label)+2)
 		for i, c := range r.Cells {
 			if i+1 < len(widths) {
-				widths[i+1] = max(widths[i+1], utf8.RuneCountInString(c.plain()))
+				widths[i+1] = max(widths[i+1], utf8.RuneCountInString(plain(c)))
 			}
 		}
 	}

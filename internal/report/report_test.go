@@ -1,6 +1,7 @@
 package report
 
 import (
+	"benchlab/internal/report/section"
 	"bytes"
 	"strings"
 	"testing"
@@ -32,7 +33,7 @@ func TestRatioColours(t *testing.T) {
 	cases[4].color, cases[4].text = ansiGreen, "1.05+" // 1.049 rounds to 1.05
 	for _, c := range cases {
 		r := &Report{Title: "t", Tables: []Table{{Title: "rel", Columns: []string{"b"},
-			Rows: []Row{{Label: "x", Cells: []Cell{RatioCell(c.ratio, c.dir)}}}}}}
+			Rows: []Row{{Label: "x", Cells: []Cell{section.RatioCell(c.ratio, c.dir)}}}}}}
 		var buf bytes.Buffer
 		if err := WriteText(&buf, r, TextOptions{Color: true}); err != nil {
 			t.Fatal(err)
@@ -50,7 +51,7 @@ func TestRatioColours(t *testing.T) {
 
 func TestMarkdownEscapes(t *testing.T) {
 	r := &Report{Title: "a|b", Header: []string{"<script>"}, Tables: []Table{{Title: "t", Columns: []string{"x|y"},
-		Rows: []Row{{Group: "g", Label: "l|m", Cells: []Cell{RatioCell(0.5, analysis.HigherIsBetter), NumberCell(1234.4)}}}}}}
+		Rows: []Row{{Group: "g", Label: "l|m", Cells: []Cell{section.RatioCell(0.5, analysis.HigherIsBetter), section.NumberCell(1234.4)}}}}}}
 	var buf bytes.Buffer
 	if err := WriteMarkdown(&buf, r); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"benchlab/internal/report/section"
 	"fmt"
 	"math"
 
@@ -44,7 +45,7 @@ func spreadTable(keys []cellKey, s samples, targets []string, groups map[cellKey
 	for _, k := range keys {
 		row := Row{Group: groups[k], Label: label(k)}
 		for _, tg := range targets {
-			row.Cells = append(row.Cells, NumberCell(100*CV(values(s[tg][k], func(r store.Result) float64 { return r.Throughput() }))))
+			row.Cells = append(row.Cells, section.NumberCell(100*CV(section.Values(s[tg][k], func(r store.Result) float64 { return r.Throughput() }))))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -56,7 +57,7 @@ func spreadNote(keys []cellKey, s samples, targets []string, label func(cellKey)
 	worst, where := -1.0, ""
 	for _, k := range keys {
 		for _, tg := range targets {
-			cv := CV(values(s[tg][k], func(r store.Result) float64 { return r.Throughput() }))
+			cv := CV(section.Values(s[tg][k], func(r store.Result) float64 { return r.Throughput() }))
 			if !math.IsNaN(cv) && cv > worst {
 				worst, where = cv, fmt.Sprintf("%s on %s", label(k), tg)
 			}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"benchlab/internal/report/section"
 	"strings"
 
 	"benchlab/internal/analysis"
@@ -11,8 +12,8 @@ import (
 // sweepsOf returns the experiment's sweeps, as its stored spec's targets
 // mark them (spec.Swept), never as read from the targets' names.
 func sweepsOf(d *Data) []spec.SweepGroup {
-	sp, err := spec.ParseStored([]byte(d.Experiment.Spec), "stored spec")
-	if err != nil {
+	sp := d.StoredSpec()
+	if sp == nil {
 		return nil
 	}
 	return sp.Sweeps()
@@ -48,11 +49,11 @@ func sweepTables(d *Data, keys []cellKey, s samples, label func(cellKey) string,
 			row := Row{Group: groups[k], Label: label(k)}
 			medians := make([]float64, len(g.Targets))
 			for i, tg := range g.Targets {
-				medians[i] = Median(s[tg][k], tput)
-				row.Cells = append(row.Cells, NumberCell(medians[i]))
+				medians[i] = section.Median(s[tg][k], tput)
+				row.Cells = append(row.Cells, section.NumberCell(medians[i]))
 			}
 			for _, m := range medians[1:] {
-				row.Cells = append(row.Cells, RatioCell(analysis.Ratio(m, medians[0]), s.metricOf(k).Direction))
+				row.Cells = append(row.Cells, section.RatioCell(analysis.Ratio(m, medians[0]), s.metricOf(k).Direction))
 			}
 			t.Rows = append(t.Rows, row)
 		}
@@ -81,13 +82,13 @@ func sweepCharts(d *Data, keys []cellKey, s samples, label func(cellKey) string)
 		for _, test := range tests {
 			m := s.metricOf(byTest[test][0])
 			q := m.QuantityOf()
-			o := baseOption(strings.ToUpper(q[:1])+q[1:]+" against "+g.Setting+": "+test, g.Setting, m.Unit+" (median over repeats)")
+			o := section.BaseOption(strings.ToUpper(q[:1])+q[1:]+" against "+g.Setting+": "+test, g.Setting, m.Unit+" (median over repeats)")
 			categoryAxis(o, g.Values, 0)
 			var series []any
 			for _, k := range byTest[test] {
 				var vals []any
 				for _, tg := range g.Targets {
-					vals = append(vals, num(Median(s[tg][k], tput)))
+					vals = append(vals, section.Num(section.Median(s[tg][k], tput)))
 				}
 				series = append(series, map[string]any{"name": label(k), "type": "line", "data": vals})
 			}

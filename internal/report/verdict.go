@@ -1,6 +1,7 @@
 package report
 
 import (
+	"benchlab/internal/report/section"
 	"fmt"
 	"math"
 	"slices"
@@ -9,7 +10,6 @@ import (
 	"benchlab/internal/analysis"
 	"benchlab/internal/metric"
 	"benchlab/internal/noise"
-	"benchlab/internal/spec"
 	"benchlab/internal/store"
 )
 
@@ -71,8 +71,8 @@ func Compare(d *Data, opt VerdictOptions) []Comparison {
 			// The medians are of the runs the verdict used: a run set
 			// aside as disturbed is left out of its side's too.
 			out = append(out, Comparison{Target: t, Test: k.test, Threads: k.threads, Verdict: v, Noise: ev, Metric: s.metricOf(k),
-				Base:  analysis.Summarize(ev.Kept(0, values(baseRs, tput)), analysis.DefaultConfidence),
-				Other: analysis.Summarize(ev.Kept(1, values(otherRs, tput)), analysis.DefaultConfidence)})
+				Base:  analysis.Summarize(ev.Kept(0, section.Values(baseRs, tput)), analysis.DefaultConfidence),
+				Other: analysis.Summarize(ev.Kept(1, section.Values(otherRs, tput)), analysis.DefaultConfidence)})
 		}
 	}
 	vs := analysis.CorrectVerdicts(Verdicts(out), opt)
@@ -131,14 +131,14 @@ func relativeCell(base, other []float64, dir analysis.Direction, opt VerdictOpti
 		return Cell{Missing: true}
 	}
 	if len(base) < 2 || len(other) < 2 {
-		return RatioCell(analysis.Ratio(analysis.Median(other), analysis.Median(base)), dir)
+		return section.RatioCell(analysis.Ratio(analysis.Median(other), analysis.Median(base)), dir)
 	}
 	return verdictCell(analysis.Compare(base, other, dir, opt))
 }
 
 // verdictCell shows a verdict as a ratio cell with its mark and figures.
 func verdictCell(v analysis.Verdict) Cell {
-	c := Cell{Kind: Ratio, Value: v.Ratio, Verdict: v.Outcome.String(), Mark: verdictMarks[v.Outcome], verdict: &v}
+	c := Cell{Kind: Ratio, Value: v.Ratio, Verdict: v.Outcome.String(), Mark: verdictMarks[v.Outcome], Judged: &v}
 	switch v.Outcome {
 	case analysis.Slower:
 		c.Band = analysis.Worse
@@ -159,8 +159,8 @@ func correctTable(t *Table, opt VerdictOptions) (analysis.Power, bool) {
 	var at []*Cell
 	for i := range t.Rows {
 		for j := range t.Rows[i].Cells {
-			if c := &t.Rows[i].Cells[j]; c.verdict != nil {
-				vs = append(vs, *c.verdict)
+			if c := &t.Rows[i].Cells[j]; c.Judged != nil {
+				vs = append(vs, *c.Judged)
 				at = append(at, c)
 			}
 		}
@@ -185,7 +185,7 @@ func correctTable(t *Table, opt VerdictOptions) (analysis.Power, bool) {
 // colour and outcome, and the detail says the adjusted p.
 func redraw(c *Cell, v analysis.Verdict) {
 	old := c.Verdict
-	c.verdict = &v
+	c.Judged = &v
 	c.Verdict, c.Mark, c.Band = v.Outcome.String(), verdictMarks[v.Outcome], analysis.Neutral
 	switch v.Outcome {
 	case analysis.Slower:
@@ -224,15 +224,6 @@ func ciText(lo, hi float64) string {
 		return fmt.Sprintf("%.3f", x)
 	}
 	return f(lo) + "-" + f(hi)
-}
-
-// values extracts one metric from the repeats of a cell.
-func values(rs []store.Result, f func(store.Result) float64) []float64 {
-	out := make([]float64, len(rs))
-	for i, r := range rs {
-		out[i] = f(r)
-	}
-	return out
 }
 
 // verdictNotes explain how the relative table was judged.
@@ -281,50 +272,13 @@ func overrunNote(r store.Result, run store.Run, sampled float64) string {
 	return ""
 }
 
-// stabilityNotes flag measured steps whose per-second throughput was unstable
-// (analysis.Stability: variation, stalls, waves, no steady state), that
-// completed no operation, or whose measured part overran (overrunNote).
-func stabilityNotes(d *Data) []string {
-	var out []string
-	for _, run := range d.Runs {
-		for _, r := range d.Results[run.ID] {
-			if r.Action || r.Warm || len(r.Intervals) == 0 {
-				continue
-			}
-			var series []float64
-			sampled := 0.0
-			for _, iv := range r.Intervals {
-				if iv.Sec >= 0 {
-					sampled += iv.Seconds
-				}
-				if iv.Sec >= 0 && iv.Seconds >= 0.5 {
-					series = append(series, float64(iv.Statements)/iv.Seconds)
-				}
-			}
-			if n := overrunNote(r, run, sampled); n != "" {
-				out = append(out, n)
-			}
-			s := analysis.Stability(series)
-			if s.Unstable {
-				out = append(out, fmt.Sprintf("unstable: %s @%d on %s (repeat %d): %s", r.Test, r.Threads, run.Target,
-					run.Repeat, strings.Join(s.Reasons, "; ")))
-			}
-		}
-	}
-	const maxNotes = 15
-	if len(out) > maxNotes {
-		out = append(out[:maxNotes], fmt.Sprintf("... and %d more unstable steps", len(out)-maxNotes))
-	}
-	return out
-}
-
 // sequenceTable locates changes across targets in release order (the spec's
 // `sequence = true`): for each row, the first significant step between
 // adjacent targets over all their repeats, and E-Divisive change points over
 // the per-target medians.
 func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) string, groups map[cellKey]string, opt Options) *Table {
-	sp, err := spec.ParseStored([]byte(d.Experiment.Spec), "stored spec")
-	ordered := opt.Sequence || (err == nil && sp.Sequence)
+	sp := d.StoredSpec()
+	ordered := opt.Sequence || (sp != nil && sp.Sequence)
 	if !ordered || len(d.Experiment.Targets) < 3 {
 		return nil
 	}
@@ -349,7 +303,7 @@ func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 		speed := noise.SpeedMedian(all...)
 		for i, name := range order {
 			groupsR = append(groupsR, d.runValues(s[name][k], speed))
-			medians = append(medians, analysis.Median(values(s[name][k], func(r store.Result) float64 { return r.Throughput() })))
+			medians = append(medians, analysis.Median(section.Values(s[name][k], func(r store.Result) float64 { return r.Throughput() })))
 			if i > 0 {
 				priors = append(priors, d.Noise.Prior([]string{eng[order[i-1]], eng[name]}, k.test, k.threads))
 			}
@@ -375,7 +329,7 @@ func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 		if len(cps) > 0 {
 			cp = strings.Join(cps, "; ")
 		}
-		t.Rows = append(t.Rows, Row{Group: groups[k], Label: label(k), Cells: []Cell{TextCell(step), TextCell(cp)}})
+		t.Rows = append(t.Rows, Row{Group: groups[k], Label: label(k), Cells: []Cell{section.TextCell(step), section.TextCell(cp)}})
 	}
 	return t
 }
@@ -439,10 +393,10 @@ func ComparisonTableWith(cs []Comparison, base string, opt VerdictOptions) Table
 		}
 		v := c.Verdict
 		t.Rows = append(t.Rows, Row{Label: label, Cells: []Cell{
-			TextCell(c.Target), TextCell(summaryText(c.Base)), TextCell(summaryText(c.Other)),
-			TextCell(fmt.Sprintf("%.3f [%s]", v.Ratio, ciText(v.RatioLo, v.RatioHi))),
-			TextCell(fmt.Sprintf("%.2g", v.P)), TextCell(fmt.Sprintf("%d/%d", v.NBase, v.NOther)),
-			TextCell(verdictText(c, opt)), TextCell(evidenceBrief(c)),
+			section.TextCell(c.Target), section.TextCell(summaryText(c.Base)), section.TextCell(summaryText(c.Other)),
+			section.TextCell(fmt.Sprintf("%.3f [%s]", v.Ratio, ciText(v.RatioLo, v.RatioHi))),
+			section.TextCell(fmt.Sprintf("%.2g", v.P)), section.TextCell(fmt.Sprintf("%d/%d", v.NBase, v.NOther)),
+			section.TextCell(verdictText(c, opt)), section.TextCell(evidenceBrief(c)),
 		}})
 	}
 	return t

@@ -515,8 +515,8 @@ argv = ["true"]
 // output: the number as printed (the last match, stored exactly, as
 // BENCHLAB_THREADS and BENCHLAB_SECONDS give it), one series point per
 // progress line (on stderr, as pgbench prints them; lines of the two
-// streams keep their order within each stream only), and no latency, which the report shows as n/a rather than
-// 0 ms.
+// streams keep their order within each stream only), and no latency, for
+// which the report shows no latency column rather than 0 ms or n/a.
 func TestRegexSeries(t *testing.T) {
 	r, out, _ := runOne(t, sqliteHead+`[[workload.command.steps]]
 name = "printer"
@@ -536,13 +536,10 @@ argv = ["sh", "-c", "echo tps = 1.0; echo progress: 5.5 tps >&2; echo progress: 
 	if len(series) != 2 || series[0] != 5.5 || series[1] != 7.25 {
 		t.Errorf("series %v, want [5.5 7.25]", series)
 	}
-	var row string
-	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "printer") && strings.Contains(l, "n/a") {
-			row = l
-		}
-	}
-	if row == "" || strings.Count(row, "n/a") != 2 {
-		t.Errorf("no latency row with p50 and p99 n/a for the regex step:\n%s", out)
+	// A regex step stores no latency, so the report has no latency
+	// table to fill with n/a (it shows the percentiles that were stored).
+	if !strings.Contains(out, "Absolute throughput") || strings.Contains(out, "Latency per event") ||
+		!strings.Contains(out, "Failed operations") {
+		t.Errorf("the report of a step that stored no latency has a latency table, or lacks throughput or failed operations:\n%s", out)
 	}
 }

@@ -11,9 +11,11 @@ import (
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/metric"
-	"benchlab/internal/report"
+	"benchlab/internal/report/section"
 	"benchlab/internal/store"
 )
+
+func init() { section.Register(Suite{}.Name(), Suite{}) }
 
 // The Insert Benchmark's report (docs/method.md 1.11-1.13): a summary table of
 // each step's rate per target with its colouring rule, the same relative to
@@ -28,11 +30,11 @@ type ibSteps struct {
 	res   map[string]map[string]map[string][]store.Result
 }
 
-func loadIB(d *report.Data) ibSteps {
+func loadIB(in *section.Input) ibSteps {
 	ib := ibSteps{res: map[string]map[string]map[string][]store.Result{}}
 	seq := map[string]int{}
-	for _, run := range d.Runs {
-		for _, r := range d.Results[run.ID] {
+	for _, run := range in.Runs {
+		for _, r := range in.Results[run.ID] {
 			if r.Action || r.Status != store.StatusOK {
 				continue
 			}
@@ -73,7 +75,7 @@ func headline(step string) string {
 func (ib ibSteps) role(target, step, role string) []store.Result { return ib.res[target][step][role] }
 
 func (ib ibSteps) rate(target, step string) []float64 {
-	return report.Values(ib.role(target, step, headline(step)), func(r store.Result) float64 { return r.Throughput() })
+	return section.Values(ib.role(target, step, headline(step)), func(r store.Result) float64 { return r.Throughput() })
 }
 
 // sla reports whether target's background inserts of a query step reached
@@ -83,7 +85,7 @@ func (ib ibSteps) sla(target, step string) (met bool, ips, want float64, ok bool
 	if len(rs) == 0 {
 		return false, 0, 0, false
 	}
-	ips = report.Median(rs, func(r store.Result) float64 { return r.Throughput() })
+	ips = section.Median(rs, func(r store.Result) float64 { return r.Throughput() })
 	want = rs[0].Role.TargetRate
 	return want <= 0 || ips >= SLA*want, ips, want, true
 }
@@ -100,22 +102,22 @@ func (ib ibSteps) queryStepsOf() []string {
 
 // ReportSections gives the report the Insert Benchmark's tables in place
 // of the generic ones, and a note for each missed SLA.
-func (Suite) ReportSections(d *report.Data, opt report.Options) report.Sections {
-	tables, notes := insertTables(d, opt)
-	return report.Sections{Tables: tables, Notes: notes, Replace: true}
+func (Suite) ReportSections(in *section.Input) section.Sections {
+	tables, notes := insertTables(in)
+	return section.Sections{Tables: tables, Notes: notes, Replace: true}
 }
 
 // ReportCharts gives the HTML report the background insert charts.
-func (Suite) ReportCharts(d *report.Data) []report.Chart { return insertCharts(d) }
+func (Suite) ReportCharts(in *section.Input) []section.Chart { return insertCharts(in) }
 
 // insertTables builds the Insert Benchmark's tables.
-func insertTables(d *report.Data, opt report.Options) ([]report.Table, []string) {
-	ib := loadIB(d)
-	targets := d.Targets()
-	var tables []report.Table
+func insertTables(in *section.Input) ([]section.Table, []string) {
+	ib := loadIB(in)
+	targets := in.Targets
+	var tables []section.Table
 	tables = append(tables, ibSummary(ib, targets))
 	if len(targets) > 1 {
-		tables = append(tables, ibRelative(d, ib, targets, opt))
+		tables = append(tables, ibRelative(in, ib, targets))
 	}
 	if qs := ib.queryStepsOf(); len(qs) > 0 {
 		tables = append(tables, ibInsertRates(ib, targets, qs), ibRowsPerQuery(ib, targets, qs))
@@ -141,14 +143,14 @@ func insertTables(d *report.Data, opt report.Options) ([]report.Table, []string)
 // with gap = (max - min)/4 where max counts only targets that met the SLA:
 // red at or below min + gap (not when min >= 0.8 max), grey when the SLA
 // failed, green at or above max - gap.
-func ibSummary(ib ibSteps, targets []string) report.Table {
-	t := report.Table{Title: "Insert Benchmark summary: throughput per step",
+func ibSummary(ib ibSteps, targets []string) section.Table {
+	t := section.Table{Title: "Insert Benchmark summary: throughput per step",
 		Legend: "l.i0, l.i1, l.i2: inserted rows/s; l.x: indexed rows/s; qr*, qp*: queries/s; median over repeats. " +
 			"Per column (docs/method.md 1.13): - red at or below min + (max-min)/4, + green at or above max - (max-min)/4 " +
 			"(max over targets that met the SLA), x grey: the SLA was missed; no red when min >= 0.8 max",
 		Columns: ib.steps}
 	for _, tg := range targets {
-		t.Rows = append(t.Rows, report.Row{Label: tg})
+		t.Rows = append(t.Rows, section.Row{Label: tg})
 	}
 	for _, s := range ib.steps {
 		vals := make([]float64, len(targets))
@@ -174,18 +176,18 @@ func ibSummary(ib ibSteps, targets []string) report.Table {
 			bottom = math.Inf(-1)
 		}
 		for i := range targets {
-			c := report.NumberCell(vals[i])
+			c := section.NumberCell(vals[i])
 			if !c.Missing && len(targets) > 1 {
 				switch {
 				case vals[i] <= bottom:
-					c.Tone = report.ToneBad
+					c.Tone = section.ToneBad
 				case !met[i]:
-					c.Tone = report.ToneIgnore
+					c.Tone = section.ToneIgnore
 				case vals[i] >= top && gap > 0:
-					c.Tone = report.ToneGood
+					c.Tone = section.ToneGood
 				}
 			} else if !c.Missing && !met[i] {
-				c.Tone = report.ToneIgnore
+				c.Tone = section.ToneIgnore
 			}
 			t.Rows[i].Cells = append(t.Rows[i].Cells, c)
 		}
@@ -194,27 +196,27 @@ func ibSummary(ib ibSteps, targets []string) report.Table {
 }
 
 // ibRelative is tputr.tab: every target's rate over the base's, each cell
-// judged with the evidence at hand (report.Data.ThroughputCell). It is the
-// report's relative table (report.Table.Relative): titled after its steps'
+// judged with the evidence at hand (section.Data.ThroughputCell). It is the
+// report's relative table (section.Table.Relative): titled after its steps'
 // metrics (IPS for the load steps, QPS for the query steps) and marked for
 // their direction.
-func ibRelative(d *report.Data, ib ibSteps, targets []string, opt report.Options) report.Table {
+func ibRelative(in *section.Input, ib ibSteps, targets []string) section.Table {
 	var lower []string
 	for _, s := range ib.steps {
 		if ib.metricOf(targets, s).Direction == analysis.LowerIsBetter {
 			lower = append(lower, s)
 		}
 	}
-	t := report.Table{Title: ibRelativeTitle(ib, targets),
-		Legend: "2 decimals; " + report.RelativeMarks(ib.steps, lower) + ", when a single run per target " +
-			"has no noise history; otherwise " + report.VerdictLegend(ib.steps, lower) + ", resting on the repeats, " +
+	t := section.Table{Title: ibRelativeTitle(ib, targets),
+		Legend: "2 decimals; " + section.RelativeMarks(ib.steps, lower) + ", when a single run per target " +
+			"has no noise history; otherwise " + section.VerdictLegend(ib.steps, lower) + ", resting on the repeats, " +
 			"their within-run variance or the host's noise history (a cell's detail names its evidence)",
 		Columns: ib.steps, Relative: true}
 	for _, tg := range targets[1:] {
-		row := report.Row{Label: tg}
+		row := section.Row{Label: tg}
 		for _, s := range ib.steps {
 			h := headline(s)
-			row.Cells = append(row.Cells, d.ThroughputCell(ib.role(targets[0], s, h), ib.role(tg, s, h), targets[0], tg, opt.Verdict))
+			row.Cells = append(row.Cells, in.Compare(ib.role(targets[0], s, h), ib.role(tg, s, h), targets[0], tg))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -268,32 +270,32 @@ func ibRelativeTitle(ib ibSteps, targets []string) string {
 
 // ibInsertRates is iput.tab: the background inserts/s of each query step,
 // red when below 95% of the target (the SLA failed), and the target row.
-func ibInsertRates(ib ibSteps, targets, qsteps []string) report.Table {
-	t := report.Table{Title: "Insert Benchmark background insert rate and SLA",
+func ibInsertRates(ib ibSteps, targets, qsteps []string) section.Table {
+	t := section.Table{Title: "Insert Benchmark background insert rate and SLA",
 		Legend: "inserted rows/s of the background writers over the whole step (median over repeats); " +
 			"- red: below 95% of the target, the SLA failed; the target row is clients x rate", Columns: qsteps}
 	want := make([]float64, len(qsteps))
 	for _, tg := range targets {
-		row := report.Row{Label: tg}
+		row := section.Row{Label: tg}
 		for i, s := range qsteps {
 			met, ips, w, ok := ib.sla(tg, s)
 			if !ok {
-				row.Cells = append(row.Cells, report.Cell{Missing: true})
+				row.Cells = append(row.Cells, section.Cell{Missing: true})
 				continue
 			}
 			want[i] = max(want[i], w)
-			c := report.NumberCell(ips)
+			c := section.NumberCell(ips)
 			if !met {
-				c.Tone = report.ToneBad
+				c.Tone = section.ToneBad
 			}
 			row.Cells = append(row.Cells, c)
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	row := report.Row{Label: "target"}
+	row := section.Row{Label: "target"}
 	for _, w := range want {
-		c := report.NumberCell(w)
-		c.Tone = report.ToneMuted
+		c := section.NumberCell(w)
+		c.Tone = section.ToneMuted
 		row.Cells = append(row.Cells, c)
 	}
 	t.Rows = append(t.Rows, row)
@@ -302,16 +304,16 @@ func ibInsertRates(ib ibSteps, targets, qsteps []string) report.Table {
 
 // ibRowsPerQuery is the original client's "fetched/query": rows returned
 // per query against the 10 expected.
-func ibRowsPerQuery(ib ibSteps, targets, qsteps []string) report.Table {
-	t := report.Table{Title: "Insert Benchmark rows fetched per query",
+func ibRowsPerQuery(ib ibSteps, targets, qsteps []string) section.Table {
+	t := section.Table{Title: "Insert Benchmark rows fetched per query",
 		Legend: "expected 10 for range queries; point queries pick ids between the delete frontier and the newest id, " +
 			"so a few race the deleter, and on PostgreSQL the sequence cache of 1000 leaves a gap of ids per connection " +
 			"(visible in small runs), as with the original client",
 		Columns: qsteps}
 	for _, tg := range targets {
-		row := report.Row{Label: tg}
+		row := section.Row{Label: tg}
 		for _, s := range qsteps {
-			row.Cells = append(row.Cells, report.NumberCell(report.Median(ib.role(tg, s, "query"), func(r store.Result) float64 {
+			row.Cells = append(row.Cells, section.NumberCell(section.Median(ib.role(tg, s, "query"), func(r store.Result) float64 {
 				if r.Events == 0 {
 					return math.NaN()
 				}
@@ -374,14 +376,14 @@ func rtBuckets(rs []store.Result) (pct []float64, maxLat time.Duration, ok bool)
 // step, each target's share of responses in each bucket (blank when none,
 // "nonzero" when a share rounds to 0.000) and the max in seconds, red in the
 // top quartile and green in the bottom one.
-func ibResponseTimes(ib ibSteps, targets []string) []report.Table {
-	var out []report.Table
+func ibResponseTimes(ib ibSteps, targets []string) []section.Table {
+	var out []section.Table
 	for _, op := range []struct{ name, plural, extra string }{
 		{"insert", "inserts", "; in qr and qp steps an insert's time counts from its intended start, so a late start is not hidden"},
 		{"delete", "deletes", ""},
 		{"query", "queries", ""},
 	} {
-		t := report.Table{Title: "Insert Benchmark " + op.name + " response time",
+		t := section.Table{Title: "Insert Benchmark " + op.name + " response time",
 			Legend: "% of " + op.plural + " per bucket (a response counts in the first bucket it does not exceed" + op.extra +
 				"); max in seconds: - red in the top quartile, + green in the bottom one (docs/method.md 1.13)"}
 		for _, b := range rtBounds {
@@ -393,25 +395,25 @@ func ibResponseTimes(ib ibSteps, targets []string) []report.Table {
 			if role == "insert" && s == "l.x" {
 				role = "index"
 			}
-			var rows []report.Row
+			var rows []section.Row
 			var maxes []float64
 			for _, tg := range targets {
 				pct, mx, ok := rtBuckets(ib.role(tg, s, role))
 				if !ok {
 					continue
 				}
-				row := report.Row{Group: s, Label: tg}
+				row := section.Row{Group: s, Label: tg}
 				for _, p := range pct {
 					switch {
 					case p == 0:
-						row.Cells = append(row.Cells, report.TextCell(""))
+						row.Cells = append(row.Cells, section.TextCell(""))
 					case p < 0.0005:
-						row.Cells = append(row.Cells, report.TextCell("nonzero"))
+						row.Cells = append(row.Cells, section.TextCell("nonzero"))
 					default:
-						row.Cells = append(row.Cells, report.TextCell(fmt.Sprintf("%.3f", p)))
+						row.Cells = append(row.Cells, section.TextCell(fmt.Sprintf("%.3f", p)))
 					}
 				}
-				row.Cells = append(row.Cells, report.NumberCell(mx.Seconds()))
+				row.Cells = append(row.Cells, section.NumberCell(mx.Seconds()))
 				maxes = append(maxes, mx.Seconds())
 				rows = append(rows, row)
 			}
@@ -428,7 +430,7 @@ func ibResponseTimes(ib ibSteps, targets []string) []report.Table {
 // toneQuartiles marks the last cell of each row (lower is better): red in
 // the top quartile of the range, green in the bottom one unless min >= 0.8
 // max. A single row gets no tone.
-func toneQuartiles(rows []report.Row, vals []float64) {
+func toneQuartiles(rows []section.Row, vals []float64) {
 	if len(rows) < 2 {
 		return
 	}
@@ -445,9 +447,9 @@ func toneQuartiles(rows []report.Row, vals []float64) {
 		c := &rows[i].Cells[len(rows[i].Cells)-1]
 		switch {
 		case v >= top && gap > 0:
-			c.Tone = report.ToneBad
+			c.Tone = section.ToneBad
 		case v <= bottom:
-			c.Tone = report.ToneGood
+			c.Tone = section.ToneGood
 		}
 	}
 }
@@ -488,8 +490,8 @@ func perSecondRates(r store.Result) []float64 {
 
 // ibRatePercentiles is the throughput low-watermark table of docs/method.md 1.11
 // for each step's headline rate.
-func ibRatePercentiles(ib ibSteps, targets []string) report.Table {
-	t := report.Table{Title: "Insert Benchmark per-second rate at percentile",
+func ibRatePercentiles(ib ibSteps, targets []string) section.Table {
+	t := section.Table{Title: "Insert Benchmark per-second rate at percentile",
 		Legend: "throughput low-watermarks (docs/method.md 1.11): per-second inserts/s (load steps) or queries/s (qr, qp) " +
 			"sorted in descending order, the value at position round(p x seconds); p99 is the rate 99% of the seconds " +
 			"met; n/a under 10 seconds; median over repeats", Columns: []string{"seconds", "p50", "p75", "p90", "p95", "p99"}}
@@ -499,10 +501,10 @@ func ibRatePercentiles(ib ibSteps, targets []string) report.Table {
 			if len(rs) == 0 {
 				continue
 			}
-			row := report.Row{Group: s, Label: tg}
-			row.Cells = append(row.Cells, report.NumberCell(report.Median(rs, func(r store.Result) float64 { return float64(len(perSecondRates(r))) })))
+			row := section.Row{Group: s, Label: tg}
+			row.Cells = append(row.Cells, section.NumberCell(section.Median(rs, func(r store.Result) float64 { return float64(len(perSecondRates(r))) })))
 			for _, p := range ratePercentiles {
-				row.Cells = append(row.Cells, report.NumberCell(report.Median(rs, func(r store.Result) float64 {
+				row.Cells = append(row.Cells, section.NumberCell(section.Median(rs, func(r store.Result) float64 {
 					return RateAtPercentile(perSecondRates(r), p)
 				})))
 			}
@@ -516,8 +518,8 @@ func ibRatePercentiles(ib ibSteps, targets []string) report.Table {
 // denominators: CPU, reads, KB read and context switches per insert for the
 // load steps and per query for qr/qp; writes and KB written always per
 // inserted row. IO counts are the data dir's device, as iostat sees it.
-func ibEfficiency(ib ibSteps, targets []string) (report.Table, bool) {
-	t := report.Table{Title: "Insert Benchmark efficiency per operation",
+func ibEfficiency(ib ibSteps, targets []string) (section.Table, bool) {
+	t := section.Table{Title: "Insert Benchmark efficiency per operation",
 		Legend: "op = inserted row for l.i0, l.i1, l.i2 (indexed row for l.x), query for qr and qp; wpi and wkbpi are " +
 			"per inserted row in every step (docs/method.md 1.12); cpu = server + client (benchlab) microseconds; reads, " +
 			"writes and KB from /proc/diskstats of the data dir's device, as iostat (all processes on it); cs = context " +
@@ -536,58 +538,58 @@ func ibEfficiency(ib ibSteps, targets []string) (report.Table, bool) {
 			if s == "l.x" {
 				ins = head
 			}
-			row := report.Row{Group: s, Label: tg}
-			perOpOf := func(f func(*store.Efficiency) float64, scale float64, perInsert bool) report.Cell {
+			row := section.Row{Group: s, Label: tg}
+			perOpOf := func(f func(*store.Efficiency) float64, scale float64, perInsert bool) section.Cell {
 				var xs []float64
 				for i, r := range head {
 					if r.Eff == nil {
-						return report.Cell{Missing: true}
+						return section.Cell{Missing: true}
 					}
 					total := f(r.Eff)
 					switch {
 					case total == store.NotReadable:
-						return report.TextCell("not readable")
+						return section.TextCell("not readable")
 					case total < 0:
-						return report.Cell{Missing: true}
+						return section.Cell{Missing: true}
 					}
 					rate := r.Throughput()
 					if perInsert {
 						if i >= len(ins) {
-							return report.Cell{Missing: true}
+							return section.Cell{Missing: true}
 						}
 						rate = ins[i].Throughput()
 					}
 					v := r.Eff.PerOp(total, rate)
 					if v < 0 {
-						return report.Cell{Missing: true}
+						return section.Cell{Missing: true}
 					}
 					xs = append(xs, v*scale)
 				}
 				any = true
-				return report.NumberCell(analysis.Median(xs))
+				return section.NumberCell(analysis.Median(xs))
 			}
 			row.Cells = append(row.Cells,
-				perOpOf(func(e *store.Efficiency) float64 { return report.SumOf(e.ServerCPU, e.ClientCPU) }, 1e6, false),
+				perOpOf(func(e *store.Efficiency) float64 { return section.SumOf(e.ServerCPU, e.ClientCPU) }, 1e6, false),
 				perOpOf(func(e *store.Efficiency) float64 { return e.ClientCPU }, 1e6, false),
 				perOpOf(func(e *store.Efficiency) float64 { return e.ServerCPU }, 1e6, false),
 				perOpOf(func(e *store.Efficiency) float64 { return float64(e.DevReads) }, 1, false),
 				perOpOf(func(e *store.Efficiency) float64 { return float64(e.DevReadBytes) }, 1.0/1024, false),
 				perOpOf(func(e *store.Efficiency) float64 { return float64(e.DevWrites) }, 1, true),
 				perOpOf(func(e *store.Efficiency) float64 { return float64(e.DevWriteBytes) }, 1.0/1024, true),
-				perOpOf(func(e *store.Efficiency) float64 { return report.SumOf(float64(e.ServerCS), float64(e.ClientCS)) }, 1, false),
-				report.NumberCell(report.Median(head, func(r store.Result) float64 {
+				perOpOf(func(e *store.Efficiency) float64 { return section.SumOf(float64(e.ServerCS), float64(e.ClientCS)) }, 1, false),
+				section.NumberCell(section.Median(head, func(r store.Result) float64 {
 					if r.Eff == nil || r.Eff.ServerPeakRSS < 0 {
 						return math.NaN()
 					}
-					return report.MiB(r.Eff.ServerPeakRSS)
+					return section.MiB(r.Eff.ServerPeakRSS)
 				})),
-				report.NumberCell(report.Median(head, func(r store.Result) float64 {
+				section.NumberCell(section.Median(head, func(r store.Result) float64 {
 					if v, ok := r.Facts[store.FactDBBytes]; ok {
 						return v / (1 << 30)
 					}
 					return math.NaN()
 				})),
-				report.NumberCell(report.Median(head, func(r store.Result) float64 {
+				section.NumberCell(section.Median(head, func(r store.Result) float64 {
 					if r.DBBytes <= 0 {
 						return math.NaN()
 					}
@@ -603,24 +605,24 @@ func ibEfficiency(ib ibSteps, targets []string) (report.Table, bool) {
 // insertCharts draws, for each query step, every target's background
 // inserts per second against the target rate (the SLA line at 95%), from
 // each target's first repeat.
-func insertCharts(d *report.Data) []report.Chart {
-	ib := loadIB(d)
-	var out []report.Chart
+func insertCharts(in *section.Input) []section.Chart {
+	ib := loadIB(in)
+	var out []section.Chart
 	for _, step := range ib.queryStepsOf() {
-		o := report.BaseOption("Background inserts per second: "+step, "second of the step", "inserted rows per second")
+		o := section.BaseOption("Background inserts per second: "+step, "second of the step", "inserted rows per second")
 		o["xAxis"].(map[string]any)["type"] = "value"
 		var series []any
 		want := 0.0
-		for _, t := range d.Targets() {
+		for _, t := range in.Targets {
 			rs := ib.role(t, step, "insert")
 			if len(rs) == 0 {
 				continue
 			}
 			want = max(want, rs[0].Role.TargetRate)
 			var pts []any
-			for _, iv := range report.Downsample(rs[0].Intervals) {
+			for _, iv := range section.Downsample(rs[0].Intervals) {
 				if iv.Sec >= 0 {
-					pts = append(pts, []any{iv.Sec, report.Num(report.IntervalRate(rs[0], iv))})
+					pts = append(pts, []any{iv.Sec, section.Num(section.IntervalRate(rs[0], iv))})
 				}
 			}
 			series = append(series, map[string]any{"name": t, "type": "line", "showSymbol": len(pts) <= 30, "data": pts})
@@ -637,7 +639,7 @@ func insertCharts(d *report.Data) []report.Chart {
 				}}
 		}
 		o["series"] = series
-		out = append(out, report.Chart{Title: "background inserts", Height: 300, Option: o})
+		out = append(out, section.Chart{Title: "background inserts", Height: 300, Option: o})
 	}
 	return out
 }

@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strings"
 
-	"benchlab/internal/report"
+	"benchlab/internal/report/section"
 	"benchlab/internal/store"
 )
+
+func init() { section.Register(Suite{}.Name(), Suite{}) }
 
 // ReportSections adds the TPC-C table to the generic report: what a reader
 // needs to trust tpmC. Per target and terminal count: the isolation level
@@ -17,29 +19,29 @@ import (
 // beyond chance is marked, with a note), the retries conflicts needed per
 // 100 committed transactions, and the transactions that failed even so
 // (counted in no throughput).
-func (Suite) ReportSections(d *report.Data, opt report.Options) report.Sections {
-	t, notes := mixTable(d)
+func (Suite) ReportSections(in *section.Input) section.Sections {
+	t, notes := mixTable(in)
 	if t == nil {
-		return report.Sections{}
+		return section.Sections{}
 	}
-	return report.Sections{Tables: []report.Table{*t}, Notes: notes}
+	return section.Sections{Tables: []section.Table{*t}, Notes: notes}
 }
 
 // mixTable builds the TPC-C table; nil when no result has TPC-C's facts.
-func mixTable(d *report.Data) (*report.Table, []string) {
-	t := &report.Table{Title: "TPC-C: isolation, protocol and committed mix",
+func mixTable(in *section.Input) (*section.Table, []string) {
+	t := &section.Table{Title: "TPC-C: isolation, protocol and committed mix",
 		Legend: "isolation and protocol as the terminals' sessions reported them; committed mix in % of the committed " +
 			"transactions (median over repeats; - marks a share that departs from the standard 45/43/4/4/4 beyond chance); " +
 			"retries per 100 committed transactions (tpcc.max_tries); failed transactions (counted in neither tpmC nor TPS)",
 		Columns: append(append([]string{"target", "isolation", "protocol"}, pct(Kinds)...), "retries/100", "failed")}
 	var notes []string
-	for _, target := range d.Targets() {
+	for _, target := range in.Targets {
 		byThreads := map[int][]store.Result{}
-		for _, run := range d.Runs {
+		for _, run := range in.Runs {
 			if run.Target != target {
 				continue
 			}
-			for _, r := range d.Results[run.ID] {
+			for _, r := range in.Results[run.ID] {
 				if _, ok := r.Facts[FactIsolation]; ok && r.Test == "tpcc" && r.Status == store.StatusOK {
 					byThreads[r.Threads] = append(byThreads[r.Threads], r)
 				}
@@ -78,16 +80,16 @@ func pct(kinds []string) []string {
 }
 
 // mixRow is one target's row at n terminals over its repeats rs.
-func mixRow(target string, n int, rs []store.Result) report.Row {
+func mixRow(target string, n int, rs []store.Result) section.Row {
 	r0 := rs[0]
 	protocol := "prepared"
 	if r0.Facts[FactPrepared] == 0 {
 		protocol = "text"
 	}
-	row := report.Row{Group: Group, Label: fmt.Sprintf("tpcc, %d terminals", n), Cells: []report.Cell{report.TextCell(target),
-		report.TextCell(Isolation(r0.Facts[FactIsolation]).String()), report.TextCell(protocol)}}
+	row := section.Row{Group: Group, Label: fmt.Sprintf("tpcc, %d terminals", n), Cells: []section.Cell{section.TextCell(target),
+		section.TextCell(Isolation(r0.Facts[FactIsolation]).String()), section.TextCell(protocol)}}
 	for i, kind := range Kinds {
-		c := report.NumberCell(report.Median(rs, func(r store.Result) float64 {
+		c := section.NumberCell(section.Median(rs, func(r store.Result) float64 {
 			shares, _ := CommittedMix(r.Facts)
 			if shares == nil {
 				return math.NaN()
@@ -96,19 +98,19 @@ func mixRow(target string, n int, rs []store.Result) report.Row {
 		}))
 		for _, r := range rs {
 			if _, departs := CommittedMix(r.Facts); departsOn(departs, kind) {
-				c.Tone = report.ToneBad
+				c.Tone = section.ToneBad
 			}
 		}
 		row.Cells = append(row.Cells, c)
 	}
-	return report.Row{Group: row.Group, Label: row.Label, Cells: append(row.Cells,
-		report.NumberCell(report.Median(rs, func(r store.Result) float64 {
+	return section.Row{Group: row.Group, Label: row.Label, Cells: append(row.Cells,
+		section.NumberCell(section.Median(rs, func(r store.Result) float64 {
 			if r.Events == 0 {
 				return math.NaN()
 			}
 			return 100 * r.Facts[store.FactRetries] / float64(r.Events)
 		})),
-		report.NumberCell(report.Median(rs, func(r store.Result) float64 { return float64(r.Errors) })))}
+		section.NumberCell(section.Median(rs, func(r store.Result) float64 { return float64(r.Errors) })))}
 }
 
 // departsOn says whether CommittedMix's description names kind.
