@@ -19,7 +19,7 @@ type chartDef struct {
 	option map[string]any
 }
 
-// buildCharts makes the charts of METHOD.md-style reports: relative
+// buildCharts makes the charts of methodology-style (docs/method.md) reports: relative
 // throughput per group, throughput per second, throughput against threads,
 // box plots of the steady part, CPU per operation against the base, and
 // latency percentiles.
@@ -156,7 +156,7 @@ func buildCharts(d *Data) []chartDef {
 		o["series"] = []any{map[string]any{"name": "per-second throughput", "type": "boxplot", "data": boxes}}
 		out = append(out, chartDef{htmlChart{Title: "box plot", Height: 300}, o})
 	}
-	// Cost per operation relative to the base (METHOD.md 2.7, sum_met.sh's
+	// Cost per operation relative to the base (docs/method.md 2.7, sum_met.sh's
 	// relative block), one chart per cost, only for costs that were measured.
 	if len(targets) > 1 {
 		var cats []string

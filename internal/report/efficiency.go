@@ -11,18 +11,18 @@ import (
 	"benchlab/internal/store"
 )
 
-// effMetric is one per-operation efficiency column (issue 3 item 5, METHOD.md
+// effMetric is one per-operation efficiency column (docs/method.md
 // 2.6 and 3). value returns the figure of one result, a store sentinel
 // (NotMeasured, NotReadable), or NaN when the result has no efficiency.
 type effMetric struct {
 	column string
 	value  func(store.Result) float64
-	// relative marks the columns of the relative table (METHOD.md 2.7 sum_met.sh).
+	// relative marks the columns of the relative table (docs/method.md 2.7 sum_met.sh).
 	relative bool
 }
 
 // perOp divides a step total by the step's operations: total / sampled
-// seconds / QPS, with "op" the QPS denominator (statements, METHOD.md 2.6).
+// seconds / QPS, with "op" the QPS denominator (statements, docs/method.md 2.6).
 func perOp(r store.Result, total float64, scale float64) float64 {
 	if r.Eff == nil {
 		return math.NaN()
@@ -163,7 +163,7 @@ func hasFact(s samples, keys []cellKey, fact string) bool {
 }
 
 // efficiencyTables builds the absolute per-operation efficiency table and,
-// with more than one target, the table relative to the base (METHOD.md 2.6,
+// with more than one target, the table relative to the base (docs/method.md 2.6,
 // 2.7 sum_met.sh blocks: one row per target under each test). Costs are
 // lower-is-better, so a ratio >= 1.05 is red. Shown only when measured.
 func efficiencyTables(d *Data, keys []cellKey, s samples, label func(cellKey) string, opt Options) []Table {
@@ -324,7 +324,7 @@ func efficiencyNotes(d *Data, keys []cellKey, s samples) []string {
 }
 
 // loadLine gives, for every run, the load's rate and its cost per inserted
-// row (METHOD.md 2.2, sysbench's sb.prepare.met): CPU microseconds of the
+// row (docs/method.md 2.2, sysbench's sb.prepare.met): CPU microseconds of the
 // server and of benchlab, and KB the engine read and wrote.
 func loadLine(d *Data) string {
 	var parts []string
@@ -397,7 +397,7 @@ func hasDBSize(d *Data) bool {
 	return false
 }
 
-// dbSizeLine lists the database size after load of every run (METHOD.md
+// dbSizeLine lists the database size after load of every run (docs/method.md
 // 1.11 dbdirGB: du of the data dir after the load step).
 func dbSizeLine(d *Data) string {
 	var parts []string

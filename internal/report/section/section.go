@@ -46,7 +46,7 @@ type Sections struct {
 }
 
 // Sectioner is a suite that lays out report sections of its own, as the
-// Insert Benchmark's summary, SLA and response-time tables (METHOD.md
+// Insert Benchmark's summary, SLA and response-time tables (docs/method.md
 // 1.11-1.13).
 type Sectioner interface {
 	ReportSections(in *Input) Sections

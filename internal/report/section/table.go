@@ -55,7 +55,7 @@ type Cell struct {
 	Band analysis.Band
 	// Missing marks a cell with no measurement.
 	Missing bool
-	// Tone colours an absolute cell by its table's rule (METHOD.md 1.13);
+	// Tone colours an absolute cell by its table's rule (docs/method.md 1.13);
 	// ratios use Band instead.
 	Tone Tone
 	// Verdict is the significance outcome behind a ratio ("slower",
@@ -98,7 +98,7 @@ func TextCell(s string) Cell { return Cell{Kind: Text, Text: s} }
 
 // Tone is the colour a table's rule gives an absolute value: the Insert
 // Benchmark's summary marks each column's best and worst values and its
-// insert-rate table the steps that missed their SLA (METHOD.md 1.13).
+// insert-rate table the steps that missed their SLA (docs/method.md 1.13).
 type Tone int
 
 const (
