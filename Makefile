@@ -77,7 +77,8 @@ bench:
 # (TPC-C) on PostgreSQL and MariaDB servers it starts on 127.0.0.1: alternating
 # rounds, QPS and process CPU over the same steady-state window. Long (about
 # 40 min with the defaults); BENCH_CLIENT_ARGS="--rounds 3 --secs 5 --threads 4"
-# for a short look. A benchmark that prints a table, not a test.
+# for a short look; TPC-C needs TPCC_LUA_DIR (a sysbench-tpcc checkout), or
+# BENCH_CLIENT_ARGS="--workload point". A benchmark that prints a table, not a test.
 bench-client: build
 	python3 scripts/client-vs-sysbench.py $(BENCH_CLIENT_ARGS)
 

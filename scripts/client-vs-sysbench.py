@@ -11,8 +11,8 @@ them) and each workload:
   point   sysbench 1.0.20's oltp_point_select against benchlab's point-query on
           the same table (sbtest1, loaded by benchlab; sysbench reads the rows
           benchlab loaded last);
-  tpcc    Percona's sysbench-tpcc Lua scripts (kept in
-          ../shared/reference/sysbench-tpcc, or TPCC_LUA_DIR) against benchlab's
+  tpcc    Percona's sysbench-tpcc Lua scripts (a checkout named by
+          --lua-dir or TPCC_LUA_DIR) against benchlab's
           tpcc suite, 1 warehouse, both sending text-protocol SQL (benchlab
           prepared = false) at READ COMMITTED on PostgreSQL and REPEATABLE READ
           on MariaDB, as the issue measured them.
@@ -340,17 +340,6 @@ def watch(cmd, threads, skip, secs, limit, counter, cwd=None, on_first=None):
     return out
 
 
-def lua_dir():
-    """The first shared/reference/sysbench-tpcc found above the checkout."""
-    d = ROOT
-    for _ in range(3):
-        d = os.path.dirname(d)
-        cand = os.path.join(d, "shared", "reference", "sysbench-tpcc")
-        if os.path.isdir(cand):
-            return cand
-    return os.path.join(os.path.dirname(ROOT), "shared", "reference", "sysbench-tpcc")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--db", default="postgres,mariadb", help="postgres, mariadb or both (comma-separated)")
@@ -363,8 +352,8 @@ def main():
     ap.add_argument("--benchlab-prepared", action="store_true",
                     help="tpcc: benchlab prepares its statements (sysbench-tpcc cannot)")
     ap.add_argument("--max-minutes", type=float, default=120, help="the whole run's time limit")
-    ap.add_argument("--lua-dir", default=os.environ.get("TPCC_LUA_DIR", lua_dir()),
-                    help="sysbench-tpcc's scripts (default: shared/reference/sysbench-tpcc next to the checkout)")
+    ap.add_argument("--lua-dir", default=os.environ.get("TPCC_LUA_DIR", ""),
+                    help="a checkout of sysbench-tpcc's Lua scripts (default: TPCC_LUA_DIR); needed for tpcc")
     ap.add_argument("--benchlab", default=os.path.join(ROOT, "bin", "benchlab"))
     ap.add_argument("--against", metavar="OLD_BINARY",
                     help="compare with another benchlab build instead of sysbench (A/B; ratios are new/old)")
@@ -395,7 +384,8 @@ def main():
     if a.against is None and shutil.which("sysbench") is None:
         die("sysbench not found (apt-get install sysbench)")
     if "tpcc" in loads and a.against is None and not os.path.exists(os.path.join(a.lua_dir, "tpcc.lua")):
-        die(f"--lua-dir: no tpcc.lua in {a.lua_dir}")
+        die(f"--lua-dir (or TPCC_LUA_DIR): no tpcc.lua in {a.lua_dir or '(not given)'}; "
+            "give a checkout of sysbench-tpcc's Lua scripts, or --workload point")
     if not os.access(a.benchlab, os.X_OK):
         die(f"--benchlab: {a.benchlab} is not an executable (make build)")
     DEADLINE[0] = time.monotonic() + a.max_minutes * 60
