@@ -131,14 +131,7 @@ func runCompare(env Env, f *compareFlags) error {
 	if err != nil {
 		return err
 	}
-	counts := map[analysis.Outcome]int{}
-	for _, c := range cmps {
-		counts[c.Verdict.Outcome]++
-	}
-	fmt.Fprintf(env.Stdout, "\nverdicts over %d cells: %d slower, %d faster, %d same, %d unknown\n", len(cmps),
-		counts[analysis.Slower], counts[analysis.Faster], counts[analysis.Same], counts[analysis.Unknown])
-	unknownLines(env.Stdout, cmps, vopt)
-	powerLines(env.Stdout, cmps, vopt)
+	verdictLines(env.Stdout, cmps, vopt)
 	if !*gate {
 		return nil
 	}
@@ -239,4 +232,18 @@ func effectOf(opt report.VerdictOptions) float64 {
 		return analysis.DefaultMinEffect
 	}
 	return opt.MinEffect
+}
+
+// verdictLines prints what compare prints under its table, across
+// experiments too: the verdict counts, why cells are unknown, and the
+// power of the repeats.
+func verdictLines(w io.Writer, cmps []report.Comparison, vopt report.VerdictOptions) {
+	counts := map[analysis.Outcome]int{}
+	for _, c := range cmps {
+		counts[c.Verdict.Outcome]++
+	}
+	fmt.Fprintf(w, "\nverdicts over %d cells: %d slower, %d faster, %d same, %d unknown\n", len(cmps),
+		counts[analysis.Slower], counts[analysis.Faster], counts[analysis.Same], counts[analysis.Unknown])
+	unknownLines(w, cmps, vopt)
+	powerLines(w, cmps, vopt)
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -110,14 +109,7 @@ func runCompareAcross(env Env, f *compareFlags, vopt report.VerdictOptions, gopt
 	if err != nil {
 		return err
 	}
-	counts := map[analysis.Outcome]int{}
-	for _, c := range cmps {
-		counts[c.Verdict.Outcome]++
-	}
-	fmt.Fprintf(env.Stdout, "\nverdicts over %d cells: %d slower, %d faster, %d same, %d unknown\n", len(cmps),
-		counts[analysis.Slower], counts[analysis.Faster], counts[analysis.Same], counts[analysis.Unknown])
-	unknownLines(env.Stdout, cmps, vopt)
-	powerLines(env.Stdout, cmps, vopt)
+	verdictLines(env.Stdout, cmps, vopt)
 	if !f.gate {
 		return nil
 	}
