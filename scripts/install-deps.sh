@@ -10,7 +10,7 @@
 # starts its own servers on loopback.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-pkgs=(gcc make git postgresql-15 mariadb-server sysbench librocksdb-dev rocksdb-tools linux-perf fio chromium fonts-liberation xz-utils maven default-jre-headless galera-4 haproxy)
+pkgs=(gcc make git postgresql-15 mariadb-server sysbench librocksdb-dev rocksdb-tools linux-perf fio chromium fonts-liberation xz-utils maven default-jre-headless galera-4 haproxy mariadb-plugin-rocksdb pgbouncer)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
