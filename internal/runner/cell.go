@@ -466,7 +466,7 @@ func runAction(ctx context.Context, db engine.DB, st workload.Step, dataDir stri
 // dbSize is the database size after load (docs/method.md 1.11 dbdirGB: du -bs of
 // the data dir), or store.NotReadable when the dir cannot be walked.
 func dbSize(dir string) int64 {
-	n, err := metrics.DirBytes(dir)
+	n, err := engine.DirBytes(dir)
 	if err != nil {
 		return store.NotReadable
 	}

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"benchlab/internal/metrics"
+	"benchlab/internal/cpulist"
 )
 
 // Redacted replaces passwords in DSNs and error texts.
@@ -44,7 +44,7 @@ func RedactIn(s, secret string) string {
 // CheckCPUList validates a CPU list as taskset -c takes it ("0", "0-3",
 // "0,2,4-5").
 func CheckCPUList(s string) error {
-	_, err := metrics.ParseCPUList(s)
+	_, err := cpulist.Parse(s)
 	return err
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"benchlab/internal/analysis"
+	"benchlab/internal/cpulist"
 	"benchlab/internal/engine"
 	"benchlab/internal/metrics"
 	"benchlab/internal/workload"
@@ -594,7 +595,7 @@ func (s *Spec) Validate() error {
 		return errf("name", "must not be empty")
 	}
 	if s.ClientCPUs != "" {
-		if _, err := metrics.ParseCPUList(s.ClientCPUs); err != nil {
+		if _, err := cpulist.Parse(s.ClientCPUs); err != nil {
 			return errf("client_cpus", "%v", err)
 		}
 	}

@@ -37,7 +37,6 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/blockconn"
-	"benchlab/internal/metrics"
 	"benchlab/internal/server"
 )
 
@@ -486,7 +485,7 @@ func (db *DB) waitFlushed(ctx context.Context) error {
 // information_schema on a DSN's.
 func (db *DB) DBSize(ctx context.Context) (int64, error) {
 	if db.Instance() != nil {
-		return metrics.DirBytes(filepath.Join(db.Instance().DataDir, Database))
+		return engine.DirBytes(filepath.Join(db.Instance().DataDir, Database))
 	}
 	v, _, err := db.admin.firstRow(ctx, "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables WHERE table_schema = DATABASE()")
 	if err != nil {
