@@ -8,18 +8,18 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"benchlab/internal/randgen"
 	"benchlab/internal/workload"
-	"benchlab/internal/workload/sysbench"
 )
 
 // arg makes the value of one placeholder, drawn anew for every execution.
 type arg struct {
 	kind   argKind
-	lo, hi int64          // uniform bounds; zipf's n in hi
-	n      int            // string length
-	zipf   *sysbench.Zipf // zipf(n)
-	seq    *atomic.Int64  // seq(start): the next value, shared by all workers
-	val    any            // a constant
+	lo, hi int64         // uniform bounds; zipf's n in hi
+	n      int           // string length
+	zipf   *randgen.Zipf // zipf(n)
+	seq    *atomic.Int64 // seq(start): the next value, shared by all workers
+	val    any           // a constant
 }
 
 type argKind int
@@ -87,7 +87,7 @@ func parseArg(s string) (*arg, error) {
 		if nums[0] < 1 {
 			return nil, fmt.Errorf("%q: n must be >= 1", s)
 		}
-		return &arg{kind: argZipf, hi: nums[0], zipf: sysbench.NewZipf(nums[0], sysbench.DefaultZipfExp)}, nil
+		return &arg{kind: argZipf, hi: nums[0], zipf: randgen.NewZipf(nums[0], randgen.DefaultZipfExp)}, nil
 	case "seq":
 		if err := want(1, "seq(start)"); err != nil {
 			return nil, err
@@ -112,7 +112,7 @@ const argHelp = "want uniform(lo, hi), zipf(n), seq(start), string(length), work
 const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 // draw returns the next value for worker id, using r and buf (for strings).
-func (a *arg) draw(r *sysbench.Rand, id int, buf []byte) (any, []byte) {
+func (a *arg) draw(r *randgen.Rand, id int, buf []byte) (any, []byte) {
 	switch a.kind {
 	case argUniform:
 		return r.Uniform(a.lo, a.hi), buf

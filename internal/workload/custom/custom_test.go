@@ -12,12 +12,12 @@ import (
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/enginetest"
 	_ "benchlab/internal/engine/sqlite"
+	"benchlab/internal/randgen"
 	"benchlab/internal/workload"
-	"benchlab/internal/workload/sysbench"
 )
 
 func TestParseArg(t *testing.T) {
-	r := sysbench.NewRand(1)
+	r := randgen.NewRand(1)
 	for _, c := range []struct {
 		spec   string
 		lo, hi int64

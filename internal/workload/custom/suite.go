@@ -16,8 +16,8 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/metric"
+	"benchlab/internal/randgen"
 	"benchlab/internal/workload"
-	"benchlab/internal/workload/sysbench"
 )
 
 func init() { workload.Register(Suite{}) }
@@ -390,7 +390,7 @@ func (pl *plan) loadRows(ctx context.Context, conn engine.Conn, d engine.Dialect
 		return err
 	}
 	defer st.Close()
-	r := sysbench.NewRand(seed)
+	r := randgen.NewRand(seed)
 	vals := make([]any, len(pl.load))
 	var buf []byte
 	for done := int64(0); done < l.Rows; {

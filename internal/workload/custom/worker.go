@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/randgen"
 	"benchlab/internal/workload"
-	"benchlab/internal/workload/sysbench"
 )
 
 // worker runs one custom test's operations on its own connection: the
@@ -17,7 +17,7 @@ type worker struct {
 	conn  engine.Conn
 	parts []*part
 	cum   []float64 // cumulative weights of parts, ending at 1
-	r     *sysbench.Rand
+	r     *randgen.Rand
 	id    int
 	vals  []any
 	buf   []byte
@@ -37,7 +37,7 @@ func newWorker(ctx context.Context, t *test, p workload.Params, db engine.DB, id
 	if err != nil {
 		return nil, err
 	}
-	w := &worker{conn: conn, r: sysbench.NewRand(seed), id: id}
+	w := &worker{conn: conn, r: randgen.NewRand(seed), id: id}
 	tests, weights := []*test{t}, []float64{1}
 	if len(t.mix) > 0 {
 		tests, weights = t.mix, t.weights

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/randgen"
 	"benchlab/internal/workload"
 )
 
@@ -28,12 +29,12 @@ const (
 
 // kDraw returns the function the load draws k with for the named
 // distribution ("" is uniform), or an error naming the field.
-func kDraw(name string) (func(r *Rand, lo, hi int64) int64, error) {
+func kDraw(name string) (func(r *randgen.Rand, lo, hi int64) int64, error) {
 	switch name {
 	case "", KUniform:
-		return (*Rand).Uniform, nil
+		return (*randgen.Rand).Uniform, nil
 	case KSpecial:
-		return (*Rand).Special, nil
+		return (*randgen.Rand).Special, nil
 	}
 	return nil, workload.Bad("sysbench.k_rand_type", name, "%q is not allowed; want %q (sysbench 1.1, as the articles ran) or %q (sysbench 1.0.20's prepare)",
 		name, KUniform, KSpecial)
@@ -58,7 +59,7 @@ func loadStep(p workload.Params) workload.Step {
 			if err != nil {
 				return t, err
 			}
-			r := NewRand(p.Seed)
+			r := randgen.NewRand(p.Seed)
 			for n := 1; n <= p.Tables; n++ {
 				start := time.Now()
 				if err := loadTable(ctx, conn, sqldb.Dialect(), r, draw, n, p.TableSize, &t); err != nil {
@@ -74,8 +75,8 @@ func loadStep(p workload.Params) workload.Step {
 	}
 }
 
-func loadTable(ctx context.Context, conn engine.Conn, d engine.Dialect, r *Rand,
-	draw func(r *Rand, lo, hi int64) int64, n int, rows int64, t *workload.Tally) error {
+func loadTable(ctx context.Context, conn engine.Conn, d engine.Dialect, r *randgen.Rand,
+	draw func(r *randgen.Rand, lo, hi int64) int64, n int, rows int64, t *workload.Tally) error {
 	if _, err := conn.Exec(ctx, DropTable(n)); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/randgen"
 	"benchlab/internal/workload"
 )
 
@@ -15,8 +16,8 @@ type worker struct {
 	p                       workload.Params
 	d                       engine.Dialect
 	conn                    engine.Conn
-	r                       *Rand
-	zipf                    *Zipf
+	r                       *randgen.Rand
+	zipf                    *randgen.Zipf
 	id                      int // worker number, 0-based (sysbench's thread id)
 	stmts                   [][]engine.Stmt
 	begin, commit, rollback engine.Stmt
@@ -29,9 +30,9 @@ func newWorker(ctx context.Context, t *def, p workload.Params, db engine.DB, id 
 	if err != nil {
 		return nil, err
 	}
-	w := &worker{def: t, p: p, d: sqldb.Dialect(), conn: conn, r: NewRand(seed), id: id}
+	w := &worker{def: t, p: p, d: sqldb.Dialect(), conn: conn, r: randgen.NewRand(seed), id: id}
 	if t.name == "update-zipf" {
-		w.zipf = NewZipf(p.TableSize, DefaultZipfExp)
+		w.zipf = randgen.NewZipf(p.TableSize, randgen.DefaultZipfExp)
 	}
 	if err := w.prepare(ctx); err != nil {
 		conn.Close()

@@ -1,4 +1,9 @@
-package sysbench
+// Package randgen draws random numbers the way sysbench 1.0.20 does
+// (src/sb_rand.c: uniform, special, zipfian) and the strings its tables
+// hold. The sysbench suite loads and queries with it, and the custom suite's
+// statement arguments draw from it, so both stay sysbench's distributions
+// without one suite importing the other.
+package randgen
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package sysbench
+package randgen
 
 import (
 	"math"
