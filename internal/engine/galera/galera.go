@@ -41,13 +41,13 @@ const Name = "galera"
 
 // The settings that are benchlab's, not my.cnf's.
 const (
-	SettingNodes   = "nodes"
+	SettingNodes   = engine.ClusterNodesSetting
 	SettingProxy   = "proxy"
 	SettingBalance = "proxy_balance"
 )
 
 // MaxNodes bounds a cluster on one machine: each node is a full server.
-const MaxNodes = 5
+const MaxNodes = engine.MaxClusterNodes
 
 // DefaultNodes is the size of a cluster whose target does not say.
 const DefaultNodes = 3
@@ -76,6 +76,9 @@ func (Driver) Flavor() server.Flavor { return node{Family: nodeFamily} }
 
 // Settings returns nil: the nodes check their settings when they start.
 func (Driver) Settings() []engine.Setting { return nil }
+
+// Nodes returns Nodes(t): a galera target is a cluster (engine.Clustered).
+func (Driver) Nodes(t engine.Target) (int, error) { return Nodes(t) }
 
 // Nodes returns the number of nodes target t asks for: its nodes setting,
 // DefaultNodes when absent. The error names the setting.

@@ -41,7 +41,6 @@ import (
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/engine"
-	"benchlab/internal/engine/galera"
 	"benchlab/internal/metric"
 	"benchlab/internal/workload"
 )
@@ -174,12 +173,12 @@ func (Suite) Check(p workload.Params) error {
 		return workload.Bad("cluster.spread", o.Spread, "empty; want node counts, e.g. [1, 2, 3]")
 	}
 	for _, k := range o.Spread {
-		if k < 1 || k > galera.MaxNodes {
-			return workload.Bad("cluster.spread", o.Spread, "%d nodes; want 1 to %d", k, galera.MaxNodes)
+		if k < 1 || k > engine.MaxClusterNodes {
+			return workload.Bad("cluster.spread", o.Spread, "%d nodes; want 1 to %d", k, engine.MaxClusterNodes)
 		}
 	}
-	if o.KillNode < 1 || o.KillNode > galera.MaxNodes {
-		return workload.Bad("cluster.kill_node", o.KillNode, "node %d; want 1 to %d", o.KillNode, galera.MaxNodes)
+	if o.KillNode < 1 || o.KillNode > engine.MaxClusterNodes {
+		return workload.Bad("cluster.kill_node", o.KillNode, "node %d; want 1 to %d", o.KillNode, engine.MaxClusterNodes)
 	}
 	if o.KillAt.Duration < 0 || (o.KillAt.Duration > 0 && o.KillAt.Duration >= p.Warmup+p.WriteTime) {
 		return workload.Bad("cluster.kill_at", o.KillAt.String(), "%s is not within failover's step (warm-up %s + write_time %s); want less",
@@ -200,20 +199,23 @@ func selected(p workload.Params, test string) bool {
 // stale-read needs 2, failover 3 (killing one of 2 leaves the other without
 // a quorum), write-scaling as many as cluster.spread names.
 func (Suite) CheckTarget(p workload.Params, t engine.Target) error {
-	if t.Engine != galera.Name {
-		return fmt.Errorf("engine: %s is not a cluster; the cluster suite runs on engine %q", t.Engine, galera.Name)
+	d, _ := engine.Lookup(t.Engine)
+	clustered, ok := d.(engine.Clustered)
+	if !ok {
+		return fmt.Errorf("engine: %s is not a cluster; the cluster suite runs on engine %s", t.Engine,
+			strings.Join(engine.ClusterEngines(), " or "))
 	}
 	if t.DSN != "" {
 		return fmt.Errorf("dsn: the cluster suite reaches each node and kills one; it needs a cluster benchlab starts (remove dsn)")
 	}
-	n, err := galera.Nodes(t)
+	n, err := clustered.Nodes(t)
 	if err != nil {
 		return err
 	}
 	o := opts(p)
 	need := func(test string, k int, why string) error {
 		if selected(p, test) && n < k {
-			return fmt.Errorf("settings.%s: %d node(s); the %s test needs %d or more (%s)", galera.SettingNodes, n, test, k, why)
+			return fmt.Errorf("settings.%s: %d node(s); the %s test needs %d or more (%s)", engine.ClusterNodesSetting, n, test, k, why)
 		}
 		return nil
 	}
@@ -227,7 +229,7 @@ func (Suite) CheckTarget(p workload.Params, t engine.Target) error {
 		return err
 	}
 	if selected(p, Failover) && o.KillNode > n {
-		return fmt.Errorf("settings.%s: %d node(s); cluster.kill_node is %d", galera.SettingNodes, n, o.KillNode)
+		return fmt.Errorf("settings.%s: %d node(s); cluster.kill_node is %d", engine.ClusterNodesSetting, n, o.KillNode)
 	}
 	return nil
 }
@@ -243,7 +245,8 @@ func (Suite) Describe(p workload.Params) string {
 func clusterOf(db engine.DB, who string) (Cluster, error) {
 	c, ok := db.(Cluster)
 	if !ok {
-		return nil, fmt.Errorf("%s: the target is not a cluster benchlab started (engine %s)", who, galera.Name)
+		return nil, fmt.Errorf("%s: the target is not a cluster benchlab started (engine %s)", who,
+			strings.Join(engine.ClusterEngines(), " or "))
 	}
 	return c, nil
 }
