@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"benchlab/internal/sqlbind"
 )
 
 // Target is one system under test as the spec names it: an engine plus the
@@ -325,20 +327,10 @@ func (d Dialect) ForceIndex(index string) string {
 // Bind rewrites '?' placeholders into the dialect's form. It does not look
 // inside string literals, so statements must not contain a literal '?'.
 func (d Dialect) Bind(sql string) string {
-	if !d.Numbered || !strings.Contains(sql, "?") {
+	if !d.Numbered {
 		return sql
 	}
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(sql); i++ {
-		if sql[i] == '?' {
-			n++
-			fmt.Fprintf(&b, "$%d", n)
-			continue
-		}
-		b.WriteByte(sql[i])
-	}
-	return b.String()
+	return sqlbind.Numbered(sql)
 }
 
 // UnknownDialectError says a suite has no SQL for an engine's dialect: an

@@ -10,7 +10,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx" for database/sql
 
-	"benchlab/internal/engine"
+	"benchlab/internal/sqlbind"
 )
 
 // IsPostgres reports whether a --store value names a PostgreSQL database
@@ -47,7 +47,7 @@ type bound struct {
 
 func (b bound) sql(query string) string {
 	if b.pg {
-		return engine.Postgres.Bind(query)
+		return sqlbind.Numbered(query)
 	}
 	return query
 }
