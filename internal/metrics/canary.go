@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
-
-	"benchlab/internal/store"
 )
 
 // CanaryDuration is how long each canary probe runs.
@@ -40,8 +38,8 @@ const canaryChunk = 1 << 14
 // neighbour, a throttled disk) from a slow database. A probe that cannot
 // run leaves its figure at 0 and says why in Error; Canary itself never
 // fails a run.
-func Canary(ctx context.Context, dir string, d time.Duration) store.Canary {
-	var c store.Canary
+func Canary(ctx context.Context, dir string, d time.Duration) CanaryReading {
+	var c CanaryReading
 	c.CPULoopsPerSec = cpuLoop(ctx, d)
 	n, err := fsyncLoop(ctx, dir, d)
 	if err != nil {
@@ -56,8 +54,8 @@ func Canary(ctx context.Context, dir string, d time.Duration) store.Canary {
 // loop for d and the memory canary. It has no fsync probe: right after a
 // run the device still writes back the run's own data, which would charge
 // the database's writes to the machine.
-func CanaryAfter(ctx context.Context, d time.Duration) store.Canary {
-	c := store.Canary{CPULoopsPerSec: cpuLoop(ctx, d)}
+func CanaryAfter(ctx context.Context, d time.Duration) CanaryReading {
+	c := CanaryReading{CPULoopsPerSec: cpuLoop(ctx, d)}
 	MemoryCanary(ctx, &c)
 	return c
 }
@@ -66,7 +64,7 @@ func CanaryAfter(ctx context.Context, d time.Duration) store.Canary {
 // CanaryCacheBytes and CanaryMemBytes, CanaryChaseDuration each (about
 // 120 ms in all with building the walks). A walk that cannot run leaves
 // its figure at 0 and says why in c.Error.
-func MemoryCanary(ctx context.Context, c *store.Canary) {
+func MemoryCanary(ctx context.Context, c *CanaryReading) {
 	var errs []string
 	var err error
 	if c.CacheLoadsPerSec, err = ChaseRate(ctx, CanaryCacheBytes, CanaryChaseDuration); err != nil {

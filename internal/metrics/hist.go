@@ -4,8 +4,6 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
-	"benchlab/internal/store"
 )
 
 // Histogram range: 1 ns to one hour, 3 significant digits. The lowest
@@ -30,11 +28,11 @@ func RecordLatency(h *hdr.Histogram, d time.Duration) {
 }
 
 // PercentilesOf reads the stored latency figures from h.
-func PercentilesOf(h *hdr.Histogram) store.Latency {
+func PercentilesOf(h *hdr.Histogram) Latency {
 	if h.TotalCount() == 0 {
-		return store.Latency{}
+		return Latency{}
 	}
-	return store.Latency{
+	return Latency{
 		Mean: time.Duration(h.Mean()),
 		P50:  time.Duration(h.ValueAtQuantile(50)),
 		P95:  time.Duration(h.ValueAtQuantile(95)),

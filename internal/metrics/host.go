@@ -7,14 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"benchlab/internal/store"
 )
 
 // HostFacts reads what /proc says about this machine. Facts that cannot be
 // read say "not readable" rather than being guessed.
-func HostFacts() store.Host {
-	h := store.Host{Cores: runtime.NumCPU(), CPUModel: "not readable", CPUMHz: "not readable",
+func HostFacts() Host {
+	h := Host{Cores: runtime.NumCPU(), CPUModel: "not readable", CPUMHz: "not readable",
 		Governor: "not readable (no cpufreq)", Kernel: "not readable", Affinity: "not readable"}
 	h.Hostname, _ = os.Hostname()
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
@@ -114,8 +112,8 @@ type MachineProbe struct {
 
 // Snapshot reads the load average, available memory and, from the second
 // call on, the busy and steal shares of all CPUs since the previous call.
-func (p *MachineProbe) Snapshot(when string) store.Machine {
-	m := store.Machine{When: when, At: time.Now().UTC().Format(time.RFC3339)}
+func (p *MachineProbe) Snapshot(when string) Machine {
+	m := Machine{When: when, At: time.Now().UTC().Format(time.RFC3339)}
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		if f := strings.Fields(string(b)); len(f) > 0 {
 			m.LoadAvg1, _ = strconv.ParseFloat(f[0], 64)

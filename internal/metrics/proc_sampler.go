@@ -5,8 +5,6 @@ import (
 	"runtime/metrics"
 	"syscall"
 	"time"
-
-	"benchlab/internal/store"
 )
 
 // clientSample is benchlab's own use of the machine at one moment.
@@ -199,7 +197,7 @@ const fullEvery = 10 * time.Second
 // Sample reads the counters and returns the CPU use since the previous
 // sample (or since NewStepSampler): every second the server tree's CPU, and
 // every fullEvery (and at Mark and Efficiency) the rest.
-func (s *StepSampler) Sample() store.IntervalLoad {
+func (s *StepSampler) Sample() IntervalLoad {
 	now := time.Now()
 	var tree treeSample
 	full := !s.light || now.Sub(s.ioAt) >= fullEvery-50*time.Millisecond
@@ -215,14 +213,14 @@ func (s *StepSampler) Sample() store.IntervalLoad {
 	client := s.sampleClient()
 	cpu, cpuOK := readCPUStat()
 
-	load := store.IntervalLoad{ServerCPU: store.NotMeasured, ClientCPU: store.NotReadable,
-		StealPct: store.NotReadable, ForeignPct: store.NotReadable}
+	load := IntervalLoad{ServerCPU: NotMeasured, ClientCPU: NotReadable,
+		StealPct: NotReadable, ForeignPct: NotReadable}
 	t := &s.sum
 	if len(s.roots) > 0 {
 		ticks, ok := treeDelta(s.tree, tree, true, func(e procEntry) (int64, bool) { return e.cpu, true })
 		if tree.roots == 0 || !ok {
 			t.badServerCPU = true
-			load.ServerCPU = store.NotReadable
+			load.ServerCPU = NotReadable
 		} else {
 			t.serverTicks += ticks
 			load.ServerCPU = float64(ticks) * ClockTick.Seconds()
@@ -254,7 +252,7 @@ func (s *StepSampler) Sample() store.IntervalLoad {
 		if d.Total > 0 {
 			all := float64(d.Total) * ClockTick.Seconds()
 			load.StealPct = 100 * float64(d.Steal) / float64(d.Total)
-			if load.ClientCPU >= 0 && load.ServerCPU != store.NotReadable {
+			if load.ClientCPU >= 0 && load.ServerCPU != NotReadable {
 				foreign := float64(d.Busy)*ClockTick.Seconds() - load.ClientCPU - max(load.ServerCPU, 0)
 				load.ForeignPct = 100 * max(foreign, 0) / all
 			}
@@ -332,17 +330,17 @@ func (s *StepSampler) Mark() {
 
 // Efficiency returns the totals from Mark to the latest sample; nil when
 // Mark was never called (a step cut short during its warm-up).
-func (s *StepSampler) Efficiency() *store.Efficiency {
+func (s *StepSampler) Efficiency() *Efficiency {
 	if !s.marked {
 		return nil
 	}
 	s.refreshIO()
 	t, m := s.sum, s.markSum
-	e := &store.Efficiency{Seconds: s.at.Sub(s.markAt).Seconds()}
+	e := &Efficiency{Seconds: s.at.Sub(s.markAt).Seconds()}
 	if len(s.roots) == 0 {
-		e.ServerCPU, e.ServerCS, e.ServerPeakRSS = store.NotMeasured, store.NotMeasured, store.NotMeasured
-		e.ServerReadBytes, e.ServerWriteBytes = store.NotMeasured, store.NotMeasured
-		e.ServerReadCalls, e.ServerWriteCalls = store.NotMeasured, store.NotMeasured
+		e.ServerCPU, e.ServerCS, e.ServerPeakRSS = NotMeasured, NotMeasured, NotMeasured
+		e.ServerReadBytes, e.ServerWriteBytes = NotMeasured, NotMeasured
+		e.ServerReadCalls, e.ServerWriteCalls = NotMeasured, NotMeasured
 	} else {
 		e.ServerCPU = pick(!t.badServerCPU, float64(t.serverTicks-m.serverTicks)*ClockTick.Seconds())
 		io := t.serverIO.Sub(m.serverIO)
@@ -357,7 +355,7 @@ func (s *StepSampler) Efficiency() *store.Efficiency {
 	io := t.clientIO.Sub(m.clientIO)
 	e.ClientReadBytes, e.ClientWriteBytes = pickInt(!t.badClientIO, io.ReadBytes), pickInt(!t.badClientIO, io.WriteBytes)
 	e.ClientReadCalls, e.ClientWriteCalls = pickInt(!t.badClientIO, io.SysCR), pickInt(!t.badClientIO, io.SysCW)
-	e.DevReads, e.DevWrites, e.DevReadBytes, e.DevWriteBytes = store.NotReadable, store.NotReadable, store.NotReadable, store.NotReadable
+	e.DevReads, e.DevWrites, e.DevReadBytes, e.DevWriteBytes = NotReadable, NotReadable, NotReadable, NotReadable
 	if s.devOK && s.markDiskOK {
 		if now, ok := s.dev.read(); ok {
 			d := now.Sub(s.markDisk)
@@ -375,14 +373,14 @@ func (s *StepSampler) Efficiency() *store.Efficiency {
 
 func pick(ok bool, v float64) float64 {
 	if !ok {
-		return store.NotReadable
+		return NotReadable
 	}
 	return v
 }
 
 func pickInt(ok bool, v int64) int64 {
 	if !ok {
-		return store.NotReadable
+		return NotReadable
 	}
 	return v
 }

@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"benchlab/internal/store"
 )
 
 func TestParsePidStat(t *testing.T) {
@@ -303,7 +301,7 @@ func TestSamplerWithoutServer(t *testing.T) {
 	}
 	l := s.Sample()
 	e := s.Efficiency()
-	if e.ServerCPU != store.NotMeasured || e.ServerReadBytes != store.NotMeasured || l.ServerCPU != store.NotMeasured {
+	if e.ServerCPU != NotMeasured || e.ServerReadBytes != NotMeasured || l.ServerCPU != NotMeasured {
 		t.Errorf("server figures without a server: cpu %v io %v interval %v", e.ServerCPU, e.ServerReadBytes, l.ServerCPU)
 	}
 	if e.ClientCPU < 0.01 || l.ClientCPU < 0.01 || e.ClientCPU > 1 {
@@ -316,7 +314,7 @@ func TestSamplerWithoutServer(t *testing.T) {
 	if e.Device != "" && e.ClientWriteBytes < 1<<20 {
 		t.Errorf("client write bytes %d on %s: want the 1 MiB file", e.ClientWriteBytes, e.Device)
 	}
-	if (e.Device == "") != (e.DevReads == store.NotReadable) {
+	if (e.Device == "") != (e.DevReads == NotReadable) {
 		t.Errorf("device %q with reads %d: a device's counters are readable, a missing one's are not", e.Device, e.DevReads)
 	}
 	_ = x

@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"benchlab/internal/store"
 )
 
 func TestParseSchedstat(t *testing.T) {
@@ -79,8 +77,8 @@ func TestSchedFactsSeeCrowdedCPU(t *testing.T) {
 	outerEnd := time.Since(outer).Seconds()
 	innerSecs := innerEnd.Sub(inner).Seconds()
 	f := s.CounterFacts()
-	run, okR := f[store.SchedRunFact("server")]
-	wait, okW := f[store.SchedWaitFact("server")]
+	run, okR := f[SchedRunFact("server")]
+	wait, okW := f[SchedWaitFact("server")]
 	if !okR || !okW {
 		t.Fatalf("no server sched facts in %v", f)
 	}
@@ -96,7 +94,7 @@ func TestSchedFactsSeeCrowdedCPU(t *testing.T) {
 	if wait < run/3 {
 		t.Errorf("server waited %.2f s for %.2f s of running, want at least a third: two loops share one CPU", wait, run)
 	}
-	if _, ok := f[store.SchedRunFact("client")]; !ok {
+	if _, ok := f[SchedRunFact("client")]; !ok {
 		t.Errorf("no client sched facts in %v", f)
 	}
 }

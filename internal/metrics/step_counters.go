@@ -3,8 +3,6 @@ package metrics
 import (
 	"os"
 	"strings"
-
-	"benchlab/internal/store"
 )
 
 // stepCounters are a step's perf event counters: the server's threads and
@@ -66,7 +64,7 @@ func (s *StepSampler) treePIDs() []int {
 
 // schedFacts are the run-queue facts from Mark to now: per side, the
 // seconds its threads ran and waited runnable for a CPU
-// (store.SchedRunFact, store.SchedWaitFact). A side whose threads'
+// (SchedRunFact, SchedWaitFact). A side whose threads'
 // schedstat could not be read has none.
 func (s *StepSampler) schedFacts(out map[string]float64) {
 	c := &s.counters
@@ -78,8 +76,8 @@ func (s *StepSampler) schedFacts(out map[string]float64) {
 			return
 		}
 		t := now.since(mark)
-		out[store.SchedRunFact(side)] = float64(t.RunNs) / 1e9
-		out[store.SchedWaitFact(side)] = float64(t.WaitNs) / 1e9
+		out[SchedRunFact(side)] = float64(t.RunNs) / 1e9
+		out[SchedWaitFact(side)] = float64(t.WaitNs) / 1e9
 	}
 	if len(s.roots) > 0 {
 		add("server", c.schedServer, readSched(s.procDir, s.treePIDs()))
@@ -99,9 +97,9 @@ func (c *stepCounters) mark() {
 }
 
 // CounterFacts returns the perf event counts from Mark to now as facts
-// (store.CounterFact: perf_server_instructions, perf_client_page_faults,
+// (CounterFact: perf_server_instructions, perf_client_page_faults,
 // ...) and, for each event that could not be counted, a fact saying why
-// (store.CounterUnsupportedFact), with the threads' run-queue times
+// (CounterUnsupportedFact), with the threads' run-queue times
 // (schedFacts). Nil when the step never reached its measured part; no
 // perf facts when CountEvents was not called.
 func (s *StepSampler) CounterFacts() map[string]float64 {
@@ -119,17 +117,17 @@ func (s *StepSampler) CounterFacts() map[string]float64 {
 			return
 		}
 		for name, v := range ctr.Read().Sub(mark) {
-			out[store.CounterFact(side, name)] = v
+			out[CounterFact(side, name)] = v
 		}
 		for name, why := range ctr.Unsupported {
-			code := float64(store.CounterNotReadable)
+			code := float64(CounterNotReadable)
 			switch {
 			case why == "not supported":
-				code = store.CounterNotSupported
+				code = CounterNotSupported
 			case strings.HasPrefix(why, "not permitted"):
-				code = store.CounterNotPermitted
+				code = CounterNotPermitted
 			}
-			out[store.CounterUnsupportedFact(side, name)] = code
+			out[CounterUnsupportedFact(side, name)] = code
 		}
 	}
 	add("server", c.server, c.serverMark)

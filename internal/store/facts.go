@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"benchlab/internal/metrics"
 )
 
 // Fact names shared by the writer (the runner) and the readers (report,
@@ -89,37 +91,29 @@ func EngineStatName(fact string) (name string, ok bool) {
 }
 
 // Why a perf event could not be counted (the value of its
-// CounterUnsupportedFact).
+// CounterUnsupportedFact), as the instruments say it.
 const (
-	// CounterNotSupported: the machine or kernel has no such counter
-	// (virtual machines often expose no hardware counters).
-	CounterNotSupported = 1
-	// CounterNotPermitted: perf_event_paranoid forbids it to this user.
-	CounterNotPermitted = 2
-	// CounterNotReadable: another error of perf_event_open.
-	CounterNotReadable = 3
+	CounterNotSupported = metrics.CounterNotSupported
+	CounterNotPermitted = metrics.CounterNotPermitted
+	CounterNotReadable  = metrics.CounterNotReadable
 )
 
-// CounterFact names the count of a perf event (perf's name, such as
-// "cache-misses") over a step's measured part on one side ("server" or
-// "client"): perf_server_cache_misses.
-func CounterFact(side, event string) string {
-	return "perf_" + side + "_" + strings.ReplaceAll(event, "-", "_")
-}
+// CounterFact names the count of a perf event on one side over a step's
+// measured part (metrics.CounterFact).
+func CounterFact(side, event string) string { return metrics.CounterFact(side, event) }
 
-// SchedRunFact names the seconds a side's threads ("server" or "client")
-// ran on a CPU over a step's measured part, from the kernel's schedstat;
-// SchedWaitFact the seconds they waited runnable for a CPU (run-queue
-// delay: the machine's other work, or more runnable threads than CPUs).
-func SchedRunFact(side string) string { return "sched_" + side + "_run_s" }
+// SchedRunFact names the seconds a side's threads ran on a CPU over a step's
+// measured part (metrics.SchedRunFact).
+func SchedRunFact(side string) string { return metrics.SchedRunFact(side) }
 
-// SchedWaitFact: see SchedRunFact.
-func SchedWaitFact(side string) string { return "sched_" + side + "_wait_s" }
+// SchedWaitFact names the seconds a side's threads waited runnable for a
+// CPU (metrics.SchedWaitFact).
+func SchedWaitFact(side string) string { return metrics.SchedWaitFact(side) }
 
 // CounterUnsupportedFact names the fact that says why an event was not
-// counted on a side (CounterNotSupported, ...).
+// counted on a side (metrics.CounterUnsupportedFact).
 func CounterUnsupportedFact(side, event string) string {
-	return CounterFact(side, event) + "_unsupported"
+	return metrics.CounterUnsupportedFact(side, event)
 }
 
 // KindStat is one kind of operation's figures in a result: TPC-C's

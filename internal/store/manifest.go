@@ -2,8 +2,9 @@ package store
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
+
+	"benchlab/internal/metrics"
 )
 
 // Manifest is the JSON document kept with every run: enough to know exactly
@@ -96,63 +97,16 @@ type BuildInfo struct {
 	GoVersion string `json:"go"`
 }
 
-// Host holds the facts of the machine that do not change during a run.
-type Host struct {
-	Hostname   string `json:"hostname"`
-	CPUModel   string `json:"cpu_model"`
-	Cores      int    `json:"cores"`
-	CPUMHz     string `json:"cpu_mhz"`
-	Governor   string `json:"cpufreq_governor"`
-	Kernel     string `json:"kernel"`
-	MemTotalMB int64  `json:"mem_total_mb"`
-	// Affinity is the CPU list benchlab may run on (Cpus_allowed_list).
-	Affinity string `json:"cpu_affinity"`
-	// PerfCounters says whether perf can count hardware events here, for
-	// example "not supported: instructions, cycles" on a VM without a
-	// virtual PMU; a capability, never a measurement.
-	PerfCounters string `json:"perf_counters,omitempty"`
-}
+// Host holds the facts of the machine that do not change during a run
+// (metrics.Host), kept in every run's manifest.
+type Host = metrics.Host
 
-// ID names the host for the noise model: runs on one ID share their
-// history. It is the hostname, CPU model and core count, so a resized VM
-// or a new machine under an old name starts a new history.
-func (h Host) ID() string {
-	return fmt.Sprintf("%s/%s/%d cores", h.Hostname, h.CPUModel, h.Cores)
-}
+// Canary is what the fixed probes measured before (or after) a run
+// (metrics.CanaryReading).
+type Canary = metrics.CanaryReading
 
-// Canary is what the fixed probes measured before (or after) a run: a
-// CPU-bound loop and small fsync-bound writes in the work dir, each for
-// about 100 ms, and the memory canary, two dependent random walks of 50 ms
-// (metrics.MemoryCanary). Set against the host's other runs they tell a
-// slow machine from a slow database. Runs stored before the memory canary
-// existed have no memory figures (0).
-type Canary struct {
-	// CPULoopsPerSec is iterations of the fixed CPU loop per second.
-	CPULoopsPerSec float64 `json:"cpu_loops_per_s"`
-	// FsyncsPerSec is 4 KiB write+fsync pairs per second in the work dir
-	// (0 after a run, where it is not probed).
-	FsyncsPerSec float64 `json:"fsyncs_per_s"`
-	// CacheLoadsPerSec is dependent loads per second of a random walk over
-	// 512 KiB (a core's second-level cache).
-	CacheLoadsPerSec float64 `json:"cache_loads_per_s,omitempty"`
-	// MemLoadsPerSec is dependent loads per second of a random walk over
-	// 32 MiB (the shared last-level cache and memory, missing the TLB).
-	MemLoadsPerSec float64 `json:"mem_loads_per_s,omitempty"`
-	// Error says why a probe could not run (its figure is then 0).
-	Error string `json:"error,omitempty"`
-}
-
-// Machine is a snapshot of the machine's load, taken before and after a run.
-type Machine struct {
-	When      string  `json:"when"`
-	At        string  `json:"at"`
-	LoadAvg1  float64 `json:"loadavg_1m"`
-	MemFreeMB int64   `json:"mem_available_mb"`
-	// StealPct and BusyPct are shares of all CPU time since the previous
-	// snapshot (zero on the first).
-	StealPct float64 `json:"steal_pct"`
-	BusyPct  float64 `json:"busy_pct"`
-}
+// Machine is a snapshot of the machine's load (metrics.Machine).
+type Machine = metrics.Machine
 
 // ParseManifest decodes a run's manifest; a damaged one yields an empty value.
 func ParseManifest(s string) Manifest {

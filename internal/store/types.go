@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"benchlab/internal/metric"
+	"benchlab/internal/metrics"
 )
 
 // Run statuses.
@@ -111,108 +112,19 @@ type Profile struct {
 	Note    string
 }
 
-// Sentinels stored in an efficiency counter instead of a number. Values are
-// never guessed: a counter that could not be read says so.
+// Sentinels stored in an efficiency counter instead of a number: the
+// instruments' (metrics.NotReadable, metrics.NotMeasured).
 const (
-	// NotReadable marks a counter that exists but could not be read (for
-	// example /proc/<pid>/io of another user's process, or a data dir on a
-	// device missing from /proc/diskstats). Stored as -1.
-	NotReadable = -1
-	// NotMeasured marks a counter with nothing to measure, such as server
-	// CPU for an in-process engine (SQLite). Stored as NULL.
-	NotMeasured = -2
+	NotReadable = metrics.NotReadable
+	NotMeasured = metrics.NotMeasured
 )
 
-// Efficiency holds the totals of one measured step between its first sample
-// (end of warm-up) and its last (all workers done). Per-operation figures are
-// rates divided by the step's QPS, as docs/method.md 2.6 divides vmstat and iostat
-// averages: total / Seconds / QPS. Each counter is >= 0, NotReadable or
-// NotMeasured.
-type Efficiency struct {
-	// Seconds is the wall time between the first and the last sample.
-	Seconds float64
-	// ServerCPU and ClientCPU are user+sys CPU seconds of the server's
-	// process tree and of benchlab itself (which, for an in-process engine,
-	// includes the engine). Server CPU comes from /proc/<pid>/stat in clock
-	// ticks of 10 ms.
-	ServerCPU, ClientCPU float64
-	// Server* come from /proc/<pid>/io summed over the server tree: bytes the
-	// processes caused to be read from or written to storage, and read/write
-	// system calls on any file descriptor (sockets included).
-	ServerReadBytes, ServerWriteBytes, ServerReadCalls, ServerWriteCalls int64
-	// Client* are the same for benchlab (/proc/self/io). For an in-process
-	// engine they are the engine's IO.
-	ClientReadBytes, ClientWriteBytes, ClientReadCalls, ClientWriteCalls int64
-	// Device is the block device holding the data dir ("vda"); empty when it
-	// could not be found, and then the Dev* counters are NotReadable.
-	Device string
-	// Dev* are reads and writes completed and bytes moved on Device, from
-	// /proc/diskstats. They count every process using the device.
-	DevReads, DevWrites, DevReadBytes, DevWriteBytes int64
-	// ServerCS and ClientCS are voluntary plus involuntary context switches.
-	ServerCS, ClientCS int64
-	// ServerPeakRSS and ClientPeakRSS are the largest resident sizes seen in
-	// any sample, in bytes.
-	ServerPeakRSS, ClientPeakRSS int64
-	// MachineCPU, MachineBusy and MachineSteal are CPU seconds of all cores
-	// from /proc/stat over the step: all time, busy time (not idle, not
-	// iowait) and time stolen by the hypervisor.
-	MachineCPU, MachineBusy, MachineSteal float64
-}
+// Efficiency is a measured step's resource use as the instruments
+// sampled it (metrics.Efficiency), stored with its result.
+type Efficiency = metrics.Efficiency
 
-// StealPct is the share of all CPU time stolen by the hypervisor during the
-// step; NotReadable when /proc/stat was not readable.
-func (e *Efficiency) StealPct() float64 {
-	if e.MachineCPU <= 0 || e.MachineSteal < 0 {
-		return NotReadable
-	}
-	return 100 * e.MachineSteal / e.MachineCPU
-}
-
-// ForeignCPU is the busy CPU seconds of processes that are neither the
-// server nor benchlab: machine busy time minus server and client CPU,
-// floored at 0 (the three come from counters of different resolution).
-func (e *Efficiency) ForeignCPU() float64 {
-	if e.MachineBusy < 0 || e.ClientCPU < 0 || e.ServerCPU == NotReadable {
-		return NotReadable
-	}
-	return max(0, e.MachineBusy-e.ClientCPU-max(e.ServerCPU, 0))
-}
-
-// ForeignPct is ForeignCPU as a share of all CPU time of the machine.
-func (e *Efficiency) ForeignPct() float64 {
-	f := e.ForeignCPU()
-	if f < 0 || e.MachineCPU <= 0 {
-		return NotReadable
-	}
-	return 100 * f / e.MachineCPU
-}
-
-// PerOp divides a step total by the number of operations the step did in
-// the sampled window: total / Seconds / qps. Sentinels pass through.
-func (e *Efficiency) PerOp(total, qps float64) float64 {
-	if total < 0 {
-		return total
-	}
-	if e.Seconds <= 0 || qps <= 0 {
-		return NotReadable
-	}
-	return total / e.Seconds / qps
-}
-
-// IntervalLoad is the CPU use of one second, so that a disturbed second
-// is visible. Each figure is >= 0, NotReadable or NotMeasured.
-type IntervalLoad struct {
-	// ServerCPU and ClientCPU are CPU seconds used in the interval.
-	ServerCPU, ClientCPU float64
-	// StealPct and ForeignPct are shares of all CPU time of the machine.
-	StealPct, ForeignPct float64
-	// CPUSpeed is the mean rate of the CPU speed probes that ended in the
-	// second (metrics.SpeedProbe: rounds per CPU microsecond, comparable
-	// with the step's fact cpu_speed); 0 when none did (probes off, the
-	// warm-up, a second between two probes).
-	CPUSpeed float64
-}
+// IntervalLoad is one second's CPU use (metrics.IntervalLoad).
+type IntervalLoad = metrics.IntervalLoad
 
 // Interval is one second of a measured step. Sec counts from the end of the
 // warm-up, so warm-up seconds are negative.
@@ -257,7 +169,6 @@ func rate(n int64, secs float64) float64 {
 	return float64(n) / secs
 }
 
-// Latency holds the latency figures stored for every step.
-type Latency struct {
-	Mean, P50, P95, P99, P999, Max time.Duration
-}
+// Latency holds the latency figures stored for every step
+// (metrics.Latency).
+type Latency = metrics.Latency
