@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"benchlab/internal/importer"
+	"benchlab/internal/metric"
 	"benchlab/internal/noise"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
@@ -334,6 +335,7 @@ func storeImport(env Env, f *importFlags, tool, engine, base string, targets []i
 		for i := range r.out.Results {
 			res := r.out.Results[i]
 			res.RunID, res.Seq, res.Started = run.ID, i, when
+			metric.Stamp(&res)
 			if err := st.SaveResult(ctx, &res); err != nil {
 				return err
 			}

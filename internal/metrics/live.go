@@ -1,6 +1,8 @@
 // Package metrics holds the measuring instruments: lock-free per-worker
-// counters for the live 1-second series, HDR latency histograms, and facts
-// about the host.
+// counters for the live 1-second series, HDR latency histograms, /proc and
+// perf sampling, and facts about the host. The records they produce
+// (records.go: latency, efficiency, host, canaries) are defined here and
+// kept by the store as they are; the instruments import nothing above them.
 package metrics
 
 import (

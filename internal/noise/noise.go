@@ -279,6 +279,9 @@ func Backfill(ctx context.Context, st *store.Store) error {
 		if err != nil {
 			return fmt.Errorf("learn noise of experiments %d-%d: %w", ids[0], ids[n-1], err)
 		}
+		for _, rs := range b.Results {
+			metric.Fill(rs)
+		}
 		learned := map[int64][]store.NoiseEntry{}
 		for _, exp := range b.Experiments {
 			learned[exp.ID] = Entries(exp, b.Runs[exp.ID], b.Results)
@@ -432,6 +435,7 @@ func LearnStored(ctx context.Context, st *store.Store, id int64) error {
 		if results[r.ID], err = st.Results(ctx, r.ID, false); err != nil {
 			return err
 		}
+		metric.Fill(results[r.ID])
 	}
 	return Learn(ctx, st, exp, runs, results)
 }

@@ -84,6 +84,7 @@ func Load(ctx context.Context, st Reader, experimentID int64, withIntervals bool
 		if d.Results[r.ID], err = st.Results(ctx, r.ID, withIntervals); err != nil {
 			return nil, fmt.Errorf("load results of run %d: %w", r.ID, err)
 		}
+		metric.Fill(d.Results[r.ID])
 	}
 	if d.Noise, err = noise.Load(ctx, st, exp, runs, d.Results); err != nil {
 		return nil, fmt.Errorf("load noise history of experiment %d: %w", exp.ID, err)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"benchlab/internal/metric"
 	"benchlab/internal/store"
 )
 
@@ -21,6 +22,9 @@ func TestKindTable(t *testing.T) {
 				Facts: map[string]float64{"new_order_ops": 90, "new_order_p99_ms": 8, "payment_ops": 110,
 					"payment_p99_ms": 2, "client_gomaxprocs": 2, "client_ops_per_call": 1}},
 		}},
+	}
+	for _, rs := range d.Results {
+		metric.Fill(rs) // as the runner stamps what it stores
 	}
 	r := Build(d)
 	var kt *Table

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"benchlab/internal/metric"
 	"benchlab/internal/noise"
 	"benchlab/internal/report"
 	"benchlab/internal/spec"
@@ -45,6 +46,9 @@ func noteData(suite string) *report.Data {
 			res.Facts[store.FactCPUSpeed] = 70
 		}
 		d.Results[run.ID] = []store.Result{res}
+	}
+	for _, rs := range d.Results {
+		metric.Fill(rs) // as the runner stamps what it stores
 	}
 	d.Noise = &noise.Model{Host: "h1/cpu/2 cores", Canaries: noise.Baseline("h1/cpu/2 cores", d.Runs)}
 	return d

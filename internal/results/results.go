@@ -124,6 +124,7 @@ func Load(ctx context.Context, st *store.Store, sel Selector) (*Set, error) {
 			if err != nil {
 				return nil, fmt.Errorf("read results of run %d: %w", r.ID, err)
 			}
+			metric.Fill(rs)
 			run := &Run{Run: r, Manifest: m}
 			for _, res := range rs {
 				if res.Warm || res.Action || res.Status != store.StatusOK || res.Role.Secondary {

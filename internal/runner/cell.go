@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/metric"
 	"benchlab/internal/metrics"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
@@ -306,6 +307,7 @@ func (r *cellRun) step(ctx context.Context, st workload.Step) bool {
 // store error ends the cell (false).
 func (r *cellRun) save(res *store.Result) bool {
 	res.RunID, res.Seq = r.c.RunID, r.seq
+	metric.Stamp(res)
 	if err := r.sink.SaveResult(r.saveCtx, res); err != nil {
 		r.end(Outcome{Status: store.StatusFailed, Err: err})
 		return false

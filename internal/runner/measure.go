@@ -20,6 +20,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/metric"
 	"benchlab/internal/metrics"
 	"benchlab/internal/profile"
 	"benchlab/internal/store"
@@ -186,6 +187,9 @@ func (rr *roleRun) soFar(snap *hdr.Histogram, seconds float64) SoFar {
 // returned error is then ctx's.
 func MeasureRoles(ctx context.Context, db engine.DB, st workload.Step, threads int, seed uint64, opt Options) ([]*store.Result, error) {
 	rs, errs := measureParts(ctx, []stepPart{{db: db, seed: seed, stream: opt.Stream, live: opt.Live}}, st, threads, 0, opt)
+	for _, r := range rs[0] {
+		metric.Stamp(r) // complete: its headline is its metric's value
+	}
 	return rs[0], errs[0]
 }
 

@@ -123,4 +123,7 @@ func TestEfficiencyMigration(t *testing.T) {
 	if rs[0].Eff != nil || rs[0].DBBytes != 0 || len(rs[0].Intervals) != 1 || rs[0].Intervals[0].Load != nil {
 		t.Errorf("old result came back with efficiency: %+v", rs[0])
 	}
+	if rs[0].Unit != "" || rs[0].Throughput() != 5 {
+		t.Errorf("old result came back with a headline %v %q; want none (metric.Fill computes it)", rs[0].Headline, rs[0].Unit)
+	}
 }

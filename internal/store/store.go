@@ -126,6 +126,11 @@ var schema = []string{
 	// Journal entries stored by a replay (journal.go), so none is stored
 	// twice.
 	`CREATE TABLE pending_applied (key TEXT PRIMARY KEY, at TEXT NOT NULL)`,
+	// Each result's headline as its producer computed it (headline.go),
+	// so that reading it needs no suite's metric; NULL in older rows.
+	`ALTER TABLE results ADD COLUMN headline REAL`,
+	`ALTER TABLE results ADD COLUMN unit TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE results ADD COLUMN direction INTEGER NOT NULL DEFAULT 0`,
 }
 
 // Open opens or creates the results database at path (a SQLite file, or a
@@ -289,6 +294,9 @@ func writeResult(ctx context.Context, b bound, r *Result) error {
 		return err
 	}
 	if err := saveRole(ctx, b, r); err != nil {
+		return err
+	}
+	if err := saveHeadline(ctx, b, r); err != nil {
 		return err
 	}
 	if err := saveProfile(ctx, b, r); err != nil {
@@ -538,9 +546,9 @@ const headColumns = `id, run_id, seq, test, family, grp, threads, warm, action, 
 // histogram is most of a row's bytes (2.7 kB of a sysbench step's), and
 // the columns after it cost reading past it.
 func (s *Store) results(ctx context.Context, full bool, where string, args ...any) ([]Result, error) {
-	cols := headColumns + `, ` + roleColumns
+	cols := headColumns + `, ` + roleColumns + `, ` + headlineColumns
 	if full {
-		cols = headColumns + `, histogram, error_samples, ` + roleColumns + `, facts, ` + effColumns
+		cols = headColumns + `, histogram, error_samples, ` + roleColumns + `, ` + headlineColumns + `, facts, ` + effColumns
 	}
 	rows, err := s.q().QueryContext(ctx, `SELECT `+cols+` FROM results WHERE `+where+
 		` ORDER BY run_id, seq, threads`, args...)
@@ -561,7 +569,8 @@ func (s *Store) results(ctx context.Context, full bool, where string, args ...an
 		if full {
 			dest = append(dest, &r.Histogram, &samples)
 		}
-		dest = append(dest, role.dest(&r)...)
+		var head headlineRow
+		dest = append(append(dest, role.dest(&r)...), head.dest(&r)...)
 		if full {
 			dest = append(append(dest, &facts), eff.dest()...)
 		}
@@ -572,6 +581,7 @@ func (s *Store) results(ctx context.Context, full bool, where string, args ...an
 		r.Latency.Mean, r.Latency.P50, r.Latency.P95 = time.Duration(mean), time.Duration(p50), time.Duration(p95)
 		r.Latency.P99, r.Latency.P999, r.Latency.Max = time.Duration(p99), time.Duration(p999), time.Duration(mx)
 		role.apply(&r)
+		head.apply(&r)
 		if full {
 			_ = json.Unmarshal([]byte(samples), &r.ErrorSamples)
 			if facts != "" {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"benchlab/internal/metric"
+	"benchlab/internal/analysis"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -83,20 +83,56 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestThroughput(t *testing.T) {
+	// A result without a headline reads as statements per second.
 	r := Result{Metric: "qps", Statements: 500, Seconds: 2}
 	if r.Throughput() != 250 {
 		t.Errorf("qps = %v", r.Throughput())
 	}
-	// A metric a suite declares computes its results' throughput by name.
-	metric.Register(metric.Metric{Name: "store_test_rows_per_min", Value: func(c metric.Counts) float64 {
-		return 60 * metric.PerSecond(c.Rows, c.Seconds)
-	}})
-	if got := (Result{Metric: "store_test_rows_per_min", Rows: 30, Seconds: 2}).Throughput(); got != 900 {
-		t.Errorf("registered metric: %v, want 900", got)
+	// A result that carries its headline reads as it was stamped, whatever
+	// its counts and whichever metrics this binary knows.
+	r = Result{Metric: "rows_per_min", Rows: 30, Statements: 10, Seconds: 2, Headline: 900, Unit: "rows/min",
+		Direction: analysis.LowerIsBetter}
+	if got := r.Throughput(); got != 900 {
+		t.Errorf("stamped result: %v, want 900", got)
 	}
-	// A metric no linked suite declares falls back to statements per second.
-	if got := (Result{Metric: "unknown", Statements: 10, Rows: 99, Seconds: 2}).Throughput(); got != 5 {
-		t.Errorf("unknown metric: %v, want 5", got)
+}
+
+// TestHeadlineRoundTrip: a result's headline, unit and direction are
+// stored and read back; an unstamped result reads back without a unit
+// (NULL headline), as rows stored before headlines existed do.
+func TestHeadlineRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e := &Experiment{Name: "x", Base: "a", Targets: []string{"a"}}
+	if err := s.CreateExperiment(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	run := &Run{ExperimentID: e.ID, Target: "a", Engine: "sqlite", Repeat: 1, Status: StatusOK}
+	if err := s.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	stamped := Result{RunID: run.ID, Seq: 1, Test: "t", Metric: "connect_ms", Status: StatusOK, Seconds: 2,
+		Statements: 10, Headline: 1.25, Unit: "ms", Direction: analysis.LowerIsBetter}
+	bare := Result{RunID: run.ID, Seq: 2, Test: "u", Metric: "krps", Status: StatusOK, Seconds: 2, Statements: 10}
+	for _, r := range []*Result{&stamped, &bare} {
+		if err := s.SaveResult(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs, err := s.Results(ctx, run.ID, false)
+	if err != nil || len(rs) != 2 {
+		t.Fatalf("results %+v, %v", rs, err)
+	}
+	if g := rs[0]; g.Headline != 1.25 || g.Unit != "ms" || g.Direction != analysis.LowerIsBetter || g.Throughput() != 1.25 {
+		t.Errorf("stamped result read back as %v %q %v (throughput %v); want 1.25 ms, lower is better",
+			g.Headline, g.Unit, g.Direction, g.Throughput())
+	}
+	if g := rs[1]; g.Unit != "" || g.Headline != 0 || g.Throughput() != 5 {
+		t.Errorf("unstamped result read back as %v %q; want no headline, throughput 5 statements/s", g.Headline, g.Unit)
 	}
 }
 

@@ -3,7 +3,7 @@ package store
 import (
 	"time"
 
-	"benchlab/internal/metric"
+	"benchlab/internal/analysis"
 	"benchlab/internal/metrics"
 )
 
@@ -65,7 +65,16 @@ type Result struct {
 	// Metric names the step's headline metric as the suite that produced
 	// it registered it (metric.Register): "qps", sysbench's "krps", the
 	// Insert Benchmark's "ips", TPC-C's "tpmc", ...
-	Metric    string
+	Metric string
+	// Headline is the step's number in its metric, Unit the metric's unit
+	// and Direction whether more is better, as the producer computed them
+	// when it stored the result (metric.Stamp): a stored result reads the
+	// same whichever suites the reading benchlab links. Unit is "" for a
+	// result stored before results kept their headline, until
+	// metric.Fill computes it from the metric registry.
+	Headline  float64
+	Unit      string
+	Direction analysis.Direction
 	RowsPerOp int64
 	Status    string
 	Started   time.Time
@@ -154,12 +163,14 @@ func (r Result) ErrorRate() float64 {
 	return 0
 }
 
-// Throughput is the step's headline number in its own metric, as the
-// suite that produced it declared the metric (metric.Register); QPS for a
-// metric no linked suite declares.
+// Throughput is the step's headline number in its own metric (Headline);
+// statements per second for a result that carries no headline (stored
+// before results kept one, and not filled by metric.Fill).
 func (r Result) Throughput() float64 {
-	return metric.Of(r.Metric).Value(metric.Counts{Seconds: r.Seconds, Events: r.Events, Statements: r.Statements,
-		Rows: r.Rows, RowsPerOp: r.RowsPerOp, Mean: r.Latency.Mean, Facts: r.Facts})
+	if r.Unit == "" {
+		return r.QPS()
+	}
+	return r.Headline
 }
 
 func rate(n int64, secs float64) float64 {
