@@ -26,7 +26,7 @@ var Layers = []Layer{
 	{"meaning of results", []string{"metric"}},
 	{"noise model", []string{"noise"}},
 	{"engine contract", []string{"engine"}},
-	{"servers", []string{"server", "engine/blockconn"}},
+	{"engine support", []string{"server", "engine/blockconn"}},
 	{"engines", []string{"engine/*"}},
 	{"suite contract", []string{"workload"}},
 	{"experiment file", []string{"spec"}},
