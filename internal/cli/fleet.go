@@ -252,6 +252,9 @@ func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool
 		if err := s.Validate(); err != nil {
 			return fleet.Failed(err)
 		}
+		if j.Died != nil {
+			markDied(env, st, j)
+		}
 		opt := runner.ExperimentOptions{
 			WaitQuiet:    time.Duration(j.Args.WaitQuietSeconds * float64(time.Second)),
 			FlushEvery:   time.Duration(j.Args.FlushEverySeconds * float64(time.Second)),
@@ -382,6 +385,13 @@ func runJobs(env Env, storeFlag string, limit int) error {
 	if err != nil {
 		return err
 	}
+	workers, err := q.Workers(ctx)
+	if err != nil {
+		return err
+	}
+	if err := printWorkers(env, workers); err != nil {
+		return err
+	}
 	if len(jobs) == 0 {
 		fmt.Fprintln(env.Stdout, "no jobs queued")
 		return nil
@@ -404,6 +414,8 @@ func runJobs(env Env, storeFlag string, limit int) error {
 		switch {
 		case j.Output.Outcome == fleet.OutcomeInterrupted:
 			note = fmt.Sprintf("interrupted on %s (worker stopped); queued again", j.Output.Host)
+		case j.State != "running" && j.Output.Outcome == fleet.OutcomeRunning:
+			note = fmt.Sprintf("worker %s stopped heartbeating; taken again", j.Output.Worker)
 		case j.Output.Error != "":
 			note = j.Output.Error
 		case len(j.Errors) > 0:
@@ -426,6 +438,36 @@ func runJobs(env Env, storeFlag string, limit int) error {
 			p(firstLine(note)))
 	}
 	return tw.Flush()
+}
+
+// printWorkers lists the workers heard from in the last day and their last
+// heartbeat, before the jobs.
+func printWorkers(env Env, ws []fleet.WorkerState) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKER\tHOST\tSTATE\tLAST HEARTBEAT\tJOB\tSTARTED")
+	for _, w := range ws {
+		state := "alive"
+		switch {
+		case w.Stopped:
+			state = "stopped"
+		case !w.Alive:
+			state = fmt.Sprintf("silent (over %s: its job is taken again)", fleet.HeartbeatBound)
+		}
+		job := "-"
+		if w.Job != 0 {
+			job = fmt.Sprint(w.Job)
+		}
+		p := report.Printable
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s ago\t%s\t%s\n", p(w.ID), p(w.Host), state, w.Since.Round(time.Second), job, clock(w.Started))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Stdout)
+	return nil
 }
 
 func newCancelCmd(env Env) *cobra.Command {
@@ -519,4 +561,32 @@ func firstLine(s string) string {
 		s = s[:77] + "..."
 	}
 	return s
+}
+
+// markDied marks the runs that the job's previous attempt left running
+// when its worker died as interrupted, saying so; what they measured
+// stays. A failure to mark them is said and does not stop the new attempt.
+func markDied(env Env, st *store.Store, j *fleet.Started) {
+	if j.Died.Experiment == 0 {
+		return
+	}
+	ctx := context.Background()
+	runs, err := st.Runs(ctx, j.Died.Experiment)
+	if err == nil {
+		for _, r := range runs {
+			if r.Status != store.StatusRunning {
+				continue
+			}
+			r.Status, r.Ended = store.StatusInterrupted, time.Now()
+			r.Error = fmt.Sprintf("worker %s stopped heartbeating during job %d's attempt %d; the job was taken again by %s",
+				j.Died.Worker, j.ID, j.Died.Attempt, j.Worker)
+			if err = st.FinishRun(ctx, &r); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "benchlab worker: job %d: marking the runs of experiment %d that worker %s left: %v\n",
+			j.ID, j.Died.Experiment, j.Died.Worker, err)
+	}
 }

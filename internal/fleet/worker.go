@@ -61,6 +61,24 @@ type Started struct {
 	// as the experiment is stored, so `benchlab jobs` shows it while it
 	// runs.
 	Experiment func(id int64)
+	// Died, when not nil, is the attempt before this one, whose worker
+	// stopped heartbeating: its experiment keeps what it measured, and Run
+	// marks the runs it left running.
+	Died *Died
+}
+
+// Died is an attempt whose worker died while it ran.
+type Died struct {
+	Worker     string
+	Experiment int64
+	Attempt    int
+}
+
+func (d *Died) kept() string {
+	if d.Experiment == 0 {
+		return "it had stored no experiment"
+	}
+	return fmt.Sprintf("its experiment %d keeps what it measured", d.Experiment)
 }
 
 // Summary is what a worker did.
@@ -82,15 +100,36 @@ type worker struct {
 	// busy: an experiment runs; closed: take no more jobs (stopping, or
 	// MaxJobs reached); stopping: the worker was told to stop.
 	busy, closed, stopping bool
-	sum                    Summary
+	// job is the job running (0: none), for the heartbeat.
+	job int64
+	sum Summary
 	// full is closed when MaxJobs jobs are done.
 	full chan struct{}
 }
 
 // Timeout is the job's own timeout (Args.Timeout), which River's rescuer
-// also reads: a job still marked running past it, whose worker is gone,
-// is taken again.
-func (w *worker) Timeout(job *river.Job[Args]) time.Duration { return job.Args.Timeout() }
+// also reads: a job still marked running past it is taken again. For a job
+// another worker runs and that worker has not heartbeat within
+// HeartbeatBound, it is a nanosecond: the rescuer takes the job again at
+// once. A failed look at the heartbeats leaves the job alone.
+func (w *worker) Timeout(job *river.Job[Args]) time.Duration {
+	full := job.Args.Timeout()
+	n := len(job.AttemptedBy)
+	if n == 0 || job.AttemptedBy[n-1] == w.opt.ID {
+		return full
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), HeartbeatBound/2)
+	defer cancel()
+	ok, known, err := alive(ctx, w.q.pool, job.AttemptedBy[n-1])
+	if err != nil {
+		fmt.Fprintf(w.opt.Log, "benchlab worker: job %d: %v\n", job.ID, err)
+		return full
+	}
+	if known && !ok {
+		return time.Nanosecond
+	}
+	return full
+}
 
 // take claims the machine for a job; false and how long to snooze the job
 // when it cannot.
@@ -107,6 +146,13 @@ func (w *worker) take() (bool, time.Duration) {
 	return true, 0
 }
 
+// running records the job the worker runs (0: none) for its heartbeat.
+func (w *worker) running(id int64) {
+	w.mu.Lock()
+	w.job = id
+	w.mu.Unlock()
+}
+
 // Work runs one job through Options.Run and records its outcome on it.
 func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	ok, snooze := w.take()
@@ -117,7 +163,14 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if o := job.Output(); len(o) > 0 {
 		_ = json.Unmarshal(o, &prev)
 	}
+	w.running(job.ID)
 	out := Output{Host: w.opt.Host, Worker: w.opt.ID, Outcome: OutcomeRunning, Earlier: prev.Earlier}
+	// An attempt that never recorded its end: its worker died (killed, or
+	// its machine lost) and the job was taken again.
+	var died *Died
+	if prev.Outcome == OutcomeRunning && prev.Worker != "" && prev.Worker != w.opt.ID {
+		died = &Died{Worker: prev.Worker, Experiment: prev.Experiment, Attempt: job.Attempt - 1}
+	}
 	if prev.Experiment != 0 && !slices.Contains(out.Earlier, prev.Experiment) {
 		out.Earlier = append(out.Earlier, prev.Experiment)
 	}
@@ -130,12 +183,16 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	update()
 	fmt.Fprintf(w.opt.Out, "benchlab worker: job %d (%s, for %s, attempt %d of %d) taken by %s\n",
 		job.ID, job.Args.Name, job.Args.Placement, job.Attempt, job.MaxAttempts, w.opt.ID)
+	if died != nil {
+		fmt.Fprintf(w.opt.Out, "benchlab worker: job %d: worker %s stopped heartbeating during attempt %d; %s\n",
+			job.ID, died.Worker, died.Attempt, died.kept())
+	}
 	err := w.opt.Run(ctx, &Started{ID: job.ID, Args: job.Args, Attempt: job.Attempt, Worker: w.opt.ID, Host: w.opt.Host,
-		Experiment: func(id int64) { out.Experiment = id; update() }})
+		Died: died, Experiment: func(id int64) { out.Experiment = id; update() }})
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.busy = false
+	w.busy, w.job = false, 0
 	exp := "no experiment"
 	if out.Experiment != 0 {
 		exp = fmt.Sprintf("experiment %d", out.Experiment)
@@ -203,8 +260,8 @@ func (q *Queue) Work(ctx context.Context, opt Options) (Summary, error) {
 		Workers: workers,
 		Schema:  Schema,
 		// Each job has its own timeout (worker.Timeout); the rescuer looks
-		// at jobs running for a minute or more and takes again those past
-		// their own timeout.
+		// at jobs running for RescueAfter or more and takes again those
+		// past their own timeout or whose worker stopped heartbeating.
 		JobTimeout:                  -1,
 		RescueStuckJobsAfter:        RescueAfter,
 		MaxAttempts:                 MaxAttempts,
@@ -216,6 +273,24 @@ func (q *Queue) Work(ctx context.Context, opt Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, fmt.Errorf("worker: %w", err)
 	}
+	// The first heartbeat before any job is taken; then one every
+	// HeartbeatEvery until the worker stops.
+	if err := beat(ctx, q.pool, opt.ID, opt.Host, 0); err != nil {
+		return Summary{}, fmt.Errorf("worker: %w", err)
+	}
+	beatCtx, stopBeats := context.WithCancel(context.WithoutCancel(ctx))
+	beats := make(chan struct{})
+	go func() {
+		defer close(beats)
+		w.heartbeat(beatCtx, func(err error) { fmt.Fprintf(opt.Log, "benchlab worker: %v\n", err) })
+	}()
+	defer func() {
+		stopBeats()
+		<-beats
+		if err := stopped(context.Background(), q.pool, opt.ID); err != nil {
+			fmt.Fprintf(opt.Log, "benchlab worker: record its stop: %v\n", err)
+		}
+	}()
 	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
 		return Summary{}, fmt.Errorf("worker: start: %w", err)
 	}
