@@ -90,6 +90,20 @@ type Args struct {
 	SkipSpaceCheck    bool    `json:"skip_space_check,omitempty"`
 	// QueuedBy is the host name of the machine that queued it.
 	QueuedBy string `json:"queued_by,omitempty"`
+	// Part, when set, makes the job one part of an experiment split over
+	// the lab's machines (queue --split).
+	Part *Part `json:"part,omitempty"`
+}
+
+// Part is one job of an experiment split by repeat: it runs every target of
+// its repeat, side by side on one machine as an interleaved experiment
+// does, into the experiment queue stored for all the parts. The parts of
+// one experiment run on machines of one class (Options.Class): the first
+// part to start sets it.
+type Part struct {
+	Experiment int64 `json:"experiment"`
+	Repeat     int   `json:"repeat"`
+	Of         int   `json:"of"`
 }
 
 // Kind implements river.JobArgs.
@@ -262,8 +276,10 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("queue migrations: %w", err)
 	}
-	if _, err := conn.Exec(ctx, createWorkers); err != nil {
-		return fmt.Errorf("create %s: %w", workersTable, err)
+	for _, t := range []string{createWorkers, createClasses} {
+		if _, err := conn.Exec(ctx, t); err != nil {
+			return fmt.Errorf("queue tables: %w", err)
+		}
 	}
 	return nil
 }
@@ -319,6 +335,28 @@ func (h *lineHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 // WithGroup keeps the group's attributes flat: the lines are for people.
 func (h *lineHandler) WithGroup(string) slog.Handler { return h }
+
+// InsertParts queues the parts of a split experiment at once (all or
+// none) and returns their IDs.
+func (q *Queue) InsertParts(ctx context.Context, parts []Args, priority bool) ([]int64, error) {
+	prio := PriorityNormal
+	if priority {
+		prio = PriorityHigh
+	}
+	params := make([]river.InsertManyParams, len(parts))
+	for i, a := range parts {
+		params[i] = river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{Queue: a.Placement.Queue(), Priority: prio, MaxAttempts: MaxAttempts}}
+	}
+	res, err := q.client.InsertMany(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("queue in %s: insert: %w", q.shown, err)
+	}
+	ids := make([]int64, len(res))
+	for i, r := range res {
+		ids[i] = r.Job.ID
+	}
+	return ids, nil
+}
 
 // Insert queues a job and returns its ID.
 func (q *Queue) Insert(ctx context.Context, a Args, priority bool) (int64, error) {

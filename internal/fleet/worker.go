@@ -33,6 +33,9 @@ type Options struct {
 	// Kinds are the kinds of machine this one is: it takes the jobs queued
 	// for them (KindQueue), besides those for any machine and for Host.
 	Kinds []string
+	// Class describes the machine (CPU model, cores, memory, kernel): the
+	// parts of a split experiment run on machines of one class.
+	Class string
 	// MaxJobs, when positive, stops the worker after that many jobs.
 	MaxJobs int
 	// Once stops the worker when no job is left that it could take.
@@ -158,6 +161,20 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	ok, snooze := w.take()
 	if !ok {
 		return river.JobSnooze(snooze)
+	}
+	if p := job.Args.Part; p != nil {
+		class, by, err := w.q.claimClass(ctx, p.Experiment, w.opt.Class, w.opt.Host)
+		if err == nil && class != w.opt.Class {
+			err = fmt.Errorf("part %d of %d of experiment %d runs on machines like %s (%s); this one is %s",
+				p.Repeat, p.Of, p.Experiment, by, class, w.opt.Class)
+		}
+		if err != nil {
+			w.mu.Lock()
+			w.busy = false
+			w.mu.Unlock()
+			fmt.Fprintf(w.opt.Out, "benchlab worker: job %d left for another machine: %v\n", job.ID, err)
+			return river.JobSnooze(busySnooze)
+		}
 	}
 	var prev Output
 	if o := job.Output(); len(o) > 0 {
@@ -333,7 +350,7 @@ func (q *Queue) Work(ctx context.Context, opt Options) (Summary, error) {
 			if busy {
 				continue
 			}
-			n, err := q.pending(ctx, names, opt.ID)
+			n, err := q.pending(ctx, names, opt.ID, opt.Class)
 			if err != nil {
 				fmt.Fprintf(opt.Log, "benchlab worker: %v\n", err)
 				continue
@@ -365,14 +382,17 @@ func kindsLine(kinds []string) string {
 
 // pending counts the jobs of the queues that a worker could still take:
 // available ones, those due within a few seconds (snoozed while a machine
-// was busy, or waiting for a retry), and those it has just taken.
-func (q *Queue) pending(ctx context.Context, queues []string, worker string) (int, error) {
+// was busy, or waiting for a retry), and those it has just taken; parts of
+// split experiments pinned to another class of machine do not count.
+func (q *Queue) pending(ctx context.Context, queues []string, worker, class string) (int, error) {
 	var n int
 	err := q.pool.QueryRow(ctx, `SELECT count(*) FROM `+Schema+`.river_job
-		WHERE kind = $1 AND queue = ANY($2) AND (state = 'available'
-			OR (state IN ('scheduled', 'retryable') AND scheduled_at <= now() + $3 * interval '1 second')
+		WHERE kind = $1 AND queue = ANY($2) AND ((state = 'available'
+			OR (state IN ('scheduled', 'retryable') AND scheduled_at <= now() + $3 * interval '1 second'))
+			AND NOT EXISTS (SELECT 1 FROM `+classesTable+` c
+				WHERE c.experiment = (args->'part'->>'experiment')::bigint AND c.class <> $5)
 			OR (state = 'running' AND attempted_by[cardinality(attempted_by)] = $4))`,
-		Kind, queues, (busySnooze + 5*time.Second).Seconds(), worker).Scan(&n)
+		Kind, queues, (busySnooze + 5*time.Second).Seconds(), worker, class).Scan(&n)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return 0, fmt.Errorf("jobs left: %w", err)
 	}
