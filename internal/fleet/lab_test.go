@@ -45,7 +45,7 @@ func childCmd(env []string, args ...string) *exec.Cmd {
 }
 
 // run runs benchlab in-process and returns its exit code and outputs.
-func run(t *testing.T, args ...string) (int, string, string) {
+func run(t testing.TB, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := cli.Main(cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, args)
@@ -95,7 +95,7 @@ statements = ["SELECT no_such_column FROM t"]
 
 // labStore starts a real PostgreSQL server for the test and returns the
 // URL of a results store on it.
-func labStore(t *testing.T) string {
+func labStore(t testing.TB) string {
 	t.Helper()
 	logs := filepath.Join(t.TempDir(), "logs")
 	db := enginetest.Open(t, engine.Target{Name: "lab", Engine: "postgres",
@@ -156,7 +156,7 @@ func jobExperiments(t *testing.T, dsn string) (map[int64][]int64, map[int64]stor
 }
 
 // listJobs reads the queue's jobs by ID.
-func listJobs(t *testing.T, dsn string) map[int64]fleet.Job {
+func listJobs(t testing.TB, dsn string) map[int64]fleet.Job {
 	t.Helper()
 	q, err := fleet.Open(context.Background(), dsn, "lab")
 	if err != nil {
