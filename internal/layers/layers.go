@@ -33,7 +33,7 @@ var Layers = []Layer{
 	{"before a run", []string{"plan", "schedule", "report/section"}},
 	{"suites", []string{"workload/*"}},
 	{"run and read", []string{"runner", "report", "results"}},
-	{"services", []string{"across", "fleet", "history", "importer"}},
+	{"services", []string{"across", "calibrate", "fleet", "history", "importer"}},
 	{"commands", []string{"cli"}},
 	{"plug-in list", []string{"all"}},
 	{"main", []string{"cmd/benchlab"}},
