@@ -30,7 +30,7 @@ var Layers = []Layer{
 	{"engines", []string{"engine/*"}},
 	{"suite contract", []string{"workload"}},
 	{"experiment file", []string{"spec"}},
-	{"before a run", []string{"plan", "schedule", "report/section"}},
+	{"spec readers", []string{"plan", "schedule", "report/section"}},
 	{"suites", []string{"workload/*"}},
 	{"run and read", []string{"runner", "report", "results"}},
 	{"services", []string{"across", "calibrate", "fleet", "history", "importer"}},
