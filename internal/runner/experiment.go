@@ -57,6 +57,19 @@ type ExperimentOptions struct {
 	// OnExperiment, when set, is called with the experiment's ID as soon as
 	// it is stored, before any run.
 	OnExperiment func(id int64)
+	// Part, when set, runs one part of an experiment split over a lab's
+	// machines (queue --split): only the cells of its repeats, into the
+	// experiment already stored under its ID. The noise model then learns
+	// nothing: the part's caller has it learn once every part has run.
+	Part *Part
+}
+
+// Part is one part of an experiment split over several machines.
+type Part struct {
+	// Experiment is the stored experiment the part's runs join.
+	Experiment int64
+	// Repeats are the repeats (1-based) the part runs, every target of each.
+	Repeats []int
 }
 
 // ErrCellsFailed is wrapped by RunExperiment's error when some cells failed
@@ -75,7 +88,7 @@ var ErrCellsFailed = errors.New("some runs failed")
 // repeats showed (noise.Learn).
 func RunExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt ExperimentOptions) (int64, error) {
 	id, err := runExperiment(ctx, s, st, opt)
-	if id != 0 {
+	if id != 0 && opt.Part == nil {
 		if lerr := noise.LearnStored(context.WithoutCancel(ctx), st, id); lerr != nil && err == nil {
 			err = lerr
 		}
@@ -115,6 +128,9 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 	x.host = metrics.HostFacts()
 	x.host.PerfCounters = metrics.PerfCounters(ctx)
 	x.cells = s.Expand()
+	if opt.Part != nil {
+		x.cells = slices.DeleteFunc(x.cells, func(c spec.Cell) bool { return !slices.Contains(opt.Part.Repeats, c.Repeat) })
+	}
 	if x.probeEvery, err = s.SpeedProbeEvery(); err != nil {
 		return 0, err
 	}
@@ -235,7 +251,12 @@ func (x *experimentRun) createExperiment() error {
 	for _, t := range s.Targets {
 		x.exp.Targets = append(x.exp.Targets, t.Name)
 	}
-	if err := x.st.CreateExperiment(x.saveCtx, &x.exp); err != nil {
+	if x.opt.Part != nil {
+		var err error
+		if x.exp, err = x.st.Experiment(x.saveCtx, x.opt.Part.Experiment); err != nil {
+			return fmt.Errorf("experiment %d of this part: %w", x.opt.Part.Experiment, err)
+		}
+	} else if err := x.st.CreateExperiment(x.saveCtx, &x.exp); err != nil {
 		return err
 	}
 	if x.opt.OnExperiment != nil {
