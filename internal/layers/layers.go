@@ -33,7 +33,7 @@ var Layers = []Layer{
 	{"spec readers", []string{"plan", "schedule", "report/section"}},
 	{"suites", []string{"workload/*"}},
 	{"run and read", []string{"runner", "report", "results"}},
-	{"services", []string{"across", "calibrate", "fleet", "history", "importer"}},
+	{"services", []string{"across", "calibrate", "fleet", "history", "importer", "livemetrics", "preflight"}},
 	{"commands", []string{"cli"}},
 	{"plug-in list", []string{"all"}},
 	{"main", []string{"cmd/benchlab"}},
