@@ -52,7 +52,7 @@ load-check:
 # FUZZSCALE multiplies every count.
 FUZZSCALE ?= 1
 FUZZ := ./internal/spec:FuzzParse:1000 ./internal/dsn:FuzzParseDSN:300000 ./internal/store:FuzzParseManifest:50000 \
-	./internal/engine/dbbench:FuzzParse:60000 ./internal/metrics:FuzzProc:100000 ./internal/cli:FuzzRunFlags:30000 \
+	./internal/engine/dbbench:FuzzParse:60000 ./internal/meter:FuzzProc:100000 ./internal/cli:FuzzRunFlags:30000 \
 	./internal/importer:FuzzParse:40000
 fuzz:
 	@for t in $(FUZZ); do pkg=$${t%%:*}; rest=$${t#*:}; fn=$${rest%%:*}; n=$$(( $${rest##*:} * $(FUZZSCALE) )); \

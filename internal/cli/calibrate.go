@@ -15,7 +15,7 @@ import (
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/calibrate"
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/runner"
 	"benchlab/internal/spec"
 )
@@ -160,7 +160,7 @@ func runCalibrate(env Env, c calibrate.Size) error {
 	}
 	start := time.Now()
 	w := env.Stdout
-	host := metrics.HostFacts()
+	host := meter.HostFacts()
 	fmt.Fprintf(w, "calibrate: %d planted experiments (base + %d identical targets + effects %s, %d repeats, tests of %s), "+
 		"%d gate trials; store %s; host %s\n", c.Rounds, c.Copies-1, calibrate.EffectList(c.Effects), c.Repeats, c.TestTime,
 		c.GateTrials, c.Store, host.ID())

@@ -16,14 +16,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"benchlab/internal/fleet"
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/noise"
 	"benchlab/internal/report"
 	"benchlab/internal/runner"
-	"benchlab/internal/schedule"
 	"benchlab/internal/server"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
+	"benchlab/internal/timeplan"
 )
 
 // needPostgres refuses a queue command on a store that is not PostgreSQL:
@@ -128,7 +128,7 @@ func runQueue(env Env, f *runFlags, p fleet.Placement, priority bool, timeoutFla
 	if err := planBeforeRun(info, s, f.store, f.schedule); err != nil {
 		return err
 	}
-	sc, err := schedule.Of(s)
+	sc, err := timeplan.Of(s)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func runQueue(env Env, f *runFlags, p fleet.Placement, priority bool, timeoutFla
 		return err
 	}
 	printWrapped(env.Stderr, "benchlab: queued job %d: experiment %q (planned %s) for %s%s",
-		id, s.Name, schedule.Long(sc.Total()), p.Where(), map[bool]string{true: ", ahead of the others"}[priority])
+		id, s.Name, timeplan.Long(sc.Total()), p.Where(), map[bool]string{true: ", ahead of the others"}[priority])
 	fmt.Fprintln(env.Stdout, id)
 	return nil
 }
@@ -241,7 +241,7 @@ func runWorker(env Env, storeFlag string, kinds []string, class string, maxJobs 
 		}
 	}
 	if class == "" {
-		class = metrics.HostFacts().Class()
+		class = meter.HostFacts().Class()
 	} else if strings.TrimSpace(class) != class || strings.ContainsFunc(class, unicode.IsControl) {
 		return usagef("flag --class: %q; want a name without control characters or surrounding spaces", class)
 	}

@@ -8,9 +8,9 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"benchlab/internal/schedule"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
+	"benchlab/internal/timeplan"
 	"benchlab/internal/workload"
 )
 
@@ -23,8 +23,8 @@ const loadHistory = 3
 // step the suite sizes, the median rows per second of the newest
 // loadHistory loads. A store that does not exist yet is not created; one
 // that cannot be read gives no rates (the plan assumes
-// schedule.DefaultLoadRate).
-func storeRates(env Env, path string, s spec.Spec) schedule.Rates {
+// timeplan.DefaultLoadRate).
+func storeRates(env Env, path string, s spec.Spec) timeplan.Rates {
 	suite, ok := workload.Lookup(s.Workload.Suite)
 	if !ok {
 		return nil
@@ -45,7 +45,7 @@ func storeRates(env Env, path string, s spec.Spec) schedule.Rates {
 	defer st.Close()
 	printReplayed(env, st)
 	type key struct{ engine, step string }
-	known := map[key]schedule.LoadRate{}
+	known := map[key]timeplan.LoadRate{}
 	suites := map[int64]string{} // experiment -> suite
 	for _, t := range s.Targets {
 		for step := range size.Loads {
@@ -79,10 +79,10 @@ func storeRates(env Env, path string, s spec.Spec) schedule.Rates {
 			if len(rates)%2 == 0 {
 				mid = (rates[len(rates)/2-1] + mid) / 2
 			}
-			known[k] = schedule.LoadRate{RowsPerSec: mid, From: fmt.Sprintf("median of %d earlier load(s) in the store", len(rates))}
+			known[k] = timeplan.LoadRate{RowsPerSec: mid, From: fmt.Sprintf("median of %d earlier load(s) in the store", len(rates))}
 		}
 	}
-	return func(engine, step string) (schedule.LoadRate, bool) {
+	return func(engine, step string) (timeplan.LoadRate, bool) {
 		r, ok := known[key{engine, step}]
 		return r, ok
 	}

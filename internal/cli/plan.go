@@ -9,13 +9,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"benchlab/internal/analysis"
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/noise"
-	"benchlab/internal/plan"
+	"benchlab/internal/power"
 	"benchlab/internal/report"
-	"benchlab/internal/schedule"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
+	"benchlab/internal/timeplan"
 )
 
 func newPlanCmd(env Env) *cobra.Command {
@@ -47,7 +47,7 @@ func runPlan(env Env, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	p, err := plan.Of(s)
+	p, err := power.Of(s)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func runPlan(env Env, f *runFlags) error {
 	if err := p.Write(out); err != nil {
 		return err
 	}
-	if sc, err := schedule.OfWithRates(s, storeRates(env, storePath(env, f.store), s)); err == nil {
+	if sc, err := timeplan.OfWithRates(s, storeRates(env, storePath(env, f.store), s)); err == nil {
 		fmt.Fprintln(out)
 		if err := sc.Write(out, time.Now()); err != nil {
 			return err
@@ -73,7 +73,7 @@ func runPlan(env Env, f *runFlags) error {
 // how the targets are scheduled (scheduleTargets' sentence), and refuses a
 // spec whose gate cannot fire.
 func planBeforeRun(env Env, s spec.Spec, storeFlag, schedule string) error {
-	p, err := plan.Of(s)
+	p, err := power.Of(s)
 	if err != nil {
 		return err
 	}
@@ -91,10 +91,10 @@ func planBeforeRun(env Env, s spec.Spec, storeFlag, schedule string) error {
 }
 
 // addPlanHistory reads what the store's noise history of this host lets
-// the plan's repeats call (plan.Plan.AddHistory): from the store --store
+// the plan's repeats call (power.Plan.AddHistory): from the store --store
 // names, or the default one when it exists. No store is no history, not an
 // error, except for plan (strict) given a --store that does not exist.
-func addPlanHistory(env Env, p *plan.Plan, s spec.Spec, storeFlag string, strict bool) error {
+func addPlanHistory(env Env, p *power.Plan, s spec.Spec, storeFlag string, strict bool) error {
 	path := storePath(env, storeFlag)
 	if !store.IsPostgres(path) {
 		fi, err := os.Stat(path)
@@ -119,7 +119,7 @@ func addPlanHistory(env Env, p *plan.Plan, s spec.Spec, storeFlag string, strict
 	if err := noise.Backfill(ctx, st); err != nil {
 		return err
 	}
-	host := metrics.HostFacts().ID()
+	host := meter.HostFacts().ID()
 	specTOML := s.TOML()
 	var baseEngine string
 	var others []string

@@ -17,10 +17,10 @@ import (
 	"benchlab/internal/livemetrics"
 	"benchlab/internal/preflight"
 	"benchlab/internal/runner"
-	"benchlab/internal/schedule"
 	"benchlab/internal/spec"
 	"benchlab/internal/stale"
 	"benchlab/internal/store"
+	"benchlab/internal/timeplan"
 )
 
 func newRunCmd(env Env) *cobra.Command {
@@ -234,7 +234,7 @@ func prepareRun(env Env, s spec.Spec, storeFile string, opt *runner.ExperimentOp
 	if err != nil || pc.dryRun {
 		return err
 	}
-	tracker := schedule.NewTracker(sc, time.Now())
+	tracker := timeplan.NewTracker(sc, time.Now())
 	opt.OnRun = func(i, _ int) { tracker.StartRun(i, time.Now()) }
 	opt.Progress = func() string { return tracker.Line(time.Now()) }
 	return nil
@@ -310,29 +310,29 @@ const longRun = time.Hour
 type planCheck struct {
 	yes, dryRun, skipSpace bool
 	alt                    func(preset string) (spec.Spec, error)
-	rates                  schedule.Rates
+	rates                  timeplan.Rates
 }
 
 // planAndConfirm prints the plan of s and, when it is longer than longRun
 // and neither --yes nor --dry-run was given, asks on a terminal or refuses
 // with a usage error that says how to shorten it.
-func planAndConfirm(env Env, s spec.Spec, pc planCheck) (schedule.Schedule, error) {
-	sc, err := schedule.OfWithRates(s, pc.rates)
+func planAndConfirm(env Env, s spec.Spec, pc planCheck) (timeplan.Schedule, error) {
+	sc, err := timeplan.OfWithRates(s, pc.rates)
 	if err != nil {
 		return sc, err
 	}
 	if err := sc.Write(env.Stdout, time.Now()); err != nil {
 		return sc, err
 	}
-	if sc.Total() >= schedule.MaxTotal {
-		return sc, usagef("planned for %s, which cannot be meant; %s", schedule.Long(schedule.MaxTotal), shortenAdvice(s, pc))
+	if sc.Total() >= timeplan.MaxTotal {
+		return sc, usagef("planned for %s, which cannot be meant; %s", timeplan.Long(timeplan.MaxTotal), shortenAdvice(s, pc))
 	}
 	if pc.yes || pc.dryRun || sc.Total() <= longRun {
 		return sc, nil
 	}
 	advice := shortenAdvice(s, pc)
 	if in, ok := env.Stdin.(*os.File); ok && isTerminal(in) && isTerminal(env.Stdout) {
-		printWrapped(env.Stdout, "This run is planned for %s, more than an hour. %s", schedule.Long(sc.Total()), advice)
+		printWrapped(env.Stdout, "This run is planned for %s, more than an hour. %s", timeplan.Long(sc.Total()), advice)
 		fmt.Fprint(env.Stdout, "Run it? [y/N] ")
 		line, _ := bufio.NewReader(in).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
@@ -341,7 +341,7 @@ func planAndConfirm(env Env, s spec.Spec, pc planCheck) (schedule.Schedule, erro
 		return sc, usagef("not confirmed; nothing was run")
 	}
 	return sc, usagef("planned for %s, more than an hour, and not confirmed: %s; --yes runs it as planned",
-		schedule.Long(sc.Total()), advice)
+		timeplan.Long(sc.Total()), advice)
 }
 
 // shortenAdvice says how long the run would take under each preset that
@@ -357,8 +357,8 @@ func shortenAdvice(s spec.Spec, pc planCheck) string {
 			if err != nil {
 				continue
 			}
-			if sc, err := schedule.OfWithRates(alt, pc.rates); err == nil {
-				opts = append(opts, fmt.Sprintf("--preset %s takes %s", p, schedule.Long(sc.Total())))
+			if sc, err := timeplan.OfWithRates(alt, pc.rates); err == nil {
+				opts = append(opts, fmt.Sprintf("--preset %s takes %s", p, timeplan.Long(sc.Total())))
 			}
 		}
 	}

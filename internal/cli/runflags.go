@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"benchlab/internal/dsn"
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/preflight"
 	"benchlab/internal/spec"
 	"benchlab/internal/workload"
@@ -320,7 +320,7 @@ func (f *runFlags) applyMeasure(s *spec.Spec, set map[string]bool) error {
 		s.SpeedProbe = f.speedProbe
 		if _, err := s.SpeedProbeEvery(); err != nil {
 			return usagef("flag --speed-probe: %q is not allowed; want a duration from %v to %v or off", f.speedProbe,
-				metrics.MinSpeedProbeEvery, metrics.MaxSpeedProbeEvery)
+				meter.MinSpeedProbeEvery, meter.MaxSpeedProbeEvery)
 		}
 	}
 	if set["interleave"] {

@@ -77,7 +77,7 @@ type Args struct {
 	Name string `json:"name"`
 	// Placement says which machines may run it.
 	Placement Placement `json:"placement"`
-	// PlannedSeconds is the plan's length (schedule.Of): the job's
+	// PlannedSeconds is the plan's length (timeplan.Of): the job's
 	// timeout is derived from it (Timeout).
 	PlannedSeconds float64 `json:"planned_s"`
 	// TimeoutSeconds, when positive, is the job's timeout as queue's

@@ -21,7 +21,7 @@ import (
 // match one engine or suite package not listed by its own name.
 var Layers = []Layer{
 	{"base", []string{"analysis", "cpulist", "dsn", "fio", "profile", "randgen", "sqlbind", "stale"}},
-	{"instruments", []string{"metrics"}},
+	{"instruments", []string{"meter"}},
 	{"store", []string{"store"}},
 	{"meaning of results", []string{"metric"}},
 	{"noise model", []string{"noise"}},
@@ -30,7 +30,7 @@ var Layers = []Layer{
 	{"engines", []string{"engine/*"}},
 	{"suite contract", []string{"workload"}},
 	{"experiment file", []string{"spec"}},
-	{"spec readers", []string{"plan", "schedule", "report/section"}},
+	{"spec readers", []string{"power", "timeplan", "report/section"}},
 	{"suites", []string{"workload/*"}},
 	{"run and read", []string{"runner", "report", "results"}},
 	{"services", []string{"across", "calibrate", "fleet", "history", "importer", "livemetrics", "preflight"}},

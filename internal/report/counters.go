@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/store"
 )
 
@@ -15,7 +15,7 @@ var counterSides = []string{"server", "client"}
 // result of the keys' cells counted, server then client for each event.
 func counterMetrics(keys []cellKey, s samples) []effMetric {
 	var out []effMetric
-	for _, ev := range metrics.CounterEvents {
+	for _, ev := range meter.CounterEvents {
 		for _, side := range counterSides {
 			fact := store.CounterFact(side, ev.Name)
 			if !hasFact(s, keys, fact) {
@@ -57,7 +57,7 @@ func counterNotes(keys []cellKey, s samples) []string {
 	for _, code := range []float64{store.CounterNotSupported, store.CounterNotPermitted, store.CounterNotReadable} {
 		bySide := map[string][]string{}
 		for _, side := range counterSides {
-			for _, ev := range metrics.CounterEvents {
+			for _, ev := range meter.CounterEvents {
 				if hasFactValue(s, keys, store.CounterUnsupportedFact(side, ev.Name), code) {
 					bySide[side] = append(bySide[side], ev.Name)
 				}

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/meter"
 	"benchlab/internal/metric"
-	"benchlab/internal/metrics"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
@@ -429,7 +429,7 @@ func runAction(ctx context.Context, db engine.DB, st workload.Step, dataDir stri
 	if srv, ok := db.(engine.Server); ok {
 		roots = srv.PIDs()
 	}
-	sampler := metrics.NewStepSampler(roots, dataDir)
+	sampler := meter.NewStepSampler(roots, dataDir)
 	sampler.Mark()
 	done, sampled := make(chan struct{}), make(chan struct{})
 	go func() {

@@ -7,7 +7,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
@@ -22,7 +22,7 @@ const maxErrorSamples = 5
 // workerState is what one worker goroutine measures; only it writes here
 // until it has finished.
 type workerState struct {
-	live metrics.Live
+	live meter.Live
 	// hist holds latency (from the intended start when rate-limited); svc
 	// the plain service time of rate-limited operations.
 	hist, svc                        *hdr.Histogram
@@ -84,13 +84,13 @@ func (l *errorLog) add(err error) {
 // histogram, one for service time when r is rate-limited, and one per kind
 // of a Kinded worker's operations.
 func newWorkerState(w workload.Worker, r workload.Role) *workerState {
-	s := &workerState{hist: metrics.NewHistogram()}
+	s := &workerState{hist: meter.NewHistogram()}
 	if r.Rate > 0 {
-		s.svc = metrics.NewHistogram()
+		s.svc = meter.NewHistogram()
 	}
 	if k, ok := w.(workload.Kinded); ok {
 		for range k.Kinds() {
-			s.kinds = append(s.kinds, kindState{hist: metrics.NewHistogram()})
+			s.kinds = append(s.kinds, kindState{hist: meter.NewHistogram()})
 		}
 	}
 	return s
@@ -102,7 +102,7 @@ func newWorkerState(w workload.Worker, r workload.Role) *workerState {
 // seconds.
 func collect(res *store.Result, rr *roleRun, series []store.Interval, seconds float64) {
 	res.Intervals = series
-	merged, svc := metrics.NewHistogram(), metrics.NewHistogram()
+	merged, svc := meter.NewHistogram(), meter.NewHistogram()
 	merged.Merge(rr.sofar) // the workers are done: no lock needed
 	for _, s := range rr.states {
 		res.Events += s.events
@@ -114,11 +114,11 @@ func collect(res *store.Result, rr *roleRun, series []store.Interval, seconds fl
 			svc.Merge(s.svc)
 		}
 	}
-	res.Latency = metrics.PercentilesOf(merged)
+	res.Latency = meter.PercentilesOf(merged)
 	addKindFacts(res, rr)
 	addRetryFacts(res, rr)
 	if rr.role.Rate > 0 {
-		res.Role.Service = metrics.PercentilesOf(svc)
+		res.Role.Service = meter.PercentilesOf(svc)
 	}
 	if enc, err := merged.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
 		res.Histogram = enc
@@ -138,7 +138,7 @@ func addKindFacts(res *store.Result, rr *roleRun) {
 		return
 	}
 	for i, name := range k.Kinds() {
-		merged := metrics.NewHistogram()
+		merged := meter.NewHistogram()
 		var ops, errs, retries int64
 		for _, s := range rr.states {
 			if i < len(s.kinds) {
@@ -148,7 +148,7 @@ func addKindFacts(res *store.Result, rr *roleRun) {
 				merged.Merge(s.kinds[i].hist)
 			}
 		}
-		p := metrics.PercentilesOf(merged)
+		p := meter.PercentilesOf(merged)
 		res.SetKind(store.KindStat{Kind: name, Ops: ops, Errors: errs, Retries: retries, P50: p.P50, P99: p.P99, Max: p.Max})
 	}
 }

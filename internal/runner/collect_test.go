@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
@@ -18,7 +18,7 @@ import (
 func TestCollect(t *testing.T) {
 	for _, rate := range []float64{0, 100} {
 		role := workload.Role{Name: "w", Rate: rate}
-		rr := &roleRun{role: role, errs: &errorLog{}, sofar: metrics.NewHistogram()}
+		rr := &roleRun{role: role, errs: &errorLog{}, sofar: meter.NewHistogram()}
 		for i := 0; i < 2; i++ {
 			w := &kinded{}
 			s := newWorkerState(w, role)
@@ -32,13 +32,13 @@ func TestCollect(t *testing.T) {
 					s.handoff.Store(true)
 					s.handOver(rr)
 				}
-				metrics.RecordLatency(s.hist, time.Duration(j)*time.Millisecond)
+				meter.RecordLatency(s.hist, time.Duration(j)*time.Millisecond)
 				if s.svc != nil {
-					metrics.RecordLatency(s.svc, time.Duration(j)*time.Microsecond)
+					meter.RecordLatency(s.svc, time.Duration(j)*time.Microsecond)
 				}
 			}
 			s.kinds[1].ops, s.kinds[1].errors = 10, 1
-			metrics.RecordLatency(s.kinds[1].hist, 5*time.Millisecond)
+			meter.RecordLatency(s.kinds[1].hist, 5*time.Millisecond)
 			rr.workers = append(rr.workers, w)
 			rr.states = append(rr.states, s)
 		}

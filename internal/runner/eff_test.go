@@ -8,7 +8,7 @@ import (
 
 	"benchlab/internal/engine"
 	_ "benchlab/internal/engine/sqlite"
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 	"benchlab/internal/workload/sysbench"
@@ -108,7 +108,7 @@ func TestCellEfficiencySQLite(t *testing.T) {
 	// ms on each CPU (1.5 s / SpeedProbeMinSamples) (at least a few, however loaded the machine), none
 	// from before it, and their CPU time is a small part of the window's.
 	speed, n, probeCPU := res.Facts[store.FactCPUSpeed], res.Facts[store.FactCPUSpeedSamples], res.Facts[store.FactCPUSpeedCPU]
-	maxN := float64(runtime.NumCPU()) * (e.Seconds/metrics.SpeedProbeEveryFor(1500*time.Millisecond).Seconds() + 2)
+	maxN := float64(runtime.NumCPU()) * (e.Seconds/meter.SpeedProbeEveryFor(1500*time.Millisecond).Seconds() + 2)
 	if !(speed > 0) || n < 3 || n > maxN || !(probeCPU > 0) || probeCPU > 0.1*e.Seconds*float64(runtime.NumCPU()) {
 		t.Errorf("speed facts: %v rounds/us from %v samples (want 3 to %.0f) taking %v s of CPU", speed, n, maxN, probeCPU)
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/noise"
 	"benchlab/internal/server"
 	"benchlab/internal/spec"
@@ -35,7 +35,7 @@ type ExperimentOptions struct {
 	// experiment, so the manifest does not record it as the user's choice.
 	TempWorkDir bool
 	// WaitQuiet, when positive, waits up to this long before each run for
-	// the machine's CPU use to drop below metrics.QuietBusyPct.
+	// the machine's CPU use to drop below meter.QuietBusyPct.
 	WaitQuiet time.Duration
 	// OnRun, when set, is called as run i (0-based) of n begins.
 	OnRun func(i, n int)
@@ -81,8 +81,8 @@ var ErrCellsFailed = errors.New("some runs failed")
 // experiment's ID, which is valid even when an error is returned, so partial
 // results can be reported.
 //
-// Before each run it runs the canary probes (metrics.Canary) in the work
-// dir, and after it the CPU and memory probes again (metrics.CanaryAfter),
+// Before each run it runs the canary probes (meter.Canary) in the work
+// dir, and after it the CPU and memory probes again (meter.CanaryAfter),
 // and stores their figures in the run's manifest; at the end, whatever
 // the outcome, it teaches the host's noise model what the experiment's
 // repeats showed (noise.Learn).
@@ -121,12 +121,12 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 		return 0, err
 	}
 	if s.ClientCPUs != "" {
-		if err := metrics.PinSelf(s.ClientCPUs); err != nil {
+		if err := meter.PinSelf(s.ClientCPUs); err != nil {
 			return 0, fmt.Errorf("client_cpus: %w", err)
 		}
 	}
-	x.host = metrics.HostFacts()
-	x.host.PerfCounters = metrics.PerfCounters(ctx)
+	x.host = meter.HostFacts()
+	x.host.PerfCounters = meter.PerfCounters(ctx)
 	x.cells = s.Expand()
 	if opt.Part != nil {
 		x.cells = slices.DeleteFunc(x.cells, func(c spec.Cell) bool { return !slices.Contains(opt.Part.Repeats, c.Repeat) })
@@ -302,14 +302,14 @@ func (x *experimentRun) runGroup(group []spec.Cell, first int) (interrupted bool
 			c.Target.Engine, c.Repeat, s.Workload.Repeats, with, progress)
 	}
 	if x.opt.WaitQuiet > 0 {
-		waited, quiet := metrics.WaitQuiet(x.ctx, metrics.QuietBusyPct, x.opt.WaitQuiet)
+		waited, quiet := meter.WaitQuiet(x.ctx, meter.QuietBusyPct, x.opt.WaitQuiet)
 		if !quiet {
 			fmt.Fprintf(out, "== machine still busy after %s (CPU use >= %d%%); running anyway, the run is flagged\n",
-				waited.Round(time.Second), metrics.QuietBusyPct)
+				waited.Round(time.Second), meter.QuietBusyPct)
 		}
 	}
-	canary := metrics.Canary(x.ctx, x.workDir, metrics.CanaryDuration)
-	var probe metrics.MachineProbe
+	canary := meter.Canary(x.ctx, x.workDir, meter.CanaryDuration)
+	var probe meter.MachineProbe
 	manifests, runs, runCells, err := x.startGroup(group, &canary, &probe)
 	if err != nil {
 		return false, nil, err
@@ -323,7 +323,7 @@ func (x *experimentRun) runGroup(group []spec.Cell, first int) (interrupted bool
 	after := probe.Snapshot("after")
 	var canaryAfter *store.Canary
 	if x.ctx.Err() == nil {
-		a := metrics.CanaryAfter(x.ctx, metrics.CanaryDuration)
+		a := meter.CanaryAfter(x.ctx, meter.CanaryDuration)
 		canaryAfter = &a
 	}
 	for j, o := range outcomes {
@@ -354,7 +354,7 @@ func (x *experimentRun) runGroup(group []spec.Cell, first int) (interrupted bool
 
 // startGroup stores a run for each cell of group, with its manifest so far
 // (canary the probe run before it), and makes the cells to run.
-func (x *experimentRun) startGroup(group []spec.Cell, canary *store.Canary, probe *metrics.MachineProbe) (
+func (x *experimentRun) startGroup(group []spec.Cell, canary *store.Canary, probe *meter.MachineProbe) (
 	[]store.Manifest, []store.Run, []Cell, error) {
 	s, opt, out := x.s, x.opt, x.out
 	manifests := make([]store.Manifest, len(group))

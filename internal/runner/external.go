@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/profile"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
@@ -38,10 +38,10 @@ func measureExternal(ctx context.Context, db engine.DB, st workload.Step, thread
 	var rec *profile.Recording
 	profErr := errors.New("profile: a program's step profiles the server's processes; this target has none")
 	if opt.ProfileHz > 0 && len(roots) > 0 {
-		rec, profErr = profile.Start(metrics.ProcessTree(roots), opt.ProfileHz)
+		rec, profErr = profile.Start(meter.ProcessTree(roots), opt.ProfileHz)
 		defer rec.Close()
 	}
-	s := &externalSampler{server: metrics.NewStepSampler(roots, opt.DataDir), last: time.Now()}
+	s := &externalSampler{server: meter.NewStepSampler(roots, opt.DataDir), last: time.Now()}
 	s.server.Mark()
 	x := &workload.ExternalRun{Threads: threads, Seed: WorkerSeed(seed, st.Name, threads, 0), Dir: opt.DataDir,
 		Log: io.Discard, Started: s.started, Exited: s.exited}
@@ -109,8 +109,8 @@ func measureExternal(ctx context.Context, db engine.DB, st workload.Step, thread
 // Started and Exited (the step's goroutine).
 type externalSampler struct {
 	mu     sync.Mutex
-	server *metrics.StepSampler
-	client *metrics.StepSampler
+	server *meter.StepSampler
+	client *meter.StepSampler
 	last   time.Time
 	// gone: the program's last sample is taken; later ones would find
 	// it reaped.
@@ -123,7 +123,7 @@ type externalSampler struct {
 func (s *externalSampler) started(pid int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.client = metrics.NewStepSampler([]int{pid}, "")
+	s.client = meter.NewStepSampler([]int{pid}, "")
 	s.client.Mark()
 }
 
@@ -182,7 +182,7 @@ func (s *externalSampler) efficiency() *store.Efficiency {
 func externalAction(st workload.Step, threads int, seed uint64, dir string) (
 	action func(context.Context, engine.DB, io.Writer) (workload.Tally, error), clientOf func(*store.Efficiency)) {
 	var mu sync.Mutex
-	var tree *metrics.StepSampler
+	var tree *meter.StepSampler
 	var eff *store.Efficiency
 	action = func(ctx context.Context, db engine.DB, log io.Writer) (workload.Tally, error) {
 		out, err := st.External(ctx, db, &workload.ExternalRun{Threads: threads, Seed: WorkerSeed(seed, st.Name, threads, 0),
@@ -190,7 +190,7 @@ func externalAction(st workload.Step, threads int, seed uint64, dir string) (
 			Started: func(pid int) {
 				mu.Lock()
 				defer mu.Unlock()
-				tree = metrics.NewStepSampler([]int{pid}, "")
+				tree = meter.NewStepSampler([]int{pid}, "")
 				tree.Mark()
 			},
 			Exited: func() {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/profile"
 	"benchlab/internal/store"
 )
@@ -103,7 +103,7 @@ func (ins instruments) finish(e *stepEnd) {
 // whole load, which later instruments add to.
 type loadSampler struct {
 	noInstrument
-	s *metrics.StepSampler
+	s *meter.StepSampler
 }
 
 // newLoadSampler samples the processes of every part's server, and
@@ -115,7 +115,7 @@ func newLoadSampler(parts []stepPart, dataDir string) *loadSampler {
 			roots = append(roots, srv.PIDs()...)
 		}
 	}
-	s := metrics.NewStepSampler(roots, dataDir)
+	s := meter.NewStepSampler(roots, dataDir)
 	s.SetEngineMemory(engine.InProcessMemoryTotal)
 	return &loadSampler{s: s}
 }
@@ -143,7 +143,7 @@ func (e effSampler) finish(end *stepEnd) {
 // does; counted from the sampler's mark.
 type perfCounters struct {
 	noInstrument
-	s *metrics.StepSampler
+	s *meter.StepSampler
 }
 
 func startPerfCounters(l *loadSampler) perfCounters {
@@ -159,13 +159,13 @@ func (p perfCounters) finish(e *stepEnd) {
 
 func (p perfCounters) close() { p.s.CloseCounters() }
 
-// speedProbe is the CPUs' speed during the step (metrics.SpeedProbe), so
+// speedProbe is the CPUs' speed during the step (meter.SpeedProbe), so
 // that a run on CPUs the host slowed can be told from a slow database: a
 // mean per second in the intervals' Load, and the measured part's on each
 // target's headline result.
 type speedProbe struct {
 	noInstrument
-	p       *metrics.SpeedProbe
+	p       *meter.SpeedProbe
 	stopped bool
 }
 
@@ -178,9 +178,9 @@ func startSpeedProbe(opt Options, win window, l *loadSampler) *speedProbe {
 		return nil
 	}
 	if every == 0 && win.deadline.Sub(win.measureFrom) < forever/2 {
-		every = metrics.SpeedProbeEveryFor(win.deadline.Sub(win.measureFrom))
+		every = meter.SpeedProbeEveryFor(win.deadline.Sub(win.measureFrom))
 	}
-	p := metrics.StartSpeedProbe(nil, win.measureFrom, every)
+	p := meter.StartSpeedProbe(nil, win.measureFrom, every)
 	l.s.IgnoreThreads(p.TIDs())
 	return &speedProbe{p: p}
 }
@@ -189,9 +189,9 @@ func (s *speedProbe) sample(from, to time.Time, load *store.IntervalLoad) {
 	load.CPUSpeed, _ = s.p.MeanIn(from, to)
 }
 
-func (s *speedProbe) stop(to time.Time) metrics.SpeedSummary {
+func (s *speedProbe) stop(to time.Time) meter.SpeedSummary {
 	if s.stopped {
-		return metrics.SpeedSummary{}
+		return meter.SpeedSummary{}
 	}
 	s.stopped = true
 	return s.p.Stop(to)
@@ -249,7 +249,7 @@ func (r *stepRecording) close() { r.rec.Close() }
 func profilePIDs(db engine.DB) []int {
 	if srv, ok := db.(engine.Server); ok {
 		if roots := srv.PIDs(); len(roots) > 0 {
-			return metrics.ProcessTree(roots)
+			return meter.ProcessTree(roots)
 		}
 	}
 	return []int{os.Getpid()}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
@@ -54,7 +54,7 @@ func TestInstrumentCalls(t *testing.T) {
 		win := s.win
 		ins := instruments{log}
 		s.use(ins)
-		s.run(ins, func(clock metrics.Clock, c *crew) func() {
+		s.run(ins, func(clock meter.Clock, c *crew) func() {
 			startWorkers(s.stepCtx, s.runs, clock, s.win, s.stop, false, c)
 			return func() {}
 		}, func(_ *roleRun, end time.Time) time.Duration { return end.Sub(win.measureFrom) })

@@ -3,7 +3,7 @@ package runner
 import (
 	"time"
 
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/store"
 )
 
@@ -40,7 +40,7 @@ func (s *stepRun) measureInterleaved(slice time.Duration) {
 		ins = append(ins, speed)
 	}
 	s.use(ins)
-	start := func(clock metrics.Clock, c *crew) (wait func()) {
+	start := func(clock meter.Clock, c *crew) (wait func()) {
 		startSlots(s.stepCtx, s.runsOf, g, clock, s.win, s.stop, s.iop.lockThreads, c)
 		turnsDone := make(chan struct{})
 		go func() {

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/workload"
 )
 
 // This file is the runner's loop: each worker's operations from the start
 // of the step to its end, and how a step is told to stop. What the loop
-// counts lands in a workerState (collect.go); when it runs is schedule.go's.
+// counts lands in a workerState (collect.go); when it runs is steppolicy.go's.
 
 // stopper tells every worker of a step to stop: the flag they poll between
 // operations, and the step context's cancel, which ends waits and long
@@ -80,7 +80,7 @@ func (s *stopper) Load() bool { return s.flag.Load() }
 // Longer than 120 lines on purpose: it is the per-operation hot loop, whose
 // state (clock readings, counters, pacing) stays in one frame; helpers
 // would add a call or a closure to every operation.
-func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.Clock, measureFromNs, deadlineNs int64,
+func work(ctx context.Context, w workload.Worker, s *workerState, clock meter.Clock, measureFromNs, deadlineNs int64,
 	stop *stopper, errs *errorLog, p *pacer, rr *roleRun, quota int64, finishOne func(), ln *lane) {
 	waiter, _ := w.(workload.Waiter)
 	if rr.role.Ops > 0 && quota == 0 {
@@ -157,7 +157,7 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 			// event and no error, but its latency so far is a lower
 			// bound of its own, and shows a stall the end would hide.
 			if from >= measureFromNs {
-				metrics.RecordLatency(s.hist, lat)
+				meter.RecordLatency(s.hist, lat)
 			}
 			stop.Store(true)
 			return
@@ -193,14 +193,14 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 				if timedOut {
 					// A timed-out operation's latency is at least the
 					// timeout: the stall it was belongs in the latency.
-					metrics.RecordLatency(s.hist, lat)
+					meter.RecordLatency(s.hist, lat)
 				}
 			} else {
 				s.events++
 				s.rows += tally.Rows
-				metrics.RecordLatency(s.hist, lat)
+				meter.RecordLatency(s.hist, lat)
 				if s.svc != nil {
-					metrics.RecordLatency(s.svc, time.Duration(t1-t0))
+					meter.RecordLatency(s.svc, time.Duration(t1-t0))
 				}
 			}
 			if k := tally.Kind; k >= 0 && k < len(s.kinds) {
@@ -210,7 +210,7 @@ func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.
 					ks.errors++
 				} else {
 					ks.ops++
-					metrics.RecordLatency(ks.hist, lat)
+					meter.RecordLatency(ks.hist, lat)
 				}
 			}
 		}
@@ -294,7 +294,7 @@ func pause(now, deadlineNs int64, yielded *int64, stop *stopper, locked bool) bo
 // workBatches is work for a Batcher in a step that is neither paced nor
 // bounded: operations run batchSize at a time, and a batch that starts
 // before measureFrom counts as warm-up.
-func workBatches(ctx context.Context, b workload.Batcher, s *workerState, rr *roleRun, clock metrics.Clock,
+func workBatches(ctx context.Context, b workload.Batcher, s *workerState, rr *roleRun, clock meter.Clock,
 	measureFromNs, deadlineNs int64, stop *stopper, errs *errorLog, ln *lane) {
 	lat := make([]int64, batchSize)
 	yielded := clock.Now()
@@ -345,7 +345,7 @@ func workBatches(ctx context.Context, b workload.Batcher, s *workerState, rr *ro
 			s.statements += int64(statements)
 			s.rows += tally.Rows
 			for _, ns := range lat[:done] {
-				metrics.RecordLatency(s.hist, time.Duration(ns))
+				meter.RecordLatency(s.hist, time.Duration(ns))
 			}
 		}
 		if failed && !errs.keep(err, stop) {

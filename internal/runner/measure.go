@@ -59,13 +59,13 @@ type Options struct {
 	// step runs (for --metrics-addr).
 	Live func(LiveSample)
 	// TimeClock times operations through package time rather than the
-	// runtime's monotonic clock (metrics.NewTimeClock): slower, but inside
+	// runtime's monotonic clock (meter.NewTimeClock): slower, but inside
 	// a testing/synctest bubble every time the runner reads, timers and
 	// sleeps included, is then the bubble's fake clock, so tests run steps
 	// in fake time, exactly and fast.
 	TimeClock bool
 	// SpeedProbeEvery is the pause between two CPU speed probes on one CPU
-	// (metrics.SpeedProbe): 0 takes metrics.SpeedProbeEveryFor the step's
+	// (meter.SpeedProbe): 0 takes meter.SpeedProbeEveryFor the step's
 	// measured length, a negative value turns the probes off (no speed
 	// facts, nothing to wake a CPU).
 	SpeedProbeEvery time.Duration

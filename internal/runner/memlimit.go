@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 
-	benchmetrics "benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/store"
 )
 
@@ -66,8 +66,8 @@ func limitStepMemory() (int64, func()) {
 }
 
 // addMemoryFacts stores benchlab's memory over the measured part of the
-// step, split (benchmetrics.Memory), as facts of the headline result.
-func addMemoryFacts(res *store.Result, m benchmetrics.Memory) {
+// step, split (meter.Memory), as facts of the headline result.
+func addMemoryFacts(res *store.Result, m meter.Memory) {
 	if res.Facts == nil {
 		res.Facts = map[string]float64{}
 	}

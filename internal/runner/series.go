@@ -10,7 +10,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
@@ -33,7 +33,7 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 	done <-chan struct{}, stop *stopper, opt Options, ins instruments, alive func() bool) [][]store.Interval {
 	t := &ticks{st: st, threads: threads, runs: runs, start: start, measureFrom: measureFrom, opt: opt, ins: ins,
 		series: make([][]store.Interval, len(runs)), spent: make([]time.Duration, len(runs)),
-		lineSpent: make([]time.Duration, len(runs)), windows: make([]metrics.Window, len(runs)),
+		lineSpent: make([]time.Duration, len(runs)), windows: make([]meter.Window, len(runs)),
 		windowStart: start, last: start, flushed: make([]int, len(runs)),
 		flushEvery: cmp.Or(opt.FlushEvery, DefaultFlushEvery), lastFlush: start}
 	// Intervals are aligned to the end of the warm-up: interval k covers
@@ -87,7 +87,7 @@ type ticks struct {
 	// In an interleaved step a role runs only in its target's turns: its
 	// intervals' seconds are its turns' time in them (turns.spent).
 	spent, lineSpent []time.Duration
-	windows          []metrics.Window
+	windows          []meter.Window
 	windowStart      time.Time
 	last             time.Time
 	// flushed counts each role's intervals streamed; asked says the
@@ -111,7 +111,7 @@ func (t *ticks) drain(now time.Time, boundary time.Time, final bool) {
 	secs := now.Sub(t.last).Seconds()
 	sec := int(boundary.Sub(t.measureFrom).Round(time.Second)/time.Second) - 1
 	for ri, rr := range t.runs {
-		var w metrics.Window
+		var w meter.Window
 		for _, s := range rr.states {
 			s.live.DrainInto(&w)
 		}
@@ -164,7 +164,7 @@ func (t *ticks) printLine(now time.Time) {
 	printLine(opt.Out, t.st.Name, t.threads, now.Sub(t.start), now.Before(t.measureFrom), now.Sub(t.windowStart), t.runs,
 		t.windows, spans, cmp.Or(opt.Percentile, 95), suffix)
 	for i := range t.windows {
-		t.windows[i] = metrics.Window{}
+		t.windows[i] = meter.Window{}
 	}
 	t.windowStart = now
 }
@@ -182,7 +182,7 @@ func (t *ticks) flush(now time.Time) {
 	if t.asked {
 		t.asked = false
 		if t.snap == nil {
-			t.snap = metrics.NewHistogram()
+			t.snap = meter.NewHistogram()
 		}
 		for ri, rr := range t.runs {
 			stream.Flush(ri, t.series[ri][t.flushed[ri]:])
@@ -207,7 +207,7 @@ func (t *ticks) flush(now time.Time) {
 // each role's (or interleaved target's) rate, with spans[i], when > 0, the
 // seconds role i ran in the line's span (its target's turns).
 func printLine(out io.Writer, test string, threads int, at time.Duration, warm bool, span time.Duration,
-	runs []*roleRun, windows []metrics.Window, spans []float64, pct float64, suffix string) {
+	runs []*roleRun, windows []meter.Window, spans []float64, pct float64, suffix string) {
 	secs := span.Seconds()
 	phase := ""
 	if warm {

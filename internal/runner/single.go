@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"time"
 
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 )
 
 // measureSingle measures a step on its one target, with every instrument:
@@ -39,7 +39,7 @@ func (s *stepRun) measureSingle() {
 	if rec != nil {
 		ins = append(ins, rec) // closed already when the step is over
 	}
-	start := func(clock metrics.Clock, c *crew) (wait func()) {
+	start := func(clock meter.Clock, c *crew) (wait func()) {
 		startWorkers(s.stepCtx, s.runs, clock, s.win, s.stop, s.iop.lockThreads, c)
 		return func() {}
 	}
@@ -50,7 +50,7 @@ func (s *stepRun) measureSingle() {
 
 // startWorkers starts every worker's loop, each goroutine with its lane in
 // c (watch.go).
-func startWorkers(ctx context.Context, runs []*roleRun, clock metrics.Clock, win window, stop *stopper,
+func startWorkers(ctx context.Context, runs []*roleRun, clock meter.Clock, win window, stop *stopper,
 	lockThreads bool, c *crew) {
 	measureFromNs, deadlineNs := clock.At(win.measureFrom), clock.At(win.deadline)
 	finishOne := func() {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/store"
 )
 
@@ -32,7 +32,7 @@ func TestSpeedProbeOption(t *testing.T) {
 			t.Errorf("probes off: second %d has CPU speed %v, want none", iv.Sec, iv.Load.CPUSpeed)
 		}
 	}
-	byDefault := float64(runtime.NumCPU()) * (measured.Seconds()/metrics.SpeedProbeEveryFor(measured).Seconds() + 2)
+	byDefault := float64(runtime.NumCPU()) * (measured.Seconds()/meter.SpeedProbeEveryFor(measured).Seconds() + 2)
 	def, err := MeasureRoles(context.Background(), nil, emptyStep(measured, 0), 1, 1, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"benchlab/internal/engine"
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
@@ -66,7 +66,7 @@ func (rr *roleRun) soFar(snap *hdr.Histogram, seconds float64) SoFar {
 	rr.mu.Lock()
 	snap.Merge(rr.sofar)
 	rr.mu.Unlock()
-	l := SoFar{Events: snap.TotalCount(), Seconds: max(seconds, 0), Latency: metrics.PercentilesOf(snap)}
+	l := SoFar{Events: snap.TotalCount(), Seconds: max(seconds, 0), Latency: meter.PercentilesOf(snap)}
 	if enc, err := snap.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
 		l.Histogram = enc
 	}
@@ -233,14 +233,14 @@ func (s *stepRun) use(ins instruments) {
 // are done), through the step's window with its instruments, and collects
 // the results; measured gives a role's measured time once the step ended
 // at end.
-func (s *stepRun) run(ins instruments, start func(clock metrics.Clock, c *crew) (wait func()),
+func (s *stepRun) run(ins instruments, start func(clock meter.Clock, c *crew) (wait func()),
 	measured func(rr *roleRun, end time.Time) time.Duration) {
 	if s.st.Warmup <= 0 {
 		ins.mark()
 	}
-	clock := metrics.NewClock()
+	clock := meter.NewClock()
 	if s.opt.TimeClock {
-		clock = metrics.NewTimeClock()
+		clock = meter.NewTimeClock()
 	}
 	// The watchdog (watch.go) times operations out, and ends the step
 	// without the workers that do not return: past overrunBound, or a
@@ -297,7 +297,7 @@ func newRuns(st workload.Step, roles []workload.Role, threads int) ([]*roleRun, 
 	for i, r := range roles {
 		m := roleMetric(st, r)
 		runs[i] = &roleRun{role: r, rows: m.PerRow, bounded: min(r.Ops, int64(r.Threads)), errs: &errorLog{},
-			sofar: metrics.NewHistogram()}
+			sofar: meter.NewHistogram()}
 		results[i] = &store.Result{
 			Test: st.Name, Family: st.Family, Group: st.Group, Threads: threads, Warm: st.Warm,
 			Metric: m.Name, RowsPerOp: st.RowsPerOp, Status: store.StatusOK,

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 )
 
 // This file is the runner's interleaving (spec workload.interleave): the
@@ -152,7 +152,7 @@ func (g *turns) leave() {
 // startSlots starts an interleaved step's slots: slot (role ri, worker k)
 // runs worker k of role ri of whichever target has the turn (runsOf[i] are
 // target i's roles, alike for every target), each slot with its lane in c.
-func startSlots(ctx context.Context, runsOf [][]*roleRun, g *turns, clock metrics.Clock, win window, stop *stopper,
+func startSlots(ctx context.Context, runsOf [][]*roleRun, g *turns, clock meter.Clock, win window, stop *stopper,
 	lockThreads bool, c *crew) {
 	measureFromNs, deadlineNs := clock.At(win.measureFrom), clock.At(win.deadline)
 	for ri := range runsOf[0] {

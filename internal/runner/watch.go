@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 )
 
 // This file is the step's watchdog: it fails an operation that runs past
@@ -129,7 +129,7 @@ type crew struct {
 	// watched is closed when the watchdog has returned: what it did
 	// (timeouts, stuck, longest, overran) is read after it.
 	watched       chan struct{}
-	clock         metrics.Clock
+	clock         meter.Clock
 	measureFromNs int64
 	opTimeout     time.Duration
 	// What the watchdog did, read once done is closed.
@@ -139,7 +139,7 @@ type crew struct {
 	overran  time.Duration
 }
 
-func newCrew(clock metrics.Clock, measureFromNs int64, opTimeout time.Duration) *crew {
+func newCrew(clock meter.Clock, measureFromNs int64, opTimeout time.Duration) *crew {
 	return &crew{done: make(chan struct{}), watched: make(chan struct{}), clock: clock, measureFromNs: measureFromNs,
 		opTimeout: opTimeout}
 }
@@ -238,7 +238,7 @@ func (c *crew) abandon() {
 		}
 		lat := time.Duration(now - ln.from)
 		if ln.from >= c.measureFromNs {
-			metrics.RecordLatency(ln.cur.hist, lat)
+			meter.RecordLatency(ln.cur.hist, lat)
 		}
 		ln.cur.abandoned = true
 		c.stuck++

@@ -14,7 +14,7 @@ import (
 	"benchlab/internal/analysis"
 	"benchlab/internal/cpulist"
 	"benchlab/internal/engine"
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/workload"
 )
 
@@ -38,7 +38,7 @@ type Spec struct {
 	// --profile-hz). 0: no profile.
 	ProfileHz int `toml:"profile_hz,omitempty"`
 	// SpeedProbe is how often the CPU speed probes run on each CPU during
-	// a measured step (metrics.SpeedProbe): a duration from 10ms to 10s,
+	// a measured step (meter.SpeedProbe): a duration from 10ms to 10s,
 	// "off" for none (no slow-CPU flags then), "" for the default 200ms.
 	SpeedProbe string `toml:"speed_probe,omitempty"`
 	// Sequence says the targets are listed in release order, so the report
@@ -322,9 +322,9 @@ func (s *Spec) SpeedProbeEvery() (time.Duration, error) {
 		return -1, nil
 	default:
 		d, err := time.ParseDuration(v)
-		if err != nil || d < metrics.MinSpeedProbeEvery || d > metrics.MaxSpeedProbeEvery {
+		if err != nil || d < meter.MinSpeedProbeEvery || d > meter.MaxSpeedProbeEvery {
 			return 0, errf("speed_probe", "%q is not allowed; want a duration from %v to %v (e.g. \"200ms\") or \"off\"",
-				s.SpeedProbe, metrics.MinSpeedProbeEvery, metrics.MaxSpeedProbeEvery)
+				s.SpeedProbe, meter.MinSpeedProbeEvery, meter.MaxSpeedProbeEvery)
 		}
 		return d, nil
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 )
 
 // Fact names shared by the writer (the runner) and the readers (report,
@@ -51,7 +51,7 @@ const (
 	FactRetries = "retries"
 	FactRetried = "retried"
 	// FactCPUSpeed is the mean rate of the CPU speed probes over a step's
-	// measured part (metrics.SpeedProbe: rounds of a fixed loop per
+	// measured part (meter.SpeedProbe: rounds of a fixed loop per
 	// microsecond of the probing thread's CPU time, every CPU probed every
 	// 200 ms unless the experiment's speed_probe says otherwise; absent
 	// when it is "off"); FactCPUSpeedSamples the number of probes behind it. A run's
@@ -93,27 +93,27 @@ func EngineStatName(fact string) (name string, ok bool) {
 // Why a perf event could not be counted (the value of its
 // CounterUnsupportedFact), as the instruments say it.
 const (
-	CounterNotSupported = metrics.CounterNotSupported
-	CounterNotPermitted = metrics.CounterNotPermitted
-	CounterNotReadable  = metrics.CounterNotReadable
+	CounterNotSupported = meter.CounterNotSupported
+	CounterNotPermitted = meter.CounterNotPermitted
+	CounterNotReadable  = meter.CounterNotReadable
 )
 
 // CounterFact names the count of a perf event on one side over a step's
-// measured part (metrics.CounterFact).
-func CounterFact(side, event string) string { return metrics.CounterFact(side, event) }
+// measured part (meter.CounterFact).
+func CounterFact(side, event string) string { return meter.CounterFact(side, event) }
 
 // SchedRunFact names the seconds a side's threads ran on a CPU over a step's
-// measured part (metrics.SchedRunFact).
-func SchedRunFact(side string) string { return metrics.SchedRunFact(side) }
+// measured part (meter.SchedRunFact).
+func SchedRunFact(side string) string { return meter.SchedRunFact(side) }
 
 // SchedWaitFact names the seconds a side's threads waited runnable for a
-// CPU (metrics.SchedWaitFact).
-func SchedWaitFact(side string) string { return metrics.SchedWaitFact(side) }
+// CPU (meter.SchedWaitFact).
+func SchedWaitFact(side string) string { return meter.SchedWaitFact(side) }
 
 // CounterUnsupportedFact names the fact that says why an event was not
-// counted on a side (metrics.CounterUnsupportedFact).
+// counted on a side (meter.CounterUnsupportedFact).
 func CounterUnsupportedFact(side, event string) string {
-	return metrics.CounterUnsupportedFact(side, event)
+	return meter.CounterUnsupportedFact(side, event)
 }
 
 // KindStat is one kind of operation's figures in a result: TPC-C's

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 )
 
 // Manifest is the JSON document kept with every run: enough to know exactly
@@ -98,15 +98,15 @@ type BuildInfo struct {
 }
 
 // Host holds the facts of the machine that do not change during a run
-// (metrics.Host), kept in every run's manifest.
-type Host = metrics.Host
+// (meter.Host), kept in every run's manifest.
+type Host = meter.Host
 
 // Canary is what the fixed probes measured before (or after) a run
-// (metrics.CanaryReading).
-type Canary = metrics.CanaryReading
+// (meter.CanaryReading).
+type Canary = meter.CanaryReading
 
-// Machine is a snapshot of the machine's load (metrics.Machine).
-type Machine = metrics.Machine
+// Machine is a snapshot of the machine's load (meter.Machine).
+type Machine = meter.Machine
 
 // ParseManifest decodes a run's manifest; a damaged one yields an empty value.
 func ParseManifest(s string) Manifest {

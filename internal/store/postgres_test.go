@@ -14,7 +14,7 @@ import (
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/enginetest"
 	_ "benchlab/internal/engine/postgres" // starts the real server the shared store lives on
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/server"
 	"benchlab/internal/store"
 )
@@ -276,7 +276,7 @@ func TestPostgresStoreHangs(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The server and its backends, the store's connections' included.
-	pids := metrics.ProcessTree(db.(engine.Server).PIDs())
+	pids := meter.ProcessTree(db.(engine.Server).PIDs())
 	signal := func(sig syscall.Signal) {
 		for _, pid := range pids {
 			syscall.Kill(pid, sig)

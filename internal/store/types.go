@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"benchlab/internal/analysis"
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 )
 
 // Run statuses.
@@ -122,18 +122,18 @@ type Profile struct {
 }
 
 // Sentinels stored in an efficiency counter instead of a number: the
-// instruments' (metrics.NotReadable, metrics.NotMeasured).
+// instruments' (meter.NotReadable, meter.NotMeasured).
 const (
-	NotReadable = metrics.NotReadable
-	NotMeasured = metrics.NotMeasured
+	NotReadable = meter.NotReadable
+	NotMeasured = meter.NotMeasured
 )
 
 // Efficiency is a measured step's resource use as the instruments
-// sampled it (metrics.Efficiency), stored with its result.
-type Efficiency = metrics.Efficiency
+// sampled it (meter.Efficiency), stored with its result.
+type Efficiency = meter.Efficiency
 
-// IntervalLoad is one second's CPU use (metrics.IntervalLoad).
-type IntervalLoad = metrics.IntervalLoad
+// IntervalLoad is one second's CPU use (meter.IntervalLoad).
+type IntervalLoad = meter.IntervalLoad
 
 // Interval is one second of a measured step. Sec counts from the end of the
 // warm-up, so warm-up seconds are negative.
@@ -181,5 +181,5 @@ func rate(n int64, secs float64) float64 {
 }
 
 // Latency holds the latency figures stored for every step
-// (metrics.Latency).
-type Latency = metrics.Latency
+// (meter.Latency).
+type Latency = meter.Latency

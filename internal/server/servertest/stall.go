@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"benchlab/internal/metrics"
+	"benchlab/internal/meter"
 	"benchlab/internal/runner"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
@@ -51,7 +51,7 @@ func Stalled(t *testing.T, engine string, stall time.Duration) {
 	out := NewTrigger("point-query thds", func() {
 		// PostgreSQL's children each start a session of their own: the
 		// whole process tree is stopped, not one group.
-		tree := metrics.ProcessTree([]int{ServerPID(t, filepath.Join(work, "hung-r1"))})
+		tree := meter.ProcessTree([]int{ServerPID(t, filepath.Join(work, "hung-r1"))})
 		mu.Lock()
 		pids, stopped = tree, time.Now()
 		mu.Unlock()

@@ -12,8 +12,8 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"benchlab/internal/analysis"
+	"benchlab/internal/meter"
 	"benchlab/internal/metric"
-	"benchlab/internal/metrics"
 	"benchlab/internal/noise"
 	"benchlab/internal/report"
 	"benchlab/internal/spec"
@@ -31,9 +31,9 @@ func ibData(t *testing.T) *report.Data {
 	d := &report.Data{Experiment: store.Experiment{ID: 1, Name: "ib", Base: "a", Targets: []string{"a", "b", "c"}, Spec: sp.TOML()},
 		Results: map[int64][]store.Result{}}
 	hist := func(lat ...time.Duration) []byte {
-		h := metrics.NewHistogram()
+		h := meter.NewHistogram()
 		for _, l := range lat {
-			metrics.RecordLatency(h, l)
+			meter.RecordLatency(h, l)
 		}
 		b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
 		if err != nil {

@@ -1,0 +1,81 @@
+package meter
+
+import (
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestCountersOnThisThread counts the events on the test's own thread while
+// it touches 8 MB of fresh memory and loops: the page faults (a software
+// event every Linux counts) are at least one per 4 KB page touched, and
+// every event is either counted or listed as not countable with a reason,
+// never both. Where the machine has hardware counters, the loop's
+// instructions are counted too.
+func TestCountersOnThisThread(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if b, _ := os.ReadFile("/proc/sys/kernel/perf_event_paranoid"); strings.TrimSpace(string(b)) > "1" {
+			t.Skip("perf_event_paranoid forbids counting; tests run as root")
+		}
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
+	if tids := ThreadsOf("/proc", []int{os.Getpid()}); !slices.Contains(tids, tid) {
+		t.Fatalf("ThreadsOf(self) = %v, lacks this thread %d", tids, tid)
+	}
+	c := OpenCounters([]int{tid})
+	defer c.Close()
+	if c.Threads != 1 {
+		t.Fatalf("counted %d threads, want 1 (unsupported: %v)", c.Threads, c.Unsupported)
+	}
+	before := c.Read()
+	const size = 8 << 20
+	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < size; i += 4096 {
+		mem[i] = 1
+	}
+	unix.Munmap(mem)
+	x := 0
+	for i := range 20_000_000 {
+		x += i ^ x>>3
+	}
+	d := c.Read().Sub(before)
+	t.Logf("counted %v; not counted: %s (loop %d)", d, c.UnsupportedText(), x)
+	if d["page-faults"] < size/4096 {
+		t.Errorf("page-faults %v after touching %d pages", d["page-faults"], size/4096)
+	}
+	for _, ev := range CounterEvents {
+		_, counted := d[ev.Name]
+		why, not := c.Unsupported[ev.Name]
+		if counted == not {
+			t.Errorf("%s: counted %v, unsupported %v (%q); want exactly one", ev.Name, counted, not, why)
+		}
+	}
+	if _, ok := d["instructions"]; ok && d["instructions"] < 20_000_000 {
+		t.Errorf("instructions %v for a loop of 20M iterations", d["instructions"])
+	}
+	if _, ok := c.Unsupported["instructions"]; ok && !strings.Contains(c.UnsupportedText(), "instructions") {
+		t.Errorf("UnsupportedText %q does not name instructions", c.UnsupportedText())
+	}
+}
+
+// TestCountersNoThread: a set of threads that are all gone counts nothing
+// and says so for every event.
+func TestCountersNoThread(t *testing.T) {
+	c := OpenCounters([]int{1 << 30})
+	defer c.Close()
+	if c.Threads != 0 || len(c.Unsupported) != len(CounterEvents) || c.Unsupported["page-faults"] != "no thread to count" {
+		t.Errorf("threads %d, unsupported %v", c.Threads, c.Unsupported)
+	}
+	if v := c.Read(); len(v) != 0 {
+		t.Errorf("read %v from no counters", v)
+	}
+}
