@@ -3,8 +3,9 @@
 // and how it is computed from the step's counts. Suites declare the metrics
 // they produce (sysbench's krps, the Insert Benchmark's ips, TPC-C's tpmc)
 // and register them from init; QPS is the default of every SQL suite. The
-// report and the store look metrics up by the stored name and never switch
-// on it. (Package metrics, plural, samples the host; this one names
+// producers stamp each stored result with its metric's value, unit and
+// direction (Stamp), and readers look metrics up by the stored name; no one
+// switches on it. (Package meter measures the host; this one names
 // results.)
 package metric
 
