@@ -62,15 +62,42 @@ const StartTimeout = 30 * time.Second
 // enabled: perf starts with them disabled (-D -1) and enables them when
 // told through its control FIFO, answering on the ack FIFO. Only the
 // processes named are attached, with the threads and processes they start
-// from then on: give every member of a process tree. The error says why no
-// recording could be started (perf not installed, no process to attach
-// to, perf refused).
+// from then on: give every member of a process tree. A process forked by
+// one of them may live shorter than a sample period and go unseen (a
+// PostgreSQL backend per connection): StartCgroups sees those. The error
+// says why no recording could be started (perf not installed, no process
+// to attach to, perf refused).
 func Start(pids []int, hz int) (*Recording, error) {
-	if hz <= 0 {
-		return nil, fmt.Errorf("profile: %d samples per second; want > 0", hz)
-	}
 	if len(pids) == 0 {
 		return nil, errors.New("profile: no process to attach to")
+	}
+	list := make([]string, len(pids))
+	for i, p := range pids {
+		list[i] = strconv.Itoa(p)
+	}
+	return start(hz, "-e", Event, "-p", strings.Join(list, ","))
+}
+
+// StartCgroups is Start for every process in the cgroups named (as perf
+// record -G takes them), on every CPU, however briefly a process lives:
+// perf counts the CPU time of a cgroup's tasks system-wide (-a), which
+// needs root or CAP_PERFMON.
+func StartCgroups(cgroups []string, hz int) (*Recording, error) {
+	if len(cgroups) == 0 {
+		return nil, errors.New("profile: no cgroup to sample")
+	}
+	args := []string{"-a"}
+	for _, cg := range cgroups {
+		// -G applies to the -e before it: one event per cgroup.
+		args = append(args, "-e", Event, "-G", cg)
+	}
+	return start(hz, args...)
+}
+
+// start runs perf record with the event and target arguments given.
+func start(hz int, target ...string) (*Recording, error) {
+	if hz <= 0 {
+		return nil, fmt.Errorf("profile: %d samples per second; want > 0", hz)
 	}
 	perf, err := exec.LookPath("perf")
 	if err != nil {
@@ -79,10 +106,6 @@ func Start(pids []int, hz int) (*Recording, error) {
 	dir, err := os.MkdirTemp("", "benchlab-profile-")
 	if err != nil {
 		return nil, fmt.Errorf("profile: temp dir: %w", err)
-	}
-	list := make([]string, len(pids))
-	for i, p := range pids {
-		list[i] = strconv.Itoa(p)
 	}
 	r := &Recording{Hz: hz, dir: dir, data: filepath.Join(dir, "perf.data"), waited: make(chan struct{})}
 	ctlPath, ackPath := filepath.Join(dir, "ctl"), filepath.Join(dir, "ack")
@@ -105,9 +128,10 @@ func Start(pids []int, hz int) (*Recording, error) {
 		return nil, fmt.Errorf("profile: control fifo: %w", err)
 	}
 	defer ack.Close()
-	r.cmd = exec.Command(perf, "record", "-F", strconv.Itoa(hz), "-g", "-e", Event, "-k", "CLOCK_MONOTONIC",
-		"--no-buildid", "--no-buildid-cache", "-D", "-1", "--control", "fifo:"+ctlPath+","+ackPath,
-		"-p", strings.Join(list, ","), "-o", r.data)
+	args := append([]string{"record", "-F", strconv.Itoa(hz), "-g", "-k", "CLOCK_MONOTONIC",
+		"--no-buildid", "--no-buildid-cache", "-D", "-1", "--control", "fifo:" + ctlPath + "," + ackPath,
+		"-o", r.data}, target...)
+	r.cmd = exec.Command(perf, args...)
 	r.cmd.Dir = dir
 	r.cmd.Stderr = &r.stderr
 	// Its own process group, so that a Ctrl-C at the terminal reaches

@@ -102,6 +102,8 @@ type Instance struct {
 	secrets  []string // 0600 files holding it, removed after Init
 	cmd      *exec.Cmd
 	memcg    *memCgroup
+	perfcg   *perfCgroup
+	perfErr  error // why the server has no perfcg
 	logFile  *os.File
 	sockDir  string // a private socket dir outside the data dir, removed on Stop
 	aliasDir string // the private dir of SafeDir's symlink, removed on Stop
@@ -280,6 +282,39 @@ func (in *Instance) PIDs() []int {
 	return []int{in.cmd.Process.Pid}
 }
 
+// PerfCgroup returns the cgroup that holds the server's processes, as
+// perf record -G takes it, or "" and why the server has none (benchlab not
+// root, no cgroup hierarchy perf can filter by).
+func (in *Instance) PerfCgroup() (string, error) {
+	if in.perfcg == nil {
+		if in.perfErr == nil {
+			return "", errors.New("profile cgroup: the server is not running")
+		}
+		return "", in.perfErr
+	}
+	return in.perfcg.name, nil
+}
+
+// MarkMemory starts a step's memory figures (CgroupMemory); false when
+// the server has no memory limit, so no memory cgroup.
+func (in *Instance) MarkMemory() bool {
+	if in.memcg == nil {
+		return false
+	}
+	in.memcg.markMemory()
+	return true
+}
+
+// CgroupMemory reads the server's memory cgroup since MarkMemory; false
+// when the server has no memory limit.
+func (in *Instance) CgroupMemory() (CgroupMemory, bool, error) {
+	if in.memcg == nil {
+		return CgroupMemory{}, false, nil
+	}
+	m, err := in.memcg.memory(in.cfg.MemoryLimit)
+	return m, true, err
+}
+
 // Exited is closed when the server process has ended, for whatever reason.
 func (in *Instance) Exited() <-chan struct{} { return in.exited }
 
@@ -417,9 +452,15 @@ func (in *Instance) cleanup() {
 	}
 }
 
-// releaseCgroup removes the server's memory cgroup, if it has one, after
-// noting in the log how often the server reached its limit.
+// releaseCgroup removes the server's cgroups, after noting in the log how
+// often the server reached its memory limit.
 func (in *Instance) releaseCgroup() {
+	if in.perfcg != nil {
+		if err := in.perfcg.remove(); err != nil && in.logFile != nil {
+			fmt.Fprintf(in.logFile, "benchlab: %v\n", err)
+		}
+		in.perfcg = nil
+	}
 	if in.memcg == nil {
 		return
 	}
@@ -574,12 +615,18 @@ func (in *Instance) launch(ctx context.Context) error {
 	cmd.Dir = in.cfg.Dir
 	cmd.SysProcAttr = in.procAttr()
 	cmd.Env = in.processEnv()
+	in.perfcg, in.perfErr = nil, nil
+	if os.Geteuid() == 0 {
+		in.perfcg, in.perfErr = newPerfCgroup(in.cfg.Target, in.memcg)
+	} else {
+		in.perfErr = errors.New("profile cgroup: benchlab does not run as root, so the server has no cgroup of its own")
+	}
+	closeFD, err := enterCgroups(cmd, in.procAttr().Credential, in.memcg, in.perfcg)
+	if err != nil {
+		return in.errorf("%w", err)
+	}
+	defer closeFD()
 	if in.memcg != nil {
-		closeFD, err := in.memcg.enter(cmd, in.procAttr().Credential)
-		if err != nil {
-			return in.errorf("%w", err)
-		}
-		defer closeFD()
 		fmt.Fprintf(in.logFile, "benchlab: memory limited to %s\n", in.memcg.describe(in.cfg.MemoryLimit))
 	}
 	fmt.Fprintf(in.logFile, "benchlab: starting %s %s (listening on %s; environment %s)\n", name, strings.Join(args, " "),
