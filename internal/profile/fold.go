@@ -221,3 +221,21 @@ func (s Stacks) Self() map[string]int64 {
 	}
 	return out
 }
+
+// Inclusive returns each function's inclusive samples: the samples in
+// which it was anywhere on the stack, counted once per sample however
+// often it recurses.
+func (s Stacks) Inclusive() map[string]int64 {
+	out := map[string]int64{}
+	seen := map[string]bool{}
+	for k, n := range s {
+		clear(seen)
+		for _, f := range strings.Split(k, ";") {
+			if !seen[f] {
+				seen[f] = true
+				out[f] += n
+			}
+		}
+	}
+	return out
+}

@@ -91,3 +91,19 @@ func TestFoldBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestSelfInclusive: a function's self samples are those where it is the
+// leaf; its inclusive samples those where it is on the stack, once per
+// sample even when it recurses.
+func TestSelfInclusive(t *testing.T) {
+	st, err := Parse([]byte("pg;main;exec;scan 5\npg;main;exec 2\npg;main;exec;exec;sort 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, incl := st.Self(), st.Inclusive()
+	for f, want := range map[string][2]int64{"pg": {0, 10}, "main": {0, 10}, "exec": {2, 10}, "scan": {5, 5}, "sort": {3, 3}} {
+		if self[f] != want[0] || incl[f] != want[1] {
+			t.Errorf("%s: self %d inclusive %d, want %d and %d", f, self[f], incl[f], want[0], want[1])
+		}
+	}
+}
