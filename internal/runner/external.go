@@ -38,7 +38,8 @@ func measureExternal(ctx context.Context, db engine.DB, st workload.Step, thread
 	var rec *profile.Recording
 	profErr := errors.New("profile: a program's step profiles the server's processes; this target has none")
 	if opt.ProfileHz > 0 && len(roots) > 0 {
-		rec, profErr = profile.Start(metrics.ProcessTree(roots), opt.ProfileHz)
+		r := startRecording(db, opt.ProfileHz)
+		rec, profErr = r.rec, r.startErr
 		defer rec.Close()
 	}
 	s := &externalSampler{server: metrics.NewStepSampler(roots, opt.DataDir), last: time.Now()}
