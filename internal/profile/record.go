@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,7 +76,7 @@ func Start(pids []int, hz int) (*Recording, error) {
 	for i, p := range pids {
 		list[i] = strconv.Itoa(p)
 	}
-	return start(hz, "-e", Event, "-p", strings.Join(list, ","))
+	return start(hz, "-F", strconv.Itoa(hz), "-e", Event, "-p", strings.Join(list, ","))
 }
 
 // StartCgroups is Start for every process in the cgroups named (as perf
@@ -86,7 +87,7 @@ func StartCgroups(cgroups []string, hz int) (*Recording, error) {
 	if len(cgroups) == 0 {
 		return nil, errors.New("profile: no cgroup to sample")
 	}
-	args := []string{"-a"}
+	args := []string{"-F", strconv.Itoa(hz), "-a"}
 	for _, cg := range cgroups {
 		// -G applies to the -e before it: one event per cgroup.
 		args = append(args, "-e", Event, "-G", cg)
@@ -94,7 +95,27 @@ func StartCgroups(cgroups []string, hz int) (*Recording, error) {
 	return start(hz, args...)
 }
 
-// start runs perf record with the event and target arguments given.
+// OffCPUEvent is the tracepoint an off-CPU recording samples: every time
+// a thread leaves a CPU, with the call stack it left from.
+const OffCPUEvent = "sched:sched_switch"
+
+// StartOffCPU records every switch of a thread of the cgroups named off
+// its CPU (OffCPUEvent, each one sampled), for StopOffCPU. It is a
+// recording of its own: perf cannot sample a tracepoint at every event and
+// a clock at a frequency in one run.
+func StartOffCPU(cgroups []string) (*Recording, error) {
+	if len(cgroups) == 0 {
+		return nil, errors.New("profile: no cgroup to sample")
+	}
+	args := []string{"-c", "1", "-a"}
+	for _, cg := range cgroups {
+		args = append(args, "-e", OffCPUEvent, "-G", cg)
+	}
+	return start(1, args...)
+}
+
+// start runs perf record with the sampling, event and target arguments
+// given; hz is the rate they set, kept in the Recording.
 func start(hz int, target ...string) (*Recording, error) {
 	if hz <= 0 {
 		return nil, fmt.Errorf("profile: %d samples per second; want > 0", hz)
@@ -128,7 +149,7 @@ func start(hz int, target ...string) (*Recording, error) {
 		return nil, fmt.Errorf("profile: control fifo: %w", err)
 	}
 	defer ack.Close()
-	args := append([]string{"record", "-F", strconv.Itoa(hz), "-g", "-k", "CLOCK_MONOTONIC",
+	args := append([]string{"record", "-g", "-k", "CLOCK_MONOTONIC",
 		"--no-buildid", "--no-buildid-cache", "-D", "-1", "--control", "fifo:" + ctlPath + "," + ackPath,
 		"-o", r.data}, target...)
 	r.cmd = exec.Command(perf, args...)
@@ -196,6 +217,17 @@ func (r *Recording) failure() error {
 // perf's clock (Now, At; to = 0: all). It does not remove the temporary
 // directory: Close does.
 func (r *Recording) Stop(from, to int64) (Stacks, error) {
+	return r.stop(func(out io.Reader) (Stacks, error) { return Fold(out, from, to) })
+}
+
+// StopOffCPU ends an off-CPU recording (StartOffCPU) as Stop does and
+// folds its switches from <= t < to by off-CPU time (FoldOffCPU).
+func (r *Recording) StopOffCPU(from, to int64) (Stacks, error) {
+	return r.stop(func(out io.Reader) (Stacks, error) { return FoldOffCPU(out, from, to) })
+}
+
+// stop ends the recording and folds perf script's output with fold.
+func (r *Recording) stop(fold func(io.Reader) (Stacks, error)) (Stacks, error) {
 	select {
 	case <-r.waited:
 		if r.err != nil {
@@ -229,7 +261,7 @@ func (r *Recording) Stop(from, to int64) (Stacks, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("profile: perf script: %w", err)
 	}
-	stacks, ferr := Fold(out, from, to)
+	stacks, ferr := fold(out)
 	if ferr != nil {
 		_ = cmd.Process.Kill()
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"benchlab/internal/profile"
+	"benchlab/internal/report/section"
 	"benchlab/internal/store"
 )
 
@@ -188,6 +189,76 @@ func diffFlamesOf(d *Data) []htmlFlame {
 				out = append(out, htmlFlame{Title: fmt.Sprintf("%s: %s against %s (red: more us/op, blue: less)",
 					label(k), t, targets[0]), SVG: template.HTML(svg)})
 			}
+		}
+	}
+	return out
+}
+
+// OffCPUFactor is how many times its on-CPU time a step's threads must
+// spend off CPU for the report to show where they waited: a step whose
+// CPU time is far below its wall time is explained by its waits, not by
+// its CPU profile.
+const OffCPUFactor = 2
+
+// offCPUPerOp is a cell's off-CPU time per function the threads waited in
+// (the leaf of the off-CPU stacks), in microseconds per operation, the mean
+// over its repeats with an off-CPU profile; nil without one.
+func offCPUPerOp(rs []store.Result) map[string]float64 {
+	var out map[string]float64
+	n := 0
+	for _, r := range rs {
+		p := r.Profile
+		if p == nil || len(p.OffCPU) == 0 || r.Statements <= 0 {
+			continue
+		}
+		st, err := profile.Parse(p.OffCPU)
+		if err != nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]float64{}
+		}
+		for f, us := range st.Self() {
+			out[f] += float64(us) / float64(r.Statements)
+		}
+		n++
+	}
+	for f := range out {
+		out[f] /= float64(n)
+	}
+	return out
+}
+
+// offCPUTables are, for every test and target whose threads were off CPU
+// more than OffCPUFactor times their profiled CPU time per operation, the
+// ProfileTop functions they waited in longest.
+func offCPUTables(d *Data, keys []cellKey, s samples, label func(cellKey) string) []Table {
+	var out []Table
+	for _, k := range keys {
+		for _, tg := range d.targets() {
+			off := offCPUPerOp(s[tg][k])
+			c := costOf(s[tg][k])
+			if off == nil || c == nil {
+				continue
+			}
+			total := 0.0
+			for _, v := range off {
+				total += v
+			}
+			if total <= OffCPUFactor*c.total {
+				continue
+			}
+			t := Table{Title: "Off-CPU profile: " + label(k) + " (" + tg + ")",
+				Legend: fmt.Sprintf("the step's threads were off CPU %s us/op against %s us/op on it: where they waited, "+
+					"by the function they left the CPU in (the kernel's scheduler frames left out), in microseconds per "+
+					"operation from each switch off the CPU to the thread's next (the wait and the run after it), mean "+
+					"over the repeats", FormatValue(total), FormatValue(c.total)),
+				Columns: []string{"off-cpu us/op", "share %"}}
+			t.Rows = append(t.Rows, Row{Label: "all waits", Cells: []Cell{section.NumberCell(total), section.NumberCell(100)}})
+			for _, f := range topBy(off, nil, func(a, _ float64) float64 { return a }) {
+				t.Rows = append(t.Rows, Row{Label: f, Cells: []Cell{section.NumberCell(off[f]), section.NumberCell(share(off[f], total))}})
+			}
+			out = append(out, t)
 		}
 	}
 	return out

@@ -93,6 +93,7 @@ var genericTables = []tableBuilder{
 	func(v *view) []Table { return counterTables(v.d, v.keys, v.s, v.label, v.opt) },
 	func(v *view) []Table { return engineStatTables(v.d, v.keys, v.s, v.label, v.opt) },
 	func(v *view) []Table { return profileTables(v.d, v.keys, v.s, v.label) },
+	func(v *view) []Table { return offCPUTables(v.d, v.keys, v.s, v.label) },
 	suiteTables,
 }
 

@@ -247,3 +247,34 @@ func TestProfileCoverage(t *testing.T) {
 		t.Errorf("no coverage warning at 50%%: %v", Build(d).Notes)
 	}
 }
+
+// TestOffCPUTable: a step whose threads waited far longer than they ran
+// gets an off-CPU table of where they waited, per operation; one that ran
+// more than it waited does not.
+func TestOffCPUTable(t *testing.T) {
+	d := profileData()
+	d.Experiment.Targets, d.Runs = []string{"a"}, d.Runs[:1]
+	// 508 us/op on CPU; 30 s and 2 s off CPU over 10,000 operations.
+	d.Results[1][0].Profile.OffCPU = []byte("postgres;main;exec;XLogFlush;blkdev_issue_flush 30000000\n" +
+		"postgres;main;secure_read;sock_recvmsg 2000000\n")
+	tb := findTable(Build(d), "Off-CPU profile: ")
+	if tb == nil {
+		t.Fatal("no off-CPU table for a step off CPU 3,200 us/op against 508 on it")
+	}
+	want := []struct {
+		label string
+		us    float64
+	}{{"all waits", 3200}, {"blkdev_issue_flush", 3000}, {"sock_recvmsg", 200}}
+	if len(tb.Rows) != len(want) {
+		t.Fatalf("rows %+v", tb.Rows)
+	}
+	for i, w := range want {
+		if tb.Rows[i].Label != w.label || math.Abs(tb.Rows[i].Cells[0].Value-w.us) > 1e-9 {
+			t.Errorf("row %d: %s %v, want %s %v", i, tb.Rows[i].Label, tb.Rows[i].Cells[0].Value, w.label, w.us)
+		}
+	}
+	d.Results[1][0].Profile.OffCPU = []byte("postgres;main;secure_read;sock_recvmsg 5000000\n") // 500 us/op
+	if tb := findTable(Build(d), "Off-CPU profile: "); tb != nil {
+		t.Errorf("off-CPU table for a step that ran about as long as it waited: %+v", tb)
+	}
+}

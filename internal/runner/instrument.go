@@ -226,6 +226,9 @@ type stepRecording struct {
 	rec      *profile.Recording
 	startErr error
 	hz       int
+	// off records where the threads waited off CPU (profile.StartOffCPU);
+	// nil for a profile by process ID.
+	off *profile.Recording
 }
 
 // startRecording starts perf record. It is made before the step's clock
@@ -240,7 +243,9 @@ func startRecording(db engine.DB, hz int) *stepRecording {
 		if cgs, err := c.PerfCgroups(); err == nil {
 			rec, err := profile.StartCgroups(cgs, hz)
 			if err == nil {
-				return &stepRecording{rec: rec, hz: hz}
+				// Without the off-CPU recording the profile stands alone.
+				off, _ := profile.StartOffCPU(cgs)
+				return &stepRecording{rec: rec, hz: hz, off: off}
 			}
 		}
 	}
@@ -248,11 +253,23 @@ func startRecording(db engine.DB, hz int) *stepRecording {
 	return &stepRecording{rec: rec, startErr: err, hz: hz}
 }
 
-func (r *stepRecording) finish(e *stepEnd) {
-	e.heads[0].Profile = stepProfile(r.rec, r.startErr, r.hz, e.measureFrom, e.end)
+func (r *stepRecording) finish(e *stepEnd) { e.heads[0].Profile = r.profile(e.measureFrom, e.end) }
+
+// profile stops the recordings and keeps what they saw from from to to.
+func (r *stepRecording) profile(from, to time.Time) *store.Profile {
+	p := stepProfile(r.rec, r.startErr, r.hz, from, to)
+	if r.off != nil {
+		if off, err := r.off.StopOffCPU(profile.At(from), profile.At(to)); err == nil && len(off) > 0 {
+			p.OffCPU = off.Text()
+		}
+	}
+	return p
 }
 
-func (r *stepRecording) close() { r.rec.Close() }
+func (r *stepRecording) close() {
+	r.rec.Close()
+	r.off.Close()
+}
 
 // profilePIDs are the processes a step's profile samples when perf cannot
 // filter by cgroup: the server's process tree as it is when the recording

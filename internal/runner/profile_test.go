@@ -266,6 +266,13 @@ func TestProfileConnectPostgres(t *testing.T) {
 	if backend == 0 {
 		t.Errorf("no sample under PostgresMain among %d: no backend stacks", p.Samples)
 	}
+	// The backends wait for their client between statements: the off-CPU
+	// recording holds their waits.
+	off, err := profile.Parse(p.OffCPU)
+	if err != nil || off.Samples() == 0 {
+		t.Errorf("off-CPU stacks %q, %v: want the server's waits", p.OffCPU, err)
+	}
+	t.Logf("off CPU %.0f us/op", float64(off.Samples())/float64(res.Statements))
 }
 
 // TestCgroupMemoryFacts measures a step on PostgreSQL under a 128 MB
