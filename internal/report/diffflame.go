@@ -43,11 +43,12 @@ func perOpStacks(rs []store.Result) map[string]float64 {
 }
 
 // diffNode is a frame of the merged call tree of two profiles, with its
-// inclusive time per operation in each.
+// inclusive time per operation in each and its self time (as the leaf).
 type diffNode struct {
-	name         string
-	base, target float64
-	children     map[string]*diffNode
+	name                 string
+	base, target         float64
+	selfBase, selfTarget float64
+	children             map[string]*diffNode
 }
 
 func (n *diffNode) child(name string) *diffNode {
@@ -66,29 +67,31 @@ func (n *diffNode) child(name string) *diffNode {
 // microseconds per operation per stack (the idea of Brendan Gregg's
 // difffolded): the frames are the target's, as wide as its time per
 // operation (the whole width is the larger of the two profiles' totals, so
-// a cheaper target draws narrower), each coloured by how its inclusive time
-// per operation changed from the base: red where the target spends more,
-// blue where less, white where the same, the deepest colour the largest
-// change of any frame. A frame the target no longer has does not show; the
+// a cheaper target draws narrower), each coloured, as difffolded does, by
+// how its self time per operation (as the leaf) changed from the base: red
+// where the target spends more, blue where less, white where the same, the
+// deepest colour the largest change of any frame. The tooltip gives the
+// inclusive times. A frame the target no longer has does not show; the
 // profile table lists it. Offline SVG with a tooltip per frame; empty when
 // the target has no samples.
 func DiffFlameSVG(base, target map[string]float64) string {
 	root := &diffNode{name: "all"}
-	add := func(st map[string]float64, get func(*diffNode) *float64) {
+	add := func(st map[string]float64, incl, self func(*diffNode) *float64) {
 		for stack, v := range st {
 			if v <= 0 {
 				continue
 			}
-			*get(root) += v
+			*incl(root) += v
 			cur := root
 			for _, f := range strings.Split(stack, ";") {
 				cur = cur.child(f)
-				*get(cur) += v
+				*incl(cur) += v
 			}
+			*self(cur) += v
 		}
 	}
-	add(base, func(n *diffNode) *float64 { return &n.base })
-	add(target, func(n *diffNode) *float64 { return &n.target })
+	add(base, func(n *diffNode) *float64 { return &n.base }, func(n *diffNode) *float64 { return &n.selfBase })
+	add(target, func(n *diffNode) *float64 { return &n.target }, func(n *diffNode) *float64 { return &n.selfTarget })
 	if root.target <= 0 {
 		return ""
 	}
@@ -96,7 +99,7 @@ func DiffFlameSVG(base, target map[string]float64) string {
 	var walk func(*diffNode)
 	walk = func(n *diffNode) {
 		if n.target > 0 {
-			maxDelta = max(maxDelta, math.Abs(n.target-n.base))
+			maxDelta = max(maxDelta, math.Abs(n.selfTarget-n.selfBase))
 		}
 		for _, c := range n.children {
 			walk(c)
@@ -121,8 +124,10 @@ func DiffFlameSVG(base, target map[string]float64) string {
 		} else {
 			tip += " (new)"
 		}
-		fmt.Fprintf(&b, `<g><title>%s</title><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" rx="2"/>`,
-			html.EscapeString(tip), x, y, w, flameRow-1, diffColor(d, maxDelta))
+		// A grey outline, so that unchanged (white) frames show.
+		fmt.Fprintf(&b, `<g><title>%s</title><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" `+
+			`stroke="#bbb" stroke-width="0.5" rx="2"/>`,
+			html.EscapeString(tip), x, y, w, flameRow-1, diffColor(n.selfTarget-n.selfBase, maxDelta))
 		if chars := int((w - 6) / flameCharWidth); chars >= 3 {
 			label := n.name
 			if len(label) > chars {

@@ -226,8 +226,9 @@ of the samples. Hover a frame for its name and samples.</p>
 {{end}}{{end}}
 {{if .DiffFlames}}<h2>Differential flame graphs</h2>
 <p>Each target's call stacks against the base's, in CPU microseconds per operation: a frame is as wide as the target's
-time in it, red where the target spends more per operation than the base, blue where it spends less, white where the
-same; the deepest colour is the largest change. Frames the target no longer runs are in the CPU profile table.</p>
+time in it, red where the target spends more of its own time (as the leaf) per operation than the base, blue where it
+spends less, white where the same; the deepest colour is the largest change. Hover a frame for its inclusive times.
+Frames the target no longer runs are in the CPU profile table.</p>
 {{range .DiffFlames}}<details><summary>{{.Title}}</summary>{{.SVG}}</details>
 {{end}}{{end}}
 {{if .Notes}}<h2>Notes</h2><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
