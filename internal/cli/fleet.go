@@ -11,6 +11,7 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -199,12 +200,12 @@ func queueParts(env Env, q *fleet.Queue, path string, stored spec.Spec, a fleet.
 }
 
 func newWorkerCmd(env Env) *cobra.Command {
-	var storeFlag string
+	var storeFlag, class string
 	var kinds []string
 	var maxJobs int
 	var once bool
 	cmd := &cobra.Command{
-		Use:   "worker [--store postgres://...] [--queue KIND] [--max-jobs N] [--once]",
+		Use:   "worker [--store postgres://...] [--queue KIND] [--class C] [--max-jobs N] [--once]",
 		Short: "run queued experiments on this machine, one at a time (needs a PostgreSQL --store)",
 		Long: "Takes the jobs of the lab's queue (benchlab queue) that this machine may run: those for any machine,\n" +
 			"for this host by name and for the kinds of machine given with --queue; runs each as benchlab run does,\n" +
@@ -214,18 +215,19 @@ func newWorkerCmd(env Env) *cobra.Command {
 			"  benchlab worker --once   # run what is queued for this machine, then exit",
 		Args: noArgs,
 		RunE: body(func(*cobra.Command, []string) error {
-			return runWorker(env, storeFlag, kinds, maxJobs, once)
+			return runWorker(env, storeFlag, kinds, class, maxJobs, once)
 		}),
 	}
 	fs := cmd.Flags()
 	addStoreFlag(fs, &storeFlag)
 	fs.StringSliceVar(&kinds, "queue", nil, "kinds of machine this one is (comma-separated or repeated): it takes the jobs queued with --host-kind for them, besides those for any machine and for this host")
+	fs.StringVar(&class, "class", "", "the class of machine this one is, for the parts of split experiments (default: its CPU model, cores, memory and kernel)")
 	fs.IntVar(&maxJobs, "max-jobs", 0, "exit after this many jobs (0: no limit)")
 	fs.BoolVar(&once, "once", false, "exit when no job is left that this machine could take")
 	return cmd
 }
 
-func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool) error {
+func runWorker(env Env, storeFlag string, kinds []string, class string, maxJobs int, once bool) error {
 	path := storePath(env, storeFlag)
 	if err := needPostgres(path); err != nil {
 		return err
@@ -237,6 +239,11 @@ func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool
 		if err := fleet.CheckKind(k); err != nil {
 			return usagef("flag --queue: %v", err)
 		}
+	}
+	if class == "" {
+		class = metrics.HostFacts().Class()
+	} else if strings.TrimSpace(class) != class || strings.ContainsFunc(class, unicode.IsControl) {
+		return usagef("flag --class: %q; want a name without control characters or surrounding spaces", class)
 	}
 	host, err := os.Hostname()
 	if err != nil {
@@ -355,7 +362,7 @@ func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool
 		// another attempt may succeed.
 		return err
 	}
-	sum, err := q.Work(ctx, fleet.Options{Host: host, ID: fmt.Sprintf("%s-%d", host, os.Getpid()), Kinds: kinds, Class: metrics.HostFacts().Class(),
+	sum, err := q.Work(ctx, fleet.Options{Host: host, ID: fmt.Sprintf("%s-%d", host, os.Getpid()), Kinds: kinds, Class: class,
 		MaxJobs: maxJobs, Once: once, Out: env.Stdout, Log: env.Stderr, Run: run})
 	fmt.Fprintf(env.Stdout, "benchlab worker: %d job(s) done\n", sum.Done)
 	if err != nil {

@@ -42,9 +42,11 @@ repeats = 3
 `
 
 // TestFleetSplit queues a spec of 2 targets x 3 repeats split by repeat and
-// runs it with 3 workers: the 3 jobs fill one experiment stored at queue
-// time, each with both targets of its repeat, and the part that ends last
-// prints the report of the whole experiment, which report prints as well.
+// runs it with 3 workers of one class: the 3 jobs fill one experiment
+// stored at queue time, each with both targets of its repeat, and the part
+// that ends last prints the report of the whole experiment, which report
+// prints as well. The first part pins the experiment to its worker's class:
+// a worker of another class, with --once, takes no part and exits.
 func TestFleetSplit(t *testing.T) {
 	t.Parallel()
 	dsn := labStore(t)
@@ -72,22 +74,38 @@ func TestFleetSplit(t *testing.T) {
 		t.Fatalf("queue --split repeat queued %d jobs, want 3 (one per repeat)", len(ids))
 	}
 	tmp := t.TempDir()
-	var outs [3]bytes.Buffer
-	var cmds [3]*exec.Cmd
-	for i := range cmds {
-		cmds[i] = childCmd([]string{"TMPDIR=" + tmp}, "worker", "--store", dsn, "--once")
-		cmds[i].Stdout, cmds[i].Stderr = &outs[i], &outs[i]
-		if err := cmds[i].Start(); err != nil {
+	worker := func(args ...string) *exec.Cmd {
+		c := childCmd([]string{"TMPDIR=" + tmp}, append([]string{"worker", "--store", dsn}, args...)...)
+		c.Stdout, c.Stderr = new(bytes.Buffer), nil
+		c.Stderr = c.Stdout
+		return c
+	}
+	output := func(c *exec.Cmd) string { return c.Stdout.(*bytes.Buffer).String() }
+	// The first part pins the experiment to machines of class "small".
+	first := worker("--class", "small", "--max-jobs", "1")
+	if err := first.Run(); err != nil {
+		t.Fatalf("first worker: %v\n%s", err, output(first))
+	}
+	// A machine of another class takes none of the other parts.
+	other := worker("--class", "big", "--once")
+	if err := other.Run(); err != nil || strings.Contains(output(other), "taken by") {
+		t.Errorf("a worker of class big: %v; want it to take no part of an experiment pinned to small\n%s", err, output(other))
+	}
+	cmds := []*exec.Cmd{first, worker("--class", "small", "--once"), worker("--class", "small", "--once")}
+	for _, c := range cmds[1:] {
+		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	reports := 0
 	for i, c := range cmds {
-		if err := c.Wait(); err != nil {
-			t.Errorf("worker %d: %v\n%s", i, err, outs[i].String())
+		if i > 0 {
+			if err := c.Wait(); err != nil {
+				t.Errorf("worker %d: %v\n%s", i, err, output(c))
+			}
 		}
-		reports += strings.Count(outs[i].String(), "every part has run: the report")
-		t.Logf("worker %d ran %d part(s)", i, strings.Count(outs[i].String(), "completed: experiment"))
+		reports += strings.Count(output(c), "every part has run: the report")
+		t.Logf("worker %d ran %d part(s)", i, strings.Count(output(c), "taken by"))
 	}
 	if reports != 1 {
 		t.Errorf("%d workers printed the whole experiment's report, want 1 (the last part's)", reports)
