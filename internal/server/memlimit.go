@@ -319,3 +319,23 @@ func readKeyed(path string) (map[string]int64, error) {
 	}
 	return out, nil
 }
+
+// MarkMemory starts a step's memory figures (CgroupMemory); false when
+// the server has no memory limit, so no memory cgroup.
+func (in *Instance) MarkMemory() bool {
+	if in.memcg == nil {
+		return false
+	}
+	in.memcg.markMemory()
+	return true
+}
+
+// CgroupMemory reads the server's memory cgroup since MarkMemory; false
+// when the server has no memory limit.
+func (in *Instance) CgroupMemory() (CgroupMemory, bool, error) {
+	if in.memcg == nil {
+		return CgroupMemory{}, false, nil
+	}
+	m, err := in.memcg.memory(in.cfg.MemoryLimit)
+	return m, true, err
+}

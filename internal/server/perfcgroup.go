@@ -165,3 +165,16 @@ func removeCgroup(dir string) error {
 	}
 	return fmt.Errorf("cgroup %s could not be removed", dir)
 }
+
+// PerfCgroup returns the cgroup that holds the server's processes, as
+// perf record -G takes it, or "" and why the server has none (benchlab not
+// root, no cgroup hierarchy perf can filter by).
+func (in *Instance) PerfCgroup() (string, error) {
+	if in.perfcg == nil {
+		if in.perfErr == nil {
+			return "", errors.New("profile cgroup: the server is not running")
+		}
+		return "", in.perfErr
+	}
+	return in.perfcg.name, nil
+}

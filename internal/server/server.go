@@ -282,39 +282,6 @@ func (in *Instance) PIDs() []int {
 	return []int{in.cmd.Process.Pid}
 }
 
-// PerfCgroup returns the cgroup that holds the server's processes, as
-// perf record -G takes it, or "" and why the server has none (benchlab not
-// root, no cgroup hierarchy perf can filter by).
-func (in *Instance) PerfCgroup() (string, error) {
-	if in.perfcg == nil {
-		if in.perfErr == nil {
-			return "", errors.New("profile cgroup: the server is not running")
-		}
-		return "", in.perfErr
-	}
-	return in.perfcg.name, nil
-}
-
-// MarkMemory starts a step's memory figures (CgroupMemory); false when
-// the server has no memory limit, so no memory cgroup.
-func (in *Instance) MarkMemory() bool {
-	if in.memcg == nil {
-		return false
-	}
-	in.memcg.markMemory()
-	return true
-}
-
-// CgroupMemory reads the server's memory cgroup since MarkMemory; false
-// when the server has no memory limit.
-func (in *Instance) CgroupMemory() (CgroupMemory, bool, error) {
-	if in.memcg == nil {
-		return CgroupMemory{}, false, nil
-	}
-	m, err := in.memcg.memory(in.cfg.MemoryLimit)
-	return m, true, err
-}
-
 // Exited is closed when the server process has ended, for whatever reason.
 func (in *Instance) Exited() <-chan struct{} { return in.exited }
 
