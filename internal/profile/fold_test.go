@@ -112,7 +112,8 @@ func TestSelfInclusive(t *testing.T) {
 // fsync at 10.000 s and next at 10.004 s in a socket read; a second thread
 // leaves once at 10.001 s and never again (a last switch counts nothing);
 // a switch before the window is not counted, and the one at 10.010 s is
-// the backend's last.
+// the backend's last. A switch perf could not give a task (-1/-1) is
+// skipped.
 const offScript = `postgres 50/50  9.000000000:          1 sched:sched_switch: 
 	ffffffff821facd8 __schedule ([kernel.kallsyms])
 	ffffffff821fb643 schedule ([kernel.kallsyms])
@@ -128,6 +129,9 @@ postgres 50/50  10.000000000:          1 sched:sched_switch:
 :51 50/51  10.001000000:          1 sched:sched_switch: 
 	ffffffff821facd8 __schedule ([kernel.kallsyms])
 	    55d0c0a1b001 WaitLatch (/usr/lib/postgresql/15/bin/postgres)
+
+:-1    -1/-1    10.002000000:          1 sched:sched_switch: 
+	ffffffff821facd8 __schedule ([kernel.kallsyms])
 
 postgres 50/50  10.004000000:          1 sched:sched_switch: 
 	ffffffff821facd8 __schedule ([kernel.kallsyms])

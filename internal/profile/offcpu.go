@@ -23,9 +23,9 @@ func eachSample(r io.Reader, fn func(s sample)) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
 	var cur sample
-	in := false
+	in, skip := false, false
 	flush := func() {
-		if in {
+		if in && !skip {
 			fn(cur)
 		}
 		in, cur.frames = false, cur.frames[:0]
@@ -60,7 +60,7 @@ func eachSample(r io.Reader, fn func(s sample)) error {
 		if cur.comm == ":"+m[3] {
 			cur.comm = ""
 		}
-		in = true
+		in, skip = true, m[3] == "-1" // -1: no task to give it to (one exiting)
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("read perf script output: %w", err)
