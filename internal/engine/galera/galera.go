@@ -155,6 +155,20 @@ func nodeTarget(t engine.Target, i int) (engine.Target, string) {
 	return nt, options
 }
 
+// ClusterShape is the target's node count (settings.nodes); every node
+// takes writes.
+func (Driver) ClusterShape(t engine.Target) (engine.ClusterShape, error) {
+	n, err := Nodes(t)
+	if err != nil {
+		return engine.ClusterShape{}, err
+	}
+	if t.DSN != "" {
+		return engine.ClusterShape{}, fmt.Errorf("dsn: the cluster suite reaches each node and kills one; it needs a cluster benchlab starts (remove dsn)")
+	}
+	return engine.ClusterShape{Nodes: n, MaxNodes: MaxNodes, NodesField: "settings." + SettingNodes, MultiPrimary: true,
+		Replication: "galera"}, nil
+}
+
 // CheckTarget validates a target before anything runs: the node count, the
 // proxy, Galera's provider, and the MySQL
 // family's checks of the nodes' fields.
@@ -391,8 +405,13 @@ func (db *DB) Nodes() int { return len(db.nodes) }
 // NodeAddr is node i's SQL address (from 0).
 func (db *DB) NodeAddr(i int) string { return db.nodes[i].Addr() }
 
-// Proxied reports whether connections go through a proxy.
-func (db *DB) Proxied() bool { return db.proxy != nil }
+// FollowsWriter reports whether Connect goes through the proxy, whose
+// health checks move new connections off a dead node.
+func (db *DB) FollowsWriter() bool { return db.proxy != nil }
+
+// Primary is 0: every node takes writes; node 1 is the one scenarios
+// write on when they need a single writer.
+func (db *DB) Primary() int { return 0 }
 
 // ConnectNode opens a worker connection to node i (from 0) directly,
 // bypassing the proxy.
