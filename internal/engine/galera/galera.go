@@ -26,7 +26,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -432,12 +431,8 @@ func (db *DB) KillNode(i int) error {
 	db.mu.Lock()
 	db.killed[i] = true
 	db.mu.Unlock()
-	pids := db.nodes[i].PIDs()
-	if len(pids) == 0 {
-		return fmt.Errorf("%s: node %d has no process", Name, i+1)
-	}
-	if err := syscall.Kill(-pids[0], syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("%s: kill node %d (pid %d): %w", Name, i+1, pids[0], err)
+	if err := server.KillGroup(db.nodes[i]); err != nil {
+		return fmt.Errorf("%s: node %d: %w", Name, i+1, err)
 	}
 	return nil
 }
