@@ -198,9 +198,7 @@ type DB struct {
 	*mysql.DB
 	nodes []*server.Instance
 	proxy *server.Instance // nil without a proxy
-
-	mu     sync.Mutex
-	killed []bool
+	set   *server.Nodes
 }
 
 // Open starts the cluster under dir (node1/, node2/, ..., proxy/), waits
@@ -275,7 +273,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		stopAll()
 		return nil, fmt.Errorf("%s target %s: %w", Name, t.Name, err)
 	}
-	db := &DB{nodes: insts, killed: make([]bool, n)}
+	db := &DB{nodes: insts, set: server.NewNodes(insts...)}
 	addr := insts[0].Addr()
 	if kind == "haproxy" {
 		backends := make([]string, n)
@@ -428,10 +426,7 @@ func (db *DB) KillNode(i int) error {
 	if i < 0 || i >= len(db.nodes) {
 		return fmt.Errorf("%s: no node %d; the cluster has %d", Name, i+1, len(db.nodes))
 	}
-	db.mu.Lock()
-	db.killed[i] = true
-	db.mu.Unlock()
-	if err := server.KillGroup(db.nodes[i]); err != nil {
+	if err := db.set.Kill(i); err != nil {
 		return fmt.Errorf("%s: node %d: %w", Name, i+1, err)
 	}
 	return nil
@@ -447,16 +442,9 @@ func (db *DB) Died() error {
 			return err
 		}
 	}
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	dead := 0
-	for i, in := range db.nodes {
-		if err := in.Died(); err != nil {
-			if !db.killed[i] {
-				return err
-			}
-			dead++
-		}
+	dead, err := db.set.Died()
+	if err != nil {
+		return err
 	}
 	if dead > 0 && 2*dead >= len(db.nodes) {
 		return fmt.Errorf("%s: %d of %d nodes killed: the others lost the quorum", Name, dead, len(db.nodes))

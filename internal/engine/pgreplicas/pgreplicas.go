@@ -214,7 +214,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 	if err != nil {
 		return nil, err // OpenManaged stopped them
 	}
-	db := &DB{DB: pdb, nodes: insts, killed: make([]bool, len(insts)), sync: s.sync}
+	db := &DB{DB: pdb, nodes: insts, set: server.NewNodes(insts...), sync: s.sync}
 	if err := db.settle(ctx, s); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%s target %s: %w", Name, t.Name, err)
@@ -227,11 +227,11 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 type DB struct {
 	*postgres.DB
 	nodes []*server.Instance // 0 the first primary, i replica i
+	set   *server.Nodes
 	sync  bool
 
 	mu      sync.Mutex
 	primary int
-	killed  []bool
 	lagConn engine.Conn // on the primary, for the lag views
 }
 
@@ -273,28 +273,20 @@ func (db *DB) KillNode(i int) error {
 		return db.errNodeRange(i)
 	}
 	db.mu.Lock()
-	db.killed[i] = true
 	if db.lagConn != nil && i == db.primary {
 		db.lagConn.Close()
 		db.lagConn = nil
 	}
 	db.mu.Unlock()
-	return server.KillGroup(db.nodes[i])
+	return db.set.Kill(i)
 }
 
 // Died says why the cluster can no longer serve: a node died that
 // KillNode did not kill, or every node is dead.
 func (db *DB) Died() error {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	dead := 0
-	for i, in := range db.nodes {
-		if err := in.Died(); err != nil {
-			if !db.killed[i] {
-				return err
-			}
-			dead++
-		}
+	dead, err := db.set.Died()
+	if err != nil {
+		return err
 	}
 	if dead == len(db.nodes) {
 		return fmt.Errorf("%s: every node was killed", Name)

@@ -110,14 +110,13 @@ func (db *DB) Promote(ctx context.Context, i int) error {
 	}
 	db.mu.Lock()
 	db.primary = i
-	killed := append([]bool(nil), db.killed...)
 	if db.lagConn != nil {
 		db.lagConn.Close()
 		db.lagConn = nil
 	}
 	db.mu.Unlock()
 	for j := 1; j < len(db.nodes); j++ {
-		if j == i || killed[j] {
+		if j == i || db.set.Killed(j) {
 			continue
 		}
 		if _, err := c.Exec(ctx, fmt.Sprintf("SELECT pg_create_physical_replication_slot('%s')", slotName(j))); err != nil &&
