@@ -61,12 +61,18 @@ type Lagger interface {
 	ReplicaLags(ctx context.Context) ([]ReplicaLag, error)
 }
 
+// NodeReading is one node's engine counters at one time, by the engine's
+// own names: Counters only grow (their change over a step is the figure),
+// Gauges are levels (queues, clients, whether the node is in recovery).
+type NodeReading struct {
+	Counters, Gauges map[string]float64
+}
+
 // NodeCounters is a Cluster that reads engine counters of every node (not
 // only the one its DB is opened on): Galera's wsrep_* status, the
-// replication views. Names are the engine's own; a node that is down is
-// left out.
+// replication views. A node that is down has an empty reading.
 type NodeCounters interface {
-	NodeCounters(ctx context.Context) ([]map[string]float64, error)
+	NodeCounters(ctx context.Context) ([]NodeReading, error)
 }
 
 // ClusterShape is what a cluster target will be, known before it starts:

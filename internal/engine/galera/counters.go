@@ -2,30 +2,37 @@ package galera
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"benchlab/internal/engine"
 )
 
-// wsrepCounters are the wsrep_* status variables read on every node: flow
+// wsrepCounters are the wsrep_* status counters read on every node: flow
 // control (the time and count of pauses a slow node asked for), the
 // certification failures and brute-force aborts of conflicting writes,
-// and the local send and receive queues (write-sets waiting to be sent or
-// applied) with their averages since the last FLUSH STATUS.
+// and the write-sets and bytes replicated and received.
 var wsrepCounters = []string{
-	"wsrep_flow_control_paused", "wsrep_flow_control_paused_ns", "wsrep_flow_control_sent", "wsrep_flow_control_recv",
+	"wsrep_flow_control_paused_ns", "wsrep_flow_control_sent", "wsrep_flow_control_recv",
 	"wsrep_local_cert_failures", "wsrep_local_bf_aborts",
-	"wsrep_local_send_queue", "wsrep_local_send_queue_avg", "wsrep_local_recv_queue", "wsrep_local_recv_queue_avg",
 	"wsrep_replicated", "wsrep_replicated_bytes", "wsrep_received", "wsrep_received_bytes",
-	"wsrep_cluster_size", "wsrep_last_committed",
+}
+
+// wsrepGauges are the levels: the local send and receive queues
+// (write-sets waiting to be sent or applied) and their averages since the
+// last FLUSH STATUS, the share of time flow control paused replication
+// since then, and the cluster's size.
+var wsrepGauges = []string{
+	"wsrep_local_send_queue", "wsrep_local_send_queue_avg", "wsrep_local_recv_queue", "wsrep_local_recv_queue_avg",
+	"wsrep_flow_control_paused", "wsrep_cluster_size",
 }
 
 // NodeCounters reads the wsrep_* counters of every live node, node by node
 // (the killed ones are left out: an empty map).
-func (db *DB) NodeCounters(ctx context.Context) ([]map[string]float64, error) {
-	out := make([]map[string]float64, len(db.nodes))
+func (db *DB) NodeCounters(ctx context.Context) ([]engine.NodeReading, error) {
+	out := make([]engine.NodeReading, len(db.nodes))
 	for i, in := range db.nodes {
-		out[i] = map[string]float64{}
+		out[i] = engine.NodeReading{Counters: map[string]float64{}, Gauges: map[string]float64{}}
 		if in.Died() != nil {
 			continue
 		}
@@ -33,14 +40,20 @@ func (db *DB) NodeCounters(ctx context.Context) ([]map[string]float64, error) {
 		if err != nil {
 			continue
 		}
-		st, err := status(ctx, r, wsrepCounters...)
+		st, err := status(ctx, r, append(slices.Clone(wsrepCounters), wsrepGauges...)...)
 		r.Close()
 		if err != nil {
 			continue
 		}
 		for k, v := range st {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				out[i][k] = f
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				continue
+			}
+			if slices.Contains(wsrepGauges, k) {
+				out[i].Gauges[k] = f
+			} else {
+				out[i].Counters[k] = f
 			}
 		}
 	}
@@ -57,7 +70,7 @@ func (db *DB) ReplicaLags(ctx context.Context) ([]engine.ReplicaLag, error) {
 	}
 	var out []engine.ReplicaLag
 	for i := 1; i < len(counters); i++ {
-		q, ok := counters[i]["wsrep_local_recv_queue"]
+		q, ok := counters[i].Gauges["wsrep_local_recv_queue"]
 		if !ok {
 			continue
 		}

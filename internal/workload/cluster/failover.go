@@ -43,6 +43,7 @@ type failState struct {
 	promotedAt atomic.Int64
 	promoteErr atomic.Value
 	promoting  bool // a promotion was started (the probe's own field)
+	reported   bool // the probe returned the kill's or promotion's error
 
 	// The probe's sequence numbers: first of the step, the last
 	// acknowledged, the last acknowledged before the kill, and the ones
@@ -124,6 +125,20 @@ func (s *failState) maybeKill(ctx context.Context, cl Cluster, now time.Time) {
 			s.promoted.Store(int64(next))
 		}()
 	})
+}
+
+// failed is the kill's or the promotion's error, until the probe
+// returned it.
+func (s *failState) failed() error {
+	if s.reported {
+		return nil
+	}
+	for _, v := range []*atomic.Value{&s.killErr, &s.promoteErr} {
+		if err, ok := v.Load().(error); ok {
+			return fmt.Errorf("%s: %w", Failover, err)
+		}
+	}
+	return nil
 }
 
 // failedOver reports whether the cluster is ready for the lost-writes
@@ -299,6 +314,11 @@ func (w *failWriter) Op(ctx context.Context) (workload.Tally, error) {
 		}
 		now := time.Now()
 		outage := tries > 0 || w.st.stalled(t0, now)
+		if w.probe && w.st.failed() != nil {
+			err := w.st.failed()
+			w.st.reported = true
+			return t, flat(err)
+		}
 		if ctx.Err() != nil {
 			if w.probe && outage {
 				w.st.openAtEnd.Store(true)
@@ -334,6 +354,12 @@ func (w *failWriter) Op(ctx context.Context) (workload.Tally, error) {
 	}
 	now := time.Now()
 	w.st.success(now)
+	if w.probe && w.st.failed() != nil {
+		// The kill or the promotion failed: the step says why, once.
+		err := w.st.failed()
+		w.st.reported = true
+		return t, flat(err)
+	}
 	if w.probe {
 		if t.Retries > 0 {
 			t.Rows = now.Sub(t0).Milliseconds()

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -119,16 +120,21 @@ func lagStep(p workload.Params) workload.Step {
 						return nil, fmt.Errorf("%s: the target has no replica lag view", ReplicaLag)
 					}
 					samples = &lagSamples{}
-					return &lagSampler{l: l, s: samples}, nil
+					nc, _ := db.(engine.NodeCounters)
+					return &lagSampler{l: l, s: samples, nc: nc}, nil
 				}},
 		},
 	}
 }
 
-// lagSampler reads the lag views.
+// lagSampler reads the lag views, and every node's counters once a
+// second.
 type lagSampler struct {
-	l engine.Lagger
-	s *lagSamples
+	l     engine.Lagger
+	s     *lagSamples
+	nc    engine.NodeCounters // nil when the engine has none
+	ops   int
+	nodes nodeFacts
 }
 
 // Op takes one sample; its rows are the furthest replica's replay lag in
@@ -138,11 +144,72 @@ func (w *lagSampler) Op(ctx context.Context) (workload.Tally, error) {
 	if err != nil {
 		return workload.Tally{Statements: 1}, fmt.Errorf("%s: read the lag: %w", ReplicaLag, err)
 	}
-	return workload.Tally{Statements: 1, Rows: w.s.add(lags)}, nil
+	t := workload.Tally{Statements: 1, Rows: w.s.add(lags)}
+	if w.nc != nil && w.ops%lagRate == 0 {
+		if r, err := w.nc.NodeCounters(ctx); err == nil {
+			w.nodes.add(r)
+			t.Statements += len(r)
+		}
+	}
+	w.ops++
+	return t, nil
 }
 
-// Facts are the lag percentiles, warm-up included.
-func (w *lagSampler) Facts() map[string]float64 { return w.s.facts() }
+// Facts are the lag percentiles, warm-up included, and each node's
+// counters over the step (nodeFacts).
+func (w *lagSampler) Facts() map[string]float64 {
+	f := w.s.facts()
+	maps.Copy(f, w.nodes.facts())
+	return f
+}
 
 // Close does nothing: the DB owns the views' connections.
 func (w *lagSampler) Close() error { return nil }
+
+// nodeFacts are every node's counters over a step: the first and last
+// reading of each counter, and the highest of each gauge.
+type nodeFacts struct {
+	first, last []map[string]float64
+	peak        []map[string]float64
+}
+
+// add takes one reading of every node.
+func (n *nodeFacts) add(r []engine.NodeReading) {
+	for len(n.first) < len(r) {
+		n.first, n.last, n.peak = append(n.first, nil), append(n.last, nil), append(n.peak, map[string]float64{})
+	}
+	for i, node := range r {
+		if len(node.Counters) > 0 {
+			if n.first[i] == nil {
+				n.first[i] = node.Counters
+			}
+			n.last[i] = node.Counters
+		}
+		for k, v := range node.Gauges {
+			if old, ok := n.peak[i][k]; !ok || v > old {
+				n.peak[i][k] = v
+			}
+		}
+	}
+}
+
+// NodeFactPrefix starts the name of a per-node fact: node<k>_<counter>,
+// k from 1.
+const NodeFactPrefix = "node"
+
+// facts are node<k>_<counter>, the counter's change between the first and
+// last reading, and node<k>_<gauge>_max.
+func (n *nodeFacts) facts() map[string]float64 {
+	f := map[string]float64{}
+	for i := range n.first {
+		for k, v := range n.last[i] {
+			if v0, ok := n.first[i][k]; ok {
+				f[fmt.Sprintf("%s%d_%s", NodeFactPrefix, i+1, k)] = v - v0
+			}
+		}
+		for k, v := range n.peak[i] {
+			f[fmt.Sprintf("%s%d_%s_max", NodeFactPrefix, i+1, k)] = v
+		}
+	}
+	return f
+}

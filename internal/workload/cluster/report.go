@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -26,6 +27,9 @@ func (Suite) ReportSections(in *section.Input) section.Sections {
 		sec.Tables = append(sec.Tables, *t)
 	}
 	if t := lagTable(cs); t != nil {
+		sec.Tables = append(sec.Tables, *t)
+	}
+	if t := nodeCounterTable(cs); t != nil {
 		sec.Tables = append(sec.Tables, *t)
 	}
 	if t := scalingTable(cs); t != nil {
@@ -211,7 +215,7 @@ func failoverTable(cs []cell) *section.Table {
 	t := &section.Table{Title: "Cluster: failover (planned node kill)",
 		Legend: "benchlab kills the node on purpose (cluster.kill_node at cluster.kill_at): the outage is the result measured, " +
 			"not instability; outage = seconds the probe's writes spent failing; gap = longest time between two successful " +
-			"writes of any writer; promoted = the replica made primary and how long pg_promote took; recovery = seconds until " +
+			"writes of any writer; promoted = the replica made primary and how long its promotion took (PostgreSQL's pg_promote; MariaDB's applying what it received, then STOP SLAVE and read_only off); recovery = seconds until " +
 			"throughput was back to 90% (n/a: not within the step); lost acked writes = the probe's writes acknowledged before the " +
 			"kill that the cluster no longer had once writes resumed (the largest over repeats; n/a: writes never resumed); median over repeats",
 		Columns: []string{"target", "killed node", "killed at", "promoted", "outage", "longest write gap", "failed tries", "reconnects",
@@ -332,6 +336,67 @@ func lagTable(cs []cell) *section.Table {
 	}
 	if len(t.Rows) == 0 {
 		return nil
+	}
+	return t
+}
+
+// nodeCounterTable shows every node's engine counters over replica-lag's
+// step (the sampler's node<k>_ facts): one row per target and counter, one
+// column per node; median over repeats.
+func nodeCounterTable(cs []cell) *section.Table {
+	type key struct{ target, name string }
+	var keys []key
+	cols := 0
+	vals := map[key]map[int]float64{}
+	for _, c := range cs {
+		if c.test != ReplicaLag {
+			continue
+		}
+		names := map[string]bool{}
+		for _, r := range c.withFact("lag_samples") {
+			for f := range r.Facts {
+				if strings.HasPrefix(f, NodeFactPrefix) {
+					names[f] = true
+				}
+			}
+		}
+		for f := range names {
+			rest := strings.TrimPrefix(f, NodeFactPrefix)
+			i := strings.IndexByte(rest, '_')
+			node, err := strconv.Atoi(rest[:max(i, 0)])
+			if i < 0 || err != nil {
+				continue
+			}
+			k := key{c.target, rest[i+1:]}
+			if vals[k] == nil {
+				vals[k] = map[int]float64{}
+				keys = append(keys, k)
+			}
+			vals[k][node] = c.fact(f, 1)
+			cols = max(cols, node)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(keys, func(a, b key) int { return cmp.Compare(a.target+"\x00"+a.name, b.target+"\x00"+b.name) })
+	t := &section.Table{Title: "Cluster: node counters during replica-lag",
+		Legend: "each node's engine counters, read once a second during the replica-lag step: a counter's change over the " +
+			"step, or a level's highest value (_max); node 1 is the first primary; n/a: the node did not report it; median over repeats",
+		Columns: []string{"target"}}
+	for n := 1; n <= cols; n++ {
+		t.Columns = append(t.Columns, fmt.Sprintf("node %d", n))
+	}
+	for _, k := range keys {
+		row := section.Row{Group: Group, Label: k.name, Cells: []section.Cell{section.TextCell(k.target)}}
+		for n := 1; n <= cols; n++ {
+			v, ok := vals[k][n]
+			if !ok {
+				v = math.NaN()
+			}
+			row.Cells = append(row.Cells, section.NumberCell(v))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
