@@ -36,6 +36,11 @@ type Promoter interface {
 	// pg_promote, MariaDB's STOP REPLICA and read_only off) and points
 	// the other live replicas at it. It returns when i takes writes.
 	Promote(ctx context.Context, i int) error
+	// Switchover moves the primary to replica i as planned: the current
+	// primary stops taking writes (Connect fails meanwhile), i applies
+	// everything it wrote and is promoted, and the old primary becomes a
+	// replica of i. It returns once the old primary follows i.
+	Switchover(ctx context.Context, i int) error
 }
 
 // ReplicaLag is how far one node is behind the node whose changes it

@@ -24,7 +24,11 @@ func NewNodes(insts ...*Instance) *Nodes {
 func (n *Nodes) Len() int { return len(n.insts) }
 
 // At is node i.
-func (n *Nodes) At(i int) *Instance { return n.insts[i] }
+func (n *Nodes) At(i int) *Instance {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.insts[i]
+}
 
 // Kill kills node i's process group as a crash would and remembers that
 // its death was asked for.
@@ -53,6 +57,9 @@ func (n *Nodes) Died() (int, error) {
 	defer n.mu.Unlock()
 	dead := 0
 	for i, in := range n.insts {
+		if in == nil {
+			continue
+		}
 		if err := in.Died(); err != nil {
 			if !n.killed[i] {
 				return dead, err
@@ -61,4 +68,13 @@ func (n *Nodes) Died() (int, error) {
 		}
 	}
 	return dead, nil
+}
+
+// Replace puts in in node i's place (a replica rebuilt after a
+// switchover); the old instance must be stopped already.
+func (n *Nodes) Replace(i int, in *Instance) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.insts[i] = in
+	n.killed[i] = false
 }

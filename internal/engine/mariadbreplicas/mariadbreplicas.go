@@ -251,8 +251,9 @@ type DB struct {
 	semisync bool
 	roots    []*sql.DB
 
-	mu      sync.Mutex
-	primary int
+	mu        sync.Mutex
+	primary   int
+	switching bool // a switchover runs: no node takes writes
 }
 
 // closeRoots closes the root handles.
@@ -296,9 +297,16 @@ func (db *DB) ConnectNode(ctx context.Context, i int) (engine.Conn, error) {
 	return db.DB.ConnectAddr(ctx, db.nodes[i].Addr())
 }
 
-// Connect opens a worker connection to the current primary.
+// Connect opens a worker connection to the current primary; during a
+// switchover there is none.
 func (db *DB) Connect(ctx context.Context) (engine.Conn, error) {
-	return db.ConnectNode(ctx, db.Primary())
+	db.mu.Lock()
+	p, switching := db.primary, db.switching
+	db.mu.Unlock()
+	if switching {
+		return nil, fmt.Errorf("%s: switchover in progress: no primary", Name)
+	}
+	return db.ConnectNode(ctx, p)
 }
 
 // KillNode kills node i as a crash would; its death is expected (Died).

@@ -193,11 +193,18 @@ func (db *DB) Promote(ctx context.Context, i int) error {
 			return ctx.Err()
 		}
 	}
-	others := 0
-	for j := 1; j < len(db.nodes); j++ {
-		if j != i && !db.set.Killed(j) {
-			others++
+	// The followers are every live node but i and the old primary (dead,
+	// or demoted by Switchover afterwards).
+	old := db.Primary()
+	var followers []int
+	for j := range db.nodes {
+		if j != i && j != old && !db.set.Killed(j) {
+			followers = append(followers, j)
 		}
+	}
+	others := len(followers)
+	if db.semisync && old != i && !db.set.Killed(old) {
+		others++ // a switchover's old primary will follow too
 	}
 	qs := []string{"STOP SLAVE", "RESET SLAVE ALL", "SET GLOBAL read_only = OFF"}
 	if db.semisync && others > 0 {
@@ -209,10 +216,7 @@ func (db *DB) Promote(ctx context.Context, i int) error {
 	db.mu.Lock()
 	db.primary = i
 	db.mu.Unlock()
-	for j := 1; j < len(db.nodes); j++ {
-		if j == i || db.set.Killed(j) {
-			continue
-		}
+	for _, j := range followers {
 		if err := db.changeMaster(ctx, j, i); err != nil {
 			return fmt.Errorf("promote node %d: %w", i+1, err)
 		}
@@ -283,4 +287,80 @@ func (db *DB) ReplicaLags(ctx context.Context) ([]engine.ReplicaLag, error) {
 		out = append(out, l)
 	}
 	return out, nil
+}
+
+// Switchover moves the primary to replica i as planned: Connect fails
+// while it runs; the old primary turns read_only and benchlab's sessions
+// on it are ended, i applies every GTID the old primary wrote and is
+// promoted, and the old primary follows i by GTID.
+func (db *DB) Switchover(ctx context.Context, i int) error {
+	old := db.Primary()
+	if i < 0 || i >= len(db.nodes) || i == old || db.set.Killed(i) {
+		return fmt.Errorf("%s: switchover to node %d: not a live replica", Name, i+1)
+	}
+	db.setSwitching(true)
+	defer db.setSwitching(false)
+	if err := db.exec(ctx, old, "SET GLOBAL read_only = ON"); err != nil {
+		return fmt.Errorf("switchover: %w", err)
+	}
+	rows, err := db.roots[old].QueryContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'benchlab'")
+	if err != nil {
+		return fmt.Errorf("switchover: node %d: sessions: %w", old+1, err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if rows.Scan(&id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	rows.Close()
+	for _, id := range ids {
+		db.roots[old].ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id)) // a session may have ended since
+	}
+	// A killed session may still be ending its commit: the position to
+	// wait for is read once they are all gone.
+	for wait := time.Now().Add(5 * time.Second); time.Now().Before(wait); {
+		n, err := db.value(ctx, old, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'benchlab'")
+		if err != nil || n == "0" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	want, err := db.value(ctx, old, "SELECT @@gtid_binlog_pos")
+	if err != nil {
+		return fmt.Errorf("switchover: %w", err)
+	}
+	deadline := time.Now().Add(applyWait)
+	for {
+		got, err := db.value(ctx, i, "SELECT @@gtid_slave_pos")
+		if err != nil {
+			return fmt.Errorf("switchover: %w", err)
+		}
+		if got == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("switchover: node %d applied %q of the primary's %q within %s", i+1, got, want, applyWait)
+		}
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err := db.Promote(ctx, i); err != nil {
+		return err
+	}
+	if err := db.exec(ctx, old, "SET GLOBAL gtid_slave_pos = @@gtid_binlog_pos"); err != nil {
+		return fmt.Errorf("switchover: %w", err)
+	}
+	return db.changeMaster(ctx, old, i)
+}
+
+// setSwitching makes Connect fail (or work again) during a switchover.
+func (db *DB) setSwitching(on bool) {
+	db.mu.Lock()
+	db.switching = on
+	db.mu.Unlock()
 }

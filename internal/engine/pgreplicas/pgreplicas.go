@@ -18,6 +18,8 @@ package pgreplicas
 
 import (
 	"context"
+	"errors"
+	"slices"
 
 	"fmt"
 	"path/filepath"
@@ -169,8 +171,17 @@ func nodeTarget(t engine.Target, node string) engine.Target {
 	return nt
 }
 
-// slotName is replica i's (from 1) replication slot and application name.
+// slotName is node i's (from 1 for the first replica) replication slot
+// and application name.
 func slotName(i int) string { return fmt.Sprintf("replica%d", i) }
+
+// nodeName names node i's dir: primary, replica1, ...
+func nodeName(i int) string {
+	if i == 0 {
+		return "primary"
+	}
+	return slotName(i)
+}
 
 // Open starts the primary under dir/primary, then each replica under
 // dir/replicaN from a base backup of it, creates the benchmark database,
@@ -214,7 +225,8 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 	if err != nil {
 		return nil, err // OpenManaged stopped them
 	}
-	db := &DB{DB: pdb, nodes: insts, set: server.NewNodes(insts...), sync: s.sync}
+	db := &DB{DB: pdb, nodes: insts, set: server.NewNodes(slices.Clone(insts)...), sync: s.sync, target: t, dir: dir,
+		password: primary.Password(), catchup: s.catchup}
 	if err := db.settle(ctx, s); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%s target %s: %w", Name, t.Name, err)
@@ -230,9 +242,20 @@ type DB struct {
 	set   *server.Nodes
 	sync  bool
 
-	mu      sync.Mutex
-	primary int
-	lagConn engine.Conn // on the primary, for the lag views
+	// What rebuilding a node needs: the target, the run's dir, the
+	// password and the catch-up bound.
+	target   engine.Target
+	dir      string
+	password string
+	catchup  time.Duration
+
+	mu         sync.Mutex
+	primary    int
+	switching  bool               // a switchover runs: no node takes writes
+	stopped    map[int]bool       // nodes a switchover stopped
+	extra      []*server.Instance // nodes rebuilt by switchovers
+	generation int
+	lagConn    engine.Conn // on the primary, for the lag views
 }
 
 // errNodeRange names a node outside the cluster.
@@ -258,12 +281,19 @@ func (db *DB) ConnectNode(ctx context.Context, i int) (engine.Conn, error) {
 	if i < 0 || i >= len(db.nodes) {
 		return nil, db.errNodeRange(i)
 	}
-	return db.DB.ConnectPort(ctx, db.nodes[i].Port)
+	return db.DB.ConnectPort(ctx, db.set.At(i).Port)
 }
 
-// Connect opens a worker connection to the current primary.
+// Connect opens a worker connection to the current primary; during a
+// switchover there is none.
 func (db *DB) Connect(ctx context.Context) (engine.Conn, error) {
-	return db.ConnectNode(ctx, db.Primary())
+	db.mu.Lock()
+	p, switching := db.primary, db.switching
+	db.mu.Unlock()
+	if switching {
+		return nil, fmt.Errorf("%s: switchover in progress: no primary", Name)
+	}
+	return db.ConnectNode(ctx, p)
 }
 
 // KillNode kills node i's whole process group with SIGKILL, as a crash
@@ -329,6 +359,12 @@ func (db *DB) Close() error {
 		db.lagConn.Close()
 		db.lagConn = nil
 	}
+	extra := db.extra
+	db.extra = nil
 	db.mu.Unlock()
-	return db.DB.Close()
+	var errs []error
+	for i := len(extra) - 1; i >= 0; i-- {
+		errs = append(errs, extra[i].Stop())
+	}
+	return errors.Join(append(errs, db.DB.Close())...)
 }

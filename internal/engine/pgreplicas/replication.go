@@ -3,12 +3,14 @@ package pgreplicas
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/postgres"
+	"benchlab/internal/server"
 )
 
 // settle waits until every replica streams from the primary and has
@@ -66,8 +68,9 @@ func (db *DB) waitReplicas(ctx context.Context, c engine.Conn, query string, lim
 			seen[r[0]] = true
 		}
 		var missing []int
-		for i := 1; i < len(db.nodes); i++ {
-			if !seen[slotName(i)] {
+		p := db.Primary()
+		for i := range db.nodes {
+			if i != p && !db.set.Killed(i) && !seen[slotName(i)] {
 				missing = append(missing, i)
 			}
 		}
@@ -77,7 +80,7 @@ func (db *DB) waitReplicas(ctx context.Context, c engine.Conn, query string, lim
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			var b strings.Builder
 			for _, i := range missing {
-				in := db.nodes[i]
+				in := db.set.At(i)
 				fmt.Fprintf(&b, "replica %d (%s) did not %s within %s (settings.%s); its log %s ends:\n%s\n",
 					i, in.Addr(), what, limit, SettingCatchup, in.LogPath, in.LogTail(10))
 			}
@@ -109,14 +112,17 @@ func (db *DB) Promote(ctx context.Context, i int) error {
 		return fmt.Errorf("promote node %d: pg_promote: %v %w", i+1, v, err)
 	}
 	db.mu.Lock()
+	old := db.primary
 	db.primary = i
 	if db.lagConn != nil {
 		db.lagConn.Close()
 		db.lagConn = nil
 	}
 	db.mu.Unlock()
-	for j := 1; j < len(db.nodes); j++ {
-		if j == i || db.set.Killed(j) {
+	// The followers are every live node but i and the old primary (dead,
+	// or rebuilt by Switchover afterwards).
+	for j := range db.nodes {
+		if j == i || j == old || db.set.Killed(j) {
 			continue
 		}
 		if _, err := c.Exec(ctx, fmt.Sprintf("SELECT pg_create_physical_replication_slot('%s')", slotName(j))); err != nil &&
@@ -137,7 +143,7 @@ func (db *DB) follow(ctx context.Context, j, p int) error {
 		return fmt.Errorf("replica %d: follow node %d: %w", j, p+1, err)
 	}
 	defer c.Close()
-	info := postgres.Conninfo(db.nodes[p].Port, db.nodes[0].Password(), slotName(j))
+	info := postgres.Conninfo(db.set.At(p).Port, db.password, slotName(j))
 	for _, q := range []string{"ALTER SYSTEM SET primary_conninfo = '" + info + "'", "SELECT pg_reload_conf()"} {
 		if _, err := c.Exec(ctx, q); err != nil {
 			return fmt.Errorf("replica %d: follow node %d: %w", j, p+1, err)
@@ -196,4 +202,96 @@ func (db *DB) ReplicaLags(ctx context.Context) ([]engine.ReplicaLag, error) {
 		out = append(out, l)
 	}
 	return out, nil
+}
+
+// Switchover moves the primary to replica i as planned: Connect fails
+// while it runs; the old primary shuts down cleanly (its WAL sender
+// sends everything to the replicas first), i replays it all and is
+// promoted, and the old primary is rebuilt as a replica of i by a fresh
+// base backup (the old data dir is gone with the stopped server; a
+// pg_rewind would keep it). It returns once the rebuilt node streams.
+func (db *DB) Switchover(ctx context.Context, i int) error {
+	old := db.Primary()
+	if i < 0 || i >= len(db.nodes) || i == old || db.set.Killed(i) {
+		return fmt.Errorf("%s: switchover to node %d: not a live replica", Name, i+1)
+	}
+	db.setSwitching(true)
+	switched := false
+	defer func() {
+		if !switched {
+			db.setSwitching(false)
+		}
+	}()
+	db.mu.Lock()
+	if db.lagConn != nil {
+		db.lagConn.Close()
+		db.lagConn = nil
+	}
+	db.mu.Unlock()
+	oldIn := db.set.At(old)
+	if err := oldIn.Stop(); err != nil {
+		return fmt.Errorf("switchover: stop node %d: %w", old+1, err)
+	}
+	db.setStopped(old)
+	if err := db.Promote(ctx, i); err != nil {
+		return fmt.Errorf("switchover: %w", err)
+	}
+	db.setSwitching(false)
+	switched = true
+	c, err := db.ConnectNode(ctx, i)
+	if err != nil {
+		return fmt.Errorf("switchover: %w", err)
+	}
+	defer c.Close()
+	slot := slotName(old)
+	if _, err := c.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"+slot+"'"); err != nil {
+		return fmt.Errorf("switchover: drop slot %s: %w", slot, err)
+	}
+	in, err := db.rebuild(ctx, old, i)
+	if err != nil {
+		return err
+	}
+	db.set.Replace(old, in)
+	db.mu.Lock()
+	db.extra = append(db.extra, in)
+	db.mu.Unlock()
+	return db.waitReplicas(ctx, c, "SELECT application_name FROM pg_stat_replication WHERE state = 'streaming'", db.catchup,
+		"stream from the new primary after the switchover")
+}
+
+// rebuild starts node j afresh as a replica of node p, by a base backup,
+// in a new dir.
+func (db *DB) rebuild(ctx context.Context, j, p int) (*server.Instance, error) {
+	db.mu.Lock()
+	db.generation++
+	gen := db.generation
+	db.mu.Unlock()
+	name := fmt.Sprintf("%s-%d", nodeName(j), gen)
+	cfg, err := server.TargetConfig(postgres.Flavor, Name, nodeTarget(db.target, name), filepath.Join(db.dir, name))
+	if err != nil {
+		return nil, err
+	}
+	cfg.Flavor, cfg.Password = postgres.StandbyFlavor(db.set.At(p), slotName(j)), db.password
+	in, err := server.Launch(ctx, cfg, postgres.Probe)
+	if err != nil {
+		return nil, fmt.Errorf("switchover: rebuild node %d as a replica: %w", j+1, err)
+	}
+	return in, nil
+}
+
+// setSwitching makes Connect fail (or work again) during a switchover.
+func (db *DB) setSwitching(on bool) {
+	db.mu.Lock()
+	db.switching = on
+	db.mu.Unlock()
+}
+
+// setStopped marks node j as stopped on purpose: Promote leaves it out.
+func (db *DB) setStopped(j int) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.stopped == nil {
+		db.stopped = map[int]bool{}
+	}
+	db.stopped[j] = true
 }

@@ -92,6 +92,7 @@ const (
 	ReplicaLag   = "replica-lag"
 	WriteScaling = "write-scaling"
 	Failover     = "failover"
+	Switchover   = "switchover"
 )
 
 // Suite is the cluster suite.
@@ -112,6 +113,7 @@ func (Suite) Tests() []workload.Test {
 		{Name: ReplicaLag, Family: ReplicaLag, Group: Group, Summary: "writers on the primary, every replica's lag sampled 5 times a second; lag percentiles"},
 		{Name: WriteScaling, Family: WriteScaling, Group: Group, Summary: "2-row update transactions spread over 1..k nodes (cluster.spread); commits/s and conflicts; multi-primary only"},
 		{Name: Failover, Family: Failover, Group: Group, Summary: "writers while node cluster.kill_node is killed at cluster.kill_at (a replica promoted); downtime_s, lost acknowledged writes"},
+		{Name: Switchover, Family: Switchover, Group: Group, Summary: "primary with replicas, when selected: planned switchover at cluster.kill_at and back; downtime_s, lost writes"},
 	}
 }
 
@@ -176,9 +178,13 @@ func (Suite) Check(p workload.Params) error {
 	return err
 }
 
-// selected reports whether test runs under p's selection.
+// selected reports whether test runs under p's selection; switchover
+// runs only when named (Galera, in the default selection, has none).
 func selected(p workload.Params, test string) bool {
 	sel, _ := workload.SelectTests(p.Tests, Suite{}.Tests())
+	if test == Switchover {
+		return sel[test]
+	}
 	return sel == nil || sel[test]
 }
 
@@ -210,6 +216,10 @@ func (Suite) CheckTarget(p workload.Params, t engine.Target) error {
 	if err := need(ReplicaLag, 2, "a primary and a replica"); err != nil {
 		return err
 	}
+	if selected(p, Switchover) && shape.MultiPrimary {
+		return fmt.Errorf("tests: switchover moves the primary of a cluster with one; every node of %s takes writes "+
+			"(replication %s): its failover test kills a node", t.Engine, shape.Replication)
+	}
 	if shape.MultiPrimary {
 		if err := need(Failover, 3, "killing one of 2 nodes leaves the other without a quorum"); err != nil {
 			return err
@@ -219,6 +229,9 @@ func (Suite) CheckTarget(p workload.Params, t engine.Target) error {
 		}
 	} else {
 		if err := need(Failover, 2, "a replica to promote"); err != nil {
+			return err
+		}
+		if err := need(Switchover, 2, "a replica to switch to"); err != nil {
 			return err
 		}
 		if selected(p, WriteScaling) {
@@ -266,6 +279,9 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 		for _, k := range o.Spread {
 			steps = append(steps, scalingStep(p, o, k))
 		}
+	}
+	if selected(p, Switchover) {
+		steps = append(steps, switchoverStep(p, o))
 	}
 	if selected(p, Failover) {
 		steps = append(steps, failoverStep(p, o))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,199 +12,40 @@ import (
 	"benchlab/internal/workload"
 )
 
-// bucket is the resolution of failover's timeline of successful writes.
-const bucket = 100 * time.Millisecond
-
-// failState is what a failover step's workers share: the step's start, the
-// kill, the last success and the longest gap between two, the failed
-// tries, and the successful writes per bucket of the step.
-type failState struct {
-	// length is the step's warm-up and measured time.
-	length   time.Duration
-	killAt   time.Duration
-	killNode int // from 0
-
-	// start is the probe's first operation, where the runner's clock of
-	// the step starts (workers are created before it); end is a little
-	// before the step's end: a probe write still failing then ends its
-	// operation, so that the outage so far counts. Both are set once, by
-	// begin.
-	begun      sync.Once
-	start, end time.Time
-
-	once     sync.Once
-	killedAt atomic.Int64 // unix ns, 0 before the kill
-	killErr  atomic.Value // error of KillNode, if any
-
-	// promoted is the node a promotion made primary (from 0; -1: none),
-	// promotedAt when it took writes (unix ns), promoteErr why not.
-	promoted   atomic.Int64
-	promotedAt atomic.Int64
-	promoteErr atomic.Value
-	promoting  bool // a promotion was started (the probe's own field)
-	reported   bool // the probe returned the kill's or promotion's error
-
-	// The probe's sequence numbers: first of the step, the last
-	// acknowledged, the last acknowledged before the kill, and the ones
-	// of those the cluster lost (-1 until checked after the failover).
-	firstSeq, lastAcked, ackedAtKill int64
-	lost                             atomic.Int64
-	checkErr                         atomic.Value
-
-	last, maxGap, errors atomic.Int64
-	afterKill            atomic.Int64
-	openAtEnd            atomic.Bool
-	reconnects           atomic.Int64
-	writes               [36000]atomic.Int64 // 100 ms buckets: an hour
-}
-
-// success notes a successful write ending at now.
-func (s *failState) success(now time.Time) {
-	ns := now.UnixNano()
-	if prev := s.last.Swap(ns); prev > 0 {
-		gap := ns - prev
-		for {
-			m := s.maxGap.Load()
-			if gap <= m || s.maxGap.CompareAndSwap(m, gap) {
-				break
-			}
-		}
-	}
-	if k := s.killedAt.Load(); k > 0 && ns > k {
-		s.afterKill.Add(1)
-	}
-	if b := int(now.Sub(s.start) / bucket); b >= 0 && b < len(s.writes) {
-		s.writes[b].Add(1)
-	}
-}
-
-// begin starts the probe's clock at its first operation.
-func (s *failState) begin(now time.Time) {
-	s.begun.Do(func() {
-		s.start = now
-		s.end = now.Add(s.length - endMargin)
-	})
-}
-
-// stalled reports whether an operation begun at t0 has gone without any
-// writer's success for longer than a few retry pauses: the cluster is in
-// an outage, not merely at the step's end.
-func (s *failState) stalled(t0, now time.Time) bool {
-	return now.Sub(t0) > 5*retryPause && s.last.Load() < t0.UnixNano()
-}
-
-// maybeKill kills the node once kill_at has passed since the step's start
-// and, when it was a primary with replicas, promotes the first live
-// replica in the background: the probe's writes meanwhile measure the
-// outage. The promotion starts at once (no failure detector's delay).
-func (s *failState) maybeKill(ctx context.Context, cl Cluster, now time.Time) {
-	if now.Sub(s.start) < s.killAt {
-		return
-	}
-	s.once.Do(func() {
-		s.ackedAtKill = s.lastAcked
-		primary := cl.Primary()
-		s.killedAt.Store(now.UnixNano())
-		if err := cl.KillNode(s.killNode); err != nil {
-			s.killErr.Store(err)
-			return
-		}
-		p, ok := cl.(engine.Promoter)
-		if !ok || s.killNode != primary {
-			return
-		}
-		next := (s.killNode + 1) % cl.Nodes()
-		s.promoting = true
-		go func() {
-			if err := p.Promote(ctx, next); err != nil {
-				s.promoteErr.Store(err)
-				return
-			}
-			s.promotedAt.Store(time.Now().UnixNano())
-			s.promoted.Store(int64(next))
-		}()
-	})
-}
-
-// failed is the kill's or the promotion's error, until the probe
-// returned it.
-func (s *failState) failed() error {
-	if s.reported {
-		return nil
-	}
-	for _, v := range []*atomic.Value{&s.killErr, &s.promoteErr} {
-		if err, ok := v.Load().(error); ok {
-			return fmt.Errorf("%s: %w", Failover, err)
-		}
-	}
-	return nil
-}
-
-// failedOver reports whether the cluster is ready for the lost-writes
-// check: the node is dead and the promotion that follows, if any, is over.
-func (s *failState) failedOver() bool {
-	if s.killedAt.Load() == 0 || s.killErr.Load() != nil {
-		return false
-	}
-	if !s.promoting {
-		return true
-	}
-	return s.promotedAt.Load() > 0 || s.promoteErr.Load() != nil
-}
-
-// recovery is how long after the kill the writes of a whole second first
-// reached 90% of the rate of the seconds before the kill (up to 3 s of
-// them, after the first second of the step); -1 when they never did
-// within the step or there was no kill.
-func (s *failState) recovery() float64 {
-	k := s.killedAt.Load()
-	if k == 0 || s.start.IsZero() {
-		return -1
-	}
-	kb := int(time.Duration(k-s.start.UnixNano()) / bucket)
-	per := int(time.Second / bucket)
-	lo := max(per, kb-3*per)
-	if kb <= lo {
-		return -1
-	}
-	var before int64
-	for b := lo; b < kb; b++ {
-		before += s.writes[b].Load()
-	}
-	rate := float64(before) / float64(kb-lo) * float64(per) // writes per second
-	end := min(len(s.writes), int(time.Since(s.start)/bucket))
-	var sum int64
-	for b := kb; b < end; b++ {
-		sum += s.writes[b].Load()
-		if b-kb >= per {
-			sum -= s.writes[b-per].Load()
-		}
-		if b-kb+1 >= per && float64(sum) >= 0.9*rate {
-			return float64(b+1-per-kb) * bucket.Seconds()
-		}
-	}
-	return -1
-}
-
 // failoverStep runs a probe writer (the headline role, one thread) and the
 // step's threads of writers; the probe kills the node at kill_at. The step
 // runs at the first thread count only: the node stays dead.
 func failoverStep(p workload.Params, o *Options) workload.Step {
+	return disruptStep(p, o, Failover)
+}
+
+// switchoverStep is failoverStep with a planned switchover at kill_at
+// instead of the kill, and a switchback halfway between it and the step's
+// end.
+func switchoverStep(p workload.Params, o *Options) workload.Step {
+	return disruptStep(p, o, Switchover)
+}
+
+// disruptStep is the failover or switchover step (test).
+func disruptStep(p workload.Params, o *Options, test string) workload.Step {
 	var st *failState
 	killAt := o.KillAt.Duration
 	if killAt == 0 {
 		killAt = p.Warmup + p.WriteTime/3
 	}
+	length := p.Warmup + p.WriteTime
 	newWorker := func(probe bool) func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
 		return func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
-			cl, err := clusterOf(db, Failover)
+			cl, err := clusterOf(db, test)
 			if err != nil {
 				return nil, err
 			}
 			if probe {
-				st = &failState{length: p.Warmup + p.WriteTime, killAt: killAt, killNode: o.KillNode - 1}
+				st = &failState{length: length, killAt: killAt, killNode: o.KillNode - 1, switchover: test == Switchover,
+					backAt: killAt + (length-killAt)/2}
 				st.promoted.Store(-1)
 				st.lost.Store(-1)
+				st.lostBack.Store(-1)
 			}
 			k := &conn{cl: cl, node: -1}
 			switch {
@@ -216,7 +56,7 @@ func failoverStep(p workload.Params, o *Options) workload.Step {
 				k.node = id % cl.Nodes()
 			}
 			if err := k.open(ctx); err != nil {
-				return nil, fmt.Errorf("%s: connect: %w", Failover, err)
+				return nil, fmt.Errorf("%s: connect: %w", test, err)
 			}
 			w := &failWriter{k: k, st: st, probe: probe, u: updater{rows: o.Rows, rng: seed | 1, name: Failover,
 				update: rowUpdate(cl.Dialect())}, insert: cl.Dialect().Bind("INSERT INTO " + ackTable + " VALUES (?)")}
@@ -225,7 +65,7 @@ func failoverStep(p workload.Params, o *Options) workload.Step {
 				v, err := k.c.Values(ctx, "SELECT COALESCE(MAX(seq), 0) FROM "+ackTable)
 				if err != nil || len(v) != 1 {
 					k.Close()
-					return nil, fmt.Errorf("%s: read the probe's last sequence number: %v %w", Failover, v, err)
+					return nil, fmt.Errorf("%s: read the probe's last sequence number: %v %w", test, v, err)
 				}
 				last, _ := strconv.ParseInt(v[0][0], 10, 64)
 				st.firstSeq, st.lastAcked, w.seq = last+1, last, last+1
@@ -238,7 +78,7 @@ func failoverStep(p workload.Params, o *Options) workload.Step {
 		threads = threads[:1]
 	}
 	return workload.Step{
-		Name: Failover, Family: Failover, Group: Group, Metric: DowntimeS, Write: true,
+		Name: test, Family: test, Group: Group, Metric: DowntimeS, Write: true,
 		Duration: p.WriteTime, Warmup: p.Warmup, Threads: threads,
 		Roles: []workload.Role{
 			{Name: "probe", Threads: 1, Metric: DowntimeS, NewWorker: newWorker(true)},
@@ -367,7 +207,10 @@ func (w *failWriter) Op(ctx context.Context) (workload.Tally, error) {
 		w.st.lastAcked = w.seq
 		w.seq++
 		if w.st.lost.Load() < 0 && w.st.failedOver() {
-			w.checkLost(ctx)
+			w.checkLost(ctx, &w.st.lost, w.st.ackedAtKill)
+		}
+		if w.st.switchover && w.st.lostBack.Load() < 0 && w.st.backDone.Load() > 0 {
+			w.checkLost(ctx, &w.st.lostBack, w.st.ackedAtBack)
 		}
 	}
 	return t, nil
@@ -388,10 +231,10 @@ func (w *failWriter) try(ctx context.Context, id int) error {
 // checkLost counts, on the connection that just wrote after the failover,
 // the probe's sequence numbers acknowledged before the kill that are not
 // there: acknowledged writes the failover lost.
-func (w *failWriter) checkLost(ctx context.Context) {
-	lo, hi := w.st.firstSeq, w.st.ackedAtKill
+func (w *failWriter) checkLost(ctx context.Context, lost *atomic.Int64, hi int64) {
+	lo := w.st.firstSeq
 	if hi < lo {
-		w.st.lost.Store(0)
+		lost.Store(0)
 		return
 	}
 	v, err := w.k.c.Values(ctx, w.k.cl.Dialect().Bind("SELECT COUNT(*) FROM "+ackTable+" WHERE seq BETWEEN ? AND ?"), lo, hi)
@@ -404,7 +247,7 @@ func (w *failWriter) checkLost(ctx context.Context) {
 		w.st.checkErr.Store(err)
 		return
 	}
-	w.st.lost.Store(hi - lo + 1 - n)
+	lost.Store(hi - lo + 1 - n)
 }
 
 // Facts are the failover's: the longest gap between two successful writes
@@ -441,6 +284,23 @@ func (w *failWriter) Facts() map[string]float64 {
 	if s.openAtEnd.Load() {
 		f["failover_outage_open_at_end"] = 1
 	}
+	if s.switchover {
+		// The lost count covers both switches (the range checked after
+		// the switchback includes the first one's).
+		f["failover_lost_acked_writes"] = float64(max(s.lost.Load(), s.lostBack.Load()))
+		f["failover_acked_before_kill"] = float64(max(0, max(s.ackedAtKill, s.ackedAtBack)-s.firstSeq+1))
+		f["switchback_at_s"], f["switchback_s"], f["switchback_skipped"] = -1, -1, 0
+		if s.backSkipped.Load() {
+			// Less of the step was left than the first switch took.
+			f["switchback_skipped"] = 1
+		}
+		if b := s.backStart.Load(); b > 0 && !s.start.IsZero() {
+			f["switchback_at_s"] = time.Duration(b - s.start.UnixNano()).Seconds()
+			if d := s.backDone.Load(); d > 0 {
+				f["switchback_s"] = time.Duration(d - b).Seconds()
+			}
+		}
+	}
 	k := s.killedAt.Load()
 	if k > 0 && !s.start.IsZero() {
 		f["failover_kill_at_s"] = time.Duration(k - s.start.UnixNano()).Seconds()
@@ -451,5 +311,11 @@ func (w *failWriter) Facts() map[string]float64 {
 	return f
 }
 
-// Close closes the connection.
-func (w *failWriter) Close() error { return w.k.Close() }
+// Close closes the connection; the probe's first waits for the promotion
+// or switch it started.
+func (w *failWriter) Close() error {
+	if w.probe {
+		w.st.ops.Wait()
+	}
+	return w.k.Close()
+}

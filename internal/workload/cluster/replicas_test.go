@@ -15,7 +15,7 @@ import (
 // replicaSpec is stale-read, replica-lag and failover on a primary with
 // one replica (engine, replication mode, and the engine's own small
 // memory settings): 5 s steps, the primary killed 1.5 s into failover and
-// the replica promoted.
+// the replica promoted; before it, a switchover at 2 s and back at 5.25 s.
 const replicaSpec = `name = "replicas"
 workdir = %q
 [[target]]
@@ -27,14 +27,14 @@ replication = %q
 %s
 [workload]
 suite = "cluster"
-tests = ["stale-read", "replica-lag", "failover"]
+tests = ["stale-read", "replica-lag", "switchover", "failover"]
 threads = [2]
-write_time = "5s"
+write_time = "8s"
 warmup = "500ms"
 report_interval = "0s"
 [workload.cluster]
 rows = 100
-kill_at = "1500ms"
+kill_at = "2s"
 `
 
 // smallMemory are the engines' settings for small servers.
@@ -78,7 +78,8 @@ func runReplicas(t *testing.T, engine, mode string) map[string]store.Result {
 // engine's views, the failover killed the primary, promoted the replica,
 // wrote again after the kill and closed its outage within the step, and
 // counted the acknowledged writes lost: none when durable is set (a
-// commit waited for the replica).
+// commit waited for the replica). The switchover moved the primary to the
+// replica and back, and lost nothing whatever the replication mode.
 func checkReplicas(t *testing.T, got map[string]store.Result, mode string, durable bool) {
 	get := func(key string) store.Result {
 		r, ok := got[key]
@@ -117,6 +118,18 @@ func checkReplicas(t *testing.T, got map[string]store.Result, mode string, durab
 	if f["failover_acked_before_kill"] < 1 || f["failover_lost_acked_writes"] < 0 {
 		t.Errorf("failover facts %v: want acknowledged writes before the kill and the lost ones counted", f)
 	}
+	sw := get(cluster.Switchover + "/probe")
+	g := sw.Facts
+	t.Logf("%s switchover: downtime %.3f s, switch %.3f s, back %.3f s, lost %v of %v", mode, sw.Throughput(),
+		g["failover_promote_s"], g["switchback_s"], g["failover_lost_acked_writes"], g["failover_acked_before_kill"])
+	// PostgreSQL's switch rebuilds the old primary by a base backup: on
+	// a busy machine it may take so long that no time is left to switch
+	// back within the step, which the facts then say.
+	back := g["switchback_s"] > 0 || (strings.HasPrefix(mode, "pg-") && g["switchback_skipped"] == 1)
+	if g["failover_killed_node"] != 1 || g["failover_promoted_node"] != 2 || !back ||
+		g["failover_outage_open_at_end"] != 0 || g["failover_lost_acked_writes"] != 0 || g["failover_acked_before_kill"] < 1 {
+		t.Errorf("switchover facts %v: want node 1 to node 2 and back, writes resumed, none of the acknowledged lost", g)
+	}
 	if durable && f["failover_lost_acked_writes"] != 0 {
 		t.Errorf("%s replication lost %v acknowledged writes; want 0", mode, f["failover_lost_acked_writes"])
 	}
@@ -127,7 +140,7 @@ func checkReplicas(t *testing.T, got map[string]store.Result, mode string, durab
 func TestPostgresReplicas(t *testing.T) {
 	for _, mode := range []string{"sync", "async"} {
 		t.Run(mode, func(t *testing.T) {
-			checkReplicas(t, runReplicas(t, "postgres-replicas", mode), mode, mode == "sync")
+			checkReplicas(t, runReplicas(t, "postgres-replicas", mode), "pg-"+mode, mode == "sync")
 		})
 	}
 }
@@ -139,14 +152,15 @@ func TestPostgresReplicas(t *testing.T) {
 func TestMariaDBReplicas(t *testing.T) {
 	for _, mode := range []string{"semisync", "async"} {
 		t.Run(mode, func(t *testing.T) {
-			checkReplicas(t, runReplicas(t, "mariadb-replicas", mode), mode, mode == "semisync")
+			checkReplicas(t, runReplicas(t, "mariadb-replicas", mode), "mariadb-"+mode, mode == "semisync")
 		})
 	}
 }
 
-// TestPostgresReplicasBadInput checks that a replica count of 0, a
-// replication mode PostgreSQL does not have and write-scaling on a single
-// primary exit 2 naming the field, before anything starts; and that a
+// TestPostgresReplicasBadInput checks that a replica count of 0 or 5, a
+// replication mode the engine does not have, write-scaling on a single
+// primary, a switchover on Galera or on a single server exit 2 naming the
+// field, before anything starts, on both replica engines; and that a
 // replica that cannot catch up (it delays replay by an hour) fails the
 // run within catchup_timeout with its log's tail, leaving no process.
 func TestPostgresReplicasBadInput(t *testing.T) {
@@ -156,10 +170,32 @@ func TestPostgresReplicasBadInput(t *testing.T) {
 		{"replication = \"semisync\"", "", "settings.replication: \"semisync\" is not a PostgreSQL replication mode"},
 		{"replicas = 1", `tests = ["write-scaling"]`, "tests: write-scaling spreads writers over nodes that all take writes"},
 		{"synchronous_standby_names = \"x\"", "", "settings.synchronous_standby_names: benchlab sets it"},
+		{"replicas = 5", "", "settings.replicas: \"5\" is not a replica count; want 1 to 4"},
+	} {
+		for _, eng := range []string{"postgres-replicas", "mariadb-replicas"} {
+			if eng == "mariadb-replicas" && !strings.HasPrefix(c.settings, "replicas =") {
+				continue // semisync is MariaDB's own mode; synchronous_standby_names a PostgreSQL setting
+			}
+			file := filepath.Join(dir, "bad.toml")
+			text := fmt.Sprintf("name = \"bad\"\n[[target]]\nname = \"p\"\nengine = %q\n[target.settings]\n%s\n[workload]\nsuite = \"cluster\"\n%s\n",
+				eng, c.settings, c.suite)
+			if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out := run(t, "run", file, "--store", filepath.Join(dir, "r.db"), "--dry-run")
+			if code != 2 || !strings.Contains(out, c.want) {
+				t.Errorf("%s: %s / %s: exit %d, want 2 with %q:\n%s", eng, c.settings, c.suite, code, c.want, out)
+			}
+		}
+	}
+	for _, c := range []struct{ engine, settings, suite, want string }{
+		{"mariadb-replicas", `replication = "sync"`, "", `settings.replication: "sync" is not a MariaDB replication mode; want async or semisync`},
+		{"galera", "nodes = 3", `tests = ["switchover"]`, "tests: switchover moves the primary of a cluster with one"},
+		{"postgres", "", `tests = ["switchover"]`, "engine: postgres is not a cluster"},
 	} {
 		file := filepath.Join(dir, "bad.toml")
-		text := fmt.Sprintf("name = \"bad\"\n[[target]]\nname = \"p\"\nengine = \"postgres-replicas\"\n[target.settings]\n%s\n[workload]\nsuite = \"cluster\"\n%s\n",
-			c.settings, c.suite)
+		text := fmt.Sprintf("name = \"bad\"\n[[target]]\nname = \"p\"\nengine = %q\n[target.settings]\n%s\n[workload]\nsuite = \"cluster\"\n%s\n",
+			c.engine, c.settings, c.suite)
 		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}

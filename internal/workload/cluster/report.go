@@ -39,7 +39,7 @@ func (Suite) ReportSections(in *section.Input) section.Sections {
 		sec.Tables = append(sec.Tables, *t)
 	}
 	for _, c := range cs {
-		if c.test != Failover {
+		if c.test != Failover && c.test != Switchover {
 			continue
 		}
 		for _, r := range c.all {
@@ -50,7 +50,11 @@ func (Suite) ReportSections(in *section.Input) section.Sections {
 			if sec.Planned == nil {
 				sec.Planned = map[string]string{}
 			}
-			sec.Planned[Failover] = fmt.Sprintf("node %d killed by benchlab at %.1f s", int(r.Facts["failover_killed_node"]), at)
+			what := fmt.Sprintf("node %d killed", int(r.Facts["failover_killed_node"]))
+			if c.test == Switchover {
+				what = fmt.Sprintf("primary moved from node %d", int(r.Facts["failover_killed_node"]))
+			}
+			sec.Planned[c.test] = fmt.Sprintf("%s by benchlab at %.1f s", what, at)
 		}
 		sec.Notes = append(sec.Notes, failoverNotes(c)...)
 	}
@@ -212,16 +216,17 @@ func scalingTable(cs []cell) *section.Table {
 // writes that succeeded after the kill, the seconds until throughput was
 // back, and the writers' errors and retries.
 func failoverTable(cs []cell) *section.Table {
-	t := &section.Table{Title: "Cluster: failover (planned node kill)",
-		Legend: "benchlab kills the node on purpose (cluster.kill_node at cluster.kill_at): the outage is the result measured, " +
-			"not instability; outage = seconds the probe's writes spent failing; gap = longest time between two successful " +
+	t := &section.Table{Title: "Cluster: failover and switchover (planned)",
+		Legend: "benchlab kills the node on purpose (cluster.kill_node at cluster.kill_at), or moves the primary to the next " +
+			"node there and back halfway to the step's end (switchover): the outage is the result measured, not instability; " +
+			"for a switchover, killed node = the old primary, promoted = the new one and how long the whole switch took; outage = seconds the probe's writes spent failing; gap = longest time between two successful " +
 			"writes of any writer; promoted = the replica made primary and how long its promotion took (PostgreSQL's pg_promote; MariaDB's applying what it received, then STOP SLAVE and read_only off); recovery = seconds until " +
 			"throughput was back to 90% (n/a: not within the step); lost acked writes = the probe's writes acknowledged before the " +
 			"kill that the cluster no longer had once writes resumed (the largest over repeats; n/a: writes never resumed); median over repeats",
 		Columns: []string{"target", "killed node", "killed at", "promoted", "outage", "longest write gap", "failed tries", "reconnects",
 			"writes after kill", "recovery", "lost acked writes", "errors", "retries"}}
 	for _, c := range cs {
-		if c.test != Failover || len(c.withFact("failover_max_gap_ms")) == 0 {
+		if (c.test != Failover && c.test != Switchover) || len(c.withFact("failover_max_gap_ms")) == 0 {
 			continue
 		}
 		outage := section.Median(c.withFact("failover_max_gap_ms"), func(r store.Result) float64 { return r.Throughput() })
@@ -253,13 +258,22 @@ func failoverNotes(c cell) []string {
 	for _, r := range c.withFact("failover_max_gap_ms") {
 		at := r.Facts["failover_kill_at_s"]
 		if at < 0 {
-			out = append(out, fmt.Sprintf("failover on %s @%d: no node was killed within the step; its figures measure no outage",
-				c.target, c.threads))
+			out = append(out, fmt.Sprintf("%s on %s @%d: nothing was disrupted within the step; its figures measure no outage",
+				c.test, c.target, c.threads))
 			continue
 		}
-		n := fmt.Sprintf("failover on %s @%d: node %d killed by benchlab as planned at %.1f s; the measured result is its outage, "+
-			"%.2f s of failing writes (longest write gap %.0f ms, %.0f failed tries)", c.target, c.threads,
-			int(r.Facts["failover_killed_node"]), at, r.Throughput(), r.Facts["failover_max_gap_ms"], r.Facts["failover_errors"])
+		what := "killed"
+		if c.test == Switchover {
+			what = fmt.Sprintf("switched over to node %.0f", r.Facts["failover_promoted_node"])
+			if b := r.Facts["switchback_at_s"]; b >= 0 {
+				what += fmt.Sprintf(" and back at %.1f s", b)
+			} else if r.Facts["switchback_skipped"] == 1 {
+				what += " (not back: less of the step was left than the first switch took; run a longer write_time)"
+			}
+		}
+		n := fmt.Sprintf("%s on %s @%d: node %d %s by benchlab as planned at %.1f s; the measured result is its outage, "+
+			"%.2f s of failing writes (longest write gap %.0f ms, %.0f failed tries)", c.test, c.target, c.threads,
+			int(r.Facts["failover_killed_node"]), what, at, r.Throughput(), r.Facts["failover_max_gap_ms"], r.Facts["failover_errors"])
 		if lost := r.Facts["failover_lost_acked_writes"]; lost > 0 {
 			n += fmt.Sprintf("; LOST %.0f of %.0f writes acknowledged before the kill", lost, r.Facts["failover_acked_before_kill"])
 		} else if lost == 0 {
