@@ -38,9 +38,12 @@ type Promoter interface {
 	Promote(ctx context.Context, i int) error
 	// Switchover moves the primary to replica i as planned: the current
 	// primary stops taking writes (Connect fails meanwhile), i applies
-	// everything it wrote and is promoted, and the old primary becomes a
-	// replica of i. It returns once the old primary follows i.
+	// everything it wrote and is promoted. It returns once i takes writes;
+	// the old primary then takes none until Rejoin.
 	Switchover(ctx context.Context, i int) error
+	// Rejoin makes node j, the primary a switchover left, a replica of the
+	// current primary; it returns once j streams from it.
+	Rejoin(ctx context.Context, j int) error
 }
 
 // ReplicaLag is how far one node is behind the node whose changes it

@@ -291,8 +291,8 @@ func (db *DB) ReplicaLags(ctx context.Context) ([]engine.ReplicaLag, error) {
 
 // Switchover moves the primary to replica i as planned: Connect fails
 // while it runs; the old primary turns read_only and benchlab's sessions
-// on it are ended, i applies every GTID the old primary wrote and is
-// promoted, and the old primary follows i by GTID.
+// on it are ended, and i applies every GTID the old primary wrote and is
+// promoted. The old primary follows no one until Rejoin.
 func (db *DB) Switchover(ctx context.Context, i int) error {
 	old := db.Primary()
 	if i < 0 || i >= len(db.nodes) || i == old || db.set.Killed(i) {
@@ -349,13 +349,16 @@ func (db *DB) Switchover(ctx context.Context, i int) error {
 			return ctx.Err()
 		}
 	}
-	if err := db.Promote(ctx, i); err != nil {
-		return err
-	}
+	return db.Promote(ctx, i)
+}
+
+// Rejoin makes node old, the read-only primary a switchover left, follow
+// the current primary by GTID from what it wrote itself.
+func (db *DB) Rejoin(ctx context.Context, old int) error {
 	if err := db.exec(ctx, old, "SET GLOBAL gtid_slave_pos = @@gtid_binlog_pos"); err != nil {
-		return fmt.Errorf("switchover: %w", err)
+		return fmt.Errorf("rejoin: %w", err)
 	}
-	return db.changeMaster(ctx, old, i)
+	return db.changeMaster(ctx, old, db.Primary())
 }
 
 // setSwitching makes Connect fail (or work again) during a switchover.

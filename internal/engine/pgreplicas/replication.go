@@ -206,10 +206,8 @@ func (db *DB) ReplicaLags(ctx context.Context) ([]engine.ReplicaLag, error) {
 
 // Switchover moves the primary to replica i as planned: Connect fails
 // while it runs; the old primary shuts down cleanly (its WAL sender
-// sends everything to the replicas first), i replays it all and is
-// promoted, and the old primary is rebuilt as a replica of i by a fresh
-// base backup (the old data dir is gone with the stopped server; a
-// pg_rewind would keep it). It returns once the rebuilt node streams.
+// sends everything to the replicas first), and i replays it all and is
+// promoted. The old primary stays down until Rejoin.
 func (db *DB) Switchover(ctx context.Context, i int) error {
 	old := db.Primary()
 	if i < 0 || i >= len(db.nodes) || i == old || db.set.Killed(i) {
@@ -238,14 +236,23 @@ func (db *DB) Switchover(ctx context.Context, i int) error {
 	}
 	db.setSwitching(false)
 	switched = true
+	return nil
+}
+
+// Rejoin rebuilds node old, which a switchover stopped, as a replica of
+// the current primary by a fresh base backup (its data dir went with the
+// stopped server; benchlab does not use pg_rewind), and waits until it
+// streams.
+func (db *DB) Rejoin(ctx context.Context, old int) error {
+	i := db.Primary()
 	c, err := db.ConnectNode(ctx, i)
 	if err != nil {
-		return fmt.Errorf("switchover: %w", err)
+		return fmt.Errorf("rejoin: %w", err)
 	}
 	defer c.Close()
 	slot := slotName(old)
 	if _, err := c.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"+slot+"'"); err != nil {
-		return fmt.Errorf("switchover: drop slot %s: %w", slot, err)
+		return fmt.Errorf("rejoin: drop slot %s: %w", slot, err)
 	}
 	in, err := db.rebuild(ctx, old, i)
 	if err != nil {
@@ -254,6 +261,7 @@ func (db *DB) Switchover(ctx context.Context, i int) error {
 	db.set.Replace(old, in)
 	db.mu.Lock()
 	db.extra = append(db.extra, in)
+	delete(db.stopped, old)
 	db.mu.Unlock()
 	return db.waitReplicas(ctx, c, "SELECT application_name FROM pg_stat_replication WHERE state = 'streaming'", db.catchup,
 		"stream from the new primary after the switchover")
@@ -272,9 +280,11 @@ func (db *DB) rebuild(ctx context.Context, j, p int) (*server.Instance, error) {
 		return nil, err
 	}
 	cfg.Flavor, cfg.Password = postgres.StandbyFlavor(db.set.At(p), slotName(j)), db.password
-	in, err := server.Launch(ctx, cfg, postgres.Probe)
+	// The server lives as long as the DB (Close stops it), not as long
+	// as the switch that started it.
+	in, err := server.Launch(context.WithoutCancel(ctx), cfg, postgres.Probe)
 	if err != nil {
-		return nil, fmt.Errorf("switchover: rebuild node %d as a replica: %w", j+1, err)
+		return nil, fmt.Errorf("rejoin: rebuild node %d as a replica: %w", j+1, err)
 	}
 	return in, nil
 }

@@ -234,6 +234,10 @@ func (Suite) CheckTarget(p workload.Params, t engine.Target) error {
 		if err := need(Switchover, 2, "a replica to switch to"); err != nil {
 			return err
 		}
+		if selected(p, Failover) && o.KillNode != 1 {
+			return workload.Bad("cluster.kill_node", o.KillNode, "node %d; on a primary with replicas failover kills the "+
+				"current primary: remove kill_node", o.KillNode)
+		}
 		if selected(p, WriteScaling) {
 			return fmt.Errorf("tests: write-scaling spreads writers over nodes that all take writes; %s has one primary "+
 				"(replication %s): select the other tests, e.g. tests = [%q, %q, %q]", t.Engine, shape.Replication,

@@ -290,9 +290,14 @@ func (w *failWriter) Facts() map[string]float64 {
 		f["failover_lost_acked_writes"] = float64(max(s.lost.Load(), s.lostBack.Load()))
 		f["failover_acked_before_kill"] = float64(max(0, max(s.ackedAtKill, s.ackedAtBack)-s.firstSeq+1))
 		f["switchback_at_s"], f["switchback_s"], f["switchback_skipped"] = -1, -1, 0
-		if s.backSkipped.Load() {
-			// Less of the step was left than the first switch took.
+		if s.backSkipped.Load() || (s.backStart.Load() == 0 && s.promotedAt.Load() > 0) {
+			// Less of the step was left than the first switch took, or
+			// the old primary had not rejoined by the step's end.
 			f["switchback_skipped"] = 1
+		}
+		f["switchover_rejoin_s"] = -1
+		if r, p := s.rejoinedAt.Load(), s.promotedAt.Load(); r > 0 && p > 0 {
+			f["switchover_rejoin_s"] = time.Duration(r - p).Seconds()
 		}
 		if b := s.backStart.Load(); b > 0 && !s.start.IsZero() {
 			f["switchback_at_s"] = time.Duration(b - s.start.UnixNano()).Seconds()

@@ -50,7 +50,8 @@ type failState struct {
 	// the lost-writes check after it.
 	switchover          bool
 	backAt              time.Duration
-	backSkipped         atomic.Bool // too little of the step was left
+	backSkipped         atomic.Bool  // too little of the step was left
+	rejoinedAt          atomic.Int64 // the old primary followed the new (unix ns)
 	backOnce            sync.Once
 	backStart, backDone atomic.Int64
 	backErr             atomic.Value
@@ -121,6 +122,9 @@ func (s *failState) maybeKill(ctx context.Context, cl Cluster, now time.Time) {
 	s.once.Do(func() {
 		s.ackedAtKill = s.lastAcked
 		primary := cl.Primary()
+		if _, ok := cl.(engine.Promoter); ok {
+			s.killNode = primary // a primary with replicas: the primary dies
+		}
 		s.killedAt.Store(now.UnixNano())
 		if err := cl.KillNode(s.killNode); err != nil {
 			s.killErr.Store(err)
@@ -148,9 +152,9 @@ func (s *failState) maybeKill(ctx context.Context, cl Cluster, now time.Time) {
 }
 
 // maybeSwitch moves the primary to the next node once kill_at has passed
-// (a planned switchover, in the background), and back to the old primary
-// once backAt has passed, the first switchover is over and its lost
-// writes were counted.
+// (a planned switchover, in the background, then the old primary rejoins
+// as a replica), and back once backAt has passed, the old primary has
+// rejoined and the first switch's lost writes were counted.
 func (s *failState) maybeSwitch(ctx context.Context, cl Cluster, now time.Time) {
 	p, ok := cl.(engine.Promoter)
 	if !ok {
@@ -174,10 +178,15 @@ func (s *failState) maybeSwitch(ctx context.Context, cl Cluster, now time.Time) 
 				}
 				s.promotedAt.Store(time.Now().UnixNano())
 				s.promoted.Store(int64(to))
+				if err := p.Rejoin(ctx, s.killNode); err != nil {
+					s.backErr.Store(fmt.Errorf("rejoin node %d: %w", s.killNode+1, err))
+					return
+				}
+				s.rejoinedAt.Store(time.Now().UnixNano())
 			}()
 		})
 	}
-	if now.Sub(s.start) >= s.backAt && s.promotedAt.Load() > 0 && s.lost.Load() >= 0 {
+	if now.Sub(s.start) >= s.backAt && s.rejoinedAt.Load() > 0 && s.lost.Load() >= 0 {
 		s.backOnce.Do(func() {
 			// The switch back must end within the step: it may take as
 			// long as the first switch took.
@@ -198,6 +207,9 @@ func (s *failState) maybeSwitch(ctx context.Context, cl Cluster, now time.Time) 
 					return
 				}
 				s.backDone.Store(time.Now().UnixNano())
+				if err := p.Rejoin(ctx, int(s.promoted.Load())); err != nil {
+					s.backErr.Store(fmt.Errorf("switch back: rejoin node %d: %w", s.promoted.Load()+1, err))
+				}
 			}()
 		})
 	}
