@@ -103,7 +103,7 @@ func (Suite) Name() string { return "cluster" }
 
 // Summary describes the suite for `benchlab list`.
 func (Suite) Summary() string {
-	return "cluster scenarios (galera, postgres-replicas): stale reads on other nodes, replica lag, write scaling over nodes, downtime and lost writes when a node is killed"
+	return "cluster scenarios (galera, postgres-replicas, mariadb-replicas): stale reads, replica lag, write scaling, switchover, downtime and lost writes when a node is killed"
 }
 
 // Tests lists the scenarios in run order.
