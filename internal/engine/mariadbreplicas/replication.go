@@ -166,6 +166,50 @@ func (db *DB) settle(ctx context.Context, s shape) error {
 // what it received from the dead primary.
 const applyWait = 10 * time.Second
 
+// settledFor is how long the applied GTID position must stay still, with
+// the SQL thread at the end of its relay log, for a replica to count as
+// having applied all it received: with parallel replication the
+// coordinator reaches the end while its workers still apply.
+const settledFor = 200 * time.Millisecond
+
+// waitApplied waits until replica i has applied every transaction it
+// received: its applied GTID position reaches the received one, or the
+// replication threads stopped, or (a transaction the dead primary sent
+// only in part never completes) the SQL thread is at the end of its relay
+// log and the applied position has not moved for settledFor; applyWait
+// bounds it.
+func (db *DB) waitApplied(ctx context.Context, i int) error {
+	deadline := time.Now().Add(applyWait)
+	var last string
+	var since time.Time
+	for {
+		st, err := db.slaveStatus(ctx, i)
+		if err != nil {
+			return fmt.Errorf("promote node %d: %w", i+1, err)
+		}
+		if st == nil || st["Slave_SQL_Running"] != "Yes" {
+			return nil
+		}
+		applied, err := db.value(ctx, i, "SELECT @@gtid_slave_pos")
+		if err != nil {
+			return fmt.Errorf("promote node %d: %w", i+1, err)
+		}
+		if applied == st["Gtid_IO_Pos"] || time.Now().After(deadline) {
+			return nil
+		}
+		if applied != last {
+			last, since = applied, time.Now()
+		} else if strings.Contains(st["Slave_SQL_Running_State"], "read all relay log") && time.Since(since) >= settledFor {
+			return nil
+		}
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // Promote makes replica i the primary: it first applies everything it
 // received (relay log), then stops replicating, forgets its primary and
 // takes writes (read_only off; semi-sync on when other replicas remain),
@@ -174,24 +218,8 @@ func (db *DB) Promote(ctx context.Context, i int) error {
 	if i < 0 || i >= len(db.nodes) {
 		return db.errNodeRange(i)
 	}
-	deadline := time.Now().Add(applyWait)
-	for {
-		st, err := db.slaveStatus(ctx, i)
-		if err != nil {
-			return fmt.Errorf("promote node %d: %w", i+1, err)
-		}
-		// A transaction the dead primary sent in part stays unapplied:
-		// the SQL thread then waits at the end of the relay log.
-		if st == nil || st["Slave_SQL_Running"] != "Yes" || time.Now().After(deadline) ||
-			strings.Contains(st["Slave_SQL_Running_State"], "read all relay log") ||
-			(st["Master_Log_File"] == st["Relay_Master_Log_File"] && st["Read_Master_Log_Pos"] == st["Exec_Master_Log_Pos"]) {
-			break
-		}
-		select {
-		case <-time.After(10 * time.Millisecond):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if err := db.waitApplied(ctx, i); err != nil {
+		return err
 	}
 	// The followers are every live node but i and the old primary (dead,
 	// or demoted by Switchover afterwards).

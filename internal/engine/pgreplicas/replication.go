@@ -226,6 +226,11 @@ func (db *DB) Switchover(ctx context.Context, i int) error {
 		db.lagConn = nil
 	}
 	db.mu.Unlock()
+	// A checkpoint first makes the shutdown's own checkpoint short.
+	if c, err := db.ConnectNode(ctx, old); err == nil {
+		c.Exec(ctx, "CHECKPOINT") // a failure only makes the stop slower
+		c.Close()
+	}
 	oldIn := db.set.At(old)
 	if err := oldIn.Stop(); err != nil {
 		return fmt.Errorf("switchover: stop node %d: %w", old+1, err)
