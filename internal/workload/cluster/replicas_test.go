@@ -14,7 +14,8 @@ import (
 
 // replicaSpec is stale-read, replica-lag and failover on a primary with
 // one replica (engine, replication mode, and the engine's own small
-// memory settings): 5 s steps, the primary killed 1.5 s into failover and
+// memory settings): steps of write_time (10 s for failover: pg_promote has
+// taken 5 s on the busy test machine), the primary killed 2 s in and
 // the replica promoted; or a switchover at 2 s and back (12 s steps: a
 // PostgreSQL primary's clean stop takes seconds on a busy machine).
 const replicaSpec = `name = "replicas"
@@ -162,7 +163,7 @@ func checkSwitchover(t *testing.T, got map[string]store.Result, mode string) {
 func TestPostgresReplicas(t *testing.T) {
 	for _, mode := range []string{"sync", "async"} {
 		t.Run(mode, func(t *testing.T) {
-			checkReplicas(t, runReplicas(t, "postgres-replicas", mode, failoverTests, "5s"), "pg-"+mode, mode == "sync")
+			checkReplicas(t, runReplicas(t, "postgres-replicas", mode, failoverTests, "10s"), "pg-"+mode, mode == "sync")
 			checkSwitchover(t, runReplicas(t, "postgres-replicas", mode, `"switchover"`, "12s"), "pg-"+mode)
 		})
 	}
@@ -176,7 +177,7 @@ func TestPostgresReplicas(t *testing.T) {
 func TestMariaDBReplicas(t *testing.T) {
 	for _, mode := range []string{"semisync", "async"} {
 		t.Run(mode, func(t *testing.T) {
-			checkReplicas(t, runReplicas(t, "mariadb-replicas", mode, failoverTests, "5s"), "mariadb-"+mode, mode == "semisync")
+			checkReplicas(t, runReplicas(t, "mariadb-replicas", mode, failoverTests, "10s"), "mariadb-"+mode, mode == "semisync")
 			checkSwitchover(t, runReplicas(t, "mariadb-replicas", mode, `"switchover"`, "12s"), "mariadb-"+mode)
 		})
 	}
