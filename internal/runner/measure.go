@@ -353,6 +353,12 @@ func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threa
 	if stats != nil {
 		sampler.AtMark = stats.mark
 	}
+	// Its counters and gauges once a second over the measured part.
+	var internals *internalsSampler
+	if single {
+		internals = startInternals(ctx, parts[0].db, win.measureFrom)
+		defer internals.series(nil, "")
+	}
 	// Hardware and software perf counters per operation (instructions,
 	// cycles, cache and branch misses where the machine counts them): the
 	// connections exist now, so every server thread that serves them does.
@@ -433,6 +439,7 @@ func measureParts(ctx context.Context, parts []stepPart, st workload.Step, threa
 	}
 	if single {
 		head := results[0]
+		head.Internals = internals.series(opt.Out, st.Name)
 		head.Eff = sampler.Efficiency()
 		if m := sampler.Memory(); m.OK && head.Eff != nil {
 			addMemoryFacts(head, m)

@@ -126,6 +126,11 @@ var schema = []string{
 	// Journal entries stored by a replay (journal.go), so none is stored
 	// twice.
 	`CREATE TABLE pending_applied (key TEXT PRIMARY KEY, at TEXT NOT NULL)`,
+	// The engine's counters and gauges per second of a measured step
+	// (internals.go).
+	`CREATE TABLE engine_series (
+		result_id INTEGER NOT NULL REFERENCES results(id), name TEXT NOT NULL, gauge INTEGER NOT NULL,
+		sec INTEGER NOT NULL, value REAL NOT NULL, PRIMARY KEY (result_id, name, sec))`,
 }
 
 // Open opens or creates the results database at path (a SQLite file, or a
@@ -294,6 +299,9 @@ func writeResult(ctx context.Context, b bound, r *Result) error {
 	if err := saveProfile(ctx, b, r); err != nil {
 		return err
 	}
+	if err := saveInternals(ctx, b, r); err != nil {
+		return err
+	}
 	return insertIntervals(ctx, b, r.ID, r.Test, r.Intervals)
 }
 
@@ -314,7 +322,7 @@ func (s *Store) BeginResult(ctx context.Context, r *Result) error {
 	}
 	begun := *r
 	begun.Status, begun.Intervals = StatusRunning, nil
-	begun.Eff, begun.Histogram = nil, nil
+	begun.Eff, begun.Histogram, begun.Internals = nil, nil, nil
 	if err := s.saveResult(ctx, &begun); err != nil {
 		return err
 	}
@@ -502,7 +510,7 @@ func (s *Store) RecentRuns(ctx context.Context, limit, offset int) ([]Run, int, 
 }
 
 // Results returns the step results of a run in sequence order, with their
-// intervals when withIntervals is set.
+// intervals and engine series when withIntervals is set.
 func (s *Store) Results(ctx context.Context, runID int64, withIntervals bool) ([]Result, error) {
 	out, err := s.results(ctx, true, `run_id = ?`, runID)
 	if err != nil {
@@ -516,6 +524,9 @@ func (s *Store) Results(ctx context.Context, runID int64, withIntervals bool) ([
 	if withIntervals {
 		for i := range out {
 			if out[i].Intervals, err = s.intervals(ctx, out[i].ID); err != nil {
+				return nil, err
+			}
+			if err := s.loadInternals(ctx, &out[i]); err != nil {
 				return nil, err
 			}
 		}

@@ -452,3 +452,30 @@ func (db *DB) stalled() int64 {
 	}
 	return stall
 }
+
+// ReadInternals reads ReadStats' counters and Pebble's gauges
+// (engine.InternalsReader), named "pebble.<gauge>": L0's files and
+// sublevels (its read amplification), the compaction debt (bytes
+// compactions must still rewrite to bring the levels in shape: RocksDB's
+// pending compaction bytes), compactions under way, the memtables and
+// their bytes, and whether writes are stalled now (1) or not (0).
+func (db *DB) ReadInternals(ctx context.Context) (engine.Internals, error) {
+	counters, err := db.ReadStats(ctx)
+	if err != nil {
+		return engine.Internals{}, err
+	}
+	m := db.db.Metrics()
+	stalled := 0.0
+	if db.stallStart.Load() != 0 {
+		stalled = 1
+	}
+	return engine.Internals{Counters: counters, Gauges: map[string]float64{
+		"pebble.l0_files":                 float64(m.Levels[0].TablesCount),
+		"pebble.l0_sublevels":             float64(m.Levels[0].Sublevels),
+		"pebble.pending_compaction_bytes": float64(m.Compact.EstimatedDebt),
+		"pebble.compactions_running":      float64(m.Compact.NumInProgress),
+		"pebble.memtables":                float64(m.MemTable.Count),
+		"pebble.memtable_bytes":           float64(m.MemTable.Size),
+		"pebble.write_stalled":            stalled,
+	}}, nil
+}

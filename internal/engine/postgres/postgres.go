@@ -199,6 +199,9 @@ type DB struct {
 	statsMu    sync.Mutex
 	statsViews []statView
 	ended      []uint32
+	// gauges are the gaugeQueries this server answers (ReadInternals,
+	// found once), under statsMu.
+	gauges []gaugeQuery
 }
 
 // dial opens a connection, with errors that name the target and never the password.

@@ -91,10 +91,22 @@ var statViews = []statView{
 func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
 	db.statsMu.Lock()
 	defer db.statsMu.Unlock()
+	if err := db.loadViews(ctx); err != nil {
+		return nil, err
+	}
+	if err := db.awaitEnded(ctx); err != nil {
+		return nil, err
+	}
+	return db.readCounters(ctx)
+}
+
+// loadViews finds the statistics views of the server's version, once
+// (under statsMu).
+func (db *DB) loadViews(ctx context.Context) error {
 	if db.statsViews == nil {
 		var num int
 		if err := db.admin.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&num); err != nil {
-			return nil, db.Wrap(fmt.Errorf("postgres: statistics: server version: %w", err))
+			return db.Wrap(fmt.Errorf("postgres: statistics: server version: %w", err))
 		}
 		for _, v := range statViews {
 			if num >= v.since {
@@ -102,9 +114,12 @@ func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
 			}
 		}
 	}
-	if err := db.awaitEnded(ctx); err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// readCounters reads the counters of the server's statistics views in one
+// statement (under statsMu).
+func (db *DB) readCounters(ctx context.Context) (map[string]float64, error) {
 	selects := make([]string, len(db.statsViews))
 	for i, v := range db.statsViews {
 		q := "SELECT row_to_json(v) FROM " + v.name + " v"
