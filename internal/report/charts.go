@@ -75,7 +75,7 @@ func buildCharts(d *Data) []chartDef {
 		o := section.BaseOption("Throughput per second: "+label(k), "second of the step (shaded: warm-up)", unitOf(s, k)+" per second")
 		o["xAxis"].(map[string]any)["type"] = "value"
 		var series []any
-		first := 0
+		first, last := 0, 0
 		for _, t := range targets {
 			rs := s[t][k]
 			if len(rs) == 0 {
@@ -83,7 +83,7 @@ func buildCharts(d *Data) []chartDef {
 			}
 			var pts []any
 			for _, iv := range section.Downsample(rs[0].Intervals) {
-				first = min(first, iv.Sec)
+				first, last = min(first, iv.Sec), max(last, iv.Sec)
 				pts = append(pts, []any{iv.Sec, section.Num(section.IntervalRate(rs[0], iv))})
 			}
 			// Dots only for short series, where single seconds matter.
@@ -94,6 +94,12 @@ func buildCharts(d *Data) []chartDef {
 		}
 		o["series"] = series
 		out = append(out, chartDef{htmlChart{Title: "per second", Height: 300}, o})
+		// The engine's internals of the same seconds, under it.
+		if c := internalsChart(k, targets, s, label(k), first, last, largestInternalsChange(k, targets, s)); c != nil {
+			x := o["xAxis"].(map[string]any)
+			x["min"], x["max"] = first, last
+			out = append(out, *c)
+		}
 	}
 	out = append(out, speedCharts(keys, targets, s, label)...)
 	// Throughput against thread count.

@@ -125,6 +125,7 @@ var afterCorrection = []noteBuilder{
 		}
 		return evidenceNotes(v.compare(), v.d.Noise)
 	},
+	internalsNotes,
 	func(v *view) []string { return canaryNotes(v.d) },
 	func(v *view) []string { return disturbedNotes(v.d) },
 	func(v *view) []string { return stabilityNotes(v.d, v.sec.Planned) },
