@@ -239,7 +239,7 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 			runCells[j] = Cell{
 				Target: c.Target.EngineTarget(s.Getenv),
 				Driver: driver, Steps: stepsOf[c.Repeat], Threads: s.Workload.Threads, DataDir: m.DataDir, Keep: opt.KeepData,
-				Seed: seeds[c.Repeat], RunID: run.ID, Log: out,
+				Seed: seeds[c.Repeat], RunID: run.ID, Log: out, Swept: c.Target.Swept,
 				Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration, Progress: opt.Progress,
 					Rate: s.Workload.Rate, Events: s.Workload.Events, Percentile: s.Workload.Percentile, Live: liveOf(opt.Live, c.Target.Name),
 					FlushEvery: opt.FlushEvery, ProfileHz: s.ProfileHz, SpeedProbeEvery: probeEvery,
@@ -285,6 +285,14 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 		}
 		if interrupted {
 			return exp.ID, ctx.Err()
+		}
+		// A target refused as the spec's fault (a swept setting the
+		// server does not have) ends the experiment: the other values
+		// would be refused the same way.
+		for _, o := range outcomes {
+			if o.Status == store.StatusFailed && spec.IsInvalid(o.Err) {
+				return exp.ID, o.Err
+			}
 		}
 	}
 	if ctx.Err() != nil {
