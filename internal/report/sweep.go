@@ -43,7 +43,7 @@ func sweepTables(d *Data, keys []cellKey, s samples, label func(cellKey) string,
 	for _, g := range sweeps {
 		first := g.Values[0]
 		checks := sweepChecks(d, g)
-		t := Table{Title: sweepTitle(g, len(sweeps)),
+		t := Table{Title: sweepTitle(g, len(sweeps)), Sweep: true,
 			Legend: absoluteLegend(s, keys) + ", median over repeats, per value of " + g.Setting + " on " + g.Of +
 				"; then each value's ratio to the first (" + first + "), 2 decimals; " + relativeMarks(s, keys) +
 				"; best: the value with the best median, and its ratio to the next best with the verdict of the two"}

@@ -208,3 +208,10 @@ func TestInternals(t *testing.T) {
 			"status.Innodb_lsn_current", "status.Innodb_log_waits", "status.Innodb_row_lock_waits"},
 		[]string{"status.Com_insert", "status.Innodb_os_log_written"})
 }
+
+// TestSweepRemovedVariable sweeps innodb_buffer_pool_instances, which
+// MariaDB 10.11 accepts in its configuration but removed ("does nothing
+// now", says its log): the run exits 2 naming the sweep's setting.
+func TestSweepRemovedVariable(t *testing.T) {
+	servertest.SweepUnknownSetting(t, "mariadb", "innodb_buffer_pool_instances", []string{"1", "4"})
+}
