@@ -1,11 +1,14 @@
 package runner
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/enginetest"
 	"benchlab/internal/store"
+	"benchlab/internal/workload"
 )
 
 // TestInternalsSeries checks how reads become series: a counter's rate
@@ -43,4 +46,57 @@ func TestInternalsSeries(t *testing.T) {
 			}
 		}
 	}
+}
+
+// walWriter inserts a 4 KB row in its own transaction, then sleeps 10 ms.
+type walWriter struct{ c engine.Conn }
+
+func (w *walWriter) Op(ctx context.Context) (workload.Tally, error) {
+	_, err := w.c.Exec(ctx, "INSERT INTO w (v) VALUES (randomblob(4000))")
+	time.Sleep(10 * time.Millisecond)
+	return workload.Tally{Statements: 1, Rows: 1}, err
+}
+
+func (w *walWriter) Close() error { return w.c.Close() }
+
+// TestInternalsOfStep measures 3 s (after 1 s of warm-up) of one writer
+// on SQLite without automatic checkpoints, in fake time: the step's
+// result has the WAL's gauges per second of its measured part, on the
+// same seconds as its intervals, and the frames in the WAL grow by at
+// least the 100 commits of each second.
+func TestInternalsOfStep(t *testing.T) {
+	fake(t, func(t *testing.T, opt Options) {
+		ctx := context.Background()
+		db := enginetest.Open(t, engine.Target{Name: "wal", Engine: "sqlite", Settings: map[string]string{"wal_autocheckpoint": "0"}})
+		c := enginetest.Connect(t, db)
+		if _, err := c.Exec(ctx, "CREATE TABLE w (id INTEGER PRIMARY KEY, v BLOB)"); err != nil {
+			t.Fatal(err)
+		}
+		st := workload.Step{Name: "wal", Duration: 3 * time.Second, Warmup: time.Second,
+			NewWorker: func(ctx context.Context, db engine.DB, _, _ int, _ uint64) (workload.Worker, error) {
+				c, err := db.(engine.SQL).Connect(ctx)
+				return &walWriter{c: c}, err
+			}}
+		res, err := Measure(ctx, db, st, 1, 1, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var frames []store.EnginePoint
+		for _, s := range res.Internals {
+			if s.Name == "sqlite.wal_frames" && s.Gauge {
+				frames = s.Points
+			}
+		}
+		if len(frames) < 2 || len(frames) > 3 {
+			t.Fatalf("WAL frames per second %v over a 3 s step (series %+v); want 2 or 3 seconds", frames, res.Internals)
+		}
+		for i, p := range frames {
+			if p.Sec != i {
+				t.Errorf("point %d in second %d, want %d (the intervals' seconds: %+v)", i, p.Sec, i, res.Intervals)
+			}
+			if i > 0 && p.Value < frames[i-1].Value+100 {
+				t.Errorf("WAL frames %v then %v: want 100 commits' frames more a second", frames[i-1].Value, p.Value)
+			}
+		}
+	})
 }
