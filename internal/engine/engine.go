@@ -237,15 +237,15 @@ type Internals struct {
 	Gauges   map[string]float64
 }
 
-// InternalsReader is a StatsReader that also reads its engine's gauges, so
+// InternalsReader is a DB that reads its engine's counters and gauges, so
 // that the runner can keep both as per-second series during a measured
 // step (the counters as rates, the gauges as values: docs/measurement.md,
 // "Engine internals per second"). Adding an engine's gauges is adding
 // names to the list its ReadInternals reads; the runner, the store and the
 // report take any name.
 type InternalsReader interface {
-	StatsReader
-	// ReadInternals returns the counters ReadStats returns and the gauges,
+	// ReadInternals returns the counters ReadStats returns (where the DB
+	// is a StatsReader) and the gauges,
 	// by stable names grouped by source as ReadStats names them
 	// ("status.Innodb_checkpoint_age", "pg_activity.autovacuum_workers").
 	// It runs once a second on a goroutine of its own while the workers

@@ -33,7 +33,6 @@ var chartedCounters = []string{
 	"pg_stat_checkpointer.buffers_written", "pg_stat_wal.wal_buffers_full",
 	// LSMs: flushes, compactions, stalls.
 	"pebble.flush_bytes", "pebble.compact_write_bytes", "pebble.stall_us",
-	"rocksdb.flush_bytes", "rocksdb.compact_write_bytes", "rocksdb.stall_us",
 	// SQLite: WAL restarts after checkpoints.
 	"sqlite.wal_restarts",
 }
