@@ -420,7 +420,11 @@ func version() string { return versionOnce() }
 // the write stalls and their microseconds. They are read from the process's
 // own Pebble, exact at the moment.
 func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
-	m := db.db.Metrics()
+	return db.counters(db.db.Metrics()), nil
+}
+
+// counters are ReadStats' counters from one read of Pebble's metrics.
+func (db *DB) counters(m *pebble.Metrics) map[string]float64 {
 	var flushed, compacted, read uint64
 	for i := range m.Levels {
 		l := &m.Levels[i]
@@ -440,7 +444,7 @@ func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
 		"pebble.block_cache_misses":  float64(m.BlockCache.Misses),
 		"pebble.stalls":              float64(db.stalls.Load()),
 		"pebble.stall_us":            float64(db.stalled() / 1000),
-	}, nil
+	}
 }
 
 // stalled is the nanoseconds writes have been stalled so far, the stall
@@ -460,11 +464,8 @@ func (db *DB) stalled() int64 {
 // pending compaction bytes), compactions under way, the memtables and
 // their bytes, and whether writes are stalled now (1) or not (0).
 func (db *DB) ReadInternals(ctx context.Context) (engine.Internals, error) {
-	counters, err := db.ReadStats(ctx)
-	if err != nil {
-		return engine.Internals{}, err
-	}
 	m := db.db.Metrics()
+	counters := db.counters(m)
 	stalled := 0.0
 	if db.stallStart.Load() != 0 {
 		stalled = 1
