@@ -23,11 +23,13 @@ import (
 // seconds around it have no point; the first failure is kept for the live
 // output.
 type internalsSampler struct {
+	noInstrument
 	reader      engine.InternalsReader
 	measureFrom time.Time
 	stop        chan struct{}
 	done        chan struct{}
 	finished    sync.Once
+	out         io.Writer
 
 	reads []internalsRead // written by run only, read after done
 	err   error
@@ -41,13 +43,14 @@ type internalsRead struct {
 }
 
 // startInternals starts sampling db's internals from measureFrom on; nil
-// when db's engine reads none. Stop it with series.
-func startInternals(ctx context.Context, db engine.DB, measureFrom time.Time) *internalsSampler {
+// when db's engine reads none. It is an instrument (instrument.go); out
+// gets a line when some reads failed.
+func startInternals(ctx context.Context, db engine.DB, measureFrom time.Time, out io.Writer) *internalsSampler {
 	r, ok := db.(engine.InternalsReader)
 	if !ok {
 		return nil
 	}
-	s := &internalsSampler{reader: r, measureFrom: measureFrom, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &internalsSampler{reader: r, measureFrom: measureFrom, stop: make(chan struct{}), done: make(chan struct{}), out: out}
 	go s.run(ctx)
 	return s
 }
@@ -81,14 +84,27 @@ func (s *internalsSampler) run(ctx context.Context) {
 	}
 }
 
+// finish gives the headline result the series, stopping the reads before
+// the workers' sessions close (it comes before engineStats in the list).
+func (s *internalsSampler) finish(e *stepEnd) {
+	e.heads[0].Internals = s.series(s.out, e.test)
+}
+
+// close stops the reads however the step ended.
+func (s *internalsSampler) close() { s.stopReads() }
+
+func (s *internalsSampler) stopReads() {
+	s.finished.Do(func() { close(s.stop) })
+	<-s.done
+}
+
 // series stops the sampler and returns its series, sorted by name; a note
 // goes to out when some read failed. Nil for a nil sampler.
 func (s *internalsSampler) series(out io.Writer, test string) []store.EngineSeries {
 	if s == nil {
 		return nil
 	}
-	s.finished.Do(func() { close(s.stop) })
-	<-s.done
+	s.stopReads()
 	if s.err != nil && out != nil {
 		fmt.Fprintf(out, "%s: engine internals not read for some seconds, no points for them: %v\n", test, s.err)
 	}
