@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"benchlab/internal/engine"
 )
@@ -51,7 +50,8 @@ var gaugeQueries = []gaugeQuery{
 
 // ReadInternals reads the counters of ReadStats and the gauges of
 // gaugeQueries (engine.InternalsReader) in one statement on the
-// administrative connection. Unlike ReadStats it does not wait for closed
+// administrative connection (one transaction, taken off xact_commit as
+// ReadStats' are). Unlike ReadStats it does not wait for closed
 // sessions to publish their counts: it runs every second while the
 // workers work, and a second's rate may then miss up to a second of a
 // backend's counts (ReadStats' precision note), which the next second has.
@@ -68,21 +68,13 @@ func (db *DB) ReadInternals(ctx context.Context) (engine.Internals, error) {
 		}
 		db.gauges = gs
 	}
-	counters, err := db.readCounters(ctx)
+	queries := make([]string, len(db.gauges))
+	for i, g := range db.gauges {
+		queries[i] = g.query
+	}
+	counters, raw, err := db.readViews(ctx, queries)
 	if err != nil {
 		return engine.Internals{}, err
-	}
-	selects := make([]string, len(db.gauges))
-	for i, g := range db.gauges {
-		selects[i] = "(" + g.query + ")"
-	}
-	raw := make([][]byte, len(db.gauges))
-	dest := make([]any, len(raw))
-	for i := range raw {
-		dest[i] = &raw[i]
-	}
-	if err := db.admin.QueryRow(ctx, "SELECT "+strings.Join(selects, ", ")).Scan(dest...); err != nil {
-		return engine.Internals{}, db.Wrap(fmt.Errorf("postgres: gauges: %w", err))
 	}
 	gauges := map[string]float64{}
 	for i, g := range db.gauges {
@@ -128,6 +120,7 @@ func (db *DB) usableGauges(ctx context.Context) ([]gaugeQuery, error) {
 // server offers it.
 func (db *DB) useExtension(ctx context.Context, name string) (bool, error) {
 	var installed, available bool
+	db.ownXacts++
 	err := db.admin.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = $1), "+
 		"EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = $1)", name).Scan(&installed, &available)
 	if err != nil {
@@ -136,6 +129,7 @@ func (db *DB) useExtension(ctx context.Context, name string) (bool, error) {
 	if installed || !available || db.Instance() == nil {
 		return installed, nil
 	}
+	db.ownXacts++
 	if _, err := db.admin.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS "+name); err != nil {
 		return false, db.Wrap(fmt.Errorf("postgres: gauges: create extension %s: %w", name, err))
 	}
