@@ -96,8 +96,12 @@ func buildCharts(d *Data) []chartDef {
 		out = append(out, chartDef{htmlChart{Title: "per second", Height: 300}, o})
 		// The engine's internals of the same seconds, under it.
 		if c := internalsChart(k, targets, s, label(k), first, last, largestInternalsChange(k, targets, s)); c != nil {
+			// The same seconds at the same place: one x range, and plot
+			// areas at the same left edge (labels of any width inside).
 			x := o["xAxis"].(map[string]any)
 			x["min"], x["max"] = first, last
+			g := o["grid"].(map[string]any)
+			g["left"], g["containLabel"] = internalsLeft, false
 			out = append(out, *c)
 		}
 	}

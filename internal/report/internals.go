@@ -40,6 +40,11 @@ var chartedCounters = []string{
 // maxInternalsPanels bounds the panels of one test's internals chart.
 const maxInternalsPanels = 12
 
+// internalsLeft is where the plot areas of a test's throughput per second
+// chart and its internals panels start, in pixels, so that a second is at
+// the same place in both: room for a y axis label of ten digits.
+const internalsLeft = 110
+
 // internalsPanel is one series name drawn in a test's internals chart.
 type internalsPanel struct {
 	name  string
@@ -117,9 +122,9 @@ func internalsChart(k cellKey, targets []string, s samples, title string, first,
 		if p.gauge {
 			unit = "value"
 		}
-		titles = append(titles, map[string]any{"text": shortStatName(p.name) + " (" + unit + ")", "left": 70, "top": y - 20,
+		titles = append(titles, map[string]any{"text": shortStatName(p.name) + " (" + unit + ")", "left": internalsLeft, "top": y - 20,
 			"textStyle": map[string]any{"fontSize": 12, "fontWeight": "normal"}})
-		grids = append(grids, map[string]any{"top": y, "height": panelH - 14, "left": 70, "right": 30, "containLabel": true})
+		grids = append(grids, map[string]any{"top": y, "height": panelH - 14, "left": internalsLeft, "right": 30, "containLabel": false})
 		xs = append(xs, map[string]any{"type": "value", "gridIndex": i, "min": first, "max": last,
 			"axisLabel": map[string]any{"show": i == len(panels)-1}})
 		ys = append(ys, map[string]any{"type": "value", "gridIndex": i, "splitNumber": 2, "scale": p.gauge})
