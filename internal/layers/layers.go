@@ -52,6 +52,10 @@ var Allowed = map[string][]Edge{
 	// A Galera node is a MariaDB server: the cluster engine starts its
 	// nodes through the mysql engine's server family and driver.
 	"engine/galera": {{To: "engine/mysql", Why: "a Galera node is a MariaDB server"}},
+	// Replica sets are clusters of one engine's servers, started and
+	// reached through that engine's server family and driver.
+	"engine/mariadbreplicas": {{To: "engine/mysql", Why: "its nodes are MariaDB servers"}},
+	"engine/pgreplicas":      {{To: "engine/postgres", Why: "its nodes are PostgreSQL servers"}},
 	// benchlab import reads db_bench's and pgbench's output with the
 	// parsers their engine and suite run on, so there is one parser each.
 	"importer": {

@@ -99,6 +99,13 @@ func TestCheckCatchesPlantedEdges(t *testing.T) {
 		"workload/sysbench": {"workload", "engine", "randgen"},
 		"server/servertest": {"cli", "workload/sysbench"},
 	}
+	for from, edges := range Allowed { // every allowance in use, as in the tree
+		for _, e := range edges {
+			if !slices.Contains(good[from], e.To) {
+				good[from] = append(good[from], e.To)
+			}
+		}
+	}
 	if v := Check(good); len(v) != 0 {
 		t.Fatalf("a graph that keeps the rule: %v", v)
 	}

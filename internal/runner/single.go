@@ -27,6 +27,12 @@ func (s *stepRun) measureSingle() {
 	// starts at the end of the warm-up.
 	sampler := newLoadSampler(s.parts, s.opt.DataDir)
 	ins := instruments{effSampler{sampler}, startPerfCounters(sampler)}
+	// The engine's counters and gauges once a second over the measured
+	// part (engine.InternalsReader), read on a goroutine of their own;
+	// before the engine's counters, whose finish closes the sessions.
+	if in := startInternals(s.ctx, db, s.win.measureFrom, s.opt.Out); in != nil {
+		ins = append(ins, in)
+	}
 	// The engine's own counters (engine.StatsReader) start and end with
 	// the sampler's measured part.
 	if stats := newEngineStats(s.ctx, db, s.opt.Out); stats != nil {
@@ -34,6 +40,9 @@ func (s *stepRun) measureSingle() {
 	}
 	if speed := startSpeedProbe(s.opt, s.win, sampler); speed != nil {
 		ins = append(ins, speed)
+	}
+	if mem := newCgroupMemory(s.parts, s.opt.Out); mem != nil {
+		ins = append(ins, mem)
 	}
 	s.use(ins)
 	if rec != nil {

@@ -125,6 +125,13 @@ var schema = []string{
 	// Journal entries stored by a replay (journal.go), so none is stored
 	// twice.
 	`CREATE TABLE pending_applied (key TEXT PRIMARY KEY, at TEXT NOT NULL)`,
+	// Off-CPU stacks of a profiled step (Profile.OffCPU), gzip-compressed.
+	`ALTER TABLE profiles ADD COLUMN offcpu_gz BLOB`,
+	// The engine's counters and gauges per second of a measured step
+	// (internals.go).
+	`CREATE TABLE engine_series (
+		result_id INTEGER NOT NULL REFERENCES results(id), name TEXT NOT NULL, gauge INTEGER NOT NULL,
+		sec INTEGER NOT NULL, value REAL NOT NULL, PRIMARY KEY (result_id, name, sec))`,
 	// Each result's headline as its producer computed it (headline.go),
 	// so that reading it needs no suite's metric; NULL in older rows.
 	`ALTER TABLE results ADD COLUMN headline REAL`,
@@ -301,6 +308,9 @@ func writeResult(ctx context.Context, b bound, r *Result) error {
 	if err := saveProfile(ctx, b, r); err != nil {
 		return err
 	}
+	if err := saveInternals(ctx, b, r); err != nil {
+		return err
+	}
 	return insertIntervals(ctx, b, r.ID, r.Test, r.Intervals)
 }
 
@@ -321,7 +331,7 @@ func (s *Store) BeginResult(ctx context.Context, r *Result) error {
 	}
 	begun := *r
 	begun.Status, begun.Intervals = StatusRunning, nil
-	begun.Eff, begun.Histogram = nil, nil
+	begun.Eff, begun.Histogram, begun.Internals = nil, nil, nil
 	if err := s.saveResult(ctx, &begun); err != nil {
 		return err
 	}
