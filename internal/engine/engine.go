@@ -31,6 +31,9 @@ type Target struct {
 	// Memory limits a server benchlab starts, page cache included, by a
 	// memory cgroup ("2GB"); empty: no limit.
 	Memory string
+	// Client chooses the client path of a server engine (ClientChooser);
+	// empty: the fast path where it applies.
+	Client Client
 	// Getenv reads the environment of the command that opens the target
 	// (cli.Env.Getenv): engines read variables such as MYSQL_PWD or
 	// BENCHLAB_SERVER_LOGS through it, never from the process. Nil is an
@@ -66,6 +69,11 @@ type Info struct {
 	// Settings are the effective values read back from the engine, not the
 	// requested ones.
 	Settings map[string]string
+	// Client is the client path the workers use ("fast" or "driver"), for
+	// a server engine that has a choice; Notes say why a target that asked
+	// for the fast path (or left it to the default) uses the driver.
+	Client string
+	Notes  []string
 }
 
 // Driver opens databases of one engine.

@@ -222,6 +222,7 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 				Repeat: c.Repeat, Seed: s.Seed, RepeatSeed: seeds[c.Repeat], Host: host, Canary: &canary, Started: time.Now().UTC(),
 				Job: opt.Job}
 			m.Target.Name, m.Target.Engine, m.Target.Settings = c.Target.Name, c.Target.Engine, c.Target.TargetSettings()
+			m.Target.Client = c.Target.Client
 			m.DataDir = filepath.Join(workDir, fmt.Sprintf("%s-r%d", c.Target.Name, c.Repeat))
 			if claim != nil {
 				if err := claim.Add(filepath.Base(m.DataDir)); err != nil {
@@ -266,7 +267,7 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 			m.CanaryAfter = canaryAfter
 			m.Ended, m.Status = time.Now().UTC(), o.Status
 			m.Engine.Version, m.Engine.Build, m.Engine.Settings = o.Info.Version, o.Info.Build, o.Info.Settings
-			m.Notes = o.Notes
+			m.Engine.Client, m.Notes = o.Info.Client, append(o.Info.Notes, o.Notes...)
 			run.Status, run.Ended, run.Version, run.Manifest = o.Status, m.Ended, o.Info.Version, m.JSON()
 			if o.Err != nil {
 				run.Error = o.Err.Error()

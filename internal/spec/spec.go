@@ -101,12 +101,15 @@ type Target struct {
 	// Config a server config file applied before Settings; CPUs the CPU list
 	// the server is pinned to; Memory the memory ("2GB") a started server
 	// may use, its page cache included (a cgroup's limit).
-	Basedir  string         `toml:"basedir"`
-	Version  string         `toml:"version"`
-	DSN      string         `toml:"dsn"`
-	Config   string         `toml:"config"`
-	CPUs     string         `toml:"cpus"`
-	Memory   string         `toml:"memory"`
+	Basedir string `toml:"basedir"`
+	Version string `toml:"version"`
+	DSN     string `toml:"dsn"`
+	Config  string `toml:"config"`
+	CPUs    string `toml:"cpus"`
+	Memory  string `toml:"memory"`
+	// Client is a server engine's client path: "driver" or "fast" (the
+	// default where it applies); engine.ParseClient.
+	Client   string         `toml:"client,omitempty"`
 	Settings map[string]any `toml:"settings"`
 	// Sweep runs the target once per value of one setting (sweep.go);
 	// Validate replaces the target by those targets, so a validated spec
@@ -137,7 +140,8 @@ func TargetField(key string) (string, bool) {
 // through getenv (Spec.Getenv).
 func (t Target) EngineTarget(getenv func(string) string) engine.Target {
 	return engine.Target{Name: t.Name, Engine: t.Engine, Settings: t.TargetSettings(), Basedir: t.Basedir,
-		Version: t.Version, DSN: t.DSN, ConfigFile: t.Config, CPUs: t.CPUs, Memory: t.Memory, Getenv: getenv}
+		Version: t.Version, DSN: t.DSN, ConfigFile: t.Config, CPUs: t.CPUs, Memory: t.Memory,
+		Client: engine.Client(t.Client), Getenv: getenv}
 }
 
 // Workload says what runs against every target: the fields every suite
@@ -767,12 +771,38 @@ func (s *Spec) checkTarget(t Target, at func(sub string) string) error {
 	if err := engine.CheckSettings(d, t.TargetSettings()); err != nil {
 		return errf(at(".settings"), "%v", err)
 	}
+	if err := checkClient(t, d); err != nil {
+		return errf(at(".client"), "%v", err)
+	}
 	if tc, ok := d.(engine.TargetChecker); ok {
 		if err := tc.CheckTarget(t.EngineTarget(s.Getenv)); err != nil {
 			return errf(at(""), "%v", err)
 		}
 	} else if t.Basedir != "" || t.Version != "" || t.DSN != "" || t.Config != "" || t.CPUs != "" || t.Memory != "" {
 		return errf(at(""), "engine %s is embedded; basedir, version, dsn, config, cpus and memory are for servers benchlab starts", t.Engine)
+	}
+	return nil
+}
+
+// checkClient refuses a client value other than driver or fast, and any
+// client on an engine that has only one.
+func checkClient(t Target, d engine.Driver) error {
+	if t.Client == "" {
+		return nil
+	}
+	if _, err := engine.ParseClient(t.Client); err != nil {
+		return err
+	}
+	if _, ok := d.(engine.ClientChooser); !ok {
+		var with []string
+		for _, name := range engine.Names() {
+			if o, _ := engine.Lookup(name); o != nil {
+				if _, ok := o.(engine.ClientChooser); ok {
+					with = append(with, name)
+				}
+			}
+		}
+		return fmt.Errorf("engine %s has one client; a target chooses its client on %s", t.Engine, strings.Join(with, ", "))
 	}
 	return nil
 }

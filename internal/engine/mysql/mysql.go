@@ -36,7 +36,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"benchlab/internal/engine"
-	"benchlab/internal/engine/blockconn"
+	"benchlab/internal/engine/fastpath"
 	"benchlab/internal/metrics"
 	"benchlab/internal/server"
 )
@@ -134,6 +134,10 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		if db.admin, err = db.dial(ctx, db.cfg); err != nil {
 			return nil, err
 		}
+		if err := db.chooseClient(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
 		return db, nil
 	}
 	inst, err := server.LaunchTarget(ctx, d.flavor, d.name, t, dir, probe)
@@ -184,6 +188,9 @@ func OpenManaged(ctx context.Context, engineName string, t engine.Target, m serv
 	if db.admin, err = db.dial(ctx, db.cfg); err != nil {
 		return fail(err)
 	}
+	if err := db.chooseClient(ctx); err != nil {
+		return fail(err)
+	}
 	return db, nil
 }
 
@@ -217,7 +224,7 @@ func RootConfig(inst *server.Instance) *gomysql.Config {
 }
 
 func probe(ctx context.Context, inst *server.Instance) error {
-	conn, err := connector(RootConfig(inst))
+	conn, err := connector(RootConfig(inst), false)
 	if err != nil {
 		return err
 	}
@@ -234,16 +241,13 @@ func probe(ctx context.Context, inst *server.Instance) error {
 // every failure also comes back as an error, which benchlab reports.
 var quiet = log.New(io.Discard, "", 0)
 
-// connector makes connections that wait for the server with blocking reads
-// (see package blockconn), as the C clients do.
-func connector(cfg *gomysql.Config) (driver.Connector, error) {
-	cfg = cfg.Clone()
-	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := blockconn.Dial(ctx, network, addr)
-		if err == nil {
-			record(ctx, c)
-		}
-		return c, err
+// connector makes the driver's connections; fast ones wait for the server
+// with blocking reads, as the C clients do, on a socket a
+// fastpath.Slot catches (package fastpath).
+func connector(cfg *gomysql.Config, fast bool) (driver.Connector, error) {
+	if fast {
+		cfg = cfg.Clone()
+		cfg.DialFunc = fastpath.DialRecorded
 	}
 	return gomysql.NewConnector(cfg)
 }
@@ -261,6 +265,10 @@ type DB struct {
 	statsMu      sync.Mutex
 	statsMariaDB *bool
 	statsReads   int
+	// fast says workers take the fast path (client.go); notes say why
+	// not, when the target left it to the default or asked for it.
+	fast  bool
+	notes []string
 }
 
 // setConfig completes the worker connection config: statements are
@@ -280,14 +288,14 @@ func (db *DB) setConfig(cfg *gomysql.Config) error {
 
 // dial opens a connection; errors name the target and never the password.
 func (db *DB) dial(ctx context.Context, cfg *gomysql.Config) (*Conn, error) {
-	conn, err := connector(cfg)
+	conn, err := connector(cfg, db.fast)
 	if err == nil {
 		var c driver.Conn
-		sctx, slot := withSlot(ctx)
+		sctx, slot := fastpath.WithSlot(ctx)
 		if c, err = conn.Connect(sctx); err == nil {
 			cn := &Conn{c: c, db: db}
-			if directEnabled && slot.c != nil && directOK(cfg) {
-				cn.w = &wire{nc: slot.c}
+			if db.fast && slot.Conn() != nil {
+				cn.w = fastpath.NewMySQLWire(slot.Conn())
 			}
 			return cn, nil
 		}
@@ -534,6 +542,7 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	if db.Instance() != nil {
 		maps.Copy(info.Settings, db.Instance().ManagedSettings())
 	}
+	info.Client, info.Notes = db.clientInfo()
 	return info, nil
 }
 
@@ -565,7 +574,7 @@ func isControl(sql string) bool {
 // Conn is one connection.
 type Conn struct {
 	c    driver.Conn
-	w    *wire // the socket for the direct path; nil if not taken
+	w    *fastpath.MySQLWire // the socket for the fast path; nil if not taken
 	db   *DB
 	args []driver.NamedValue
 	// watch lets a call's context end the connection's context-free
@@ -582,7 +591,7 @@ func (c *Conn) enter(ctx context.Context) error {
 	if c.w == nil {
 		return c.watch.Enter(ctx, nil)
 	}
-	return c.watch.Enter(ctx, c.w.nc)
+	return c.watch.Enter(ctx, c.w.Conn())
 }
 
 func (c *Conn) leave() { c.watch.Leave() }
@@ -673,7 +682,7 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 		return c.PrepareText(sql, engine.Short), nil
 	}
 	if cost != engine.Long && c.w != nil {
-		d, err := c.w.prepare(sql)
+		d, err := c.w.Prepare(sql)
 		if err != nil {
 			return nil, c.db.fail(fmt.Errorf("prepare %q: %w", sql, err))
 		}
@@ -683,7 +692,7 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 	if err != nil {
 		return nil, c.db.fail(fmt.Errorf("prepare %q: %w", sql, err))
 	}
-	return &Stmt{s: s, c: c, sql: sql, db: c.db, long: cost == engine.Long}, nil
+	return &Stmt{s: s, c: c, sql: sql, db: c.db, long: c.db.cost(cost) == engine.Long}, nil
 }
 
 // Close closes the connection.
@@ -698,12 +707,12 @@ func (c *Conn) Close() error {
 // client's CPU in TPC-C at 8 threads); a statement the template cannot
 // hold, or arguments it cannot write, take the driver's own path.
 func (c *Conn) PrepareText(sql string, cost engine.Cost) engine.Stmt {
-	return &textStmt{c: c, TextSQL: engine.NewTextSQL(sql, false, cost, literal)}
+	return &textStmt{c: c, TextSQL: engine.NewTextSQL(sql, false, c.db.cost(cost), literal)}
 }
 
 // textStmt is a statement sent as text, with reused buffers. A short one
 // whose text the template wrote goes over the direct path's socket
-// (direct.go, wire.query) when the connection has one: the driver's text
+// (fastpath.MySQLWire.Query) when the connection has one: the driver's text
 // call allocated for its result object, rows and columns, and for every
 // value read as text (at a MariaDB New-Order of text statements, 608
 // allocations).
@@ -755,7 +764,7 @@ func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	defer t.c.leave()
 	sql, ok := t.Text(args)
 	if t.direct(ok) {
-		_, n, err := t.c.w.query(&t.cmd, sql, nil)
+		_, n, err := t.c.w.Query(&t.cmd, sql, nil)
 		return n, t.c.db.fail(err)
 	}
 	if !ok {
@@ -776,7 +785,7 @@ func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	defer t.c.leave()
 	sql, ok := t.Text(args)
 	if t.direct(ok) {
-		n, _, err := t.c.w.query(&t.cmd, sql, nil)
+		n, _, err := t.c.w.Query(&t.cmd, sql, nil)
 		return n, t.c.db.fail(err)
 	}
 	if !ok {
@@ -799,7 +808,7 @@ func (t *textStmt) Values(ctx context.Context, args ...any) ([][]string, error) 
 	sql, ok := t.Text(args)
 	if t.direct(ok) {
 		var out [][]string
-		_, _, err := t.c.w.query(&t.cmd, sql, &out)
+		_, _, err := t.c.w.Query(&t.cmd, sql, &out)
 		return out, t.c.db.fail(err)
 	}
 	if !ok {
@@ -823,7 +832,7 @@ func (t *textStmt) Close() error { return nil }
 // the experiment is cancelled, which ends any call.
 type Stmt struct {
 	s    driver.Stmt // the driver's statement; prepared lazily beside d
-	d    *directStmt // the direct path's statement (direct.go), or nil
+	d    *fastpath.MySQLStmt // the fast path's statement, or nil
 	c    *Conn
 	sql  string
 	db   *DB
@@ -847,8 +856,8 @@ func (s *Stmt) Exec(ctx context.Context, args ...any) (int64, error) {
 		return 0, err
 	}
 	defer s.c.leave()
-	if s.d != nil && s.d.encode(args) {
-		_, n, err := s.d.run()
+	if s.d != nil && s.d.Encode(args) {
+		_, n, err := s.d.Run()
 		return n, s.db.fail(err)
 	}
 	if err := s.driverStmt(ctx); err != nil {
@@ -886,8 +895,8 @@ func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
 		return 0, err
 	}
 	defer s.c.leave()
-	if s.d != nil && s.d.encode(args) {
-		n, _, err := s.d.run()
+	if s.d != nil && s.d.Encode(args) {
+		n, _, err := s.d.Run()
 		return n, s.db.fail(err)
 	}
 	rows, err := s.rows(ctx, args)
@@ -930,7 +939,7 @@ func (s *Stmt) driverStmt(ctx context.Context) error {
 func (s *Stmt) Close() error {
 	var err error
 	if s.d != nil {
-		err = s.d.close()
+		err = s.d.Close()
 	}
 	if s.s != nil {
 		err = errors.Join(err, s.s.Close())

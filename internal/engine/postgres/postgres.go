@@ -25,10 +25,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgproto3"
 
 	"benchlab/internal/engine"
-	"benchlab/internal/engine/blockconn"
+	"benchlab/internal/engine/fastpath"
 	"benchlab/internal/server"
 )
 
@@ -95,6 +94,10 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 		if db.admin, err = db.dial(ctx, cfg); err != nil {
 			return nil, err
 		}
+		if err := db.chooseClient(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
 		return db, nil
 	}
 	// What the environment could break (PGSERVICE) breaks before a
@@ -128,6 +131,9 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 		return fail(fmt.Errorf("postgres target %s: %w", t.Name, err))
 	}
 	if db.admin, err = db.dial(ctx, db.cfg); err != nil {
+		return fail(err)
+	}
+	if err := db.chooseClient(ctx); err != nil {
 		return fail(err)
 	}
 	return db, nil
@@ -199,12 +205,18 @@ type DB struct {
 	statsMu    sync.Mutex
 	statsViews []statView
 	ended      []uint32
+	// fast says workers take the fast path (client.go); notes say why
+	// not, when the target left it to the default or asked for it.
+	fast  bool
+	notes []string
 }
 
 // dial opens a connection, with errors that name the target and never the password.
 func (db *DB) dial(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 	cfg = cfg.Copy()
-	cfg.DialFunc = blockconn.Dial
+	if db.fast {
+		cfg.DialFunc = fastpath.Dial
+	}
 	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, db.Wrap(fmt.Errorf("postgres target %s at %s: connect: %s", db.target.Name, db.where(),
@@ -340,6 +352,7 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	if db.Instance() != nil {
 		maps.Copy(info.Settings, db.Instance().ManagedSettings())
 	}
+	info.Client, info.Notes = db.clientInfo()
 	return info, nil
 }
 
@@ -477,7 +490,11 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 	if err != nil {
 		return nil, c.fail(fmt.Errorf("prepare %q: %w", sql, err))
 	}
-	return &Stmt{c: c, sd: sd, long: cost == engine.Long}, nil
+	st := &Stmt{c: c, sd: sd, long: c.db.cost(cost) == engine.Long}
+	if !st.long {
+		st.fast = fastpath.NewPGStmt(sd)
+	}
+	return st, nil
 }
 
 // Close closes the connection.
@@ -492,14 +509,14 @@ func (c *Conn) Close() error {
 // a statement the template cannot hold, or arguments it cannot write, take
 // pgx's own text path.
 func (c *Conn) PrepareText(sql string, cost engine.Cost) engine.Stmt {
-	return &textStmt{c: c, TextSQL: engine.NewTextSQL(sql, true, cost, literal)}
+	return &textStmt{c: c, TextSQL: engine.NewTextSQL(sql, true, c.db.cost(cost), literal)}
 }
 
 // textStmt is a statement sent as text, with a reused buffer.
 type textStmt struct {
 	c *Conn
 	engine.TextSQL
-	query pgproto3.Query // the reused Query message of a short statement
+	fast  fastpath.PGText // the reused Query message of a short statement
 }
 
 // literal writes one argument as PostgreSQL reads it with
@@ -540,7 +557,7 @@ func (t *textStmt) run(ctx context.Context, sql string, row func([][]byte)) (row
 		if err := t.c.enter(ctx); err != nil {
 			return 0, 0, err
 		}
-		rows, changed, err = t.queryDirect(sql, row)
+		rows, changed, err = t.fast.Exec(t.c.c.PgConn(), sql, row)
 		t.c.leave()
 		return rows, changed, t.c.fail(err)
 	}
@@ -594,16 +611,17 @@ func (t *textStmt) Values(ctx context.Context, args ...any) ([][]string, error) 
 func (t *textStmt) Close() error { return nil }
 
 // Stmt is a prepared statement; it reuses its parameter buffers and, short,
-// its Bind message. Short statements run without the caller's context (a
-// managed server is stopped when the experiment is cancelled, which ends any
-// call) and on pgconn's frontend directly (direct.go).
+// its Bind message. With the fast client, short statements are exchanged
+// on pgconn's frontend directly (package fastpath), under a CallWatch of
+// the caller's context; with the driver every statement is pgconn's call
+// under the caller's context.
 type Stmt struct {
 	c    *Conn
 	sd   *pgconn.StatementDescription
 	long bool
 	vals [][]byte
 	bufs [][]byte
-	bind pgproto3.Bind // the reused Bind message of a short statement
+	fast *fastpath.PGStmt // a short statement's direct form
 }
 
 // encode writes args as text parameters into reused buffers.
@@ -641,7 +659,7 @@ func (s *Stmt) encode(args []any) error {
 
 // run executes the statement, counting the rows it returns and those it
 // changed; each row's values go to row when set. A short statement is
-// exchanged on pgconn's frontend directly (direct.go).
+// exchanged on pgconn's frontend directly (package fastpath).
 func (s *Stmt) run(ctx context.Context, args []any, row func([][]byte)) (rows, changed int64, err error) {
 	if err := s.encode(args); err != nil {
 		return 0, 0, err
@@ -650,7 +668,7 @@ func (s *Stmt) run(ctx context.Context, args []any, row func([][]byte)) (rows, c
 		if err := s.c.enter(ctx); err != nil {
 			return 0, 0, err
 		}
-		rows, changed, err = s.execDirect(row)
+		rows, changed, err = s.fast.Exec(s.c.c.PgConn(), s.vals, row)
 		s.c.leave()
 		return rows, changed, s.c.fail(err)
 	}

@@ -1,4 +1,6 @@
-package blockconn
+//go:build linux
+
+package fastpath
 
 import (
 	"bytes"
