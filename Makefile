@@ -28,6 +28,10 @@ deps:
 TESTRUN := $(GO) run ./internal/testrun -flakes .flakes.log --
 test: deps
 	$(GO) vet ./...
+	# The portable build: Linux-only features (sockets of the fast client
+	# path, /proc, cgroups, perf) sit in _linux.go files; cgo-only SQLite
+	# in files built with cgo.
+	GOOS=darwin CGO_ENABLED=0 $(GO) vet ./...
 	$(TESTRUN) -count=1 -timeout 25m ./...
 	if [ -e /usr/include/rocksdb/c.h ]; then $(TESTRUN) -count=1 -tags rocksdb ./internal/engine/rocksdb/ ./internal/workload/kv/; \
 	else echo "RocksDB library missing: in-process RocksDB tests not run (make deps as root installs it)"; fi

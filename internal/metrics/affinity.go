@@ -5,12 +5,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // MaxCPUs bounds the CPU numbers a CPU list may name: the CPUs an affinity
-// mask (unix.CPUSet, as sched_setaffinity takes it) can hold.
+// mask (as sched_setaffinity takes it, affinity_linux.go) can hold.
 const MaxCPUs = 1024
 
 // ParseCPUList parses a CPU list as taskset -c takes it ("0", "0-3",
@@ -56,13 +54,6 @@ func PinSelf(list string) error {
 	if err != nil {
 		return err
 	}
-	var set unix.CPUSet
-	for _, c := range cpus {
-		if c >= len(set)*64 {
-			return fmt.Errorf("CPU %d is out of range", c)
-		}
-		set.Set(c)
-	}
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return fmt.Errorf("pin benchlab to CPUs %s: %w", list, err)
@@ -72,7 +63,7 @@ func PinSelf(list string) error {
 		if err != nil {
 			continue
 		}
-		if err := unix.SchedSetaffinity(tid, &set); err != nil {
+		if err := setAffinity(tid, cpus); err != nil {
 			return fmt.Errorf("pin benchlab to CPUs %s: %w", list, err)
 		}
 	}

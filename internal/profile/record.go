@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"benchlab/internal/childproc"
 )
 
 // Event is the perf event that clocks the samples: a software timer on the
@@ -69,6 +71,9 @@ func Start(pids []int, hz int) (*Recording, error) {
 	if hz <= 0 {
 		return nil, fmt.Errorf("profile: %d samples per second; want > 0", hz)
 	}
+	if errNotLinux != nil {
+		return nil, errNotLinux
+	}
 	if len(pids) == 0 {
 		return nil, errors.New("profile: no process to attach to")
 	}
@@ -112,7 +117,7 @@ func Start(pids []int, hz int) (*Recording, error) {
 	r.cmd.Stderr = &r.stderr
 	// Its own process group, so that a Ctrl-C at the terminal reaches
 	// benchlab, which stops perf itself; killed if benchlab dies.
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	r.cmd.SysProcAttr = childproc.Attr()
 	if err := r.cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("profile: start perf record: %w", err)
@@ -197,7 +202,7 @@ func (r *Recording) Stop(from, to int64) (Stacks, error) {
 	cmd.Dir = r.dir
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childproc.Attr()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("profile: perf script: %w", err)

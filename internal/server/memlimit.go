@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"benchlab/internal/childproc"
 )
 
 // ParseMemory reads a target's memory limit: a number of bytes with an
@@ -166,7 +168,10 @@ func (cg *memCgroup) enter(cmd *exec.Cmd, cred *syscall.Credential) (func(), err
 		if err != nil {
 			return nil, fmt.Errorf("memory: open cgroup %s: %w", cg.dir, err)
 		}
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+		if err := childproc.IntoCgroup(cmd.SysProcAttr, fd); err != nil {
+			syscall.Close(fd)
+			return nil, fmt.Errorf("memory: %w", err)
+		}
 		return func() { syscall.Close(fd) }, nil
 	}
 	procs := filepath.Join(cg.dir, "cgroup.procs")

@@ -831,7 +831,7 @@ func (t *textStmt) Close() error { return nil }
 // socket benchlab holds (Conn.enter), and a managed server is stopped when
 // the experiment is cancelled, which ends any call.
 type Stmt struct {
-	s    driver.Stmt // the driver's statement; prepared lazily beside d
+	s    driver.Stmt         // the driver's statement; prepared lazily beside d
 	d    *fastpath.MySQLStmt // the fast path's statement, or nil
 	c    *Conn
 	sql  string

@@ -516,7 +516,7 @@ func (c *Conn) PrepareText(sql string, cost engine.Cost) engine.Stmt {
 type textStmt struct {
 	c *Conn
 	engine.TextSQL
-	fast  fastpath.PGText // the reused Query message of a short statement
+	fast fastpath.PGText // the reused Query message of a short statement
 }
 
 // literal writes one argument as PostgreSQL reads it with
