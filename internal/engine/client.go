@@ -32,6 +32,14 @@ func ParseClient(s string) (Client, error) {
 	return c, nil
 }
 
+// PolledOnly is implemented by remote DBs whose connections may wait
+// through Go's network poller whatever the worker context says: with the
+// driver client, the drivers' sockets are Go's own, so the runner plans
+// the step as polled IO (no thread locked per worker) and records it so.
+type PolledOnly interface {
+	PolledOnly() bool
+}
+
 // ClientChooser is implemented by drivers whose targets may choose their
 // client (the server engines with a fast path); others have one client,
 // and a target of theirs that names one is refused.

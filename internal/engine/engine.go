@@ -172,7 +172,7 @@ func hasFlag(ctx context.Context, f workerFlag) bool {
 // WithPolledIO marks ctx, given to a worker's Connect, to say that the step's
 // workers outnumber the Go scheduler's processors: its connections should then
 // wait for answers through Go's network poller, parking the goroutine, rather
-// than blocking their OS thread in a read (package blockconn), which pays off
+// than blocking their OS thread in a read (package engine/fastpath), which pays off
 // only while every worker can keep a processor.
 func WithPolledIO(ctx context.Context) context.Context { return withFlag(ctx, polledFlag) }
 
@@ -183,7 +183,7 @@ func PolledIO(ctx context.Context) bool { return hasFlag(ctx, polledFlag) }
 // worker passes through the Go scheduler between its operations itself (a
 // worker locked to its OS thread, which unlocks the thread for the pass, as
 // a plain yield of a locked goroutine costs more thread hand-offs): its
-// connections should not also pass after each request (package blockconn).
+// connections should not also pass after each request (package engine/fastpath).
 func WithWorkerPasses(ctx context.Context) context.Context { return withFlag(ctx, workerPassesFlag) }
 
 // WorkerPasses reports whether ctx was marked by WithWorkerPasses.

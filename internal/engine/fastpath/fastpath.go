@@ -24,7 +24,7 @@
 //     restart with each command) makes that hold for any client, and the
 //     capabilities the driver negotiated (EOF packets deprecated or not,
 //     MariaDB's metadata caching) are learnt from the server's answers,
-//     never read from the driver. TestMySQLMatchesDriver in the mysql
+//     never read from the driver. TestDirectMatchesDriver in the mysql
 //     engine runs both paths on one connection so that a driver upgrade
 //     that breaks this shows.
 package fastpath

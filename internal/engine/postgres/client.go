@@ -64,6 +64,10 @@ func (db *DB) cost(cost engine.Cost) engine.Cost {
 	return cost
 }
 
+// PolledOnly is true with the driver client, whose sockets are Go's: the
+// step's workers then wait through Go's poller (engine.PolledOnly).
+func (db *DB) PolledOnly() bool { return !db.fast }
+
 // clientInfo is the client path the workers use and the notes of a fall
 // back to the driver, for the manifest.
 func (db *DB) clientInfo() (string, []string) {
