@@ -150,7 +150,9 @@ func (c *Conn) Close() error {
 // arguments inlined from a template parsed once (engine.TextPreparer),
 // rather than by the driver's interpolateParams on every call (5.3% of the
 // client's CPU in TPC-C at 8 threads); a statement the template cannot
-// hold, or arguments it cannot write, take the driver's own path.
+// hold, or arguments it cannot write, take the driver's own path. With the
+// driver client every text statement is Long: its text is sent with the
+// driver's own call under the caller's context.
 func (c *Conn) PrepareText(sql string, cost engine.Cost) engine.Stmt {
-	return &textStmt{c: c, TextSQL: engine.NewTextSQL(sql, false, c.db.cost(cost), literal)}
+	return &textStmt{c: c, TextSQL: fastpath.NewTextSQL(sql, false, c.db.cost(cost), literal)}
 }

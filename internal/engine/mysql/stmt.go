@@ -21,7 +21,7 @@ import (
 // allocations).
 type textStmt struct {
 	c *Conn
-	engine.TextSQL
+	fastpath.TextSQL
 	dest []driver.Value
 	cmd  []byte // the direct path's COM_QUERY packet
 }
@@ -34,7 +34,7 @@ func (t *textStmt) direct(ok bool) bool { return ok && t.c.w != nil && !t.Long()
 // would need escaping (whose escape depends on the session's
 // NO_BACKSLASH_ESCAPES) are left to the driver.
 func literal(dst []byte, arg any) ([]byte, bool) {
-	if b, ok := engine.AppendScalar(dst, arg); ok {
+	if b, ok := fastpath.AppendScalar(dst, arg); ok {
 		return b, true
 	}
 	switch v := arg.(type) {

@@ -507,15 +507,16 @@ func (c *Conn) Close() error {
 // PrepareText returns a statement sent as text (simple query protocol) with
 // its arguments inlined from a template parsed once (engine.TextPreparer);
 // a statement the template cannot hold, or arguments it cannot write, take
-// pgx's own text path.
+// pgx's own text path. With the driver client every text statement is Long:
+// its text is sent with pgconn's own call under the caller's context.
 func (c *Conn) PrepareText(sql string, cost engine.Cost) engine.Stmt {
-	return &textStmt{c: c, TextSQL: engine.NewTextSQL(sql, true, c.db.cost(cost), literal)}
+	return &textStmt{c: c, TextSQL: fastpath.NewTextSQL(sql, true, c.db.cost(cost), literal)}
 }
 
 // textStmt is a statement sent as text, with a reused buffer.
 type textStmt struct {
 	c *Conn
-	engine.TextSQL
+	fastpath.TextSQL
 	fast fastpath.PGText // the reused Query message of a short statement
 }
 
@@ -523,7 +524,7 @@ type textStmt struct {
 // standard_conforming_strings on (the default since 9.1), as pgx's simple
 // protocol does.
 func literal(dst []byte, arg any) ([]byte, bool) {
-	if b, ok := engine.AppendScalar(dst, arg); ok {
+	if b, ok := fastpath.AppendScalar(dst, arg); ok {
 		return b, true
 	}
 	switch v := arg.(type) {
