@@ -1,9 +1,10 @@
-// Package childproc starts benchlab's child processes (servers, perf,
-// outside programs) in a process group of their own, so that a signal to
-// the group reaches all they started and a terminal's Ctrl-C reaches
-// benchlab alone, and, on Linux, killed by the kernel if benchlab dies
-// (Pdeathsig, which other systems lack: there a child outlives a killed
-// benchlab until `benchlab runs --prune` or the user ends it).
+// Package childproc holds what benchlab's child processes (servers, perf,
+// outside programs) start with that differs between systems: a process
+// group of their own, so that a signal to the group reaches all they
+// started and a terminal's Ctrl-C reaches benchlab alone; on Linux, a kill
+// by the kernel if benchlab dies (Pdeathsig, which other systems lack:
+// there a child outlives a killed benchlab until `benchlab runs --prune`
+// or the user ends it); and the cgroups they start in (Linux only).
 package childproc
 
 import "syscall"

@@ -11,3 +11,8 @@ func IntoCgroup(a *syscall.SysProcAttr, fd int) error {
 	a.UseCgroupFD, a.CgroupFD = true, fd
 	return nil
 }
+
+// MountCgroupV1 mounts cgroup v1's controller at dir, as root.
+func MountCgroupV1(controller, dir string) error {
+	return syscall.Mount(controller, dir, "cgroup", 0, controller)
+}

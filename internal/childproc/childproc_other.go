@@ -15,3 +15,8 @@ func setDeathSignal(*syscall.SysProcAttr) {}
 func IntoCgroup(*syscall.SysProcAttr, int) error {
 	return errors.New("cgroups (a target's memory limit) are Linux-only; this system is " + runtime.GOOS)
 }
+
+// MountCgroupV1 fails: cgroups are Linux-only.
+func MountCgroupV1(string, string) error {
+	return errors.New("cgroups are Linux-only; this system is " + runtime.GOOS)
+}

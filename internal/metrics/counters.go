@@ -36,6 +36,9 @@ var CounterEvents = []CounterEvent{
 	{Name: "branch-misses", Hardware: true, typ: perfTypeHardware, config: perfBranchMisses},
 	{Name: "cpu-migrations", typ: perfTypeSoftware, config: perfMigrations},
 	{Name: "page-faults", typ: perfTypeSoftware, config: perfPageFaults},
+	// task-clock is the CPU time of the counted threads in nanoseconds:
+	// cycles over it is the clock rate they ran at (GHz).
+	{Name: "task-clock", typ: perfTypeSoftware, config: perfTaskClock},
 }
 
 // Counters counts CounterEvents over a fixed set of threads with

@@ -16,6 +16,7 @@ const (
 	perfBranchMisses = unix.PERF_COUNT_HW_BRANCH_MISSES
 	perfMigrations   = unix.PERF_COUNT_SW_CPU_MIGRATIONS
 	perfPageFaults   = unix.PERF_COUNT_SW_PAGE_FAULTS
+	perfTaskClock    = unix.PERF_COUNT_SW_TASK_CLOCK
 )
 
 // perfOpen opens one inherited counter of event (typ, config) on thread

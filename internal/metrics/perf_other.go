@@ -18,6 +18,7 @@ const (
 	perfBranchMisses
 	perfMigrations
 	perfPageFaults
+	perfTaskClock
 )
 
 // perfOpen fails: perf event counters are Linux's (perf_event_open), so
