@@ -3,8 +3,8 @@
 // group of their own, so that a signal to the group reaches all they
 // started and a terminal's Ctrl-C reaches benchlab alone; on Linux, a kill
 // by the kernel if benchlab dies (Pdeathsig, which other systems lack:
-// there a child outlives a killed benchlab until `benchlab runs --prune`
-// or the user ends it); and the cgroups they start in (Linux only).
+// there a child outlives a benchlab killed hard until the user ends it);
+// and the cgroups they start in (Linux only).
 package childproc
 
 import "syscall"
