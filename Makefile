@@ -31,9 +31,13 @@ deps:
 # the 10 slowest tests and each package's time, and reruns a failed test
 # once: one that then passes is named FLAKY (and appended to .flakes.log),
 # one that fails again fails the build.
+# The second vet is the portable build: Linux-only features (the fast
+# client path's sockets, /proc, cgroups, perf) sit in _linux.go files and
+# SQLite in files built with cgo, each with a counterpart that says so.
 TESTRUN := $(GO) run ./internal/testrun -flakes .flakes.log --
 test: deps
 	$(GO) vet ./...
+	GOOS=darwin CGO_ENABLED=0 $(GO) vet ./...
 	$(TESTRUN) -count=1 -timeout 25m ./...
 	if [ -e /usr/include/rocksdb/c.h ]; then $(TESTRUN) -count=1 -tags rocksdb ./internal/engine/rocksdb/ ./internal/workload/kv/; \
 	else echo "RocksDB library missing: in-process RocksDB tests not run (make deps as root installs it)"; fi

@@ -8,6 +8,7 @@ import (
 	_ "benchlab/internal/engine/mariadbreplicas" // MariaDB primary with binlog replicas (loopback)
 	_ "benchlab/internal/engine/mysql"           // MySQL and MariaDB engines (managed servers and DSNs)
 	_ "benchlab/internal/engine/pebble"          // Pebble engine (pure Go LSM)
+	_ "benchlab/internal/engine/pgbouncer"       // PgBouncer in front of PostgreSQL (both on loopback)
 	_ "benchlab/internal/engine/pgreplicas"      // PostgreSQL primary with streaming replicas (loopback)
 	_ "benchlab/internal/engine/postgres"        // PostgreSQL engine (managed servers and DSNs)
 	_ "benchlab/internal/engine/rocksdb"         // RocksDB in-process (-tags rocksdb; a stand-in otherwise)

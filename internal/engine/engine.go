@@ -33,6 +33,9 @@ type Target struct {
 	// Memory limits a server benchlab starts, page cache included, by a
 	// memory cgroup ("2GB"); empty: no limit.
 	Memory string
+	// Client chooses the client path of a server engine (ClientChooser);
+	// empty: the fast path where it applies.
+	Client Client
 	// Getenv reads the environment of the command that opens the target
 	// (cli.Env.Getenv): engines read variables such as MYSQL_PWD or
 	// BENCHLAB_SERVER_LOGS through it, never from the process. Nil is an
@@ -68,6 +71,11 @@ type Info struct {
 	// Settings are the effective values read back from the engine, not the
 	// requested ones.
 	Settings map[string]string
+	// Client is the client path the workers use ("fast" or "driver"), for
+	// a server engine that has a choice; Notes say why a target that asked
+	// for the fast path (or left it to the default) uses the driver.
+	Client string
+	Notes  []string
 }
 
 // Driver opens databases of one engine.
@@ -166,7 +174,7 @@ func hasFlag(ctx context.Context, f workerFlag) bool {
 // WithPolledIO marks ctx, given to a worker's Connect, to say that the step's
 // workers outnumber the Go scheduler's processors: its connections should then
 // wait for answers through Go's network poller, parking the goroutine, rather
-// than blocking their OS thread in a read (package blockconn), which pays off
+// than blocking their OS thread in a read (package engine/fastpath), which pays off
 // only while every worker can keep a processor.
 func WithPolledIO(ctx context.Context) context.Context { return withFlag(ctx, polledFlag) }
 
@@ -177,7 +185,7 @@ func PolledIO(ctx context.Context) bool { return hasFlag(ctx, polledFlag) }
 // worker passes through the Go scheduler between its operations itself (a
 // worker locked to its OS thread, which unlocks the thread for the pass, as
 // a plain yield of a locked goroutine costs more thread hand-offs): its
-// connections should not also pass after each request (package blockconn).
+// connections should not also pass after each request (package engine/fastpath).
 func WithWorkerPasses(ctx context.Context) context.Context { return withFlag(ctx, workerPassesFlag) }
 
 // WorkerPasses reports whether ctx was marked by WithWorkerPasses.

@@ -16,8 +16,8 @@ type TextStmt struct {
 
 // TextPreparer is a Conn with text statements of its own, cheaper per call
 // than TextStmt: the statement is parsed once and the arguments inlined by
-// benchlab into a reused buffer (see Template). A Short one runs without
-// the caller's context, as TextStmt's does.
+// benchlab into a reused buffer (the fast path's fastpath.TextSQL). A Short
+// one runs without the caller's context, as TextStmt's does.
 type TextPreparer interface {
 	PrepareText(sql string, cost Cost) Stmt
 }

@@ -5,8 +5,6 @@ import (
 	"os"
 	"strconv"
 
-	"golang.org/x/sys/unix"
-
 	"benchlab/internal/cpulist"
 )
 
@@ -18,13 +16,6 @@ func PinSelf(list string) error {
 	if err != nil {
 		return err
 	}
-	var set unix.CPUSet
-	for _, c := range cpus {
-		if c >= len(set)*64 {
-			return fmt.Errorf("CPU %d is out of range", c)
-		}
-		set.Set(c)
-	}
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return fmt.Errorf("pin benchlab to CPUs %s: %w", list, err)
@@ -34,7 +25,7 @@ func PinSelf(list string) error {
 		if err != nil {
 			continue
 		}
-		if err := unix.SchedSetaffinity(tid, &set); err != nil {
+		if err := setAffinity(tid, cpus); err != nil {
 			return fmt.Errorf("pin benchlab to CPUs %s: %w", list, err)
 		}
 	}

@@ -100,7 +100,7 @@ func ChaseRate(ctx context.Context, size int, d time.Duration) (float64, error) 
 		return 0, fmt.Errorf("memory canary: %d bytes is not a walk; want 128 bytes to 2 GiB", size)
 	}
 	buf, err := syscall.Mmap(-1, 0, n*chaseLine, syscall.PROT_READ|syscall.PROT_WRITE,
-		syscall.MAP_ANON|syscall.MAP_PRIVATE|syscall.MAP_POPULATE)
+		syscall.MAP_ANON|syscall.MAP_PRIVATE|mapPopulate)
 	if err != nil {
 		return 0, fmt.Errorf("memory canary: map %d bytes: %w", size, err)
 	}

@@ -30,15 +30,15 @@ type CounterEvent struct {
 
 // CounterEvents are the events counted, in report order.
 var CounterEvents = []CounterEvent{
-	{Name: "instructions", Hardware: true, typ: unix.PERF_TYPE_HARDWARE, config: unix.PERF_COUNT_HW_INSTRUCTIONS},
-	{Name: "cycles", Hardware: true, typ: unix.PERF_TYPE_HARDWARE, config: unix.PERF_COUNT_HW_CPU_CYCLES},
-	{Name: "cache-misses", Hardware: true, typ: unix.PERF_TYPE_HARDWARE, config: unix.PERF_COUNT_HW_CACHE_MISSES},
-	{Name: "branch-misses", Hardware: true, typ: unix.PERF_TYPE_HARDWARE, config: unix.PERF_COUNT_HW_BRANCH_MISSES},
-	{Name: "cpu-migrations", typ: unix.PERF_TYPE_SOFTWARE, config: unix.PERF_COUNT_SW_CPU_MIGRATIONS},
-	{Name: "page-faults", typ: unix.PERF_TYPE_SOFTWARE, config: unix.PERF_COUNT_SW_PAGE_FAULTS},
+	{Name: "instructions", Hardware: true, typ: perfTypeHardware, config: perfInstructions},
+	{Name: "cycles", Hardware: true, typ: perfTypeHardware, config: perfCycles},
+	{Name: "cache-misses", Hardware: true, typ: perfTypeHardware, config: perfCacheMisses},
+	{Name: "branch-misses", Hardware: true, typ: perfTypeHardware, config: perfBranchMisses},
+	{Name: "cpu-migrations", typ: perfTypeSoftware, config: perfMigrations},
+	{Name: "page-faults", typ: perfTypeSoftware, config: perfPageFaults},
 	// task-clock is the CPU time of the counted threads in nanoseconds:
 	// cycles over it is the clock rate they ran at (GHz).
-	{Name: "task-clock", typ: unix.PERF_TYPE_SOFTWARE, config: unix.PERF_COUNT_SW_TASK_CLOCK},
+	{Name: "task-clock", typ: perfTypeSoftware, config: perfTaskClock},
 }
 
 // Counters counts CounterEvents over a fixed set of threads with
@@ -72,11 +72,7 @@ func OpenCounters(tids []int) *Counters {
 	for _, ev := range CounterEvents {
 		var why error
 		for _, tid := range tids {
-			attr := unix.PerfEventAttr{Type: ev.typ, Config: ev.config,
-				Size:        uint32(binary.Size(unix.PerfEventAttr{})),
-				Bits:        unix.PerfBitInherit,
-				Read_format: unix.PERF_FORMAT_TOTAL_TIME_ENABLED | unix.PERF_FORMAT_TOTAL_TIME_RUNNING}
-			fd, err := unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+			fd, err := perfOpen(ev.typ, ev.config, tid)
 			if errors.Is(err, unix.ESRCH) { // the thread ended meanwhile
 				continue
 			}

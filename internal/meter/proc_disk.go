@@ -29,7 +29,7 @@ func findBlockDevice(dir string) (blockDevice, error) {
 	if err := syscall.Stat(dir, &st); err != nil {
 		return blockDevice{}, fmt.Errorf("stat %s: %w", dir, err)
 	}
-	major, minor := devNumbers(st.Dev)
+	major, minor := devNumbers(uint64(st.Dev))
 	b, err := os.ReadFile("/proc/diskstats")
 	if err != nil {
 		return blockDevice{}, err

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // The speed probe. A virtual machine's CPUs do not run at one speed: when
@@ -127,14 +125,7 @@ func StartSpeedProbe(cpus []int, from time.Time, every time.Duration) *SpeedProb
 		every = SpeedProbeEvery
 	}
 	if cpus == nil {
-		var set unix.CPUSet
-		if err := unix.SchedGetaffinity(0, &set); err == nil {
-			for c := 0; c < len(set)*64; c++ {
-				if set.IsSet(c) {
-					cpus = append(cpus, c)
-				}
-			}
-		}
+		cpus, _ = affinityCPUs()
 	}
 	p := &SpeedProbe{every: every, stop: make(chan struct{}), from: from, keep: speedRecent}
 	ready := make(chan int, len(cpus))
@@ -168,22 +159,20 @@ func (p *SpeedProbe) TIDs() []int {
 func (p *SpeedProbe) probe(cpu int, ready chan<- int) {
 	defer p.wg.Done()
 	runtime.LockOSThread()
-	var was unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &was); err != nil {
+	was, err := affinityCPUs()
+	if err != nil {
 		runtime.UnlockOSThread()
 		ready <- 0
 		return
 	}
-	var set unix.CPUSet
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
+	if err := setAffinity(0, []int{cpu}); err != nil {
 		runtime.UnlockOSThread()
 		ready <- 0
 		return
 	}
-	ready <- unix.Gettid()
+	ready <- gettid()
 	defer func() {
-		if unix.SchedSetaffinity(0, &was) == nil {
+		if setAffinity(0, was) == nil {
 			runtime.UnlockOSThread()
 		} // else the goroutine ends locked and the runtime ends the thread
 	}()
@@ -222,15 +211,6 @@ func (p *SpeedProbe) add(s SpeedSample) {
 		p.recent = p.recent[:n]
 	}
 	p.recent = append(p.recent, s)
-}
-
-// threadCPU is the calling thread's CPU time in nanoseconds.
-func threadCPU() (int64, bool) {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0, false
-	}
-	return ts.Nano(), true
 }
 
 // speedSink keeps the loop's result alive.

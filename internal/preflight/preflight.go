@@ -243,7 +243,7 @@ func checkSpace(s spec.Spec, keepData bool) error {
 	if err := unix.Statfs(at, &fs); err != nil {
 		return nil // unknown: the run finds out
 	}
-	free := int64(fs.Bavail) * fs.Bsize
+	free := int64(fs.Bavail) * int64(fs.Bsize)
 	if need <= free {
 		return nil
 	}

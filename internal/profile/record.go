@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"benchlab/internal/childproc"
 )
 
 // Event is the perf event that clocks the samples: a software timer on the
@@ -120,6 +122,9 @@ func start(hz int, target ...string) (*Recording, error) {
 	if hz <= 0 {
 		return nil, fmt.Errorf("profile: %d samples per second; want > 0", hz)
 	}
+	if errNotLinux != nil {
+		return nil, errNotLinux
+	}
 	perf, err := exec.LookPath("perf")
 	if err != nil {
 		return nil, errors.New("profile: perf is not installed (no perf on PATH)")
@@ -157,7 +162,7 @@ func start(hz int, target ...string) (*Recording, error) {
 	r.cmd.Stderr = &r.stderr
 	// Its own process group, so that a Ctrl-C at the terminal reaches
 	// benchlab, which stops perf itself; killed if benchlab dies.
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	r.cmd.SysProcAttr = childproc.Attr()
 	if err := r.cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("profile: start perf record: %w", err)
@@ -253,7 +258,7 @@ func (r *Recording) stop(fold func(io.Reader) (Stacks, error)) (Stacks, error) {
 	cmd.Dir = r.dir
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childproc.Attr()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("profile: perf script: %w", err)

@@ -125,6 +125,9 @@ func importedTargetLine(d *Data, first store.Run) string {
 // read it (a server that did not start).
 func targetLine(run store.Run, m store.Manifest) string {
 	line := "target " + run.Target + ": " + strings.TrimSpace(run.Engine+" "+run.Version)
+	if m.Engine.Client != "" {
+		line += "; client " + m.Engine.Client
+	}
 	if set := settingsLine(m.Engine.Settings); set != "" {
 		line += "; " + set
 	}

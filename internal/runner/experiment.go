@@ -332,7 +332,7 @@ func (x *experimentRun) runGroup(group []spec.Cell, first int) (interrupted bool
 		m.CanaryAfter = canaryAfter
 		m.Ended, m.Status = time.Now().UTC(), o.Status
 		m.Engine.Version, m.Engine.Build, m.Engine.Settings = o.Info.Version, o.Info.Build, o.Info.Settings
-		m.Notes = o.Notes
+		m.Engine.Client, m.Notes = o.Info.Client, append(o.Info.Notes, o.Notes...)
 		run.Status, run.Ended, run.Version, run.Manifest = o.Status, m.Ended, o.Info.Version, m.JSON()
 		if o.Err != nil {
 			run.Error = o.Err.Error()
@@ -373,6 +373,7 @@ func (x *experimentRun) startGroup(group []spec.Cell, canary *store.Canary, prob
 			Repeat: c.Repeat, Seed: s.Seed, RepeatSeed: x.seeds[c.Repeat], Host: x.host, Canary: canary, Started: time.Now().UTC(),
 			Job: opt.Job}
 		m.Target.Name, m.Target.Engine, m.Target.Settings = c.Target.Name, c.Target.Engine, c.Target.TargetSettings()
+		m.Target.Client = c.Target.Client
 		m.DataDir = filepath.Join(x.workDir, fmt.Sprintf("%s-r%d", c.Target.Name, c.Repeat))
 		if x.claim != nil {
 			if err := x.claim.Add(filepath.Base(m.DataDir)); err != nil {

@@ -266,7 +266,7 @@ func (l *errorLog) keep(err error, stop *stopper) bool {
 // whenever one waits, and a yield there only wakes an idle processor's
 // thread for nothing (at 64 polled workers, 8,000 thread wake-ups a second);
 // a server client on swapped threads passes in its connection (package
-// blockconn), which also covers operations longer than 10 ms. A worker locked to its
+// engine/fastpath), which also covers operations longer than 10 ms. A worker locked to its
 // thread (locked) unlocks it for the yield and locks the thread it comes
 // back on: a locked goroutine's yield makes the runtime hand its processor
 // to another thread, which finds the goroutine, hands the processor back and

@@ -112,7 +112,8 @@ type ioPlan struct {
 func planIO(db engine.DB, total, procs, cpus int) ioPlan {
 	r, _ := db.(engine.Remote)
 	remote := r != nil && r.Remote()
-	p := ioPlan{remote: remote, polled: remote && total > max(procs, spreadPerCPU*cpus)}
+	po, _ := db.(engine.PolledOnly)
+	p := ioPlan{remote: remote, polled: remote && (total > max(procs, spreadPerCPU*cpus) || po != nil && po.PolledOnly())}
 	spread := remote && !p.polled && total > procs
 	p.lockThreads = !p.polled && !spread
 	// Workers in C calls with no processor idle make Go's monitor take
@@ -147,7 +148,7 @@ func (p ioPlan) workerContext(ctx context.Context) context.Context {
 // scheduler without the runner's periodic yields: polled workers whenever
 // a read waits, and server clients on swapped threads in their
 // connections, every 8 ms right after sending a request and whenever a
-// wait outlasts a slice (package blockconn), which also covers an
+// wait outlasts a slice (package engine/fastpath), which also covers an
 // operation of many statements that outlasts Go's 10 ms preemption. A
 // worker locked to its thread yields from the runner, which unlocks the
 // thread for the pass (see pause).

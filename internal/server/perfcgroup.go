@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"benchlab/internal/childproc"
 )
 
 // perfCgroup is a cgroup that holds a managed server's processes so that
@@ -73,7 +75,7 @@ func mountPerfEvent() error {
 		return fmt.Errorf("profile cgroup: no cgroup hierarchy perf can filter by is mounted, and %s cannot be made: %w",
 			perfEventMount, err)
 	}
-	if err := syscall.Mount("perf_event", perfEventMount, "cgroup", 0, "perf_event"); err != nil {
+	if err := childproc.MountCgroupV1("perf_event", perfEventMount); err != nil {
 		return fmt.Errorf("profile cgroup: no cgroup hierarchy perf can filter by is mounted, and mounting perf_event at %s "+
 			"failed (%v); it needs root", perfEventMount, err)
 	}
@@ -112,7 +114,10 @@ func enterCgroups(cmd *exec.Cmd, cred *syscall.Credential, mem *memCgroup, perf 
 		if err != nil {
 			return nil, fmt.Errorf("cgroup: open %s: %w", v2dir, err)
 		}
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+		if err := childproc.IntoCgroup(cmd.SysProcAttr, fd); err != nil {
+			syscall.Close(fd)
+			return nil, fmt.Errorf("cgroup: %w", err)
+		}
 		closeFD = func() { syscall.Close(fd) }
 	}
 	if len(v1) == 0 {

@@ -27,6 +27,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"benchlab/internal/childproc"
 )
 
 // Host is the only address a managed server listens on.
@@ -436,7 +438,7 @@ func (in *Instance) processEnv() []string {
 // it and a terminal's Ctrl-C reaches benchlab, which stops it cleanly), kills
 // it if benchlab dies, and runs it as in.User when set.
 func (in *Instance) procAttr() *syscall.SysProcAttr {
-	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	a := childproc.Attr()
 	if in.User != "" {
 		uid, gid, err := lookupUser(in.User)
 		if err == nil {

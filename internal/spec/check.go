@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -35,6 +36,9 @@ func (s *Spec) checkTarget(t Target, at func(sub string) string) error {
 	}
 	if err := engine.CheckSettings(d, t.TargetSettings()); err != nil {
 		return errf(at(".settings"), "%v", err)
+	}
+	if err := checkClient(t, d); err != nil {
+		return errf(at(".client"), "%v", err)
 	}
 	if tc, ok := d.(engine.TargetChecker); ok {
 		if err := tc.CheckTarget(t.EngineTarget(s.Getenv)); err != nil {
@@ -124,6 +128,29 @@ func (s Spec) checkInterleave(suite workload.Suite) error {
 	if o, ok := suite.(workload.OutsideRunner); ok {
 		return errf(field, "suite %s runs its steps in %s, not in benchlab's workers, so they cannot take turns; "+
 			"remove workload.interleave", s.Workload.Suite, o.RunsOutside())
+	}
+	return nil
+}
+
+// checkClient refuses a client value other than driver or fast, and any
+// client on an engine that has only one.
+func checkClient(t Target, d engine.Driver) error {
+	if t.Client == "" {
+		return nil
+	}
+	if _, err := engine.ParseClient(t.Client); err != nil {
+		return err
+	}
+	if _, ok := d.(engine.ClientChooser); !ok {
+		var with []string
+		for _, name := range engine.Names() {
+			if o, _ := engine.Lookup(name); o != nil {
+				if _, ok := o.(engine.ClientChooser); ok {
+					with = append(with, name)
+				}
+			}
+		}
+		return fmt.Errorf("engine %s has one client; a target chooses its client on %s", t.Engine, strings.Join(with, ", "))
 	}
 	return nil
 }

@@ -96,12 +96,15 @@ type Target struct {
 	// Config a server config file applied before Settings; CPUs the CPU list
 	// the server is pinned to; Memory the memory ("2GB") a started server
 	// may use, its page cache included (a cgroup's limit).
-	Basedir  string         `toml:"basedir"`
-	Version  string         `toml:"version"`
-	DSN      string         `toml:"dsn"`
-	Config   string         `toml:"config"`
-	CPUs     string         `toml:"cpus"`
-	Memory   string         `toml:"memory"`
+	Basedir string `toml:"basedir"`
+	Version string `toml:"version"`
+	DSN     string `toml:"dsn"`
+	Config  string `toml:"config"`
+	CPUs    string `toml:"cpus"`
+	Memory  string `toml:"memory"`
+	// Client is a server engine's client path: "driver" or "fast" (the
+	// default where it applies); engine.ParseClient.
+	Client   string         `toml:"client,omitempty"`
 	Settings map[string]any `toml:"settings"`
 	// Sweep runs the target once per value of one setting (sweep.go);
 	// Validate replaces the target by those targets, so a validated spec
@@ -132,7 +135,8 @@ func TargetField(key string) (string, bool) {
 // through getenv (Spec.Getenv).
 func (t Target) EngineTarget(getenv func(string) string) engine.Target {
 	return engine.Target{Name: t.Name, Engine: t.Engine, Settings: t.TargetSettings(), Basedir: t.Basedir,
-		Version: t.Version, DSN: t.DSN, ConfigFile: t.Config, CPUs: t.CPUs, Memory: t.Memory, Getenv: getenv}
+		Version: t.Version, DSN: t.DSN, ConfigFile: t.Config, CPUs: t.CPUs, Memory: t.Memory,
+		Client: engine.Client(t.Client), Getenv: getenv}
 }
 
 // Workload says what runs against every target: the fields every suite

@@ -19,7 +19,7 @@ const (
 	// FactClientGOMAXPROCS is the processors Go had for the step.
 	FactClientGOMAXPROCS = "client_gomaxprocs"
 	// FactClientPolledIO is 1 when clients waited for the server through
-	// Go's network poller, 0 when they blocked in their reads (blockconn);
+	// Go's network poller, 0 when they blocked in their reads (engine/fastpath);
 	// absent for embedded engines.
 	FactClientPolledIO = "client_polled_io"
 	// FactClientOpsPerCall is the operations per call into the engine (1,

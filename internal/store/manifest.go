@@ -26,12 +26,19 @@ type Manifest struct {
 		Name     string            `json:"name"`
 		Engine   string            `json:"engine"`
 		Settings map[string]string `json:"settings"`
+		// Client is the client path the spec asked for ("driver",
+		// "fast"; empty: the default).
+		Client string `json:"client,omitempty"`
 	} `json:"target"`
 	// Engine is what the engine reported about itself once opened.
 	Engine struct {
 		Version  string            `json:"version"`
 		Build    string            `json:"build"`
 		Settings map[string]string `json:"settings"`
+		// Client is the client path the workers used ("fast", "driver"),
+		// for a server engine with a choice; a fall back to the driver
+		// is explained in Notes.
+		Client string `json:"client,omitempty"`
 	} `json:"engine"`
 	Host Host `json:"host"`
 	// PID is the benchlab process that ran the run, on Host.Hostname: a run

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mattn/go-sqlite3"
+	_ "github.com/mattn/go-sqlite3" // the "sqlite3" driver (with cgo; sqlite_nocgo.go)
 )
 
 // AppID marks a SQLite file as a benchlab results store (PRAGMA
@@ -115,11 +115,10 @@ func readState(ctx context.Context, q querier) (fileState, error) {
 // unreadable is the error of a file SQLite cannot read: corrupt, or not
 // a SQLite database at all.
 func unreadable(err error) error {
-	var se sqlite3.Error
-	if errors.As(err, &se) && se.Code == sqlite3.ErrCorrupt {
+	if sqliteIs(err, sqliteCorrupt) {
 		return fmt.Errorf("%w: %v; nothing was run: restore it from a copy, or give --store another file", ErrCorrupt, err)
 	}
-	if errors.As(err, &se) && se.Code == sqlite3.ErrNotADB {
+	if sqliteIs(err, sqliteNotADB) {
 		return fmt.Errorf("%w: %v", ErrNotStore, err)
 	}
 	return err
@@ -215,8 +214,7 @@ func walMode(ctx context.Context, conn *sql.Conn) error {
 		if err == nil {
 			err = conn.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
 		}
-		var se sqlite3.Error
-		if err == nil || !errors.As(err, &se) || se.Code != sqlite3.ErrBusy || time.Now().After(deadline) {
+		if err == nil || !sqliteIs(err, sqliteBusy) || time.Now().After(deadline) {
 			if err != nil {
 				return fmt.Errorf("switch to WAL: %w", err)
 			}

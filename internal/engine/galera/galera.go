@@ -62,6 +62,10 @@ var nodeFamily = mysql.MariaDB.Family
 // Name returns "galera".
 func (Driver) Name() string { return Name }
 
+// ChoosesClient says a cluster target may choose its client path, as a
+// MySQL target does (the mysql engine's DB serves its workers).
+func (Driver) ChoosesClient() {}
+
 // Kind says the engine speaks SQL.
 func (Driver) Kind() engine.Kind { return engine.KindSQL }
 

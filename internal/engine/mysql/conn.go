@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/fastpath"
 )
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
@@ -27,7 +28,7 @@ func isControl(sql string) bool {
 // Conn is one connection.
 type Conn struct {
 	c    driver.Conn
-	w    *wire // the socket for the direct path; nil if not taken
+	w    *fastpath.MySQLWire // the socket for the fast path; nil if not taken
 	db   *DB
 	args []driver.NamedValue
 	// watch lets a call's context end the connection's context-free
@@ -44,7 +45,7 @@ func (c *Conn) enter(ctx context.Context) error {
 	if c.w == nil {
 		return c.watch.Enter(ctx, nil)
 	}
-	return c.watch.Enter(ctx, c.w.nc)
+	return c.watch.Enter(ctx, c.w.Conn())
 }
 
 func (c *Conn) leave() { c.watch.Leave() }
@@ -126,7 +127,7 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 		return c.PrepareText(sql, engine.Short), nil
 	}
 	if cost != engine.Long && c.w != nil {
-		d, err := c.w.prepare(sql)
+		d, err := c.w.Prepare(sql)
 		if err != nil {
 			return nil, c.db.fail(fmt.Errorf("prepare %q: %w", sql, err))
 		}
@@ -136,7 +137,7 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 	if err != nil {
 		return nil, c.db.fail(fmt.Errorf("prepare %q: %w", sql, err))
 	}
-	return &Stmt{s: s, c: c, sql: sql, db: c.db, long: cost == engine.Long}, nil
+	return &Stmt{s: s, c: c, sql: sql, db: c.db, long: c.db.cost(cost) == engine.Long}, nil
 }
 
 // Close closes the connection.
@@ -149,7 +150,9 @@ func (c *Conn) Close() error {
 // arguments inlined from a template parsed once (engine.TextPreparer),
 // rather than by the driver's interpolateParams on every call (5.3% of the
 // client's CPU in TPC-C at 8 threads); a statement the template cannot
-// hold, or arguments it cannot write, take the driver's own path.
+// hold, or arguments it cannot write, take the driver's own path. With the
+// driver client every text statement is Long: its text is sent with the
+// driver's own call under the caller's context.
 func (c *Conn) PrepareText(sql string, cost engine.Cost) engine.Stmt {
-	return &textStmt{c: c, TextSQL: engine.NewTextSQL(sql, false, cost, literal)}
+	return &textStmt{c: c, TextSQL: fastpath.NewTextSQL(sql, false, c.db.cost(cost), literal)}
 }

@@ -15,7 +15,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"benchlab/internal/engine"
-	"benchlab/internal/engine/blockconn"
+	"benchlab/internal/engine/fastpath"
 	"benchlab/internal/server"
 )
 
@@ -49,7 +49,7 @@ func RootConfig(inst *server.Instance) *gomysql.Config {
 }
 
 func probe(ctx context.Context, inst *server.Instance) error {
-	conn, err := connector(RootConfig(inst))
+	conn, err := connector(RootConfig(inst), false)
 	if err != nil {
 		return err
 	}
@@ -66,16 +66,13 @@ func probe(ctx context.Context, inst *server.Instance) error {
 // every failure also comes back as an error, which benchlab reports.
 var quiet = log.New(io.Discard, "", 0)
 
-// connector makes connections that wait for the server with blocking reads
-// (see package blockconn), as the C clients do.
-func connector(cfg *gomysql.Config) (driver.Connector, error) {
-	cfg = cfg.Clone()
-	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := blockconn.Dial(ctx, network, addr)
-		if err == nil {
-			record(ctx, c)
-		}
-		return c, err
+// connector makes the driver's connections; fast ones wait for the server
+// with blocking reads, as the C clients do, on a socket a
+// fastpath.Slot catches (package fastpath).
+func connector(cfg *gomysql.Config, fast bool) (driver.Connector, error) {
+	if fast {
+		cfg = cfg.Clone()
+		cfg.DialFunc = fastpath.DialRecorded
 	}
 	return gomysql.NewConnector(cfg)
 }
@@ -93,7 +90,12 @@ type DB struct {
 	// counters so far (readCost, summed).
 	statsMu      sync.Mutex
 	statsMariaDB *bool
+	statsReads   int
 	statsCost    map[string]float64
+	// fast says workers take the fast path (client.go); notes say why
+	// not, when the target left it to the default or asked for it.
+	fast  bool
+	notes []string
 }
 
 // setConfig completes the worker connection config: statements are
@@ -113,14 +115,14 @@ func (db *DB) setConfig(cfg *gomysql.Config) error {
 
 // dial opens a connection; errors name the target and never the password.
 func (db *DB) dial(ctx context.Context, cfg *gomysql.Config) (*Conn, error) {
-	conn, err := connector(cfg)
+	conn, err := connector(cfg, db.fast)
 	if err == nil {
 		var c driver.Conn
-		sctx, slot := withSlot(ctx)
+		sctx, slot := fastpath.WithSlot(ctx)
 		if c, err = conn.Connect(sctx); err == nil {
 			cn := &Conn{c: c, db: db}
-			if directEnabled && slot.c != nil && directOK(cfg) {
-				cn.w = &wire{nc: slot.c}
+			if db.fast && slot.Conn() != nil {
+				cn.w = fastpath.NewMySQLWire(slot.Conn())
 			}
 			return cn, nil
 		}

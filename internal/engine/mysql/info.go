@@ -65,5 +65,6 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	if db.Instance() != nil {
 		maps.Copy(info.Settings, db.Instance().ManagedSettings())
 	}
+	info.Client, info.Notes = db.clientInfo()
 	return info, nil
 }

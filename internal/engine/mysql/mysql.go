@@ -120,6 +120,10 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		if db.admin, err = db.dial(ctx, db.cfg); err != nil {
 			return nil, err
 		}
+		if err := db.chooseClient(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
 		return db, nil
 	}
 	inst, err := server.LaunchTarget(ctx, d.flavor, d.name, t, dir, probe)
@@ -168,6 +172,9 @@ func OpenManaged(ctx context.Context, engineName string, t engine.Target, m serv
 		return fail(err)
 	}
 	if db.admin, err = db.dial(ctx, db.cfg); err != nil {
+		return fail(err)
+	}
+	if err := db.chooseClient(ctx); err != nil {
 		return fail(err)
 	}
 	return db, nil

@@ -10,17 +10,18 @@ import (
 	"strings"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/fastpath"
 )
 
 // textStmt is a statement sent as text, with reused buffers. A short one
 // whose text the template wrote goes over the direct path's socket
-// (direct.go, wire.query) when the connection has one: the driver's text
+// (fastpath.MySQLWire.Query) when the connection has one: the driver's text
 // call allocated for its result object, rows and columns, and for every
 // value read as text (at a MariaDB New-Order of text statements, 608
 // allocations).
 type textStmt struct {
 	c *Conn
-	engine.TextSQL
+	fastpath.TextSQL
 	dest []driver.Value
 	cmd  []byte // the direct path's COM_QUERY packet
 }
@@ -33,7 +34,7 @@ func (t *textStmt) direct(ok bool) bool { return ok && t.c.w != nil && !t.Long()
 // would need escaping (whose escape depends on the session's
 // NO_BACKSLASH_ESCAPES) are left to the driver.
 func literal(dst []byte, arg any) ([]byte, bool) {
-	if b, ok := engine.AppendScalar(dst, arg); ok {
+	if b, ok := fastpath.AppendScalar(dst, arg); ok {
 		return b, true
 	}
 	switch v := arg.(type) {
@@ -66,7 +67,7 @@ func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	defer t.c.leave()
 	sql, ok := t.Text(args)
 	if t.direct(ok) {
-		_, n, err := t.c.w.query(&t.cmd, sql, nil)
+		_, n, err := t.c.w.Query(&t.cmd, sql, nil)
 		return n, t.c.db.fail(err)
 	}
 	if !ok {
@@ -87,7 +88,7 @@ func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	defer t.c.leave()
 	sql, ok := t.Text(args)
 	if t.direct(ok) {
-		n, _, err := t.c.w.query(&t.cmd, sql, nil)
+		n, _, err := t.c.w.Query(&t.cmd, sql, nil)
 		return n, t.c.db.fail(err)
 	}
 	if !ok {
@@ -110,7 +111,7 @@ func (t *textStmt) Values(ctx context.Context, args ...any) ([][]string, error) 
 	sql, ok := t.Text(args)
 	if t.direct(ok) {
 		var out [][]string
-		_, _, err := t.c.w.query(&t.cmd, sql, &out)
+		_, _, err := t.c.w.Query(&t.cmd, sql, &out)
 		return out, t.c.db.fail(err)
 	}
 	if !ok {
@@ -133,8 +134,8 @@ func (t *textStmt) Close() error { return nil }
 // socket benchlab holds (Conn.enter), and a managed server is stopped when
 // the experiment is cancelled, which ends any call.
 type Stmt struct {
-	s    driver.Stmt // the driver's statement; prepared lazily beside d
-	d    *directStmt // the direct path's statement (direct.go), or nil
+	s    driver.Stmt         // the driver's statement; prepared lazily beside d
+	d    *fastpath.MySQLStmt // the fast path's statement, or nil
 	c    *Conn
 	sql  string
 	db   *DB
@@ -158,8 +159,8 @@ func (s *Stmt) Exec(ctx context.Context, args ...any) (int64, error) {
 		return 0, err
 	}
 	defer s.c.leave()
-	if s.d != nil && s.d.encode(args) {
-		_, n, err := s.d.run()
+	if s.d != nil && s.d.Encode(args) {
+		_, n, err := s.d.Run()
 		return n, s.db.fail(err)
 	}
 	if err := s.driverStmt(ctx); err != nil {
@@ -197,8 +198,8 @@ func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
 		return 0, err
 	}
 	defer s.c.leave()
-	if s.d != nil && s.d.encode(args) {
-		n, _, err := s.d.run()
+	if s.d != nil && s.d.Encode(args) {
+		n, _, err := s.d.Run()
 		return n, s.db.fail(err)
 	}
 	rows, err := s.rows(ctx, args)
@@ -241,7 +242,7 @@ func (s *Stmt) driverStmt(ctx context.Context) error {
 func (s *Stmt) Close() error {
 	var err error
 	if s.d != nil {
-		err = s.d.close()
+		err = s.d.Close()
 	}
 	if s.s != nil {
 		err = errors.Join(err, s.s.Close())

@@ -12,15 +12,25 @@ import (
 	"benchlab/internal/server/servertest"
 )
 
-// TestDirectErrors runs short statements, which bypass pgconn's result
-// reader (direct.go), into the server's errors: each comes back as a
+// TestDirectErrors runs short statements, which on the fast client path
+// bypass pgconn's result reader (package fastpath), into the server's
+// errors, on both client paths: each comes back as a
 // *pgconn.PgError with its code, the connection stays in step for the next
 // statement, several results of one text statement all count, and a FATAL
 // error (the backend terminated) leaves a lost connection.
 func TestDirectErrors(t *testing.T) {
+	for _, client := range []engine.Client{engine.ClientFast, engine.ClientDriver} {
+		t.Run(string(client), func(t *testing.T) { directErrors(t, client) })
+	}
+}
+
+func directErrors(t *testing.T, client engine.Client) {
 	getenv, _ := servertest.Env(t)
 	ctx := context.Background()
-	db := enginetest.Open(t, engine.Target{Name: "direct", Engine: "postgres", Getenv: getenv})
+	db := enginetest.Open(t, engine.Target{Name: "direct", Engine: "postgres", Client: client, Getenv: getenv})
+	if info, err := db.Info(ctx); err != nil || info.Client != string(client) {
+		t.Fatalf("Info: client %q, %v; want %s", info.Client, err, client)
+	}
 	conn := enginetest.Connect(t, db)
 	if _, err := conn.Exec(ctx, "CREATE TABLE d (id INT PRIMARY KEY, v INT)"); err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"benchlab/internal/engine"
-	"benchlab/internal/engine/blockconn"
+	"benchlab/internal/engine/fastpath"
 	"benchlab/internal/server"
 )
 
@@ -93,6 +93,10 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 		if db.admin, err = db.dial(ctx, cfg); err != nil {
 			return nil, err
 		}
+		if err := db.chooseClient(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
 		return db, nil
 	}
 	// What the environment could break (PGSERVICE) breaks before a
@@ -132,6 +136,9 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 	// first read, which falls in a measured step (the catalog rows and the
 	// commit would count as the step's).
 	if db.gauges, err = db.usableGauges(ctx); err != nil {
+		return fail(err)
+	}
+	if err := db.chooseClient(ctx); err != nil {
 		return fail(err)
 	}
 	return db, nil
@@ -209,12 +216,18 @@ type DB struct {
 	// transaction that pg_stat_database.xact_commit counts, taken off it.
 	gauges   []gaugeQuery
 	ownXacts float64
+	// fast says workers take the fast path (client.go); notes say why
+	// not, when the target left it to the default or asked for it.
+	fast  bool
+	notes []string
 }
 
 // dial opens a connection, with errors that name the target and never the password.
 func (db *DB) dial(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 	cfg = cfg.Copy()
-	cfg.DialFunc = blockconn.Dial
+	if db.fast {
+		cfg.DialFunc = fastpath.Dial
+	}
 	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, db.Wrap(fmt.Errorf("postgres target %s at %s: connect: %s", db.target.Name, db.where(),
@@ -350,6 +363,7 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	if db.Instance() != nil {
 		maps.Copy(info.Settings, db.Instance().ManagedSettings())
 	}
+	info.Client, info.Notes = db.clientInfo()
 	return info, nil
 }
 
@@ -487,7 +501,11 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 	if err != nil {
 		return nil, c.fail(fmt.Errorf("prepare %q: %w", sql, err))
 	}
-	return &Stmt{c: c, sd: sd, long: cost == engine.Long}, nil
+	st := &Stmt{c: c, sd: sd, long: c.db.cost(cost) == engine.Long}
+	if !st.long {
+		st.fast = fastpath.NewPGStmt(sd)
+	}
+	return st, nil
 }
 
 // Close closes the connection.

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgproto3"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/fastpath"
 )
 
 // This file is a connection's prepared statements: over the extended protocol
@@ -19,23 +19,24 @@ import (
 // PrepareText returns a statement sent as text (simple query protocol) with
 // its arguments inlined from a template parsed once (engine.TextPreparer);
 // a statement the template cannot hold, or arguments it cannot write, take
-// pgx's own text path.
+// pgx's own text path. With the driver client every text statement is Long:
+// its text is sent with pgconn's own call under the caller's context.
 func (c *Conn) PrepareText(sql string, cost engine.Cost) engine.Stmt {
-	return &textStmt{c: c, TextSQL: engine.NewTextSQL(sql, true, cost, literal)}
+	return &textStmt{c: c, TextSQL: fastpath.NewTextSQL(sql, true, c.db.cost(cost), literal)}
 }
 
 // textStmt is a statement sent as text, with a reused buffer.
 type textStmt struct {
 	c *Conn
-	engine.TextSQL
-	query pgproto3.Query // the reused Query message of a short statement
+	fastpath.TextSQL
+	fast fastpath.PGText // the reused Query message of a short statement
 }
 
 // literal writes one argument as PostgreSQL reads it with
 // standard_conforming_strings on (the default since 9.1), as pgx's simple
 // protocol does.
 func literal(dst []byte, arg any) ([]byte, bool) {
-	if b, ok := engine.AppendScalar(dst, arg); ok {
+	if b, ok := fastpath.AppendScalar(dst, arg); ok {
 		return b, true
 	}
 	switch v := arg.(type) {
@@ -69,7 +70,7 @@ func (t *textStmt) run(ctx context.Context, sql string, row func([][]byte)) (row
 		if err := t.c.enter(ctx); err != nil {
 			return 0, 0, err
 		}
-		rows, changed, err = t.queryDirect(sql, row)
+		rows, changed, err = t.fast.Exec(t.c.c.PgConn(), sql, row)
 		t.c.leave()
 		return rows, changed, t.c.fail(err)
 	}
@@ -123,16 +124,17 @@ func (t *textStmt) Values(ctx context.Context, args ...any) ([][]string, error) 
 func (t *textStmt) Close() error { return nil }
 
 // Stmt is a prepared statement; it reuses its parameter buffers and, short,
-// its Bind message. Short statements run without the caller's context (a
-// managed server is stopped when the experiment is cancelled, which ends any
-// call) and on pgconn's frontend directly (direct.go).
+// its Bind message. With the fast client, short statements are exchanged
+// on pgconn's frontend directly (package fastpath), under a CallWatch of
+// the caller's context; with the driver every statement is pgconn's call
+// under the caller's context.
 type Stmt struct {
 	c    *Conn
 	sd   *pgconn.StatementDescription
 	long bool
 	vals [][]byte
 	bufs [][]byte
-	bind pgproto3.Bind // the reused Bind message of a short statement
+	fast *fastpath.PGStmt // a short statement's direct form
 }
 
 // encode writes args as text parameters into reused buffers.
@@ -170,7 +172,7 @@ func (s *Stmt) encode(args []any) error {
 
 // run executes the statement, counting the rows it returns and those it
 // changed; each row's values go to row when set. A short statement is
-// exchanged on pgconn's frontend directly (direct.go).
+// exchanged on pgconn's frontend directly (package fastpath).
 func (s *Stmt) run(ctx context.Context, args []any, row func([][]byte)) (rows, changed int64, err error) {
 	if err := s.encode(args); err != nil {
 		return 0, 0, err
@@ -179,7 +181,7 @@ func (s *Stmt) run(ctx context.Context, args []any, row func([][]byte)) (rows, c
 		if err := s.c.enter(ctx); err != nil {
 			return 0, 0, err
 		}
-		rows, changed, err = s.execDirect(row)
+		rows, changed, err = s.fast.Exec(s.c.c.PgConn(), s.vals, row)
 		s.c.leave()
 		return rows, changed, s.c.fail(err)
 	}

@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Package sqlite is the embedded SQLite engine, the zero-setup default. It uses
 // mattn/go-sqlite3, which compiles the real SQLite C code into the binary, and
 // talks to the driver directly (not through database/sql) so that the harness

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"benchlab/internal/childproc"
 )
 
 // This file runs one program in its own process group, bounded in time:
@@ -123,7 +125,7 @@ func runProgram(ctx context.Context, argv, env []string, dir string, lim limits,
 	cmd.Stdout, cmd.Stderr = stream{out, 0}, stream{out, 1}
 	// Its own group, so that SIGTERM and SIGKILL reach what it started;
 	// killed with benchlab if benchlab dies first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childproc.Attr()
 	// Something that left the group (a daemon) may hold the pipes open.
 	cmd.WaitDelay = 2 * time.Second
 	begin := time.Now()

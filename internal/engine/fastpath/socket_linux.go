@@ -1,12 +1,14 @@
-// Package blockconn provides a net.Conn whose reads and writes are plain
-// blocking system calls on the socket, for database clients that do one
+//go:build linux
+
+// The fast path's blocking sockets: Dial returns a net.Conn whose reads and
+// writes are plain blocking system calls on the socket, for database clients that do one
 // request and wait for its answer (a point query is a ~20 us round trip).
 //
 // Go's own net.Conn is non-blocking underneath: a read that finds no data
 // parks the goroutine and wakes it through the network poller, which on a
 // 2-core loopback benchmark costs the client several microseconds of CPU and
 // latency per query more than the blocking reads of libpq or libmysqlclient
-// (that is, than sysbench). With blockconn a waiting worker holds its OS
+// (that is, than sysbench). With these sockets a waiting worker holds its OS
 // thread, as a C client's thread does, and the runtime hands the processor
 // to other goroutines while it waits.
 //
@@ -19,7 +21,8 @@
 // Deadlines are emulated: when a deadline passes, the socket is shut down,
 // which ends a read or write in progress with a timeout error and leaves the
 // connection unusable, as a cancelled query does in the drivers.
-package blockconn
+
+package fastpath
 
 import (
 	"cmp"
@@ -38,7 +41,10 @@ import (
 	"benchlab/internal/engine"
 )
 
-// Dial connects like net.Dialer.DialContext and returns a blocking conn, or
+// Supported is true: the fast path runs on Linux.
+const Supported = true
+
+// Dial connects like net.Dialer.DialContext and returns a blocking Conn, or
 // Go's own conn when ctx carries engine.WithPolledIO (the runner sets it
 // when workers outnumber both the processors and eight per CPU: a thread
 // blocked in a read holds a processor, and with many more workers than
@@ -58,7 +64,7 @@ func Dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	raw, err := sc.SyscallConn()
 	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("blockconn: %w", err)
+		return nil, fmt.Errorf("fastpath: %w", err)
 	}
 	// A dup of the socket that Go's network poller never sees. (os.File
 	// from conn.File() registers its fd with the poller, whose thread was
@@ -85,7 +91,7 @@ func Dial(ctx context.Context, network, addr string) (net.Conn, error) {
 		if fd >= 0 {
 			syscall.Close(fd)
 		}
-		return nil, fmt.Errorf("blockconn: take over the socket: %w", err)
+		return nil, fmt.Errorf("fastpath: take over the socket: %w", err)
 	}
 	return &Conn{fd: fd, local: local, remote: remote, yielded: nanotime(), workerPasses: engine.WorkerPasses(ctx)}, nil
 }
@@ -96,7 +102,7 @@ type Conn struct {
 	local, remote net.Addr
 
 	// yielded is when a Write last passed through the Go scheduler
-	// (runtime.nanotime), yields how many times it has; Writes come from
+	// (nanotime), yields how many times it has; Writes come from
 	// one goroutine at a time, as a request and its answer do.
 	yielded int64
 	yields  int
@@ -127,7 +133,7 @@ const (
 // timeoutError is returned after a deadline passed.
 type timeoutError struct{}
 
-func (timeoutError) Error() string   { return "i/o timeout (blockconn deadline)" }
+func (timeoutError) Error() string   { return "i/o timeout (fastpath deadline)" }
 func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return true }
 func (timeoutError) Unwrap() error   { return os.ErrDeadlineExceeded }
@@ -253,11 +259,13 @@ func (c *Conn) passScheduler() {
 	}
 }
 
-// nanotime is the runtime's monotonic clock, one vDSO call (time.Now makes
-// two); the runtime lists it among the names other packages may link.
-//
-//go:linkname nanotime runtime.nanotime
-func nanotime() int64
+// clockBase is the origin of nanotime's readings.
+var clockBase = time.Now()
+
+// nanotime reads the monotonic clock: time.Since on a time that has a
+// monotonic reading reads only that clock, one vDSO call where time.Now
+// makes two, with no link into the runtime.
+func nanotime() int64 { return int64(time.Since(clockBase)) }
 
 // Close closes the socket.
 func (c *Conn) Close() error {

@@ -1,4 +1,8 @@
-package engine
+package fastpath
+
+// Text statements of the fast path: parsed once into a template, their
+// arguments inlined by benchlab into a reused buffer, rather than by the
+// driver on every call.
 
 import (
 	"context"
@@ -6,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"benchlab/internal/engine"
 )
 
 // Template is an SQL statement split at its parameter placeholders, parsed
@@ -162,8 +168,8 @@ type TextSQL struct {
 // NewTextSQL parses sql once (dollar: $n placeholders, else ?) for a
 // statement of the given cost; literal writes one argument in the engine's
 // syntax and reports false for one it cannot write.
-func NewTextSQL(sql string, dollar bool, cost Cost, literal func(dst []byte, arg any) ([]byte, bool)) TextSQL {
-	t := TextSQL{sql: sql, long: cost == Long, literal: literal}
+func NewTextSQL(sql string, dollar bool, cost engine.Cost, literal func(dst []byte, arg any) ([]byte, bool)) TextSQL {
+	t := TextSQL{sql: sql, long: cost == engine.Long, literal: literal}
 	if tpl, err := ParseTemplate(sql, dollar); err == nil {
 		t.tpl, t.ok = tpl, true
 	}

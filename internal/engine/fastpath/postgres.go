@@ -1,16 +1,16 @@
-package postgres
+package fastpath
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
-// Short statements (those that run without the caller's context) are
-// exchanged with the server on pgconn's own protocol codec, its
+// PostgreSQL's direct path: short statements are exchanged with the server on pgconn's own protocol codec, its
 // pgproto3.Frontend, rather than through pgconn's ExecStatement and Exec:
 // the same messages (Bind, Describe when pgconn would send one, Execute,
 // Sync; or Query) and the same answers, without pgconn's per-call machinery
@@ -27,15 +27,14 @@ import (
 // transactions are BEGIN and COMMIT sent as statements).
 
 // errClosed is returned for a call on a connection already closed.
-var errClosed = errors.New("postgres: connection closed")
+var errClosed = errors.New("fastpath postgres: connection closed")
 
 // exchange flushes the messages queued on the connection's frontend and
 // reads the answers up to ReadyForQuery: the rows returned (each row's
 // values, valid until the next message, go to row when set) and the rows
 // the commands changed. The first error the server reports is returned; a
 // broken connection is closed.
-func (c *Conn) exchange(row func([][]byte)) (rows, changed int64, err error) {
-	pgc := c.c.PgConn()
+func exchange(pgc *pgconn.PgConn, row func([][]byte)) (rows, changed int64, err error) {
 	fe := pgc.Frontend()
 	if ferr := fe.Flush(); ferr != nil {
 		pgc.Close(context.Background())
@@ -85,15 +84,24 @@ func rowsAffected(tag []byte) int64 {
 	return n
 }
 
-// execDirect runs the prepared statement with the parameters encoded in
-// s.vals (see exchange).
-func (s *Stmt) execDirect(row func([][]byte)) (rows, changed int64, err error) {
-	pgc := s.c.c.PgConn()
+// PGStmt is a prepared statement's direct form, with its reused Bind
+// message.
+type PGStmt struct {
+	sd   *pgconn.StatementDescription
+	bind pgproto3.Bind
+}
+
+// NewPGStmt returns the direct form of the statement pgconn prepared as sd.
+func NewPGStmt(sd *pgconn.StatementDescription) *PGStmt { return &PGStmt{sd: sd} }
+
+// Exec runs the statement on pgc with the text parameters vals (see
+// exchange).
+func (s *PGStmt) Exec(pgc *pgconn.PgConn, vals [][]byte, row func([][]byte)) (rows, changed int64, err error) {
 	if pgc.IsClosed() {
 		return 0, 0, errClosed
 	}
 	fe := pgc.Frontend()
-	s.bind.PreparedStatement, s.bind.Parameters = s.sd.Name, s.vals
+	s.bind.PreparedStatement, s.bind.Parameters = s.sd.Name, vals
 	fe.SendBind(&s.bind)
 	if len(s.sd.Fields) == 0 {
 		// pgconn asks for the row description when the prepared one has
@@ -102,18 +110,72 @@ func (s *Stmt) execDirect(row func([][]byte)) (rows, changed int64, err error) {
 	}
 	fe.SendExecute(&execute)
 	fe.SendSync(&syncMsg)
-	return s.c.exchange(row)
+	return exchange(pgc, row)
 }
 
-// queryDirect sends sql in the simple query protocol (see exchange).
-func (t *textStmt) queryDirect(sql string, row func([][]byte)) (rows, changed int64, err error) {
-	pgc := t.c.c.PgConn()
+// PGText sends text statements in the simple query protocol, with a reused
+// Query message.
+type PGText struct{ query pgproto3.Query }
+
+// Exec sends sql on pgc (see exchange).
+func (t *PGText) Exec(pgc *pgconn.PgConn, sql string, row func([][]byte)) (rows, changed int64, err error) {
 	if pgc.IsClosed() {
 		return 0, 0, errClosed
 	}
 	t.query.String = sql
 	pgc.Frontend().SendQuery(&t.query)
-	return t.c.exchange(row)
+	return exchange(pgc, row)
+}
+
+// ProbePostgres checks that pgc's server answers the direct path as a
+// PostgreSQL server does: SELECT 1 sent as a simple query must come back
+// as a row description of one column, the row "1", the tag "SELECT 1" and
+// ReadyForQuery. An answer of another shape (a proxy or a server that
+// speaks the protocol otherwise) closes the connection and is an
+// *UnknownAnswer, so that the engine uses the driver.
+func ProbePostgres(pgc *pgconn.PgConn) error {
+	fe := pgc.Frontend()
+	fe.SendQuery(&pgproto3.Query{String: "SELECT 1"})
+	if err := fe.Flush(); err != nil {
+		pgc.Close(context.Background())
+		return err
+	}
+	var shape []string
+	var perr error
+	for {
+		msg, err := fe.Receive()
+		if err != nil {
+			pgc.Close(context.Background())
+			return err
+		}
+		switch m := msg.(type) {
+		case *pgproto3.RowDescription:
+			shape = append(shape, fmt.Sprintf("columns %d", len(m.Fields)))
+		case *pgproto3.DataRow:
+			if len(m.Values) == 1 {
+				shape = append(shape, "row "+string(m.Values[0]))
+			} else {
+				shape = append(shape, fmt.Sprintf("row of %d", len(m.Values)))
+			}
+		case *pgproto3.CommandComplete:
+			shape = append(shape, "tag "+string(m.CommandTag))
+		case *pgproto3.ErrorResponse:
+			perr = pgconn.ErrorResponseToPgError(m) // ReadyForQuery follows
+		case *pgproto3.NoticeResponse, *pgproto3.ParameterStatus:
+		case *pgproto3.ReadyForQuery:
+			if perr != nil {
+				return perr
+			}
+			if got := strings.Join(shape, ", "); got != "columns 1, row 1, tag SELECT 1" {
+				pgc.Close(context.Background())
+				return &UnknownAnswer{What: "SELECT 1 answered with " + got}
+			}
+			return nil
+		default:
+			pgc.Close(context.Background())
+			return &UnknownAnswer{What: fmt.Sprintf("a %T message in the answer to SELECT 1", msg)}
+		}
+	}
 }
 
 // The messages without fields of their own, which the frontend only reads.

@@ -1,41 +1,44 @@
-package mysql
+package fastpath
 
-// A direct path for short prepared and text statements, the MySQL counterpart of
-// postgres/direct.go. go-sql-driver allocates several objects per execute
-// (its rows object, the column slice, the names slice Columns returns, each
-// value boxed into an interface); at 8 threads of point queries that was
-// about 30% of benchlab's client CPU. Here a Short statement is prepared and
-// run on the connection's own socket, which the driver dialled through
-// connector's DialFunc and which dial records (connSlot):
+// MySQL's direct path for short prepared and text statements, the
+// counterpart of postgres.go. go-sql-driver allocates several objects per
+// execute (its rows object, the column slice, the names slice Columns
+// returns, each value boxed into an interface); at 8 threads of point
+// queries that was about 30% of benchlab's client CPU. Here a short
+// statement is prepared and run on the connection's own socket, which the
+// driver dialled through DialRecorded and which a Slot caught:
 //
 //   - between commands the driver has nothing buffered and restarts its
 //     packet sequence at 0 for every command, so benchlab may write a whole
-//     command and read its whole answer itself while the driver is idle;
+//     command and read its whole answer itself while the driver is idle
+//     (the one assumption about the driver that is not its API; see the
+//     package comment);
 //   - COM_STMT_PREPARE gives the statement id and its parameter and column
-//     counts; COM_STMT_EXECUTE is built in a buffer the Stmt reuses, and the
-//     answer is read into a buffer the connection reuses: an OK packet gives
-//     the affected rows, a result set (column count, column definitions, an
-//     EOF unless CLIENT_DEPRECATE_EOF was negotiated, binary rows starting
-//     0x00, a closing 0xFE packet) is counted, an ERR packet becomes a
-//     *mysql.MySQLError as the driver's, so conflict classification holds;
-//     SERVER_MORE_RESULTS_EXISTS on the closing packet reads the next result
-//     set too;
+//     counts; COM_STMT_EXECUTE is built in a buffer the statement reuses,
+//     and the answer is read into a buffer the connection reuses: an OK
+//     packet gives the affected rows, a result set (column count, column
+//     definitions, an EOF unless CLIENT_DEPRECATE_EOF was negotiated,
+//     binary rows starting 0x00, a closing 0xFE packet) is counted, an ERR
+//     packet becomes a *mysql.MySQLError as the driver's, so conflict
+//     classification holds; SERVER_MORE_RESULTS_EXISTS on the closing
+//     packet reads the next result set too;
 //   - whether EOF packets are deprecated is learnt once per connection by a
-//     SELECT 1 whose answer shows it;
+//     SELECT 1 whose answer shows it (ProbeMySQL); an answer of another
+//     shape is an *UnknownAnswer, and the engine then uses the driver;
 //   - a packet of 0xFFFFFF bytes (continued in the next) is refused with an
 //     error; any socket or protocol error closes the socket and is reported
 //     as driver.ErrBadConn (engine.ErrConnLost);
 //   - short text statements are sent as COM_QUERY and answered by the same
-//     reader (wire.query), their rows read as text for Values;
+//     reader (MySQLWire.Query), their rows read as text for Values;
 //   - arguments of a type not encoded here, a prepared statement's Values
-//     and Long statements use the driver's statement, prepared lazily;
-//   - TLS or compressed connections never take this path.
+//     and long statements use the driver's statement;
+//   - TLS or compressed connections never take this path (MySQLAllowed).
 //
-// Like the driver's context-free calls, a direct call ignores ctx: the
-// managed server is stopped on cancel, which ends any call.
+// A call ignores its context, as the driver's context-free calls do: the
+// engine watches the context and ends a call in progress through the
+// socket's deadline (engine.CallWatch on MySQLWire.Conn).
 
 import (
-	"context"
 	"database/sql/driver"
 	"encoding/binary"
 	"errors"
@@ -47,48 +50,39 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 )
 
-// directEnabled switches the direct path on (a switch for tests and
-// experiments). Its first version read a result set's column definitions
-// that MariaDB had not sent: the driver negotiates MariaDB's metadata
-// caching, so an execute's column count is followed by a byte that says
-// whether definitions follow (0: they do not), and one row per result set
-// was taken for a definition, then the answers fell out of step.
-// TestDirectMatchesDriver compares the two paths.
-var directEnabled = true
-
-type slotKey struct{}
-
-// connSlot receives the socket the driver dials within one Connect call.
-type connSlot struct{ c net.Conn }
-
-func withSlot(ctx context.Context) (context.Context, *connSlot) {
-	s := &connSlot{}
-	return context.WithValue(ctx, slotKey{}, s), s
-}
-
-// record notes c in ctx's slot, if ctx has one.
-func record(ctx context.Context, c net.Conn) {
-	if s, ok := ctx.Value(slotKey{}).(*connSlot); ok {
-		s.c = c
-	}
-}
-
-// directOK reports whether cfg allows the direct path (plain sockets only).
-func directOK(cfg *gomysql.Config) bool {
+// MySQLAllowed reports whether cfg allows the direct path, and why not:
+// plain sockets only (no TLS, no compression).
+func MySQLAllowed(cfg *gomysql.Config) (bool, string) {
 	if cfg.TLS != nil || (cfg.TLSConfig != "" && cfg.TLSConfig != "false") {
-		return false
+		return false, "the connection may use TLS (dsn tls=" + cfg.TLSConfig + ")"
 	}
-	return !strings.Contains(cfg.FormatDSN(), "compress=true")
+	if strings.Contains(cfg.FormatDSN(), "compress=true") {
+		return false, "the connection is compressed (dsn compress=true)"
+	}
+	return true, ""
 }
 
-// wire is the connection's socket as the direct path uses it.
-type wire struct {
+// MySQLWire is a connection's socket as the direct path uses it. Its first
+// version read a result set's column definitions that MariaDB had not
+// sent: the driver negotiates MariaDB's metadata caching, so an execute's
+// column count is followed by a byte that says whether definitions follow
+// (0: they do not), and one row per result set was taken for a
+// definition, then the answers fell out of step; the mysql engine's
+// TestDirectMatchesDriver compares the two paths.
+type MySQLWire struct {
 	nc     net.Conn
 	buf    []byte // received bytes; buf[r:w] unread
 	r, w   int
 	broken bool
 	eofs   int // 0 unknown, 1 EOF packets sent, 2 deprecated
 }
+
+// NewMySQLWire takes nc, the socket of a connection the driver opened and
+// is idle on, for the direct path.
+func NewMySQLWire(nc net.Conn) *MySQLWire { return &MySQLWire{nc: nc} }
+
+// Conn is the socket, whose deadline ends a call in progress.
+func (w *MySQLWire) Conn() net.Conn { return w.nc }
 
 const (
 	comQuery       = 0x03
@@ -99,23 +93,23 @@ const (
 	moreResults    = 0x0008
 )
 
-var errBroken = fmt.Errorf("mysql direct: connection closed after an earlier error: %w", driver.ErrBadConn)
+var errBroken = fmt.Errorf("fastpath mysql: connection closed after an earlier error: %w", driver.ErrBadConn)
 
 // lose closes the socket after err and returns err as a lost connection.
-func (w *wire) lose(err error) error {
+func (w *MySQLWire) lose(err error) error {
 	w.broken = true
 	w.nc.Close()
-	return fmt.Errorf("mysql direct: %w: %w", err, driver.ErrBadConn)
+	return fmt.Errorf("fastpath mysql: %w: %w", err, driver.ErrBadConn)
 }
 
 // send writes packet p, whose first 4 bytes are left for the header.
-func (w *wire) send(p []byte) error {
+func (w *MySQLWire) send(p []byte) error {
 	if w.broken {
 		return errBroken
 	}
 	n := len(p) - 4
 	if n >= maxPayload {
-		return fmt.Errorf("mysql direct: command of %d bytes is too long", n)
+		return fmt.Errorf("fastpath mysql: command of %d bytes is too long", n)
 	}
 	p[0], p[1], p[2], p[3] = byte(n), byte(n>>8), byte(n>>16), 0
 	if _, err := w.nc.Write(p); err != nil {
@@ -125,7 +119,7 @@ func (w *wire) send(p []byte) error {
 }
 
 // next returns the next packet's payload, valid until the next call.
-func (w *wire) next() ([]byte, error) {
+func (w *MySQLWire) next() ([]byte, error) {
 	if err := w.fill(4); err != nil {
 		return nil, err
 	}
@@ -143,7 +137,7 @@ func (w *wire) next() ([]byte, error) {
 }
 
 // fill makes at least n unread bytes available.
-func (w *wire) fill(n int) error {
+func (w *MySQLWire) fill(n int) error {
 	if w.w-w.r >= n {
 		return nil
 	}
@@ -167,7 +161,7 @@ func (w *wire) fill(n int) error {
 }
 
 // done checks that the answer left nothing unread.
-func (w *wire) done() error {
+func (w *MySQLWire) done() error {
 	if w.r != w.w {
 		return w.lose(fmt.Errorf("%d unexpected bytes after the answer", w.w-w.r))
 	}
@@ -211,9 +205,18 @@ func lenenc(p []byte, i int) (v uint64, j int, ok bool) {
 
 func isEOF(p []byte) bool { return len(p) > 0 && p[0] == 0xFE && len(p) < 9 }
 
-// learnEOF finds whether EOF packets follow column definitions, from the
-// answer to SELECT 1: column count, one definition, then EOF or the row.
-func (w *wire) learnEOF() error {
+// UnknownAnswer is the probe's error when the server answered a command
+// in a shape the direct path does not read: the engine then uses the
+// driver on the target, with a note saying why.
+type UnknownAnswer struct{ What string }
+
+func (e *UnknownAnswer) Error() string { return "unexpected answer from the server: " + e.What }
+
+// Probe learns whether EOF packets follow column definitions, from the
+// answer to SELECT 1 (column count 1, one definition, then an EOF packet
+// or the row "1", then the closing packet), once per connection; an
+// answer of another shape closes the socket and is an *UnknownAnswer.
+func (w *MySQLWire) Probe() error {
 	if w.eofs != 0 {
 		return nil
 	}
@@ -222,48 +225,58 @@ func (w *wire) learnEOF() error {
 	if err := w.send(q); err != nil {
 		return err
 	}
-	var seen []bool
-	for {
+	var got [][]byte
+	for len(got) < 4 {
 		p, err := w.next()
 		if err != nil {
 			return err
 		}
 		if len(p) > 0 && p[0] == 0xFF {
-			w.done()
-			return serverError(p)
+			return errors.Join(serverError(p), w.done())
 		}
-		seen = append(seen, isEOF(p))
-		if len(seen) == 3 {
-			break
-		}
+		got = append(got, append([]byte(nil), p...))
 	}
-	// 1 column: count, definition, then EOF (old) or the row (deprecated).
-	if seen[2] {
+	unknown := func(what string) error {
+		w.lose(errors.New(what))
+		return &UnknownAnswer{What: what + " in the answer to SELECT 1"}
+	}
+	if len(got[0]) < 1 || got[0][0] != 1 {
+		return unknown("a column count other than 1")
+	}
+	if len(got[1]) < 4 || string(got[1][:4]) != "\x03def" {
+		return unknown("a column definition without the catalog \"def\"")
+	}
+	row := func(p []byte) bool { return len(p) == 2 && p[0] == 1 && p[1] == '1' }
+	switch {
+	case isEOF(got[2]) && row(got[3]):
 		w.eofs = 1
-		if _, err := w.next(); err != nil { // the row
+		p, err := w.next() // the closing EOF
+		if err != nil {
 			return err
 		}
-	} else {
+		if !isEOF(p) {
+			return unknown("no EOF packet after the row")
+		}
+	case row(got[2]) && len(got[3]) > 0 && got[3][0] == 0xFE:
 		w.eofs = 2
-	}
-	if _, err := w.next(); err != nil { // the closing EOF/OK
-		return err
+	default:
+		return unknown("neither an EOF packet nor the row after the column definition")
 	}
 	return w.done()
 }
 
-// directStmt is a statement prepared on the socket.
-type directStmt struct {
-	w       *wire
+// MySQLStmt is a statement prepared on the socket.
+type MySQLStmt struct {
+	w       *MySQLWire
 	id      uint32
 	nparams int
 	ncols   int
 	cmd     []byte // COM_STMT_EXECUTE, rebuilt per call in place
 }
 
-// prepare prepares sql with COM_STMT_PREPARE.
-func (w *wire) prepare(sql string) (*directStmt, error) {
-	if err := w.learnEOF(); err != nil {
+// Prepare prepares sql with COM_STMT_PREPARE.
+func (w *MySQLWire) Prepare(sql string) (*MySQLStmt, error) {
+	if err := w.Probe(); err != nil {
 		return nil, err
 	}
 	q := append(make([]byte, 4, 5+len(sql)), comStmtPrepare)
@@ -282,7 +295,7 @@ func (w *wire) prepare(sql string) (*directStmt, error) {
 	if len(p) < 9 || p[0] != 0 {
 		return nil, w.lose(errors.New("malformed COM_STMT_PREPARE answer"))
 	}
-	s := &directStmt{w: w, id: binary.LittleEndian.Uint32(p[1:5]),
+	s := &MySQLStmt{w: w, id: binary.LittleEndian.Uint32(p[1:5]),
 		ncols: int(binary.LittleEndian.Uint16(p[5:7])), nparams: int(binary.LittleEndian.Uint16(p[7:9]))}
 	for _, n := range []int{s.nparams, s.ncols} {
 		if n == 0 {
@@ -300,9 +313,9 @@ func (w *wire) prepare(sql string) (*directStmt, error) {
 	return s, w.done()
 }
 
-// encode builds COM_STMT_EXECUTE for args; ok is false for an argument
+// Encode builds COM_STMT_EXECUTE for args; ok is false for an argument
 // type it does not encode.
-func (s *directStmt) encode(args []any) (ok bool) {
+func (s *MySQLStmt) Encode(args []any) (ok bool) {
 	b := append(s.cmd[:0], 0, 0, 0, 0, comStmtExecute)
 	b = binary.LittleEndian.AppendUint32(b, s.id)
 	b = append(b, 0, 1, 0, 0, 0) // no cursor, iteration count 1
@@ -375,21 +388,21 @@ func appendLen(b []byte, n int) []byte {
 	return binary.LittleEndian.AppendUint64(append(b, 0xFE), uint64(n))
 }
 
-// run sends the encoded command and reads the answer: the rows counted
+// Run sends the encoded command and reads the answer: the rows counted
 // over every result set, and the affected rows of OK answers.
-func (s *directStmt) run() (rows, affected int64, err error) {
+func (s *MySQLStmt) Run() (rows, affected int64, err error) {
 	if err := s.w.send(s.cmd); err != nil {
 		return 0, 0, err
 	}
 	return s.w.answer(nil)
 }
 
-// query sends sql as COM_QUERY, in *cmd (reused), and reads its text
+// Query sends sql as COM_QUERY, in *cmd (reused), and reads its text
 // answer as run reads a prepared statement's; with vals, each row's
 // columns are appended to *vals as text (NULL as "", as engine.Text
 // renders it), all of a row's columns sharing one string.
-func (w *wire) query(cmd *[]byte, sql string, vals *[][]string) (rows, affected int64, err error) {
-	if err := w.learnEOF(); err != nil {
+func (w *MySQLWire) Query(cmd *[]byte, sql string, vals *[][]string) (rows, affected int64, err error) {
+	if err := w.Probe(); err != nil {
 		return 0, 0, err
 	}
 	*cmd = append(append((*cmd)[:0], 0, 0, 0, 0, comQuery), sql...)
@@ -406,7 +419,7 @@ func (w *wire) query(cmd *[]byte, sql string, vals *[][]string) (rows, affected 
 // not start 0xFE or 0xFF: binary rows start 0x00, and a text row would
 // start 0xFE only for a first column of 16 MiB or more, a packet next
 // refuses.
-func (w *wire) answer(vals *[][]string) (rows, affected int64, err error) {
+func (w *MySQLWire) answer(vals *[][]string) (rows, affected int64, err error) {
 	for {
 		p, err := w.next()
 		if err != nil {
@@ -514,8 +527,8 @@ func textRow(p []byte, ncols int) ([]string, bool) {
 	return row, i == len(p)
 }
 
-// close deallocates the statement (COM_STMT_CLOSE has no answer).
-func (s *directStmt) close() error {
+// Close deallocates the statement (COM_STMT_CLOSE has no answer).
+func (s *MySQLStmt) Close() error {
 	if s.w.broken {
 		return nil
 	}

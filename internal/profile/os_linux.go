@@ -1,0 +1,4 @@
+package profile
+
+// errNotLinux is nil: perf record runs here.
+var errNotLinux error
