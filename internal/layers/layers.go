@@ -20,13 +20,14 @@ import (
 // import paths without "benchlab/internal/"; "engine/*" and "workload/*"
 // match one engine or suite package not listed by its own name.
 var Layers = []Layer{
+	{"system", []string{"childproc"}},
 	{"base", []string{"analysis", "cpulist", "dsn", "fio", "profile", "randgen", "sqlbind", "stale"}},
 	{"instruments", []string{"meter"}},
 	{"store", []string{"store"}},
 	{"meaning of results", []string{"metric"}},
 	{"noise model", []string{"noise"}},
 	{"engine contract", []string{"engine"}},
-	{"engine support", []string{"server", "engine/blockconn"}},
+	{"engine support", []string{"server", "engine/fastpath"}},
 	{"engines", []string{"engine/*"}},
 	{"suite contract", []string{"workload"}},
 	{"experiment file", []string{"spec"}},
@@ -56,6 +57,10 @@ var Allowed = map[string][]Edge{
 	// reached through that engine's server family and driver.
 	"engine/mariadbreplicas": {{To: "engine/mysql", Why: "its nodes are MariaDB servers"}},
 	"engine/pgreplicas":      {{To: "engine/postgres", Why: "its nodes are PostgreSQL servers"}},
+	// A pooler target is a PostgreSQL server with PgBouncer in front: it
+	// starts the server through the postgres engine and talks to it through
+	// its driver.
+	"engine/pgbouncer": {{To: "engine/postgres", Why: "it pools a PostgreSQL server"}},
 	// benchlab import reads db_bench's and pgbench's output with the
 	// parsers their engine and suite run on, so there is one parser each.
 	"importer": {

@@ -183,7 +183,7 @@ func TestDocsTable(t *testing.T) {
 			pkgs = append(pkgs, strings.TrimSpace(p))
 		}
 		rows[strings.TrimSpace(cells[1])] = pkgs
-		if strings.TrimSpace(cells[1]) == "base" {
+		if strings.TrimSpace(cells[1]) == Layers[0].Name {
 			break
 		}
 	}
