@@ -57,6 +57,19 @@ type ExperimentOptions struct {
 	// OnExperiment, when set, is called with the experiment's ID as soon as
 	// it is stored, before any run.
 	OnExperiment func(id int64)
+	// Part, when set, runs one part of an experiment split over a lab's
+	// machines (queue --split): only the cells of its repeats, into the
+	// experiment already stored under its ID. The noise model then learns
+	// nothing: the part's caller has it learn once every part has run.
+	Part *Part
+}
+
+// Part is one part of an experiment split over several machines.
+type Part struct {
+	// Experiment is the stored experiment the part's runs join.
+	Experiment int64
+	// Repeats are the repeats (1-based) the part runs, every target of each.
+	Repeats []int
 }
 
 // ErrCellsFailed is wrapped by RunExperiment's error when some cells failed
@@ -75,7 +88,7 @@ var ErrCellsFailed = errors.New("some runs failed")
 // repeats showed (noise.Learn).
 func RunExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt ExperimentOptions) (int64, error) {
 	id, err := runExperiment(ctx, s, st, opt)
-	if id != 0 {
+	if id != 0 && opt.Part == nil {
 		if lerr := noise.LearnStored(context.WithoutCancel(ctx), st, id); lerr != nil && err == nil {
 			err = lerr
 		}
@@ -154,7 +167,11 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 	for _, t := range s.Targets {
 		exp.Targets = append(exp.Targets, t.Name)
 	}
-	if err := st.CreateExperiment(saveCtx, &exp); err != nil {
+	if opt.Part != nil {
+		if exp, err = st.Experiment(saveCtx, opt.Part.Experiment); err != nil {
+			return 0, fmt.Errorf("experiment %d of this part: %w", opt.Part.Experiment, err)
+		}
+	} else if err := st.CreateExperiment(saveCtx, &exp); err != nil {
 		return 0, err
 	}
 	if opt.OnExperiment != nil {
@@ -168,6 +185,9 @@ func runExperiment(ctx context.Context, s spec.Spec, st *store.Store, opt Experi
 	host := metrics.HostFacts()
 	host.PerfCounters = metrics.PerfCounters(ctx)
 	cells := s.Expand()
+	if opt.Part != nil {
+		cells = slices.DeleteFunc(cells, func(c spec.Cell) bool { return !slices.Contains(opt.Part.Repeats, c.Repeat) })
+	}
 	// An interleaved experiment runs each repeat's targets side by side
 	// (RunGroup); otherwise each cell is a group of its own.
 	probeEvery, err := s.SpeedProbeEvery()

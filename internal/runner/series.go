@@ -27,10 +27,10 @@ const DefaultFlushEvery = 5 * time.Second
 
 // tick drains the workers' live counters every second until they are done,
 // returning one 1-second series per role and printing a line every report
-// interval.
+// interval; each second it has the instruments sample it (the headline
+// role's Load), and it marks them at the end of the warm-up.
 func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, start, measureFrom time.Time,
-	done <-chan struct{}, stop *stopper, opt Options, sampler *metrics.StepSampler, speed *metrics.SpeedProbe,
-	alive func() bool) [][]store.Interval {
+	done <-chan struct{}, stop *stopper, opt Options, ins instruments, alive func() bool) [][]store.Interval {
 	series := make([][]store.Interval, len(runs))
 	// In an interleaved step a role runs only in its target's turns: its
 	// intervals' seconds are its turns' time in them (turns.spent).
@@ -47,10 +47,10 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 		next = next.Add(time.Second)
 	}
 	drain := func(now time.Time, boundary time.Time, final bool) {
-		load := sampler.Sample()
-		load.CPUSpeed, _ = speed.MeanIn(last, now)
+		var load store.IntervalLoad
+		ins.sample(last, now, &load)
 		if !final && boundary.Equal(measureFrom) {
-			sampler.Mark()
+			ins.mark()
 		}
 		secs := now.Sub(last).Seconds()
 		sec := int(boundary.Sub(measureFrom).Round(time.Second)/time.Second) - 1
