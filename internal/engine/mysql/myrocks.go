@@ -98,6 +98,21 @@ func storageOf(settings map[string]string) (storage, error) {
 	return s, nil
 }
 
+// MyRocksSetting names the first of settings that asks for MyRocks
+// (default_storage_engine = "rocksdb", a rocksdb_* variable or
+// myrocks_flush_wait), "" when none does: for engines of the family that
+// cannot run it.
+func MyRocksSetting(settings map[string]string) string {
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
+		key := settingKey(k)
+		if strings.HasPrefix(key, "rocksdb_") || key == FlushWaitSetting ||
+			(key == "default_storage_engine" && strings.EqualFold(settings[k], "rocksdb")) {
+			return k
+		}
+	}
+	return ""
+}
+
 // pluginDirs are where an install keeps its server plugins: Debian's
 // (/usr/lib/mysql/plugin) and a tarball's (lib/plugin).
 func pluginDirs(basedir, pluginDir string) []string {
