@@ -270,8 +270,7 @@ func runWorker(env Env, storeFlag string, kinds []string, class string, maxJobs 
 	defer cancel()
 	sigs, stopSignals := interrupts(env)
 	defer stopSignals()
-	var mu sync.Mutex
-	var tmp string
+	w := &workerJobs{env: env, path: path, st: st}
 	stopWatch := make(chan struct{})
 	defer close(stopWatch)
 	go func() {
@@ -286,84 +285,14 @@ func runWorker(env Env, storeFlag string, kinds []string, class string, maxJobs 
 		select {
 		case <-sigs:
 			fmt.Fprintln(env.Stderr, "benchlab worker: second interrupt: exiting now")
-			mu.Lock()
-			if tmp != "" {
-				os.RemoveAll(tmp)
-			}
-			mu.Unlock()
+			w.removeTemp()
 			env.Exit(ExitInterrupted)
 		case <-stopWatch:
 		}
 	}()
 
-	run := func(ctx context.Context, j *fleet.Started) error {
-		s, err := spec.ParseStored([]byte(j.Args.Spec), fmt.Sprintf("job %d's spec", j.ID))
-		if err != nil {
-			return fleet.Failed(err)
-		}
-		for i := range s.Targets {
-			// Stored DSNs have no password: it comes from the environment.
-			s.Targets[i].DSN = server.DropRedacted(s.Targets[i].DSN)
-		}
-		s.Getenv = env.Getenv
-		if err := s.Validate(); err != nil {
-			return fleet.Failed(err)
-		}
-		if j.Died != nil {
-			markDied(env, st, j)
-		}
-		opt := runner.ExperimentOptions{
-			WaitQuiet:    time.Duration(j.Args.WaitQuietSeconds * float64(time.Second)),
-			FlushEvery:   time.Duration(j.Args.FlushEverySeconds * float64(time.Second)),
-			Job:          &store.QueueJob{ID: j.ID, Worker: j.Worker},
-			OnExperiment: j.Experiment,
-		}
-		if p := j.Args.Part; p != nil {
-			opt.Part = &runner.Part{Experiment: p.Experiment, Repeats: []int{p.Repeat}}
-		}
-		// The plan is printed; the worker runs it however long it is.
-		if err := prepareRun(env, s, path, &opt, planCheck{yes: true, skipSpace: j.Args.SkipSpaceCheck}); err != nil {
-			// This machine cannot run it (an install, a port, the space).
-			return fleet.Failed(err)
-		}
-		dir, err := tempWorkDir(env, &s, &opt)
-		if err != nil {
-			return err
-		}
-		if dir != "" {
-			mu.Lock()
-			tmp = dir
-			mu.Unlock()
-			defer func() {
-				mu.Lock()
-				os.RemoveAll(dir)
-				tmp = ""
-				mu.Unlock()
-			}()
-		}
-		id, err := runPrepared(ctx, env, s, st, opt)
-		switch {
-		case err == nil && j.Args.Part != nil:
-			return partDone(env, st, path, id, s, j.Args.Part)
-		case err == nil:
-			return jobReport(env, path, id, s)
-		case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
-			return fleet.Failed(fmt.Errorf("timed out after %s (queue --timeout; the results so far are stored): %w",
-				j.Args.Timeout(), err))
-		case ctx.Err() != nil:
-			// Stopped by the worker (the job goes back to the queue), or
-			// cancelled with benchlab cancel (the worker says so).
-			return fleet.Failed(fmt.Errorf("stopped: %v", context.Cause(ctx)))
-		case id != 0:
-			// The experiment ran and failed: not retried blindly.
-			return fleet.Failed(runErrors(st, id, err))
-		}
-		// Nothing was measured (the store could not be written, ...):
-		// another attempt may succeed.
-		return err
-	}
 	sum, err := q.Work(ctx, fleet.Options{Host: host, ID: fmt.Sprintf("%s-%d", host, os.Getpid()), Kinds: kinds, Class: class,
-		MaxJobs: maxJobs, Once: once, Out: env.Stdout, Log: env.Stderr, Run: run})
+		MaxJobs: maxJobs, Once: once, Out: env.Stdout, Log: env.Stderr, Run: w.run})
 	fmt.Fprintf(env.Stdout, "benchlab worker: %d job(s) done\n", sum.Done)
 	if err != nil {
 		return err
@@ -373,6 +302,94 @@ func runWorker(env Env, storeFlag string, kinds []string, class string, maxJobs 
 		return errInterrupted
 	}
 	return nil
+}
+
+// workerJobs runs a worker's jobs, each one's experiment in the store at
+// path, and keeps the running one's temporary work dir, which a second
+// interrupt removes before exiting.
+type workerJobs struct {
+	env  Env
+	path string
+	st   *store.Store
+	mu   sync.Mutex
+	tmp  string
+}
+
+// removeTemp removes the running job's temporary work dir, if any.
+func (w *workerJobs) removeTemp() {
+	w.mu.Lock()
+	if w.tmp != "" {
+		os.RemoveAll(w.tmp)
+	}
+	w.mu.Unlock()
+}
+
+// run runs job j (fleet.Options.Run).
+func (w *workerJobs) run(ctx context.Context, j *fleet.Started) error {
+	s, err := spec.ParseStored([]byte(j.Args.Spec), fmt.Sprintf("job %d's spec", j.ID))
+	if err != nil {
+		return fleet.Failed(err)
+	}
+	for i := range s.Targets {
+		// Stored DSNs have no password: it comes from the environment.
+		s.Targets[i].DSN = server.DropRedacted(s.Targets[i].DSN)
+	}
+	s.Getenv = w.env.Getenv
+	if err := s.Validate(); err != nil {
+		return fleet.Failed(err)
+	}
+	if j.Died != nil {
+		markDied(w.env, w.st, j)
+	}
+	opt := runner.ExperimentOptions{
+		WaitQuiet:    time.Duration(j.Args.WaitQuietSeconds * float64(time.Second)),
+		FlushEvery:   time.Duration(j.Args.FlushEverySeconds * float64(time.Second)),
+		Job:          &store.QueueJob{ID: j.ID, Worker: j.Worker},
+		OnExperiment: j.Experiment,
+	}
+	if p := j.Args.Part; p != nil {
+		opt.Part = &runner.Part{Experiment: p.Experiment, Repeats: []int{p.Repeat}}
+	}
+	// The plan is printed; the worker runs it however long it is.
+	if err := prepareRun(w.env, s, w.path, &opt, planCheck{yes: true, skipSpace: j.Args.SkipSpaceCheck}); err != nil {
+		// This machine cannot run it (an install, a port, the space).
+		return fleet.Failed(err)
+	}
+	dir, err := tempWorkDir(w.env, &s, &opt)
+	if err != nil {
+		return err
+	}
+	if dir != "" {
+		w.mu.Lock()
+		w.tmp = dir
+		w.mu.Unlock()
+		defer func() {
+			w.mu.Lock()
+			os.RemoveAll(dir)
+			w.tmp = ""
+			w.mu.Unlock()
+		}()
+	}
+	id, err := runPrepared(ctx, w.env, s, w.st, opt)
+	switch {
+	case err == nil && j.Args.Part != nil:
+		return partDone(w.env, w.st, w.path, id, s, j.Args.Part)
+	case err == nil:
+		return jobReport(w.env, w.path, id, s)
+	case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
+		return fleet.Failed(fmt.Errorf("timed out after %s (queue --timeout; the results so far are stored): %w",
+			j.Args.Timeout(), err))
+	case ctx.Err() != nil:
+		// Stopped by the worker (the job goes back to the queue), or
+		// cancelled with benchlab cancel (the worker says so).
+		return fleet.Failed(fmt.Errorf("stopped: %v", context.Cause(ctx)))
+	case id != 0:
+		// The experiment ran and failed: not retried blindly.
+		return fleet.Failed(runErrors(w.st, id, err))
+	}
+	// Nothing was measured (the store could not be written, ...):
+	// another attempt may succeed.
+	return err
 }
 
 // jobReport ends a job's experiment as run ends its own: the report on the
