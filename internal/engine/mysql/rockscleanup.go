@@ -9,15 +9,10 @@ import (
 	"benchlab/internal/engine"
 )
 
-// MyRocks' state as its information_schema tables (the SQL form of SHOW
-// ENGINE ROCKSDB STATUS) give it: pending memtable flushes and compactions
-// over every column family, and the files in L0.
-const (
-	rocksPendingQuery = "SELECT COALESCE(SUM(value), 0) FROM information_schema.rocksdb_cfstats " +
-		"WHERE stat_type IN ('COMPACTION_PENDING', 'MEM_TABLE_FLUSH_PENDING')"
-	rocksL0FilesQuery = "SELECT COALESCE(SUM(value), 0) FROM information_schema.rocksdb_compaction_stats " +
-		"WHERE level = 'L0' AND type = 'NumFiles'"
-)
+// rocksPendingQuery is whether a memtable flush or a compaction is pending
+// in some column family, as information_schema.rocksdb_cfstats flags it.
+const rocksPendingQuery = "SELECT COALESCE(SUM(value), 0) FROM information_schema.rocksdb_cfstats " +
+	"WHERE stat_type IN ('COMPACTION_PENDING', 'MEM_TABLE_FLUSH_PENDING')"
 
 // rocksCleanup is MyRocks' part of the cleanup of docs/method.md 1.9 (the
 // Insert Benchmark's vac_my), which the sysbench suite's postwrite runs as
@@ -28,13 +23,15 @@ const (
 // default), compact L0 into L1 (rocksdb_compact_lzero_now where the build
 // has it; MariaDB's rocksdb_force_flush_memtable_and_lzero_now otherwise),
 // and wait for what that left pending. Its line says what ran; its facts
-// are the L0 files before and after and the seconds each wait took.
+// are the L0 files before and after (SHOW ENGINE ROCKSDB STATUS) and the
+// seconds each wait took.
 func (db *DB) rocksCleanup(ctx context.Context) (engine.Cleanup, error) {
 	c := engine.Cleanup{Facts: map[string]float64{}}
-	l0Before, err := db.rocksGauge(ctx, "L0 files", rocksL0FilesQuery)
+	before, err := db.readRocksGauges(ctx)
 	if err != nil {
 		return c, err
 	}
+	l0Before := before[GaugeL0Files]
 	waited, err := db.waitRocksIdle(ctx)
 	if err != nil {
 		return c, err
@@ -58,15 +55,16 @@ func (db *DB) rocksCleanup(ctx context.Context) (engine.Cleanup, error) {
 	if err := db.setGlobal(ctx, compact); err != nil {
 		return c, err
 	}
-	after, err := db.waitRocksIdle(ctx)
+	settled, err := db.waitRocksIdle(ctx)
 	if err != nil {
 		return c, err
 	}
-	c.Facts["myrocks_compaction_wait_s"] += after.Seconds()
-	l0After, err := db.rocksGauge(ctx, "L0 files", rocksL0FilesQuery)
+	c.Facts["myrocks_compaction_wait_s"] += settled.Seconds()
+	end, err := db.readRocksGauges(ctx)
 	if err != nil {
 		return c, err
 	}
+	l0After := end[GaugeL0Files]
 	c.Facts["myrocks_l0_files_before"], c.Facts["myrocks_l0_files_after"] = l0Before, l0After
 	c.Done = []string{fmt.Sprintf("MyRocks: ANALYZE TABLE, wait for pending compaction, "+
 		"rocksdb_force_flush_memtable_now=1, wait %s, %s=1 (L0 into L1), wait for pending compaction; "+
