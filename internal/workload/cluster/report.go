@@ -274,9 +274,11 @@ func failoverNotes(c cell) []string {
 		n := fmt.Sprintf("%s on %s @%d: node %d %s by benchlab as planned at %.1f s; the measured result is its outage, "+
 			"%.2f s of failing writes (longest write gap %.0f ms, %.0f failed tries)", c.test, c.target, c.threads,
 			int(r.Facts["failover_killed_node"]), what, at, r.Throughput(), r.Facts["failover_max_gap_ms"], r.Facts["failover_errors"])
-		if lost := r.Facts["failover_lost_acked_writes"]; lost > 0 {
+		// Results stored before the durability probe have no such facts.
+		lost, probed := r.Facts["failover_lost_acked_writes"]
+		if lost > 0 {
 			n += fmt.Sprintf("; LOST %.0f of %.0f writes acknowledged before the kill", lost, r.Facts["failover_acked_before_kill"])
-		} else if lost == 0 {
+		} else if probed && lost == 0 {
 			n += fmt.Sprintf("; none of the %.0f writes acknowledged before the kill was lost", r.Facts["failover_acked_before_kill"])
 		}
 		if r.Facts["failover_outage_open_at_end"] == 1 {
