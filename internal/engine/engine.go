@@ -213,6 +213,33 @@ type SQL interface {
 	Maintain(ctx context.Context, tables []string) (skipped []string, err error)
 }
 
+// CleanupReporter is an SQL DB whose cleanup says what it did, so that the
+// run can tell which routine ran (InnoDB's purge wait and page flush,
+// MyRocks' memtable flush and L0 compaction) and what it found.
+type CleanupReporter interface {
+	// MaintainReport is Maintain that also returns one line for each part
+	// it did ("MyRocks: memtable flushed ..."), and facts with units in
+	// their names (L0 files before and after).
+	MaintainReport(ctx context.Context, tables []string) (Cleanup, error)
+}
+
+// Cleanup is what a CleanupReporter's cleanup did and left out.
+type Cleanup struct {
+	Done, Skipped []string
+	Facts         map[string]float64
+}
+
+// TableEngineChecker is an SQL DB whose target asks for a storage engine
+// (MariaDB's default_storage_engine = "rocksdb"): it reads the tables'
+// engine back from the server's catalog, so that nothing is measured under
+// another engine than the one asked for.
+type TableEngineChecker interface {
+	// CheckTableEngines returns an error naming each of tables whose
+	// engine is not the one asked for, or that the catalog lacks; nil
+	// when the target asks for none.
+	CheckTableEngines(ctx context.Context, tables []string) error
+}
+
 // Sizer is a DB that reports the size of the benchmark database as the
 // engine counts it (docs/method.md 1.11 dbGB: PostgreSQL's pg_database_size, the
 // InnoDB schema dir, SQLite's pages).
@@ -338,6 +365,18 @@ type Dialect struct {
 	// ZeroTakesNextID is true when inserting 0 into an AUTO_INCREMENT key
 	// takes the next value (MySQL), as sysbench's inserts do.
 	ZeroTakesNextID bool
+	// TableEngine is the storage engine a CREATE TABLE names (MySQL's
+	// ENGINE=), "" where the dialect names none; see StorageEngine.
+	TableEngine string
+}
+
+// StorageEngine is the storage engine the suites' CREATE TABLE names on a
+// dialect that takes ENGINE=: TableEngine, or InnoDB when it is empty.
+func (d Dialect) StorageEngine() string {
+	if d.TableEngine == "" {
+		return "InnoDB"
+	}
+	return d.TableEngine
 }
 
 // ForUpdate is the clause that makes a SELECT lock the rows it reads, with

@@ -92,16 +92,20 @@ var genericTables = []tableBuilder{
 	func(v *view) []Table { return memoryLimitTables(v.d, v.keys, v.s, v.label) },
 	func(v *view) []Table { return counterTables(v.d, v.keys, v.s, v.label, v.opt) },
 	func(v *view) []Table { return engineStatTables(v.d, v.keys, v.s, v.label, v.opt) },
+	func(v *view) []Table { return lsmTables(v.d, v.keys, v.s, v.label, v.opt) },
 	func(v *view) []Table { return profileTables(v.d, v.keys, v.s, v.label) },
 	func(v *view) []Table { return offCPUTables(v.d, v.keys, v.s, v.label) },
 	suiteTables,
 }
 
 // replacedTables are the tables of a suite whose sections replace the
-// generic result tables (the Insert Benchmark): its own, then the sweeps.
+// generic result tables (the Insert Benchmark): its own, then the sweeps,
+// then the engine's own counters, which no suite's tables show.
 var replacedTables = []tableBuilder{
 	suiteTables,
 	func(v *view) []Table { return sweepTables(v.d, v.keys, v.s, v.label, v.groups, v.opt.Verdict) },
+	func(v *view) []Table { return engineStatTables(v.d, v.keys, v.s, v.label, v.opt) },
+	func(v *view) []Table { return lsmTables(v.d, v.keys, v.s, v.label, v.opt) },
 }
 
 // noteBuilders are the notes of every layout, in the order they are shown.

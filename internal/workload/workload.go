@@ -96,12 +96,17 @@ func CleanupStep(name string, tables []string, target time.Duration) Step {
 			if err != nil {
 				return Tally{}, err
 			}
-			skipped, err := sqldb.Maintain(ctx, tables)
+			c, err := maintain(ctx, sqldb, tables)
 			if err != nil {
 				return Tally{}, fmt.Errorf("%s: %w", name, err)
 			}
-			var t Tally
-			for _, s := range skipped {
+			t := Tally{Facts: c.Facts}
+			for _, d := range c.Done {
+				note := name + ": " + d
+				fmt.Fprintf(log, "%s\n", note)
+				t.Notes = append(t.Notes, note)
+			}
+			for _, s := range c.Skipped {
 				note := name + ": " + s
 				fmt.Fprintf(log, "warning: %s\n", note)
 				t.Notes = append(t.Notes, note)
@@ -118,6 +123,30 @@ func CleanupStep(name string, tables []string, target time.Duration) Step {
 			return t, nil
 		},
 	}
+}
+
+// maintain runs db's cleanup, with its account of what it did where the
+// engine gives one (engine.CleanupReporter).
+func maintain(ctx context.Context, db engine.SQL, tables []string) (engine.Cleanup, error) {
+	if r, ok := db.(engine.CleanupReporter); ok {
+		return r.MaintainReport(ctx, tables)
+	}
+	skipped, err := db.Maintain(ctx, tables)
+	return engine.Cleanup{Skipped: skipped}, err
+}
+
+// CheckTableEngines confirms, where db's target asks for a storage engine
+// (engine.TableEngineChecker), that tables have it; who names the step for
+// the error. A suite calls it once its tables exist, before it measures.
+func CheckTableEngines(ctx context.Context, db engine.DB, who string, tables []string) error {
+	c, ok := db.(engine.TableEngineChecker)
+	if !ok {
+		return nil
+	}
+	if err := c.CheckTableEngines(ctx, tables); err != nil {
+		return fmt.Errorf("%s: %w", who, err)
+	}
+	return nil
 }
 
 // Tally is what one operation did, for the counters: statements executed

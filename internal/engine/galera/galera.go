@@ -188,6 +188,9 @@ func (d Driver) CheckTarget(t engine.Target) error {
 	if _, ok := setting(t, "port"); ok {
 		return fmt.Errorf("settings.port: each node gets a free port of its own; remove it")
 	}
+	if field := mysql.MyRocksSetting(t.Settings); field != "" {
+		return fmt.Errorf("settings.%s: Galera replicates InnoDB tables only; MyRocks runs on a mariadb target", field)
+	}
 	if _, err := os.Stat(provider); err != nil {
 		return fmt.Errorf("engine: Galera is not installed (%s: %v); install the Debian package galera-4 (scripts/install-deps.sh)",
 			provider, errors.Unwrap(err))

@@ -195,6 +195,8 @@ func TestBadTargets(t *testing.T) {
 		{map[string]string{galera.SettingBalance: "leastconn"}, "settings.proxy_balance"},
 		{map[string]string{"port": "3306"}, "settings.port"},
 		{map[string]string{"wsrep_cluster_address": "gcomm://10.0.0.1"}, "settings.wsrep_cluster_address: benchlab sets it"},
+		{map[string]string{"default_storage_engine": "RocksDB"}, "settings.default_storage_engine: Galera replicates InnoDB tables only"},
+		{map[string]string{"rocksdb_block_cache_size": "1G"}, "settings.rocksdb_block_cache_size: Galera"},
 	} {
 		err := d.(engine.TargetChecker).CheckTarget(engine.Target{Name: "g", Engine: galera.Name, Settings: c.set})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

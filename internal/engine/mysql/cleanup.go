@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"benchlab/internal/engine"
 	"context"
 	"errors"
 	"fmt"
@@ -19,19 +20,41 @@ var flushVars = []struct{ name, value string }{
 	{"innodb_idle_flush_pct", "100"}, // MySQL 8.0.18+; MariaDB 10.11 lacks it
 }
 
-// Maintain is the postwrite cleanup of docs/method.md 1.9: analyze every table,
-// wait for purge to work off the undo history (or stop shrinking), then lower
-// InnoDB's dirty page limits so that the page cleaner flushes, wait until the
-// dirty pages are down (or stop falling), and restore the old values. The
-// target time beyond that is the caller's. On an existing server (dsn) whose
-// user lacks PROCESS or SUPER, the purge wait or the flush is left out and
-// returned as skipped.
+// Maintain is MaintainReport without its account of what it did.
 func (db *DB) Maintain(ctx context.Context, tables []string) ([]string, error) {
+	c, err := db.MaintainReport(ctx, tables)
+	return c.Skipped, err
+}
+
+// MaintainReport is the postwrite cleanup of docs/method.md 1.9: analyze
+// every table, then the engine's own part: MyRocks' memtable flush and L0
+// compaction (rocksCleanup) on a MyRocks target, InnoDB's purge wait and
+// page flush (innodbCleanup) otherwise. The target time beyond that is the
+// caller's.
+func (db *DB) MaintainReport(ctx context.Context, tables []string) (engine.Cleanup, error) {
 	for _, t := range tables {
 		if _, err := db.admin.Query(ctx, "ANALYZE TABLE "+quoteIdent(t)); err != nil {
-			return nil, db.Wrap(fmt.Errorf("%s: analyze table %s: %w", db.engine, t, err))
+			return engine.Cleanup{}, db.Wrap(fmt.Errorf("%s: analyze table %s: %w", db.engine, t, err))
 		}
 	}
+	if db.storage.rocks() {
+		return db.rocksCleanup(ctx)
+	}
+	skipped, err := db.innodbCleanup(ctx)
+	c := engine.Cleanup{Skipped: skipped}
+	if err == nil {
+		c.Done = []string{"InnoDB: ANALYZE TABLE, purge wait, dirty pages flushed (docs/method.md 1.9)"}
+	}
+	return c, err
+}
+
+// innodbCleanup waits for purge to work off the undo history (or stop
+// shrinking), then lowers InnoDB's dirty page limits so that the page
+// cleaner flushes, waits until the dirty pages are down (or stop falling),
+// and restores the old values. On an existing server (dsn) whose user
+// lacks PROCESS or SUPER, the purge wait or the flush is left out and
+// returned as skipped.
+func (db *DB) innodbCleanup(ctx context.Context) ([]string, error) {
 	var skipped []string
 	purged, err := db.waitPurged(ctx)
 	if err != nil {

@@ -83,6 +83,7 @@ type DB struct {
 	target         engine.Target
 	server.Managed // the server benchlab started; empty for a DSN target
 	cfg            *gomysql.Config
+	storage        storage // what the target's settings ask of the tables' engine
 	admin          *Conn
 	closed         sync.Once
 	// statsMu guards what ReadStats keeps between reads: whether the
@@ -131,8 +132,9 @@ func (db *DB) dial(ctx context.Context, cfg *gomysql.Config) (*Conn, error) {
 		server.RedactIn(err.Error(), cfg.Passwd)))
 }
 
-// Dialect returns engine.MySQL.
-func (db *DB) Dialect() engine.Dialect { return engine.MySQL }
+// Dialect returns engine.MySQL, naming the storage engine the target's
+// default_storage_engine asks for (ROCKSDB on a MyRocks target).
+func (db *DB) Dialect() engine.Dialect { return db.storage.dialect() }
 
 // Remote returns true: workers reach the server over a socket.
 func (db *DB) Remote() bool { return true }

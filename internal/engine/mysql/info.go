@@ -13,10 +13,15 @@ import (
 )
 
 // DBSize is the du of the benchmark schema's dir on a managed server (as
-// iq.sh measures InnoDB), or the tables' data and index lengths from
+// iq.sh measures InnoDB; MyRocks: of its #rocksdb dir, which holds every
+// table), or the tables' data and index lengths from
 // information_schema on a DSN's.
 func (db *DB) DBSize(ctx context.Context) (int64, error) {
 	if db.Instance() != nil {
+		if db.storage.rocks() {
+			// MyRocks keeps every table in one RocksDB instance.
+			return engine.DirBytes(filepath.Join(db.Instance().DataDir, "#rocksdb"))
+		}
 		return engine.DirBytes(filepath.Join(db.Instance().DataDir, Database))
 	}
 	v, _, err := db.admin.firstRow(ctx, "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables WHERE table_schema = DATABASE()")
@@ -50,6 +55,9 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	}
 	info.Build += fmt.Sprintf("; %s, %s (%s %s)", ver, comment, machine, compileOS)
 	names := append([]string(nil), reportedSettings...)
+	if db.storage.plugin {
+		names = append(names, myRocksSettings...)
+	}
 	for k := range db.target.Settings {
 		names = append(names, strings.ReplaceAll(strings.ToLower(k), "-", "_"))
 	}
@@ -61,6 +69,9 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 		if ok {
 			info.Settings[n] = v
 		}
+	}
+	if err := db.myRocksInfo(ctx, info.Settings); err != nil {
+		return info, err
 	}
 	if db.Instance() != nil {
 		maps.Copy(info.Settings, db.Instance().ManagedSettings())

@@ -98,7 +98,10 @@ func (d Driver) CheckTarget(t engine.Target) error {
 				server.RedactDSN(t.DSN), server.RedactDSN(err.Error()))
 		}
 	}
-	return server.CheckTarget(d.flavor, d.name, t)
+	if err := server.CheckTarget(d.flavor, d.name, t); err != nil || t.DSN != "" {
+		return err
+	}
+	return checkStorage(d.flavor, d.name, t)
 }
 
 // Open starts a server on a fresh data dir under dir and creates the
@@ -126,7 +129,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		}
 		return db, nil
 	}
-	inst, err := server.LaunchTarget(ctx, d.flavor, d.name, t, dir, probe)
+	inst, err := server.LaunchTarget(ctx, d.flavor, d.name, launchTarget(t), dir, probe)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +148,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 func OpenManaged(ctx context.Context, engineName string, t engine.Target, m server.Managed, addr string) (*DB, error) {
 	inst := m.Instance()
 	db := &DB{engine: engineName, target: t, Managed: m}
+	db.storage, _ = storageOf(t.Settings) // CheckTarget has refused bad ones
 	fail := func(err error) (*DB, error) {
 		db.Close()
 		return nil, err

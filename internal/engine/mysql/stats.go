@@ -49,6 +49,27 @@ var statusCounters = []string{
 	// Statements by kind; explicit commits and rollbacks (autocommit
 	// statements count none).
 	"Com_select", "Com_insert", "Com_update", "Com_delete", "Com_commit", "Com_rollback",
+	// MyRocks (present once the RocksDB plugin is loaded): rows; bytes
+	// the engine read and wrote for the workload (Get/Put payloads), to the
+	// WAL, in memtable flushes and in compaction reads and writes (their
+	// sum over the user bytes is the write amplification); block cache
+	// hits and misses by block kind; where point reads were answered
+	// (memtable, L0, L1, deeper); iterator seeks and nexts; write stalls
+	// (their count by cause and their microseconds); lock conflicts.
+	"Rocksdb_rows_read", "Rocksdb_rows_inserted", "Rocksdb_rows_updated", "Rocksdb_rows_deleted",
+	"Rocksdb_bytes_read", "Rocksdb_bytes_written", "Rocksdb_wal_bytes", "Rocksdb_wal_synced",
+	"Rocksdb_flush_write_bytes", "Rocksdb_compact_read_bytes", "Rocksdb_compact_write_bytes",
+	"Rocksdb_block_cache_hit", "Rocksdb_block_cache_miss", "Rocksdb_block_cache_data_hit",
+	"Rocksdb_block_cache_data_miss", "Rocksdb_block_cache_index_hit", "Rocksdb_block_cache_index_miss",
+	"Rocksdb_block_cache_filter_hit", "Rocksdb_block_cache_filter_miss", "Rocksdb_bloom_filter_useful",
+	"Rocksdb_memtable_hit", "Rocksdb_memtable_miss", "Rocksdb_get_hit_l0", "Rocksdb_get_hit_l1",
+	"Rocksdb_get_hit_l2_and_up", "Rocksdb_number_db_seek", "Rocksdb_number_db_next",
+	"Rocksdb_number_keys_read", "Rocksdb_number_keys_written", "Rocksdb_compaction_key_drop_obsolete",
+	"Rocksdb_stall_micros", "Rocksdb_stall_total_stops", "Rocksdb_stall_total_slowdowns",
+	"Rocksdb_stall_l0_file_count_limit_slowdowns", "Rocksdb_stall_l0_file_count_limit_stops",
+	"Rocksdb_stall_pending_compaction_limit_slowdowns", "Rocksdb_stall_pending_compaction_limit_stops",
+	"Rocksdb_stall_memtable_limit_slowdowns", "Rocksdb_stall_memtable_limit_stops",
+	"Rocksdb_row_lock_deadlocks", "Rocksdb_row_lock_wait_timeouts", "Rocksdb_snapshot_conflict_errors",
 }
 
 // statusGauges are the SHOW GLOBAL STATUS values ReadInternals reads besides

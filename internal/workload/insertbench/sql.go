@@ -12,19 +12,21 @@ import (
 func TableName(n int) string { return "pi" + strconv.Itoa(n) }
 
 // createTable spells docs/method.md 1.2's CREATE TABLE per dialect for table t.
-var createTable = map[string]func(t, cols string) []string{
-	"mysql": func(t, cols string) []string {
+// MySQL's names the dialect's storage engine (InnoDB, or ROCKSDB on a MyRocks
+// target).
+var createTable = map[string]func(d engine.Dialect, t, cols string) []string{
+	"mysql": func(d engine.Dialect, t, cols string) []string {
 		return []string{fmt.Sprintf("create table %s ( transactionid bigint not null auto_increment, "+cols+
-			", primary key (transactionid) ) engine=InnoDB", t, "datetime")}
+			", primary key (transactionid) ) engine=%s", t, "datetime", d.StorageEngine())}
 	},
-	"postgres": func(t, cols string) []string {
+	"postgres": func(_ engine.Dialect, t, cols string) []string {
 		return []string{
 			fmt.Sprintf("create table %s ( transactionid bigserial primary key, "+cols+" )", t, "timestamp without time zone"),
 			fmt.Sprintf("alter sequence %s_transactionid_seq cache 1000", t),
 		}
 	},
 	// SQLite: an INTEGER PRIMARY KEY is the rowid, assigned ascending.
-	"sqlite": func(t, cols string) []string {
+	"sqlite": func(_ engine.Dialect, t, cols string) []string {
 		return []string{fmt.Sprintf("create table %s ( transactionid integer primary key, "+cols+" )", t, "datetime")}
 	},
 }
@@ -39,7 +41,7 @@ func CreateTable(d engine.Dialect, t string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f(t, cols), nil
+	return f(d, t, cols), nil
 }
 
 // index is one of docs/method.md 1.2's secondary indexes.
@@ -53,7 +55,8 @@ var indexes = []index{
 
 // CreateIndexes builds the three secondary indexes: one ALTER TABLE where
 // the dialect adds several indexes in one (MySQL's InnoDB), one CREATE
-// INDEX per index elsewhere.
+// INDEX per index elsewhere (MyRocks too: one statement per index, as
+// docs/method.md 1.2 says).
 func CreateIndexes(d engine.Dialect, t string) []string {
 	if d.AlterAddIndex {
 		parts := make([]string, len(indexes))

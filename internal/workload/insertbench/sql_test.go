@@ -43,3 +43,22 @@ func TestUnknownDialect(t *testing.T) {
 		t.Errorf("got %v, want an error naming the dialect", err)
 	}
 }
+
+// TestMyRocksDDL: on a dialect naming MyRocks the table is ENGINE=ROCKSDB
+// and each secondary index has a statement of its own (docs/method.md 1.2);
+// the plain MySQL dialect stays InnoDB with one ALTER.
+func TestMyRocksDDL(t *testing.T) {
+	rocks := engine.MySQL
+	rocks.TableEngine, rocks.AlterAddIndex = "ROCKSDB", false
+	ddl, err := CreateTable(rocks, "pi1")
+	if err != nil || len(ddl) != 1 || !strings.HasSuffix(ddl[0], ") engine=ROCKSDB") {
+		t.Errorf("MyRocks DDL %q %v", ddl, err)
+	}
+	if idx := CreateIndexes(rocks, "pi1"); len(idx) != 3 || !strings.HasPrefix(idx[0], "create index pi1_marketsegment on pi1") {
+		t.Errorf("MyRocks indexes %q, want three CREATE INDEX", idx)
+	}
+	ddl, _ = CreateTable(engine.MySQL, "pi1")
+	if !strings.HasSuffix(ddl[0], ") engine=InnoDB") || len(CreateIndexes(engine.MySQL, "pi1")) != 1 {
+		t.Errorf("InnoDB DDL %q", ddl)
+	}
+}

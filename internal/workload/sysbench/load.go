@@ -44,7 +44,8 @@ func kDraw(name string) (func(r *randgen.Rand, lo, hi int64) int64, error) {
 // uniform in [1, table_size] as sysbench 1.1 draws it (or sysbench 1.0.20's
 // "special" distribution when k_rand_type says so), c and pad random digit
 // groups, then the secondary index on k. It runs with one connection, as the
-// articles' prepare does.
+// articles' prepare does, and ends by confirming the tables' storage engine
+// where the target asks for one (workload.CheckTableEngines).
 func loadStep(p workload.Params) workload.Step {
 	return workload.Step{
 		Name: "prepare", Warm: true, Write: true,
@@ -70,7 +71,11 @@ func loadStep(p workload.Params) workload.Step {
 					TableName(n), p.TableSize, cmp.Or(opts(p).KRandType, KUniform), el.Round(time.Millisecond),
 					float64(p.TableSize)/el.Seconds())
 			}
-			return t, nil
+			tables := make([]string, p.Tables)
+			for n := range tables {
+				tables[n] = TableName(n + 1)
+			}
+			return t, workload.CheckTableEngines(ctx, db, "prepare", tables)
 		},
 	}
 }

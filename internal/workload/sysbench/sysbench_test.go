@@ -402,3 +402,16 @@ func TestKRPS(t *testing.T) {
 		t.Errorf("metric %q direction %v", m.Name, m.Direction)
 	}
 }
+
+// TestMyRocksDDL: the MySQL table names the dialect's storage engine in
+// lower case, as sysbench's --mysql-storage-engine does.
+func TestMyRocksDDL(t *testing.T) {
+	rocks := engine.MySQL
+	rocks.TableEngine = "ROCKSDB"
+	for d, want := range map[*engine.Dialect]string{&rocks: "/*! ENGINE = rocksdb */", &engine.MySQL: "/*! ENGINE = innodb */"} {
+		ddl, err := CreateTable(*d, 3)
+		if err != nil || !strings.HasPrefix(ddl, "CREATE TABLE sbtest3(") || !strings.HasSuffix(ddl, want) {
+			t.Errorf("%s DDL %q %v, want ending %q", d.StorageEngine(), ddl, err, want)
+		}
+	}
+}
