@@ -4,7 +4,9 @@ package all
 
 import (
 	_ "benchlab/internal/engine/dbbench"       // RocksDB db_bench binaries
+	_ "benchlab/internal/engine/ferretdb"      // FerretDB started per run (MongoDB protocol over SQLite or PostgreSQL)
 	_ "benchlab/internal/engine/galera"        // MariaDB Galera clusters (nodes and HAProxy on loopback)
+	_ "benchlab/internal/engine/mongodb"       // MongoDB-protocol servers by DSN
 	_ "benchlab/internal/engine/mysql"         // MySQL and MariaDB engines (managed servers and DSNs)
 	_ "benchlab/internal/engine/pebble"        // Pebble engine (pure Go LSM)
 	_ "benchlab/internal/engine/postgres"      // PostgreSQL engine (managed servers and DSNs)
