@@ -16,6 +16,7 @@ import (
 	_ "benchlab/internal/workload/command"     // outside programs (fio, pgbench, scripts) as steps
 	_ "benchlab/internal/workload/connect"     // connection cost
 	_ "benchlab/internal/workload/custom"      // custom SQL from the spec
+	_ "benchlab/internal/workload/docbench"    // document micro-benchmarks (MongoDB protocol)
 	_ "benchlab/internal/workload/insertbench" // Insert Benchmark
 	_ "benchlab/internal/workload/kv"          // db_bench step sequence
 	_ "benchlab/internal/workload/sysbench"    // sysbench microbenchmarks
