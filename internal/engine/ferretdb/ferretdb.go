@@ -198,6 +198,10 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		}
 		return nil, err
 	}
+	if pg != nil {
+		// One limit for both trees: FerretDB joins PostgreSQL's cgroup.
+		cfg.MemoryLimit, cfg.MemoryOf = 0, pg.Instance()
+	}
 	in, err := server.Launch(ctx, cfg, probe(auth))
 	if err != nil {
 		if pg != nil {

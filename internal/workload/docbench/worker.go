@@ -44,7 +44,7 @@ func (w *worker) id() int64 { return 1 + w.r.Int64N(w.size) }
 
 func (w *worker) pointFind(ctx context.Context) (int64, error) {
 	var doc bson.Raw
-	if err := w.coll.FindOne(ctx, bson.D{{Key: "_id", Value: w.id()}}).Decode(&doc); err != nil {
+	if err := w.coll.FindOne(ctx, bson.D{{Key: "_id", Value: key(w.id())}}).Decode(&doc); err != nil {
 		return 0, err
 	}
 	return 1, nil
@@ -63,7 +63,7 @@ func (w *worker) rangeIndex(ctx context.Context) (int64, error) {
 func (w *worker) aggregate(ctx context.Context) (int64, error) {
 	lo := 1 + w.r.Int64N(w.size-rangeSize+1)
 	cur, err := w.coll.Aggregate(ctx, mongo.Pipeline{
-		{{Key: "$match", Value: bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: lo}, {Key: "$lt", Value: lo + rangeSize}}}}}},
+		{{Key: "$match", Value: bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: key(lo)}, {Key: "$lt", Value: key(lo + rangeSize)}}}}}},
 		{{Key: "$group", Value: bson.D{{Key: "_id", Value: nil}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}},
 			{Key: "k", Value: bson.D{{Key: "$sum", Value: "$k"}}}}}},
 	})
@@ -77,7 +77,7 @@ func (w *worker) aggregate(ctx context.Context) (int64, error) {
 }
 
 func (w *worker) updateField(ctx context.Context) (int64, error) {
-	res, err := w.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: w.id()}},
+	res, err := w.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: key(w.id())}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "k", Value: 1 + w.r.Int64N(w.size)}}}})
 	if err != nil {
 		return 0, err

@@ -1,0 +1,133 @@
+package tpccdoc_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"benchlab/internal/engine/ferretdb"
+	"benchlab/internal/server/servertest"
+	"benchlab/internal/spec"
+	"benchlab/internal/store"
+	"benchlab/internal/workload/tpcc"
+	"benchlab/internal/workload/tpcc/tpccdoc"
+)
+
+func TestMain(m *testing.M) {
+	ferretdb.ServeIfAsked()
+	os.Exit(m.Run())
+}
+
+// specText is one warehouse, two terminals, 3 s of the mix on a ferretdb
+// target with settings and tpcc options of the test's.
+const specText = `name = "tpcc-doc"
+[[target]]
+name = "f"
+engine = "ferretdb"
+[target.settings]
+%s
+[workload]
+suite = "tpcc"
+threads = [2]
+write_time = "3s"
+warmup = "500ms"
+postwrite_wait = "0s"
+report_interval = "0s"
+[workload.tpcc]
+warehouses = 1
+%s
+`
+
+// parse reads the spec for settings and options into a temp work dir.
+func parse(t *testing.T, settings, options string) (spec.Spec, error) {
+	t.Helper()
+	s, err := spec.Parse([]byte(fmt.Sprintf(specText, settings, options)), "tpcc-doc.toml", "")
+	if err != nil {
+		return s, err
+	}
+	s.WorkDir = t.TempDir()
+	s.Getenv, _ = servertest.Env(t)
+	return s, s.Validate()
+}
+
+// run runs TPC-C on a ferretdb target and checks what every document run
+// must show: the load, New-Orders committed in the standard mix, the
+// options as facts, and the consistency conditions after the run.
+func run(t *testing.T, settings, options string, want map[string]float64) {
+	s, err := parse(t, settings, options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	st, runs, err := servertest.Run(context.Background(), t, s, io.MultiWriter(&out, os.Stderr))
+	t.Logf("log:\n%s", out.String())
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	res, err := st.Results(context.Background(), runs[0].ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := map[string]store.Result{}
+	for _, r := range res {
+		steps[r.Test] = r
+	}
+	if p := steps["prepare"]; p.Status != store.StatusOK || p.Rows < 590_000 {
+		t.Errorf("prepare: %s, %d documents; want ok and about 600,000", p.Status, p.Rows)
+	}
+	m := steps["tpcc"]
+	if m.Status != store.StatusOK || m.Rows == 0 || m.Metric != tpcc.TpmC.Name || m.Errors != 0 {
+		t.Errorf("tpcc: %s, %d transactions, %d new orders, %d errors %v, metric %s", m.Status, m.Events, m.Rows,
+			m.Errors, m.ErrorSamples, m.Metric)
+	}
+	f := m.Facts
+	if f["new_order_ops"] < float64(m.Rows) || f["payment_ops"] == 0 ||
+		f["new_order_ops"]+f["payment_ops"]+f["order_status_ops"]+f["delivery_ops"]+f["stock_level_ops"] != float64(m.Events) {
+		t.Errorf("per-transaction facts %v do not add up to %d transactions with %d new orders", f, m.Events, m.Rows)
+	}
+	if _, departs := tpcc.CommittedMix(f); departs != "" {
+		t.Errorf("committed mix departs from the standard one: %s", departs)
+	}
+	for k, v := range want {
+		if f[k] != v {
+			t.Errorf("fact %s = %v, want %v", k, f[k], v)
+		}
+	}
+	if m.Eff == nil || m.Eff.ServerCPU <= 0 {
+		t.Errorf("tpcc: efficiency %+v; want the server's CPU", m.Eff)
+	}
+	if c, ok := steps["consistency"]; !ok || c.Status != store.StatusOK {
+		t.Errorf("consistency check: %+v", c)
+	}
+	if !strings.Contains(out.String(), "hold after the load") {
+		t.Errorf("no consistency check after the load in the log")
+	}
+	t.Logf("%.0f tpmC, %d transactions, %.0f retries", m.Throughput(), m.Events, f[store.FactRetries])
+	servertest.NoProcs(t, s.WorkDir)
+}
+
+func TestSQLiteNormalized(t *testing.T) {
+	run(t, "", "", map[string]float64{tpccdoc.FactDocument: 1, tpccdoc.FactDenormalized: 0, tpccdoc.FactFindAndModify: 1})
+}
+
+func TestPostgreSQLDenormalizedNoFindAndModify(t *testing.T) {
+	run(t, `backend = "postgresql"`, "denormalize = true\nfind_and_modify = false",
+		map[string]float64{tpccdoc.FactDocument: 1, tpccdoc.FactDenormalized: 1, tpccdoc.FactFindAndModify: 0})
+}
+
+func TestBadOptions(t *testing.T) {
+	for _, c := range []struct{ settings, options, want string }{
+		{"", "transactions = true", "tpcc.transactions"},
+		{"", `read_preference = "closest"`, "tpcc.read_preference"},
+		{`backend = "mysql"`, "", "settings.backend"},
+	} {
+		_, err := parse(t, c.settings, c.options)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s: %v; want an error naming %s", c.settings, c.options, err, c.want)
+		}
+	}
+}
