@@ -137,15 +137,6 @@ type Remote interface {
 	Remote() bool
 }
 
-// PolledClients is implemented by DBs whose clients always wait for the
-// server through Go's network poller and hand each answer across
-// goroutines (the MongoDB driver). The runner then never locks their
-// workers to OS threads: a locked worker's every hand-over wakes one
-// particular thread, which on a busy machine costs milliseconds.
-type PolledClients interface {
-	PolledClients() bool
-}
-
 // CallsC is implemented by DBs whose operations are calls into C inside
 // benchlab's process (cgo: SQLite, in-process RocksDB). While workers are in
 // C calls and no processor is idle, Go's runtime monitor keeps taking

@@ -113,9 +113,6 @@ func planIO(db engine.DB, total, procs, cpus int) ioPlan {
 	r, _ := db.(engine.Remote)
 	remote := r != nil && r.Remote()
 	p := ioPlan{remote: remote, polled: remote && total > max(procs, spreadPerCPU*cpus)}
-	if pc, ok := db.(engine.PolledClients); ok && pc.PolledClients() {
-		p.polled = true
-	}
 	spread := remote && !p.polled && total > procs
 	p.lockThreads = !p.polled && !spread
 	// Workers in C calls with no processor idle make Go's monitor take

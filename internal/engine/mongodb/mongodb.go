@@ -194,11 +194,6 @@ func (db *DB) Transactions() bool { return db.txn }
 // Remote returns true: workers reach the server over a socket.
 func (db *DB) Remote() bool { return true }
 
-// PolledClients returns true: the driver waits through Go's poller and
-// hands answers across goroutines, so workers must not be locked to
-// threads.
-func (db *DB) PolledClients() bool { return true }
-
 // Info says what the server reports of itself (buildInfo's version, or
 // FerretDB's own), with the opener's additions.
 func (db *DB) Info(ctx context.Context) (engine.Info, error) {
