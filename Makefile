@@ -4,7 +4,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X benchlab/internal/cli.commit=$(COMMIT)
 BIN     := bin/benchlab
 
-.PHONY: build quickstart deps test load-check bench aa calibrate clean
+.PHONY: build quickstart deps test load-check bench lab-scale aa calibrate clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/benchlab
@@ -72,6 +72,11 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5000x ./internal/workload/...
 	$(GO) test -run '^$$' -bench LongHistory -benchtime 1x ./internal/cli/
 	$(GO) test -run '^$$' -bench HTML -benchtime 3x ./internal/report/
+
+# What one PostgreSQL store costs a lab: 1, 2, 4 and 8 workers on this host
+# running short SQLite jobs (jobs per minute, queue latency, store load).
+lab-scale:
+	$(GO) test -run '^$$' -bench LabScale -benchtime 1x -timeout 30m ./internal/fleet/
 
 # benchlab's client cost against sysbench's (point query) and sysbench-tpcc's
 # (TPC-C) on PostgreSQL and MariaDB servers it starts on 127.0.0.1: alternating

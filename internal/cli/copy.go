@@ -62,12 +62,11 @@ func runCopy(env Env, fromFlag, toFlag string, idFlag int64) error {
 		}
 	}
 	for _, x := range ids {
-		nid, runs, results, err := out.CopyExperiment(ctx, in, x)
+		c, err := out.CopyExperiment(ctx, in, x)
 		if err != nil {
 			return fmt.Errorf("copy experiment %d from %s to %s: %w", x, in.Path(), out.Path(), err)
 		}
-		fmt.Fprintf(env.Stdout, "experiment %d of %s -> experiment %d of %s: %d run(s), %d result(s)\n",
-			x, in.Path(), nid, out.Path(), runs, results)
+		fmt.Fprintf(env.Stdout, "experiment %d of %s -> experiment %d of %s: %s\n", x, in.Path(), c.Experiment, out.Path(), copyLine(c))
 	}
 	// The noise model learns the copies now, as it learns a run when it is
 	// stored, so that the first report on the copy does not learn them all.
@@ -75,4 +74,16 @@ func runCopy(env Env, fromFlag, toFlag string, idFlag int64) error {
 		return fmt.Errorf("copy: learn the noise history of the copies in %s: %w", out.Path(), err)
 	}
 	return nil
+}
+
+// copyLine says what a copy wrote and what an earlier copy had already.
+func copyLine(c store.Copied) string {
+	line := fmt.Sprintf("%d run(s), %d result(s)", c.Runs, c.Results)
+	if c.Existing {
+		if c.Runs == 0 && c.Results == 0 {
+			return fmt.Sprintf("already there (%d run(s), %d result(s)), nothing copied", c.KeptRuns, c.KeptResults)
+		}
+		line += fmt.Sprintf(" added to the earlier copy (%d run(s) and %d result(s) already there)", c.KeptRuns, c.KeptResults)
+	}
+	return line
 }

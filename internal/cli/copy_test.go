@@ -10,8 +10,8 @@ import (
 )
 
 // TestCopy copies two stored experiments into another results file: both
-// arrive, oldest first, with their runs, learned by the noise model; a copy
-// without --to or onto its source is a usage error.
+// arrive, oldest first, with their runs, learned by the noise model; a
+// second copy writes nothing; a copy without --to or onto its source is a usage error.
 func TestCopy(t *testing.T) {
 	dir := t.TempDir()
 	src, dst := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
@@ -41,6 +41,15 @@ func TestCopy(t *testing.T) {
 	code, out, _ = run(t, Env{}, "runs", "--store", dst)
 	if code != ExitOK || strings.Count(out, "experiment ") != 2 || strings.Count(out, "  run ") != 2 {
 		t.Errorf("runs of the copy:\n%s", out)
+	}
+	// Copying again writes nothing and says so.
+	code, out, stderr = run(t, Env{}, "copy", "--from", src, "--to", dst)
+	if code != ExitOK || strings.Count(out, "nothing copied") != 2 {
+		t.Errorf("second copy: %d\n%s%s; want both experiments found, nothing copied", code, out, stderr)
+	}
+	code, out, _ = run(t, Env{}, "runs", "--store", dst)
+	if code != ExitOK || strings.Count(out, "experiment ") != 2 || strings.Count(out, "  run ") != 2 {
+		t.Errorf("runs of the copy after a second copy:\n%s", out)
 	}
 	if code, _, stderr := run(t, Env{}, "copy", "--from", src); code != ExitUsage || !strings.Contains(unwrap(stderr), "--to") {
 		t.Errorf("copy without --to: exit %d %q, want %d naming --to", code, stderr, ExitUsage)

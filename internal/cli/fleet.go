@@ -4,16 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
 	"benchlab/internal/fleet"
+	"benchlab/internal/metrics"
+	"benchlab/internal/noise"
 	"benchlab/internal/report"
 	"benchlab/internal/runner"
 	"benchlab/internal/schedule"
@@ -51,13 +55,14 @@ func newQueueCmd(env Env) *cobra.Command {
 	f := newRunFlags(cmd.Flags())
 	f.getenv = env.Getenv
 	fs := cmd.Flags()
-	var kind, host, timeout string
+	var kind, host, timeout, split string
 	var priority bool
 	fs.StringVar(&kind, "host-kind", "", "run it on a machine of this kind only (a worker's --queue), e.g. nvme-16c")
 	fs.StringVar(&host, "host", "", "run it on this host only (its host name)")
 	fs.BoolVar(&priority, "priority", false, "run it before the jobs queued without --priority")
 	fs.StringVar(&timeout, "timeout", "", "stop the experiment after this long (the job fails), and let another machine take the job this long after the worker that took it died (default: twice the planned time and 15 minutes, at least an hour; at least 1m)")
-	setGroup(fs, "Queue", "host-kind", "host", "priority", "timeout")
+	fs.StringVar(&split, "split", "", "split the experiment into one job per repeat (\"repeat\"), each running every target of its repeat on one machine, spread over the lab's machines of one class, into one experiment")
+	setGroup(fs, "Queue", "host-kind", "host", "priority", "timeout", "split")
 	for _, n := range queueOnly {
 		fs.Lookup(n).Hidden = true
 	}
@@ -66,12 +71,15 @@ func newQueueCmd(env Env) *cobra.Command {
 		if err := f.args(args); err != nil {
 			return err
 		}
-		return runQueue(env, f, fleet.Placement{HostKind: kind, Host: host}, priority, timeout)
+		return runQueue(env, f, fleet.Placement{HostKind: kind, Host: host}, priority, timeout, split)
 	})
 	return cmd
 }
 
-func runQueue(env Env, f *runFlags, p fleet.Placement, priority bool, timeoutFlag string) error {
+func runQueue(env Env, f *runFlags, p fleet.Placement, priority bool, timeoutFlag, split string) error {
+	if split != "" && split != "repeat" {
+		return usagef("flag --split: %q; want \"repeat\" (one job per repeat)", split)
+	}
 	for _, n := range queueOnly {
 		if f.fs.Changed(n) {
 			return usagef("flag --%s: not for queue; a worker runs the experiment (report it afterwards with benchlab report)", n)
@@ -124,6 +132,11 @@ func runQueue(env Env, f *runFlags, p fleet.Placement, priority bool, timeoutFla
 	if err != nil {
 		return err
 	}
+	if split != "" && s.Seed == 0 {
+		// The parts share the experiment's seed, from which each repeat's
+		// seed comes, as the runs of one machine would.
+		s.Seed = rand.Uint64()>>1 | 1
+	}
 	stored := s
 	stored.Targets = append([]spec.Target(nil), s.Targets...)
 	for i := range stored.Targets {
@@ -138,6 +151,9 @@ func runQueue(env Env, f *runFlags, p fleet.Placement, priority bool, timeoutFla
 		return err
 	}
 	defer q.Close()
+	if split != "" {
+		return queueParts(env, q, path, stored, a, priority)
+	}
 	id, err := q.Insert(ctx, a, priority)
 	if err != nil {
 		return err
@@ -148,13 +164,48 @@ func runQueue(env Env, f *runFlags, p fleet.Placement, priority bool, timeoutFla
 	return nil
 }
 
+// queueParts stores the experiment and queues one job per repeat into it
+// (queue --split repeat), and prints the jobs' IDs, one per line.
+func queueParts(env Env, q *fleet.Queue, path string, stored spec.Spec, a fleet.Args, priority bool) error {
+	ctx := context.Background()
+	st, err := store.Open(path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	exp := store.Experiment{Name: stored.Name, Base: stored.Base, Preset: stored.Preset, Spec: a.Spec}
+	for _, t := range stored.Targets {
+		exp.Targets = append(exp.Targets, t.Name)
+	}
+	if err := st.CreateExperiment(ctx, &exp); err != nil {
+		return err
+	}
+	n := stored.Workload.Repeats
+	parts := make([]fleet.Args, n)
+	for r := range n {
+		parts[r] = a
+		parts[r].PlannedSeconds = a.PlannedSeconds / float64(n)
+		parts[r].Part = &fleet.Part{Experiment: exp.ID, Repeat: r + 1, Of: n}
+	}
+	ids, err := q.InsertParts(ctx, parts, priority)
+	if err != nil {
+		return err
+	}
+	printWrapped(env.Stderr, "benchlab: queued jobs %s: experiment %d %q split into %d parts, one per repeat, for %s%s",
+		joinIDs(ids), exp.ID, stored.Name, n, a.Placement.Where(), map[bool]string{true: ", ahead of the others"}[priority])
+	for _, id := range ids {
+		fmt.Fprintln(env.Stdout, id)
+	}
+	return nil
+}
+
 func newWorkerCmd(env Env) *cobra.Command {
-	var storeFlag string
+	var storeFlag, class string
 	var kinds []string
 	var maxJobs int
 	var once bool
 	cmd := &cobra.Command{
-		Use:   "worker [--store postgres://...] [--queue KIND] [--max-jobs N] [--once]",
+		Use:   "worker [--store postgres://...] [--queue KIND] [--class C] [--max-jobs N] [--once]",
 		Short: "run queued experiments on this machine, one at a time (needs a PostgreSQL --store)",
 		Long: "Takes the jobs of the lab's queue (benchlab queue) that this machine may run: those for any machine,\n" +
 			"for this host by name and for the kinds of machine given with --queue; runs each as benchlab run does,\n" +
@@ -164,18 +215,19 @@ func newWorkerCmd(env Env) *cobra.Command {
 			"  benchlab worker --once   # run what is queued for this machine, then exit",
 		Args: noArgs,
 		RunE: body(func(*cobra.Command, []string) error {
-			return runWorker(env, storeFlag, kinds, maxJobs, once)
+			return runWorker(env, storeFlag, kinds, class, maxJobs, once)
 		}),
 	}
 	fs := cmd.Flags()
 	addStoreFlag(fs, &storeFlag)
 	fs.StringSliceVar(&kinds, "queue", nil, "kinds of machine this one is (comma-separated or repeated): it takes the jobs queued with --host-kind for them, besides those for any machine and for this host")
+	fs.StringVar(&class, "class", "", "the class of machine this one is, for the parts of split experiments (default: its CPU model, cores, memory and kernel)")
 	fs.IntVar(&maxJobs, "max-jobs", 0, "exit after this many jobs (0: no limit)")
 	fs.BoolVar(&once, "once", false, "exit when no job is left that this machine could take")
 	return cmd
 }
 
-func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool) error {
+func runWorker(env Env, storeFlag string, kinds []string, class string, maxJobs int, once bool) error {
 	path := storePath(env, storeFlag)
 	if err := needPostgres(path); err != nil {
 		return err
@@ -187,6 +239,11 @@ func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool
 		if err := fleet.CheckKind(k); err != nil {
 			return usagef("flag --queue: %v", err)
 		}
+	}
+	if class == "" {
+		class = metrics.HostFacts().Class()
+	} else if strings.TrimSpace(class) != class || strings.ContainsFunc(class, unicode.IsControl) {
+		return usagef("flag --class: %q; want a name without control characters or surrounding spaces", class)
 	}
 	host, err := os.Hostname()
 	if err != nil {
@@ -213,8 +270,7 @@ func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool
 	defer cancel()
 	sigs, stopSignals := interrupts(env)
 	defer stopSignals()
-	var mu sync.Mutex
-	var tmp string
+	w := &workerJobs{env: env, path: path, st: st}
 	stopWatch := make(chan struct{})
 	defer close(stopWatch)
 	go func() {
@@ -229,76 +285,14 @@ func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool
 		select {
 		case <-sigs:
 			fmt.Fprintln(env.Stderr, "benchlab worker: second interrupt: exiting now")
-			mu.Lock()
-			if tmp != "" {
-				os.RemoveAll(tmp)
-			}
-			mu.Unlock()
+			w.removeTemp()
 			env.Exit(ExitInterrupted)
 		case <-stopWatch:
 		}
 	}()
 
-	run := func(ctx context.Context, j *fleet.Started) error {
-		s, err := spec.ParseStored([]byte(j.Args.Spec), fmt.Sprintf("job %d's spec", j.ID))
-		if err != nil {
-			return fleet.Failed(err)
-		}
-		for i := range s.Targets {
-			// Stored DSNs have no password: it comes from the environment.
-			s.Targets[i].DSN = server.DropRedacted(s.Targets[i].DSN)
-		}
-		s.Getenv = env.Getenv
-		if err := s.Validate(); err != nil {
-			return fleet.Failed(err)
-		}
-		opt := runner.ExperimentOptions{
-			WaitQuiet:    time.Duration(j.Args.WaitQuietSeconds * float64(time.Second)),
-			FlushEvery:   time.Duration(j.Args.FlushEverySeconds * float64(time.Second)),
-			Job:          &store.QueueJob{ID: j.ID, Worker: j.Worker},
-			OnExperiment: j.Experiment,
-		}
-		// The plan is printed; the worker runs it however long it is.
-		if err := prepareRun(env, s, path, &opt, planCheck{yes: true, skipSpace: j.Args.SkipSpaceCheck}); err != nil {
-			// This machine cannot run it (an install, a port, the space).
-			return fleet.Failed(err)
-		}
-		dir, err := tempWorkDir(env, &s, &opt)
-		if err != nil {
-			return err
-		}
-		if dir != "" {
-			mu.Lock()
-			tmp = dir
-			mu.Unlock()
-			defer func() {
-				mu.Lock()
-				os.RemoveAll(dir)
-				tmp = ""
-				mu.Unlock()
-			}()
-		}
-		id, err := runPrepared(ctx, env, s, st, opt)
-		switch {
-		case err == nil:
-			return jobReport(env, path, id, s)
-		case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
-			return fleet.Failed(fmt.Errorf("timed out after %s (queue --timeout; the results so far are stored): %w",
-				j.Args.Timeout(), err))
-		case ctx.Err() != nil:
-			// Stopped by the worker (the job goes back to the queue), or
-			// cancelled with benchlab cancel (the worker says so).
-			return fleet.Failed(fmt.Errorf("stopped: %v", context.Cause(ctx)))
-		case id != 0:
-			// The experiment ran and failed: not retried blindly.
-			return fleet.Failed(runErrors(st, id, err))
-		}
-		// Nothing was measured (the store could not be written, ...):
-		// another attempt may succeed.
-		return err
-	}
-	sum, err := q.Work(ctx, fleet.Options{Host: host, ID: fmt.Sprintf("%s-%d", host, os.Getpid()), Kinds: kinds,
-		MaxJobs: maxJobs, Once: once, Out: env.Stdout, Log: env.Stderr, Run: run})
+	sum, err := q.Work(ctx, fleet.Options{Host: host, ID: fmt.Sprintf("%s-%d", host, os.Getpid()), Kinds: kinds, Class: class,
+		MaxJobs: maxJobs, Once: once, Out: env.Stdout, Log: env.Stderr, Run: w.run})
 	fmt.Fprintf(env.Stdout, "benchlab worker: %d job(s) done\n", sum.Done)
 	if err != nil {
 		return err
@@ -308,6 +302,94 @@ func runWorker(env Env, storeFlag string, kinds []string, maxJobs int, once bool
 		return errInterrupted
 	}
 	return nil
+}
+
+// workerJobs runs a worker's jobs, each one's experiment in the store at
+// path, and keeps the running one's temporary work dir, which a second
+// interrupt removes before exiting.
+type workerJobs struct {
+	env  Env
+	path string
+	st   *store.Store
+	mu   sync.Mutex
+	tmp  string
+}
+
+// removeTemp removes the running job's temporary work dir, if any.
+func (w *workerJobs) removeTemp() {
+	w.mu.Lock()
+	if w.tmp != "" {
+		os.RemoveAll(w.tmp)
+	}
+	w.mu.Unlock()
+}
+
+// run runs job j (fleet.Options.Run).
+func (w *workerJobs) run(ctx context.Context, j *fleet.Started) error {
+	s, err := spec.ParseStored([]byte(j.Args.Spec), fmt.Sprintf("job %d's spec", j.ID))
+	if err != nil {
+		return fleet.Failed(err)
+	}
+	for i := range s.Targets {
+		// Stored DSNs have no password: it comes from the environment.
+		s.Targets[i].DSN = server.DropRedacted(s.Targets[i].DSN)
+	}
+	s.Getenv = w.env.Getenv
+	if err := s.Validate(); err != nil {
+		return fleet.Failed(err)
+	}
+	if j.Died != nil {
+		markDied(w.env, w.st, j)
+	}
+	opt := runner.ExperimentOptions{
+		WaitQuiet:    time.Duration(j.Args.WaitQuietSeconds * float64(time.Second)),
+		FlushEvery:   time.Duration(j.Args.FlushEverySeconds * float64(time.Second)),
+		Job:          &store.QueueJob{ID: j.ID, Worker: j.Worker},
+		OnExperiment: j.Experiment,
+	}
+	if p := j.Args.Part; p != nil {
+		opt.Part = &runner.Part{Experiment: p.Experiment, Repeats: []int{p.Repeat}}
+	}
+	// The plan is printed; the worker runs it however long it is.
+	if err := prepareRun(w.env, s, w.path, &opt, planCheck{yes: true, skipSpace: j.Args.SkipSpaceCheck}); err != nil {
+		// This machine cannot run it (an install, a port, the space).
+		return fleet.Failed(err)
+	}
+	dir, err := tempWorkDir(w.env, &s, &opt)
+	if err != nil {
+		return err
+	}
+	if dir != "" {
+		w.mu.Lock()
+		w.tmp = dir
+		w.mu.Unlock()
+		defer func() {
+			w.mu.Lock()
+			os.RemoveAll(dir)
+			w.tmp = ""
+			w.mu.Unlock()
+		}()
+	}
+	id, err := runPrepared(ctx, w.env, s, w.st, opt)
+	switch {
+	case err == nil && j.Args.Part != nil:
+		return partDone(w.env, w.st, w.path, id, s, j.Args.Part)
+	case err == nil:
+		return jobReport(w.env, w.path, id, s)
+	case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
+		return fleet.Failed(fmt.Errorf("timed out after %s (queue --timeout; the results so far are stored): %w",
+			j.Args.Timeout(), err))
+	case ctx.Err() != nil:
+		// Stopped by the worker (the job goes back to the queue), or
+		// cancelled with benchlab cancel (the worker says so).
+		return fleet.Failed(fmt.Errorf("stopped: %v", context.Cause(ctx)))
+	case id != 0:
+		// The experiment ran and failed: not retried blindly.
+		return fleet.Failed(runErrors(w.st, id, err))
+	}
+	// Nothing was measured (the store could not be written, ...):
+	// another attempt may succeed.
+	return err
 }
 
 // jobReport ends a job's experiment as run ends its own: the report on the
@@ -382,6 +464,13 @@ func runJobs(env Env, storeFlag string, limit int) error {
 	if err != nil {
 		return err
 	}
+	workers, err := q.Workers(ctx)
+	if err != nil {
+		return err
+	}
+	if err := printWorkers(env, workers); err != nil {
+		return err
+	}
 	if len(jobs) == 0 {
 		fmt.Fprintln(env.Stdout, "no jobs queued")
 		return nil
@@ -404,6 +493,8 @@ func runJobs(env Env, storeFlag string, limit int) error {
 		switch {
 		case j.Output.Outcome == fleet.OutcomeInterrupted:
 			note = fmt.Sprintf("interrupted on %s (worker stopped); queued again", j.Output.Host)
+		case j.State != "running" && j.Output.Outcome == fleet.OutcomeRunning:
+			note = fmt.Sprintf("worker %s stopped heartbeating; taken again", j.Output.Worker)
 		case j.Output.Error != "":
 			note = j.Output.Error
 		case len(j.Errors) > 0:
@@ -426,6 +517,36 @@ func runJobs(env Env, storeFlag string, limit int) error {
 			p(firstLine(note)))
 	}
 	return tw.Flush()
+}
+
+// printWorkers lists the workers heard from in the last day and their last
+// heartbeat, before the jobs.
+func printWorkers(env Env, ws []fleet.WorkerState) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKER\tHOST\tSTATE\tLAST HEARTBEAT\tJOB\tSTARTED")
+	for _, w := range ws {
+		state := "alive"
+		switch {
+		case w.Stopped:
+			state = "stopped"
+		case !w.Alive:
+			state = fmt.Sprintf("silent (over %s: its job is taken again)", fleet.HeartbeatBound)
+		}
+		job := "-"
+		if w.Job != 0 {
+			job = fmt.Sprint(w.Job)
+		}
+		p := report.Printable
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s ago\t%s\t%s\n", p(w.ID), p(w.Host), state, w.Since.Round(time.Second), job, clock(w.Started))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Stdout)
+	return nil
 }
 
 func newCancelCmd(env Env) *cobra.Command {
@@ -519,4 +640,65 @@ func firstLine(s string) string {
 		s = s[:77] + "..."
 	}
 	return s
+}
+
+// markDied marks the runs that the job's previous attempt left running
+// when its worker died as interrupted, saying so; what they measured
+// stays. A failure to mark them is said and does not stop the new attempt.
+func markDied(env Env, st *store.Store, j *fleet.Started) {
+	if j.Died.Experiment == 0 {
+		return
+	}
+	ctx := context.Background()
+	runs, err := st.Runs(ctx, j.Died.Experiment)
+	if err == nil {
+		for _, r := range runs {
+			if r.Status != store.StatusRunning {
+				continue
+			}
+			r.Status, r.Ended = store.StatusInterrupted, time.Now()
+			r.Error = fmt.Sprintf("worker %s stopped heartbeating during job %d's attempt %d; the job was taken again by %s",
+				j.Died.Worker, j.ID, j.Died.Attempt, j.Worker)
+			if err = st.FinishRun(ctx, &r); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "benchlab worker: job %d: marking the runs of experiment %d that worker %s left: %v\n",
+			j.ID, j.Died.Experiment, j.Died.Worker, err)
+	}
+}
+
+// partDone ends a part of a split experiment: when every part has run (each
+// target of each repeat has a finished run), the noise model learns the
+// experiment and the report and gate follow, as for a whole experiment;
+// before that it says how many parts are done.
+func partDone(env Env, st *store.Store, path string, id int64, s spec.Spec, p *fleet.Part) error {
+	ctx := context.Background()
+	runs, err := st.Runs(ctx, id)
+	if err != nil {
+		return err
+	}
+	done := map[int]int{}
+	for _, r := range runs {
+		if r.Status != store.StatusRunning {
+			done[r.Repeat]++
+		}
+	}
+	complete := 0
+	for r := 1; r <= p.Of; r++ {
+		if done[r] >= len(s.Targets) {
+			complete++
+		}
+	}
+	if complete < p.Of {
+		fmt.Fprintf(env.Stdout, "benchlab: part %d of %d of experiment %d done; %d of %d parts have run\n", p.Repeat, p.Of, id, complete, p.Of)
+		return nil
+	}
+	if err := noise.LearnStored(ctx, st, id); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "benchlab: part %d of %d of experiment %d done; every part has run: the report\n", p.Repeat, p.Of, id)
+	return jobReport(env, path, id, s)
 }

@@ -125,13 +125,6 @@ func toPowerJSON(p analysis.Power) powerJSON {
 		p.RepeatsNeeded, p.MinChanged}
 }
 
-// gateFailures are the cells the default gate (Holm at alpha) fails on for
-// slowdowns of at least threshold.
-func gateFailures(cmps []report.Comparison, alpha, threshold float64) []report.Comparison {
-	_, found := regressions(cmps, analysis.GateOptions{Alpha: alpha, Threshold: threshold})
-	return found
-}
-
 // beyondRepeats counts the comparisons whose verdict rests on a t-test
 // rather than the Mann-Whitney test over the repeats (Welch's over the
 // repeats, within-run variation, the host's noise prior), where the exact

@@ -16,15 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"benchlab/internal/importer"
-	"benchlab/internal/noise"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
 )
-
-// ImportedSuite is the suite an imported experiment's stored spec names: no
-// suite of that name is registered, so nothing can run it (rerun refuses
-// it before that, from the runs' manifests).
-const ImportedSuite = "imported"
 
 // importFlags are the flags of `benchlab import`.
 type importFlags struct {
@@ -66,32 +60,26 @@ func newImportCmd(env Env) *cobra.Command {
 // targetNameRE is what a target's name may hold, as in a spec.
 var targetNameRE = regexp.MustCompile(`^[A-Za-z0-9._+-]+$`)
 
-// importTarget is one target and the files of its runs.
-type importTarget struct {
-	name  string
-	files []string
-}
-
 // parseImportTargets reads the --target flags and the file arguments.
-func parseImportTargets(flags, args []string) ([]importTarget, error) {
+func parseImportTargets(flags, args []string) ([]importer.Target, error) {
 	if len(flags) == 0 {
 		return nil, usagef("flag --target: missing; want --target NAME=FILE[,FILE...] for each target")
 	}
-	var out []importTarget
+	var out []importer.Target
 	for _, v := range flags {
 		name, list, hasFiles := strings.Cut(v, "=")
 		name = strings.TrimSpace(name)
 		if !targetNameRE.MatchString(name) {
 			return nil, usagef("flag --target: %q; want NAME=FILE[,FILE...] with a name of letters, digits and . _ + -", v)
 		}
-		t := importTarget{name: name}
+		t := importer.Target{Name: name}
 		if hasFiles {
 			for _, f := range strings.Split(list, ",") {
 				if f = strings.TrimSpace(f); f == "" {
 					continue
 				}
 				if !strings.ContainsAny(f, "*?[") {
-					t.files = append(t.files, f)
+					t.Files = append(t.Files, f)
 					continue
 				}
 				// A pattern the shell did not expand (it is inside the
@@ -100,37 +88,30 @@ func parseImportTargets(flags, args []string) ([]importTarget, error) {
 				if err != nil || len(m) == 0 {
 					return nil, usagef("flag --target: %q matches no file; want NAME=FILE[,FILE...], a pattern matching files", v)
 				}
-				t.files = append(t.files, m...)
+				t.Files = append(t.Files, m...)
 			}
-			if len(t.files) == 0 {
+			if len(t.Files) == 0 {
 				return nil, usagef("flag --target: %q lists no file; want NAME=FILE[,FILE...]", v)
 			}
 		}
-		if slices.ContainsFunc(out, func(o importTarget) bool { return o.name == name }) {
+		if slices.ContainsFunc(out, func(o importer.Target) bool { return o.Name == name }) {
 			return nil, usagef("flag --target: target %q given twice; list all its files in one --target %s=FILE,FILE", name, name)
 		}
 		out = append(out, t)
 	}
 	if len(args) > 0 {
-		if len(out) != 1 || len(out[0].files) > 0 {
+		if len(out) != 1 || len(out[0].Files) > 0 {
 			return nil, usagef("argument %q: files as arguments belong to the one --target NAME without '='; "+
 				"with several targets, give each its files: --target NAME=FILE,FILE", args[0])
 		}
-		out[0].files = args
+		out[0].Files = args
 	}
 	for _, t := range out {
-		if len(t.files) == 0 {
-			return nil, usagef("flag --target: target %q has no file; want --target %s=FILE[,FILE...]", t.name, t.name)
+		if len(t.Files) == 0 {
+			return nil, usagef("flag --target: target %q has no file; want --target %s=FILE[,FILE...]", t.Name, t.Name)
 		}
 	}
 	return out, nil
-}
-
-// importedRun is one file read: its run's results and where they came from.
-type importedRun struct {
-	target string
-	out    *importer.Output
-	source store.ImportSource
 }
 
 func runImport(env Env, f *importFlags, args []string) error {
@@ -153,8 +134,8 @@ func runImport(env Env, f *importFlags, args []string) error {
 	}
 	base := f.base
 	if base == "" {
-		base = targets[0].name
-	} else if !slices.ContainsFunc(targets, func(t importTarget) bool { return t.name == base }) {
+		base = targets[0].Name
+	} else if !slices.ContainsFunc(targets, func(t importer.Target) bool { return t.Name == base }) {
 		return usagef("flag --base: %q is not a target; want one of %s", base, strings.Join(targetNames(targets), ", "))
 	}
 	engine := f.engine
@@ -162,48 +143,65 @@ func runImport(env Env, f *importFlags, args []string) error {
 		engine = "db_bench"
 	}
 	now := time.Now().UTC()
-	var runs []importedRun
+	var runs []importer.Run
 	files := map[string]string{} // sha256 -> file
 	for _, t := range targets {
-		for _, file := range t.files {
+		for _, file := range t.Files {
 			r, err := readImport(tool, file, importer.Options{Test: f.test, Threads: f.threads}, now)
 			if err != nil {
 				return err
 			}
-			if first, dup := files[r.source.SHA256]; dup {
+			if first, dup := files[r.Source.SHA256]; dup {
 				return usagef("%s: the same bytes as %s; each file must be a run of its own", file, first)
 			}
-			files[r.source.SHA256] = file
-			r.target = t.name
+			files[r.Source.SHA256] = file
+			r.Target = t.Name
 			runs = append(runs, r)
 		}
 	}
-	if err := checkCells(runs, targets); err != nil {
+	if err := importer.CheckCells(runs, targets); err != nil {
+		return usagef("%v", err)
+	}
+	name := f.name
+	if name == "" {
+		name = "import " + tool
+	}
+	st, err := store.Open(storePath(env, f.store))
+	if err != nil {
 		return err
 	}
-	return storeImport(env, f, tool, engine, base, targets, runs)
+	defer st.Close()
+	id, err := importer.Store(context.Background(), st, importer.Experiment{Name: name, Tool: tool, Engine: engine,
+		Base: base, Sequence: f.sequence, Targets: targets, Runs: runs, Benchlab: buildInfo()})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "benchlab: imported %d %s file(s) as experiment %d (%s): %s; base %s\n", len(runs), tool, id, name,
+		importSummary(targets), base)
+	fmt.Fprintf(env.Stdout, "benchlab: `benchlab report --experiment %d` and `benchlab compare --experiment %d` read it\n", id, id)
+	return nil
 }
 
 // readImport reads and parses one file.
-func readImport(tool, file string, o importer.Options, now time.Time) (importedRun, error) {
+func readImport(tool, file string, o importer.Options, now time.Time) (importer.Run, error) {
 	data, err := readImportFile(tool, file)
 	if err != nil {
-		return importedRun{}, err
+		return importer.Run{}, err
 	}
 	out, err := importer.Parse(tool, file, data, o)
 	if err != nil {
 		var ie *importer.Error
 		if errors.As(err, &ie) {
-			return importedRun{}, usagef("%v", err)
+			return importer.Run{}, usagef("%v", err)
 		}
-		return importedRun{}, err
+		return importer.Run{}, err
 	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		abs = file
 	}
 	sum := sha256.Sum256(data)
-	return importedRun{out: out, source: store.ImportSource{Tool: tool, File: abs, SHA256: hex.EncodeToString(sum[:]),
+	return importer.Run{Out: out, Source: store.ImportSource{Tool: tool, File: abs, SHA256: hex.EncodeToString(sum[:]),
 		ToolVersion: out.Version, Imported: now}}, nil
 }
 
@@ -228,133 +226,19 @@ func readImportFile(tool, file string) ([]byte, error) {
 	return data, nil
 }
 
-// checkCells refuses targets whose files ran different cells (a test at
-// a thread count): a cell some target lacks would have nothing to compare
-// with, so the files or the flags are wrong. Repeats may differ.
-func checkCells(runs []importedRun, targets []importTarget) error {
-	type cell struct {
-		test    string
-		threads int
-	}
-	cells := map[string]map[cell]string{} // target -> cell -> the first file with it
-	for _, r := range runs {
-		if cells[r.target] == nil {
-			cells[r.target] = map[cell]string{}
-		}
-		for _, res := range r.out.Results {
-			c := cell{res.Test, res.Threads}
-			if _, ok := cells[r.target][c]; !ok {
-				cells[r.target][c] = r.source.File
-			}
-		}
-	}
-	for _, a := range targets {
-		for _, b := range targets {
-			for c, file := range cells[a.name] {
-				if _, ok := cells[b.name][c]; !ok {
-					return usagef("%s: %s at %d threads, which no file of target %s has; every target needs the same tests "+
-						"at the same thread counts (--test names a sysbench file's test, --threads db_bench's)",
-						file, c.test, c.threads, b.name)
-				}
-			}
-		}
-	}
-	return nil
-}
-
-func targetNames(ts []importTarget) []string {
+func targetNames(ts []importer.Target) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
-		out[i] = t.name
+		out[i] = t.Name
 	}
 	return out
 }
 
-// storeImport stores the experiment: a spec that names the imported suite,
-// the targets, tests, thread counts and repeats; one run per file with
-// its results and the manifest that says where it came from.
-func storeImport(env Env, f *importFlags, tool, engine, base string, targets []importTarget, runs []importedRun) error {
-	name := f.name
-	if name == "" {
-		name = "import " + tool
-	}
-	sp := spec.Default()
-	sp.Name, sp.Base, sp.Sequence = name, base, f.sequence
-	sp.Workload.Suite = ImportedSuite
-	sp.Workload.Tests, sp.Workload.Threads = nil, nil
-	repeats := 0
-	for _, t := range targets {
-		sp.Targets = append(sp.Targets, spec.Target{Name: t.name, Engine: engine})
-		repeats = max(repeats, len(t.files))
-	}
-	sp.Workload.Repeats = repeats
-	for _, r := range runs {
-		for _, res := range r.out.Results {
-			if !slices.Contains(sp.Workload.Tests, res.Test) {
-				sp.Workload.Tests = append(sp.Workload.Tests, res.Test)
-			}
-			if !slices.Contains(sp.Workload.Threads, res.Threads) {
-				sp.Workload.Threads = append(sp.Workload.Threads, res.Threads)
-			}
-		}
-	}
-	slices.Sort(sp.Workload.Threads)
-	path := storePath(env, f.store)
-	st, err := store.Open(path)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	ctx := context.Background()
-	exp := &store.Experiment{Name: name, Base: base, Spec: sp.TOML(), Targets: targetNames(targets), Created: runs[0].source.Imported}
-	if err := st.CreateExperiment(ctx, exp); err != nil {
-		return err
-	}
-	repeat := map[string]int{}
-	for _, r := range runs {
-		repeat[r.target]++
-		when := r.out.Date
-		if when.IsZero() {
-			// A sysbench output has no date: the file's modification time
-			// is the nearest thing to when the run ended.
-			if fi, err := os.Stat(r.source.File); err == nil {
-				when = fi.ModTime()
-			}
-		}
-		src := r.source
-		m := store.Manifest{Benchlab: buildInfo(), Experiment: name, Spec: exp.Spec, Repeat: repeat[r.target],
-			Import: &src, Started: when.UTC(), Ended: when.UTC(), Status: store.StatusOK}
-		m.Target.Name, m.Target.Engine = r.target, engine
-		m.Engine.Version = r.out.EngineVersion
-		run := &store.Run{ExperimentID: exp.ID, Target: r.target, Engine: engine, Version: r.out.EngineVersion,
-			Repeat: repeat[r.target], Status: store.StatusOK, Started: when, Ended: when, Manifest: m.JSON()}
-		if err := st.CreateRun(ctx, run); err != nil {
-			return err
-		}
-		for i := range r.out.Results {
-			res := r.out.Results[i]
-			res.RunID, res.Seq, res.Started = run.ID, i, when
-			if err := st.SaveResult(ctx, &res); err != nil {
-				return err
-			}
-		}
-	}
-	// The noise model learns the imported repeats now, as it learns a run
-	// when it is stored: the report only reads.
-	if err := noise.LearnStored(ctx, st, exp.ID); err != nil {
-		return fmt.Errorf("import: %w", err)
-	}
-	fmt.Fprintf(env.Stdout, "benchlab: imported %d %s file(s) as experiment %d (%s): %s; base %s\n", len(runs), tool, exp.ID, name,
-		importSummary(targets), base)
-	fmt.Fprintf(env.Stdout, "benchlab: `benchlab report --experiment %d` and `benchlab compare --experiment %d` read it\n", exp.ID, exp.ID)
-	return nil
-}
-
 // importSummary says how many runs each target has: "pg15 x2, pg16 x2".
-func importSummary(ts []importTarget) string {
+func importSummary(ts []importer.Target) string {
 	parts := make([]string, len(ts))
 	for i, t := range ts {
-		parts[i] = fmt.Sprintf("%s x%d", t.name, len(t.files))
+		parts[i] = fmt.Sprintf("%s x%d", t.Name, len(t.Files))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"benchlab/internal/engine"
+	"benchlab/internal/preflight"
 	"benchlab/internal/server"
 	"benchlab/internal/spec"
 )
@@ -66,7 +66,7 @@ func scheduleTargets(s *spec.Spec, available int64) string {
 		case err != nil:
 			return sequential(err.Error())
 		case f == nil:
-			need += cacheNeed(*s, t)
+			need += preflight.CacheNeed(*s, t)
 		case t.DSN != "":
 			// A running server: opening it beside the others costs nothing.
 		case t.Memory == "":
@@ -84,27 +84,10 @@ func scheduleTargets(s *spec.Spec, available int64) string {
 			"is unknown (give each target memory = \"...\", or set workload.interleave)", strings.Join(unlimited, ", ")))
 	}
 	if available > 0 && need > available {
-		return sequential(fmt.Sprintf("side by side the targets may use %s and %s is available", bytesIEC(need), bytesIEC(available)))
+		return sequential(fmt.Sprintf("side by side the targets may use %s and %s is available", preflight.BytesIEC(need), preflight.BytesIEC(available)))
 	}
 	w.Interleave = spec.Turn{Duration: DefaultTurn}
 	return fmt.Sprintf("targets: interleaved by default, in turns of %s: they fit in memory side by side, and a slow spell "+
 		"of the machine then falls on every target alike, so each repeat's runs are judged as pairs; interleaved results "+
 		"leave out per-operation CPU and IO figures (%s: one after the other)", DefaultTurn, optOut)
-}
-
-// cacheNeed is the memory an embedded target's per-connection caches may
-// take in benchlab's process (checkCacheMemory's estimate), 0 for an engine
-// that does not say.
-func cacheNeed(s spec.Spec, t spec.Target) int64 {
-	d, ok := engine.Lookup(t.Engine)
-	c, cacher := d.(engine.ConnectionCacher)
-	if !ok || !cacher || t.DSN != "" {
-		return 0
-	}
-	conns, data := cacheConns(s)
-	each := c.ConnectionCache(t.TargetSettings())
-	if data >= 0 {
-		each = min(each, data)
-	}
-	return conns * each
 }

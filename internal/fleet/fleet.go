@@ -16,7 +16,9 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -50,13 +52,13 @@ const (
 	PriorityHigh   = 1
 )
 
-// MinTimeout is the shortest timeout queue's --timeout takes: River's
-// rescuer looks at jobs running for at least RescueAfter.
-const MinTimeout = RescueAfter
+// MinTimeout is the shortest timeout queue's --timeout takes.
+const MinTimeout = time.Minute
 
-// RescueAfter is how long a job runs before River's rescuer looks at it
-// (each job's own Timeout then decides).
-const RescueAfter = time.Minute
+// RescueAfter is how long a job runs before River's rescuer looks at it:
+// the job is then taken again if its worker stopped heartbeating
+// (HeartbeatBound) or its own timeout has passed (worker.Timeout).
+const RescueAfter = HeartbeatBound
 
 // migrationLock is the advisory lock key that serialises benchlab processes
 // migrating River's schema in one database.
@@ -88,6 +90,20 @@ type Args struct {
 	SkipSpaceCheck    bool    `json:"skip_space_check,omitempty"`
 	// QueuedBy is the host name of the machine that queued it.
 	QueuedBy string `json:"queued_by,omitempty"`
+	// Part, when set, makes the job one part of an experiment split over
+	// the lab's machines (queue --split).
+	Part *Part `json:"part,omitempty"`
+}
+
+// Part is one job of an experiment split by repeat: it runs every target of
+// its repeat, side by side on one machine as an interleaved experiment
+// does, into the experiment queue stored for all the parts. The parts of
+// one experiment run on machines of one class (Options.Class): the first
+// part to start sets it.
+type Part struct {
+	Experiment int64 `json:"experiment"`
+	Repeat     int   `json:"repeat"`
+	Of         int   `json:"of"`
 }
 
 // Kind implements river.JobArgs.
@@ -260,12 +276,86 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("queue migrations: %w", err)
 	}
+	for _, t := range []string{createWorkers, createClasses} {
+		if _, err := conn.Exec(ctx, t); err != nil {
+			return fmt.Errorf("queue tables: %w", err)
+		}
+	}
 	return nil
 }
 
-// quietLogger logs River's warnings and errors to w.
+// quietLogger writes River's warnings and errors to w as benchlab's own
+// lines (lineHandler).
 func quietLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return slog.New(&lineHandler{w: w, mu: &sync.Mutex{}})
+}
+
+// lineHandler writes a log record as one line, "benchlab worker: queue:
+// message (key=value, ...)", instead of slog's key=value text with times
+// and levels, so River's warnings read like the worker's other lines.
+type lineHandler struct {
+	w     io.Writer
+	mu    *sync.Mutex
+	attrs []slog.Attr
+}
+
+func (h *lineHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString("benchlab worker: queue: ")
+	if r.Level >= slog.LevelError {
+		b.WriteString("error: ")
+	}
+	b.WriteString(r.Message)
+	var kv []string
+	add := func(a slog.Attr) bool {
+		if a.Key != "" {
+			kv = append(kv, a.Key+"="+a.Value.String())
+		}
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	if len(kv) > 0 {
+		b.WriteString(" (" + strings.Join(kv, ", ") + ")")
+	}
+	b.WriteByte('\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+func (h *lineHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &lineHandler{w: h.w, mu: h.mu, attrs: append(slices.Clip(h.attrs), as...)}
+}
+
+// WithGroup keeps the group's attributes flat: the lines are for people.
+func (h *lineHandler) WithGroup(string) slog.Handler { return h }
+
+// InsertParts queues the parts of a split experiment at once (all or
+// none) and returns their IDs.
+func (q *Queue) InsertParts(ctx context.Context, parts []Args, priority bool) ([]int64, error) {
+	prio := PriorityNormal
+	if priority {
+		prio = PriorityHigh
+	}
+	params := make([]river.InsertManyParams, len(parts))
+	for i, a := range parts {
+		params[i] = river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{Queue: a.Placement.Queue(), Priority: prio, MaxAttempts: MaxAttempts}}
+	}
+	res, err := q.client.InsertMany(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("queue in %s: insert: %w", q.shown, err)
+	}
+	ids := make([]int64, len(res))
+	for i, r := range res {
+		ids[i] = r.Job.ID
+	}
+	return ids, nil
 }
 
 // Insert queues a job and returns its ID.

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -64,5 +65,20 @@ func TestTimeout(t *testing.T) {
 	}
 	if got := (Args{PlannedSeconds: 3600, TimeoutSeconds: 90}).Timeout(); got != 90*time.Second {
 		t.Errorf("queue --timeout 90s: timeout %s, want 1m30s", got)
+	}
+}
+
+// TestQueueLogLines: River's warnings and errors reach the worker's log as
+// benchlab's own one-line messages; its informational lines do not.
+func TestQueueLogLines(t *testing.T) {
+	var b strings.Builder
+	l := quietLogger(&b).With("client", "w1")
+	l.Info("elected leader")
+	l.Warn("job rescued", "job_id", 7)
+	l.Error("fetch failed", "error", "connection refused")
+	want := "benchlab worker: queue: job rescued (client=w1, job_id=7)\n" +
+		"benchlab worker: queue: error: fetch failed (client=w1, error=connection refused)\n"
+	if b.String() != want {
+		t.Errorf("log lines:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

@@ -33,6 +33,9 @@ type Options struct {
 	// Kinds are the kinds of machine this one is: it takes the jobs queued
 	// for them (KindQueue), besides those for any machine and for Host.
 	Kinds []string
+	// Class describes the machine (CPU model, cores, memory, kernel): the
+	// parts of a split experiment run on machines of one class.
+	Class string
 	// MaxJobs, when positive, stops the worker after that many jobs.
 	MaxJobs int
 	// Once stops the worker when no job is left that it could take.
@@ -61,6 +64,24 @@ type Started struct {
 	// as the experiment is stored, so `benchlab jobs` shows it while it
 	// runs.
 	Experiment func(id int64)
+	// Died, when not nil, is the attempt before this one, whose worker
+	// stopped heartbeating: its experiment keeps what it measured, and Run
+	// marks the runs it left running.
+	Died *Died
+}
+
+// Died is an attempt whose worker died while it ran.
+type Died struct {
+	Worker     string
+	Experiment int64
+	Attempt    int
+}
+
+func (d *Died) kept() string {
+	if d.Experiment == 0 {
+		return "it had stored no experiment"
+	}
+	return fmt.Sprintf("its experiment %d keeps what it measured", d.Experiment)
 }
 
 // Summary is what a worker did.
@@ -82,15 +103,36 @@ type worker struct {
 	// busy: an experiment runs; closed: take no more jobs (stopping, or
 	// MaxJobs reached); stopping: the worker was told to stop.
 	busy, closed, stopping bool
-	sum                    Summary
+	// job is the job running (0: none), for the heartbeat.
+	job int64
+	sum Summary
 	// full is closed when MaxJobs jobs are done.
 	full chan struct{}
 }
 
 // Timeout is the job's own timeout (Args.Timeout), which River's rescuer
-// also reads: a job still marked running past it, whose worker is gone,
-// is taken again.
-func (w *worker) Timeout(job *river.Job[Args]) time.Duration { return job.Args.Timeout() }
+// also reads: a job still marked running past it is taken again. For a job
+// another worker runs and that worker has not heartbeat within
+// HeartbeatBound, it is a nanosecond: the rescuer takes the job again at
+// once. A failed look at the heartbeats leaves the job alone.
+func (w *worker) Timeout(job *river.Job[Args]) time.Duration {
+	full := job.Args.Timeout()
+	n := len(job.AttemptedBy)
+	if n == 0 || job.AttemptedBy[n-1] == w.opt.ID {
+		return full
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), HeartbeatBound/2)
+	defer cancel()
+	ok, known, err := alive(ctx, w.q.pool, job.AttemptedBy[n-1])
+	if err != nil {
+		fmt.Fprintf(w.opt.Log, "benchlab worker: job %d: %v\n", job.ID, err)
+		return full
+	}
+	if known && !ok {
+		return time.Nanosecond
+	}
+	return full
+}
 
 // take claims the machine for a job; false and how long to snooze the job
 // when it cannot.
@@ -107,17 +149,45 @@ func (w *worker) take() (bool, time.Duration) {
 	return true, 0
 }
 
+// running records the job the worker runs (0: none) for its heartbeat.
+func (w *worker) running(id int64) {
+	w.mu.Lock()
+	w.job = id
+	w.mu.Unlock()
+}
+
 // Work runs one job through Options.Run and records its outcome on it.
 func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	ok, snooze := w.take()
 	if !ok {
 		return river.JobSnooze(snooze)
 	}
+	if p := job.Args.Part; p != nil {
+		class, by, err := w.q.claimClass(ctx, p.Experiment, w.opt.Class, w.opt.Host)
+		if err == nil && class != w.opt.Class {
+			err = fmt.Errorf("part %d of %d of experiment %d runs on machines like %s (%s); this one is %s",
+				p.Repeat, p.Of, p.Experiment, by, class, w.opt.Class)
+		}
+		if err != nil {
+			w.mu.Lock()
+			w.busy = false
+			w.mu.Unlock()
+			fmt.Fprintf(w.opt.Out, "benchlab worker: job %d left for another machine: %v\n", job.ID, err)
+			return river.JobSnooze(busySnooze)
+		}
+	}
 	var prev Output
 	if o := job.Output(); len(o) > 0 {
 		_ = json.Unmarshal(o, &prev)
 	}
+	w.running(job.ID)
 	out := Output{Host: w.opt.Host, Worker: w.opt.ID, Outcome: OutcomeRunning, Earlier: prev.Earlier}
+	// An attempt that never recorded its end: its worker died (killed, or
+	// its machine lost) and the job was taken again.
+	var died *Died
+	if prev.Outcome == OutcomeRunning && prev.Worker != "" && prev.Worker != w.opt.ID {
+		died = &Died{Worker: prev.Worker, Experiment: prev.Experiment, Attempt: job.Attempt - 1}
+	}
 	if prev.Experiment != 0 && !slices.Contains(out.Earlier, prev.Experiment) {
 		out.Earlier = append(out.Earlier, prev.Experiment)
 	}
@@ -130,12 +200,16 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	update()
 	fmt.Fprintf(w.opt.Out, "benchlab worker: job %d (%s, for %s, attempt %d of %d) taken by %s\n",
 		job.ID, job.Args.Name, job.Args.Placement, job.Attempt, job.MaxAttempts, w.opt.ID)
+	if died != nil {
+		fmt.Fprintf(w.opt.Out, "benchlab worker: job %d: worker %s stopped heartbeating during attempt %d; %s\n",
+			job.ID, died.Worker, died.Attempt, died.kept())
+	}
 	err := w.opt.Run(ctx, &Started{ID: job.ID, Args: job.Args, Attempt: job.Attempt, Worker: w.opt.ID, Host: w.opt.Host,
-		Experiment: func(id int64) { out.Experiment = id; update() }})
+		Died: died, Experiment: func(id int64) { out.Experiment = id; update() }})
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.busy = false
+	w.busy, w.job = false, 0
 	exp := "no experiment"
 	if out.Experiment != 0 {
 		exp = fmt.Sprintf("experiment %d", out.Experiment)
@@ -203,8 +277,8 @@ func (q *Queue) Work(ctx context.Context, opt Options) (Summary, error) {
 		Workers: workers,
 		Schema:  Schema,
 		// Each job has its own timeout (worker.Timeout); the rescuer looks
-		// at jobs running for a minute or more and takes again those past
-		// their own timeout.
+		// at jobs running for RescueAfter or more and takes again those
+		// past their own timeout or whose worker stopped heartbeating.
 		JobTimeout:                  -1,
 		RescueStuckJobsAfter:        RescueAfter,
 		MaxAttempts:                 MaxAttempts,
@@ -216,6 +290,24 @@ func (q *Queue) Work(ctx context.Context, opt Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, fmt.Errorf("worker: %w", err)
 	}
+	// The first heartbeat before any job is taken; then one every
+	// HeartbeatEvery until the worker stops.
+	if err := beat(ctx, q.pool, opt.ID, opt.Host, 0); err != nil {
+		return Summary{}, fmt.Errorf("worker: %w", err)
+	}
+	beatCtx, stopBeats := context.WithCancel(context.WithoutCancel(ctx))
+	beats := make(chan struct{})
+	go func() {
+		defer close(beats)
+		w.heartbeat(beatCtx, func(err error) { fmt.Fprintf(opt.Log, "benchlab worker: %v\n", err) })
+	}()
+	defer func() {
+		stopBeats()
+		<-beats
+		if err := stopped(context.Background(), q.pool, opt.ID); err != nil {
+			fmt.Fprintf(opt.Log, "benchlab worker: record its stop: %v\n", err)
+		}
+	}()
 	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
 		return Summary{}, fmt.Errorf("worker: start: %w", err)
 	}
@@ -258,7 +350,7 @@ func (q *Queue) Work(ctx context.Context, opt Options) (Summary, error) {
 			if busy {
 				continue
 			}
-			n, err := q.pending(ctx, names, opt.ID)
+			n, err := q.pending(ctx, names, opt.ID, opt.Class)
 			if err != nil {
 				fmt.Fprintf(opt.Log, "benchlab worker: %v\n", err)
 				continue
@@ -290,14 +382,17 @@ func kindsLine(kinds []string) string {
 
 // pending counts the jobs of the queues that a worker could still take:
 // available ones, those due within a few seconds (snoozed while a machine
-// was busy, or waiting for a retry), and those it has just taken.
-func (q *Queue) pending(ctx context.Context, queues []string, worker string) (int, error) {
+// was busy, or waiting for a retry), and those it has just taken; parts of
+// split experiments pinned to another class of machine do not count.
+func (q *Queue) pending(ctx context.Context, queues []string, worker, class string) (int, error) {
 	var n int
 	err := q.pool.QueryRow(ctx, `SELECT count(*) FROM `+Schema+`.river_job
-		WHERE kind = $1 AND queue = ANY($2) AND (state = 'available'
-			OR (state IN ('scheduled', 'retryable') AND scheduled_at <= now() + $3 * interval '1 second')
+		WHERE kind = $1 AND queue = ANY($2) AND ((state = 'available'
+			OR (state IN ('scheduled', 'retryable') AND scheduled_at <= now() + $3 * interval '1 second'))
+			AND NOT EXISTS (SELECT 1 FROM `+classesTable+` c
+				WHERE c.experiment = (args->'part'->>'experiment')::bigint AND c.class <> $5)
 			OR (state = 'running' AND attempted_by[cardinality(attempted_by)] = $4))`,
-		Kind, queues, (busySnooze + 5*time.Second).Seconds(), worker).Scan(&n)
+		Kind, queues, (busySnooze + 5*time.Second).Seconds(), worker, class).Scan(&n)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return 0, fmt.Errorf("jobs left: %w", err)
 	}

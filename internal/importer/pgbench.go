@@ -68,191 +68,222 @@ type pgbenchScriptFig struct {
 // after the scripts. The headline is pgbench's tps without the initial
 // connection time; clients are the threads.
 func parsePGBench(file string, lines []string, test string, threads int) (*Output, error) {
-	out := &Output{Tool: PGBench}
-	var (
-		clients, workers, scale      int64
-		processed, failed            int64 = -1, 0
-		latMean, latStd, connMS, tps float64
-		tpsAt, clientsAt, procAt     int
-		duration                     float64
-		scripts                      []*pgbenchScriptFig
-		ivs                          []store.Interval
-		prevSec                      float64
-	)
-	num := func(i int, s string) (float64, error) {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || v < 0 || math.IsInf(v, 0) {
-			return 0, errorf(file, i+1, "%q is not a number pgbench prints; want pgbench's own output", s)
-		}
-		return v, nil
-	}
+	p := &pgbenchParse{file: file, out: &Output{Tool: PGBench}, processed: -1}
 	for i, raw := range lines {
-		l := strings.TrimRight(lastCR(raw), " \t")
-		var cur *pgbenchScriptFig
-		if n := len(scripts); n > 0 && strings.HasPrefix(l, " - ") {
-			cur = scripts[n-1]
-		}
-		if m := pgbenchVersion.FindStringSubmatch(l); m != nil {
-			out.Version = l
-			out.EngineVersion = m[1]
-			if m[2] != "" {
-				out.EngineVersion = m[2]
-			}
-			continue
-		}
-		if m := pgbenchProgress.FindStringSubmatch(l); m != nil {
-			at, err := num(i, m[1])
-			if err != nil {
-				return nil, err
-			}
-			rate, err := num(i, m[2])
-			if err != nil {
-				return nil, err
-			}
-			secs := at - prevSec
-			if secs <= 0 {
-				return nil, errorf(file, i+1, "progress at %g s does not follow %g s; want pgbench's lines in order", at, prevSec)
-			}
-			n := int64(math.Round(rate * secs))
-			iv := store.Interval{Sec: len(ivs), Seconds: secs, Events: n, Statements: n}
-			if m[5] != "" {
-				f, _ := strconv.ParseInt(m[5], 10, 64)
-				iv.Errors = f
-			}
-			ivs = append(ivs, iv)
-			prevSec = at
-			continue
-		}
-		if m := pgbenchScript.FindStringSubmatch(l); m != nil {
-			scripts = append(scripts, &pgbenchScriptFig{name: strings.Trim(m[2], "<>"), line: i + 1})
-			continue
-		}
-		if m := pgbenchScriptTx.FindStringSubmatch(l); m != nil && cur != nil {
-			cur.tx, _ = strconv.ParseInt(m[1], 10, 64)
-			cur.share, _ = strconv.ParseFloat(m[2], 64)
-			cur.tps, _ = strconv.ParseFloat(m[3], 64)
-			cur.hasTx = true
-			continue
-		}
-		if m := pgbenchLatency.FindStringSubmatch(l); m != nil {
-			v, err := num(i, m[2])
-			if err != nil {
-				return nil, err
-			}
-			switch {
-			case cur != nil && m[1] == "average":
-				cur.mean, cur.hasLatMs = v, true
-			case cur != nil:
-				cur.stddev = v
-			case m[1] == "average":
-				latMean = v
-			default:
-				latStd = v
-			}
-			continue
-		}
-		if m := pgbenchFailed.FindStringSubmatch(l); m != nil {
-			v, _ := strconv.ParseInt(m[1], 10, 64)
-			if cur != nil {
-				cur.failed = v
-			} else {
-				failed = v
-			}
-			continue
-		}
-		if m := pgbenchTPS.FindStringSubmatch(l); m != nil {
-			v, err := num(i, m[1])
-			if err != nil {
-				return nil, err
-			}
-			// Newer pgbench prints one tps, older two: the one without
-			// the connections' establishment is the rate of the work.
-			if m[2] != "including connections establishing" || tpsAt == 0 {
-				tps, tpsAt = v, i+1
-			}
-			continue
-		}
-		key, val, ok := strings.Cut(l, ":")
-		if !ok {
-			if k, v, ok := strings.Cut(l, " = "); ok && k == "initial connection time" {
-				ms, err := num(i, strings.TrimSuffix(v, " ms"))
-				if err != nil {
-					return nil, err
-				}
-				connMS = ms
-			}
-			continue
-		}
-		val = strings.TrimSpace(val)
-		switch key {
-		case "number of clients":
-			v, err := num(i, val)
-			if err != nil {
-				return nil, err
-			}
-			clients, clientsAt = int64(v), i+1
-		case "number of threads":
-			v, err := num(i, val)
-			if err != nil {
-				return nil, err
-			}
-			workers = int64(v)
-		case "scaling factor":
-			v, err := num(i, val)
-			if err != nil {
-				return nil, err
-			}
-			scale = int64(v)
-		case "duration":
-			v, err := num(i, strings.TrimSuffix(val, " s"))
-			if err != nil {
-				return nil, err
-			}
-			duration = v
-		case "number of transactions actually processed":
-			done, _, _ := strings.Cut(val, "/")
-			v, err := num(i, done)
-			if err != nil {
-				return nil, err
-			}
-			processed, procAt = int64(v), i+1
+		if err := p.line(i, strings.TrimRight(lastCR(raw), " \t")); err != nil {
+			return nil, err
 		}
 	}
 	last := len(lines)
 	switch {
-	case clientsAt == 0 && procAt == 0:
+	case p.clientsAt == 0 && p.procAt == 0:
 		return nil, errorf(file, 0, "no pgbench result: no \"number of clients:\" and no \"number of transactions actually processed:\"; "+
 			"want the whole output of a pgbench run")
-	case procAt == 0 || tpsAt == 0:
+	case p.procAt == 0 || p.tpsAt == 0:
 		return nil, errorf(file, last, "the output ends before pgbench's summary (\"number of transactions actually processed:\" "+
 			"and \"tps = ...\"): the run was cut short or the file truncated")
-	case clients <= 0:
-		return nil, errorf(file, clientsAt, "no client count (\"number of clients: N\"); want pgbench's whole output")
-	case threads > 0 && int64(threads) != clients:
-		return nil, errorf(file, clientsAt, "pgbench ran %d clients and --threads says %d; want them to agree (clients are threads)",
-			clients, threads)
+	case p.clients <= 0:
+		return nil, errorf(file, p.clientsAt, "no client count (\"number of clients: N\"); want pgbench's whole output")
+	case threads > 0 && int64(threads) != p.clients:
+		return nil, errorf(file, p.clientsAt, "pgbench ran %d clients and --threads says %d; want them to agree (clients are threads)",
+			p.clients, threads)
 	}
-	res := store.Result{Test: test, Family: test, Threads: int(clients), Metric: TPS.Name, Status: store.StatusOK,
-		Events: processed, Statements: processed, Errors: failed, Seconds: secondsOf(processed, tps, duration),
-		Latency: store.Latency{Mean: msDuration(latMean)}, Intervals: ivs,
-		Facts: map[string]float64{store.FactToolOpsPerSec: tps, FactLatencyStddev: latStd}}
-	if connMS > 0 {
-		res.Facts[FactConnectMS] = connMS
+	return p.results(test)
+}
+
+// pgbenchParse is what parsePGBench has read so far.
+type pgbenchParse struct {
+	file                         string
+	out                          *Output
+	clients, workers, scale      int64
+	processed, failed            int64
+	latMean, latStd, connMS, tps float64
+	// tpsAt, clientsAt and procAt are the lines (from 1) of the tps, the
+	// client count and the transactions processed; 0: not seen.
+	tpsAt, clientsAt, procAt int
+	duration                 float64
+	scripts                  []*pgbenchScriptFig
+	ivs                      []store.Interval
+	prevSec                  float64
+}
+
+// num reads a number pgbench printed on line i (from 0).
+func (p *pgbenchParse) num(i int, s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) {
+		return 0, errorf(p.file, i+1, "%q is not a number pgbench prints; want pgbench's own output", s)
 	}
-	if scale > 0 {
-		res.Facts[FactScale] = float64(scale)
+	return v, nil
+}
+
+// line reads line i (from 0), l.
+func (p *pgbenchParse) line(i int, l string) error {
+	var cur *pgbenchScriptFig
+	if n := len(p.scripts); n > 0 && strings.HasPrefix(l, " - ") {
+		cur = p.scripts[n-1]
 	}
-	if workers > 0 {
-		res.Facts[FactWorkerThreads] = float64(workers)
+	if m := pgbenchVersion.FindStringSubmatch(l); m != nil {
+		p.out.Version = l
+		p.out.EngineVersion = m[1]
+		if m[2] != "" {
+			p.out.EngineVersion = m[2]
+		}
+		return nil
+	}
+	if m := pgbenchProgress.FindStringSubmatch(l); m != nil {
+		return p.progress(i, m)
+	}
+	if m := pgbenchScript.FindStringSubmatch(l); m != nil {
+		p.scripts = append(p.scripts, &pgbenchScriptFig{name: strings.Trim(m[2], "<>"), line: i + 1})
+		return nil
+	}
+	if m := pgbenchScriptTx.FindStringSubmatch(l); m != nil && cur != nil {
+		cur.tx, _ = strconv.ParseInt(m[1], 10, 64)
+		cur.share, _ = strconv.ParseFloat(m[2], 64)
+		cur.tps, _ = strconv.ParseFloat(m[3], 64)
+		cur.hasTx = true
+		return nil
+	}
+	if m := pgbenchLatency.FindStringSubmatch(l); m != nil {
+		v, err := p.num(i, m[2])
+		if err != nil {
+			return err
+		}
+		switch {
+		case cur != nil && m[1] == "average":
+			cur.mean, cur.hasLatMs = v, true
+		case cur != nil:
+			cur.stddev = v
+		case m[1] == "average":
+			p.latMean = v
+		default:
+			p.latStd = v
+		}
+		return nil
+	}
+	if m := pgbenchFailed.FindStringSubmatch(l); m != nil {
+		v, _ := strconv.ParseInt(m[1], 10, 64)
+		if cur != nil {
+			cur.failed = v
+		} else {
+			p.failed = v
+		}
+		return nil
+	}
+	if m := pgbenchTPS.FindStringSubmatch(l); m != nil {
+		v, err := p.num(i, m[1])
+		if err != nil {
+			return err
+		}
+		// Newer pgbench prints one tps, older two: the one without
+		// the connections' establishment is the rate of the work.
+		if m[2] != "including connections establishing" || p.tpsAt == 0 {
+			p.tps, p.tpsAt = v, i+1
+		}
+		return nil
+	}
+	key, val, ok := strings.Cut(l, ":")
+	if !ok {
+		if k, v, ok := strings.Cut(l, " = "); ok && k == "initial connection time" {
+			ms, err := p.num(i, strings.TrimSuffix(v, " ms"))
+			if err != nil {
+				return err
+			}
+			p.connMS = ms
+		}
+		return nil
+	}
+	return p.summary(i, key, strings.TrimSpace(val))
+}
+
+// progress reads a --progress line, m its match, as the next interval.
+func (p *pgbenchParse) progress(i int, m []string) error {
+	at, err := p.num(i, m[1])
+	if err != nil {
+		return err
+	}
+	rate, err := p.num(i, m[2])
+	if err != nil {
+		return err
+	}
+	secs := at - p.prevSec
+	if secs <= 0 {
+		return errorf(p.file, i+1, "progress at %g s does not follow %g s; want pgbench's lines in order", at, p.prevSec)
+	}
+	n := int64(math.Round(rate * secs))
+	iv := store.Interval{Sec: len(p.ivs), Seconds: secs, Events: n, Statements: n}
+	if m[5] != "" {
+		f, _ := strconv.ParseInt(m[5], 10, 64)
+		iv.Errors = f
+	}
+	p.ivs = append(p.ivs, iv)
+	p.prevSec = at
+	return nil
+}
+
+// summary reads a "key: value" line of the summary.
+func (p *pgbenchParse) summary(i int, key, val string) error {
+	switch key {
+	case "number of clients":
+		v, err := p.num(i, val)
+		if err != nil {
+			return err
+		}
+		p.clients, p.clientsAt = int64(v), i+1
+	case "number of threads":
+		v, err := p.num(i, val)
+		if err != nil {
+			return err
+		}
+		p.workers = int64(v)
+	case "scaling factor":
+		v, err := p.num(i, val)
+		if err != nil {
+			return err
+		}
+		p.scale = int64(v)
+	case "duration":
+		v, err := p.num(i, strings.TrimSuffix(val, " s"))
+		if err != nil {
+			return err
+		}
+		p.duration = v
+	case "number of transactions actually processed":
+		done, _, _ := strings.Cut(val, "/")
+		v, err := p.num(i, done)
+		if err != nil {
+			return err
+		}
+		p.processed, p.procAt = int64(v), i+1
+	}
+	return nil
+}
+
+// results are the run's headline result and, when several scripts ran,
+// one result per script.
+func (p *pgbenchParse) results(test string) (*Output, error) {
+	out := p.out
+	res := store.Result{Test: test, Family: test, Threads: int(p.clients), Metric: TPS.Name, Status: store.StatusOK,
+		Events: p.processed, Statements: p.processed, Errors: p.failed, Seconds: secondsOf(p.processed, p.tps, p.duration),
+		Latency: store.Latency{Mean: msDuration(p.latMean)}, Intervals: p.ivs,
+		Facts: map[string]float64{store.FactToolOpsPerSec: p.tps, FactLatencyStddev: p.latStd}}
+	if p.connMS > 0 {
+		res.Facts[FactConnectMS] = p.connMS
+	}
+	if p.scale > 0 {
+		res.Facts[FactScale] = float64(p.scale)
+	}
+	if p.workers > 0 {
+		res.Facts[FactWorkerThreads] = float64(p.workers)
 	}
 	out.Results = append(out.Results, res)
-	if len(scripts) > 1 {
-		for _, s := range scripts {
+	if len(p.scripts) > 1 {
+		for _, s := range p.scripts {
 			if !s.hasTx {
-				return nil, errorf(file, s.line, "script %q has no \" - N transactions (...)\" line; the file is truncated", s.name)
+				return nil, errorf(p.file, s.line, "script %q has no \" - N transactions (...)\" line; the file is truncated", s.name)
 			}
-			sr := store.Result{Test: test, Family: test, Threads: int(clients), Metric: TPS.Name, Status: store.StatusOK,
-				Events: s.tx, Statements: s.tx, Errors: s.failed, Seconds: secondsOf(s.tx, s.tps, duration),
+			sr := store.Result{Test: test, Family: test, Threads: int(p.clients), Metric: TPS.Name, Status: store.StatusOK,
+				Events: s.tx, Statements: s.tx, Errors: s.failed, Seconds: secondsOf(s.tx, s.tps, p.duration),
 				Latency: store.Latency{Mean: msDuration(s.mean)}, Role: store.RoleInfo{Name: s.name, Secondary: true},
 				Facts: map[string]float64{store.FactToolOpsPerSec: s.tps, FactScriptShare: s.share, FactLatencyStddev: s.stddev}}
 			out.Results = append(out.Results, sr)

@@ -127,10 +127,6 @@ type StepSampler struct {
 	// in-process engines hold from their own allocators, which benchlab's
 	// resident set includes (engine.InProcessMemoryTotal).
 	EngineMemory func() int64
-	// AtMark, when set, runs at the end of every Mark: it reads other
-	// counters that the measured part starts with (the engine's own
-	// statistics, runner.engineStats).
-	AtMark func()
 }
 
 // Memory is benchlab's resident memory over the measured part of a step,
@@ -325,9 +321,6 @@ func (s *StepSampler) Mark() {
 	s.mem.peak(s.client)
 	s.counters.mark()
 	s.markSched()
-	if s.AtMark != nil {
-		s.AtMark()
-	}
 }
 
 // Efficiency returns the totals from Mark to the latest sample; nil when

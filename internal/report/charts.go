@@ -28,7 +28,6 @@ func buildCharts(d *Data) []chartDef {
 	targets := d.targets()
 	var out []chartDef
 	label, threadCounts := labeler(keys)
-	tput := func(r store.Result) float64 { return r.Throughput() }
 	var groupNames []string
 	byGroup := map[string][]cellKey{}
 	for _, k := range keys {
@@ -38,6 +37,25 @@ func buildCharts(d *Data) []chartDef {
 		}
 		byGroup[g] = append(byGroup[g], k)
 	}
+	out = append(out, relativeCharts(s, targets, groupNames, byGroup, label)...)
+	out = append(out, perSecondCharts(s, keys, targets, label)...)
+	out = append(out, speedCharts(keys, targets, s, label)...)
+	out = append(out, threadCharts(s, keys, targets, threadCounts)...)
+	out = append(out, sweepCharts(d, keys, s, label)...)
+	out = append(out, boxCharts(s, keys, targets, label)...)
+	out = append(out, costCharts(s, keys, targets, label)...)
+	out = append(out, latencyCharts(s, targets, groupNames, byGroup, label)...)
+	for _, c := range chartsOf(d) {
+		out = append(out, chartDef{htmlChart{Title: c.Title, Height: c.Height}, c.Option})
+	}
+	return out
+}
+
+// relativeCharts are the relative throughput (or the group's metrics'
+// quantity) per group, one bar per non-base target.
+func relativeCharts(s samples, targets, groupNames []string, byGroup map[string][]cellKey, label func(cellKey) string) []chartDef {
+	var out []chartDef
+	tput := func(r store.Result) float64 { return r.Throughput() }
 	// Relative throughput (or the group's metrics' quantity) per group, one
 	// bar per non-base target.
 	if len(targets) > 1 {
@@ -69,6 +87,13 @@ func buildCharts(d *Data) []chartDef {
 			out = append(out, chartDef{htmlChart{Title: "relative " + q, Height: 380}, o})
 		}
 	}
+	return out
+}
+
+// perSecondCharts are the throughput per second of each test, all targets on
+// one chart.
+func perSecondCharts(s samples, keys []cellKey, targets []string, label func(cellKey) string) []chartDef {
+	var out []chartDef
 	// Throughput per second, all targets of a test on one chart (first
 	// repeat); seconds before 0 are warm-up and are shaded.
 	for _, k := range keys {
@@ -95,7 +120,13 @@ func buildCharts(d *Data) []chartDef {
 		o["series"] = series
 		out = append(out, chartDef{htmlChart{Title: "per second", Height: 300}, o})
 	}
-	out = append(out, speedCharts(keys, targets, s, label)...)
+	return out
+}
+
+// threadCharts are each test's headline against its thread counts.
+func threadCharts(s samples, keys []cellKey, targets []string, threadCounts map[int]bool) []chartDef {
+	var out []chartDef
+	tput := func(r store.Result) float64 { return r.Throughput() }
 	// Throughput against thread count.
 	if len(threadCounts) > 1 {
 		tests := map[string][]cellKey{}
@@ -130,7 +161,13 @@ func buildCharts(d *Data) []chartDef {
 			out = append(out, chartDef{htmlChart{Title: "threads", Height: 300}, o})
 		}
 	}
-	out = append(out, sweepCharts(d, keys, s, label)...)
+	return out
+}
+
+// boxCharts are box plots of each test's per-second throughput over the last
+// half of each run.
+func boxCharts(s samples, keys []cellKey, targets []string, label func(cellKey) string) []chartDef {
+	var out []chartDef
 	// Box plots of per-second throughput over the last half of each run.
 	for _, k := range keys {
 		o := section.BaseOption("Per-second throughput, last half of the measured time: "+label(k), "target", unitOf(s, k)+" per second")
@@ -156,6 +193,13 @@ func buildCharts(d *Data) []chartDef {
 		o["series"] = []any{map[string]any{"name": "per-second throughput", "type": "boxplot", "data": boxes}}
 		out = append(out, chartDef{htmlChart{Title: "box plot", Height: 300}, o})
 	}
+	return out
+}
+
+// costCharts are the costs per operation relative to the base, one chart per
+// cost measured.
+func costCharts(s samples, keys []cellKey, targets []string, label func(cellKey) string) []chartDef {
+	var out []chartDef
 	// Cost per operation relative to the base (docs/method.md 2.7, sum_met.sh's
 	// relative block), one chart per cost, only for costs that were measured.
 	if len(targets) > 1 {
@@ -178,6 +222,13 @@ func buildCharts(d *Data) []chartDef {
 			out = append(out, chartDef{htmlChart{Title: "efficiency", Height: 420}, o})
 		}
 	}
+	return out
+}
+
+// latencyCharts are each group's latency percentiles per test (p50 and p99,
+// median over repeats), on a log scale.
+func latencyCharts(s samples, targets, groupNames []string, byGroup map[string][]cellKey, label func(cellKey) string) []chartDef {
+	var out []chartDef
 	// Latency percentiles per test (median over repeats), log scale.
 	for _, g := range groupNames {
 		o := section.BaseOption("Latency per event: "+orDefault(g, "tests")+" (p50 and p99)", "test", "milliseconds (log scale)")
@@ -221,9 +272,6 @@ func buildCharts(d *Data) []chartDef {
 		}
 		o["series"] = series
 		out = append(out, chartDef{htmlChart{Title: "latency", Height: 380}, o})
-	}
-	for _, c := range chartsOf(d) {
-		out = append(out, chartDef{htmlChart{Title: c.Title, Height: c.Height}, c.Option})
 	}
 	return out
 }

@@ -167,7 +167,7 @@ func Load(ctx context.Context, st *store.Store, sel Selector) (*Set, error) {
 }
 
 // importSuiteName is the suite `benchlab import` writes in the spec it
-// stores (cli.ImportedSuite).
+// stores (importer.Suite).
 const importSuiteName = "imported"
 
 // parseExperiment parses an experiment's stored spec once.

@@ -15,11 +15,12 @@ import (
 const engineStatsTimeout = 2 * time.Second
 
 // engineStats reads the engine's own counters (engine.StatsReader) at the
-// start of a step's measured part (the sampler's Mark, from the tick
-// goroutine) and at its end, and gives their growth as facts. A read that
+// start of a step's measured part (its mark, from the tick goroutine) and
+// at its end (an instrument), and gives their growth as facts. A read that
 // fails never fails the step: the step then has FactEngineStatsUnread
 // instead, and the live output says why.
 type engineStats struct {
+	noInstrument
 	ctx    context.Context
 	reader engine.StatsReader
 	out    io.Writer
@@ -46,6 +47,14 @@ func (s *engineStats) read() (map[string]float64, error) {
 
 // mark reads the counters at the start of the measured part.
 func (s *engineStats) mark() { s.start, s.err = s.read() }
+
+// finish ends the workers' sessions before the engine's counters are read,
+// so that an engine that adds a session's counts at its end (PostgreSQL)
+// has them all, and adds their growth to the headline result.
+func (s *engineStats) finish(e *stepEnd) {
+	e.closeSessions()
+	s.addFacts(e.heads[0].Facts, e.test)
+}
 
 // addFacts stores the counters' growth since mark in facts, one
 // store.EngineStatFact each; a counter that shrank (the statistics were

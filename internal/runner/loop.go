@@ -76,6 +76,10 @@ func (s *stopper) Load() bool { return s.flag.Load() }
 // timeout: that one fails, an error. An operation cut short by the end of
 // the step, or that ends after it, counts neither as done nor as failed,
 // but its latency (so far) is recorded, so a stall at the end shows.
+//
+// Longer than 120 lines on purpose: it is the per-operation hot loop, whose
+// state (clock readings, counters, pacing) stays in one frame; helpers
+// would add a call or a closure to every operation.
 func work(ctx context.Context, w workload.Worker, s *workerState, clock metrics.Clock, measureFromNs, deadlineNs int64,
 	stop *stopper, errs *errorLog, p *pacer, rr *roleRun, quota int64, finishOne func(), ln *lane) {
 	waiter, _ := w.(workload.Waiter)

@@ -27,18 +27,15 @@ const DefaultFlushEvery = 5 * time.Second
 
 // tick drains the workers' live counters every second until they are done,
 // returning one 1-second series per role and printing a line every report
-// interval.
+// interval; each second it has the instruments sample it (the headline
+// role's Load), and it marks them at the end of the warm-up.
 func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, start, measureFrom time.Time,
-	done <-chan struct{}, stop *stopper, opt Options, sampler *metrics.StepSampler, speed *metrics.SpeedProbe,
-	alive func() bool) [][]store.Interval {
-	series := make([][]store.Interval, len(runs))
-	// In an interleaved step a role runs only in its target's turns: its
-	// intervals' seconds are its turns' time in them (turns.spent).
-	spent := make([]time.Duration, len(runs))
-	lineSpent := make([]time.Duration, len(runs))
-	windows := make([]metrics.Window, len(runs))
-	windowStart := start
-	last := start
+	done <-chan struct{}, stop *stopper, opt Options, ins instruments, alive func() bool) [][]store.Interval {
+	t := &ticks{st: st, threads: threads, runs: runs, start: start, measureFrom: measureFrom, opt: opt, ins: ins,
+		series: make([][]store.Interval, len(runs)), spent: make([]time.Duration, len(runs)),
+		lineSpent: make([]time.Duration, len(runs)), windows: make([]metrics.Window, len(runs)),
+		windowStart: start, last: start, flushed: make([]int, len(runs)),
+		flushEvery: cmp.Or(opt.FlushEvery, DefaultFlushEvery), lastFlush: start}
 	// Intervals are aligned to the end of the warm-up: interval k covers
 	// (measureFrom + k s, measureFrom + (k+1) s], so warm-up seconds have
 	// negative indexes and the first one may be shorter than a second.
@@ -46,131 +43,164 @@ func tick(ctx context.Context, st workload.Step, threads int, runs []*roleRun, s
 	for !next.After(start) {
 		next = next.Add(time.Second)
 	}
-	drain := func(now time.Time, boundary time.Time, final bool) {
-		load := sampler.Sample()
-		load.CPUSpeed, _ = speed.MeanIn(last, now)
-		if !final && boundary.Equal(measureFrom) {
-			sampler.Mark()
-		}
-		secs := now.Sub(last).Seconds()
-		sec := int(boundary.Sub(measureFrom).Round(time.Second)/time.Second) - 1
-		for ri, rr := range runs {
-			var w metrics.Window
-			for _, s := range rr.states {
-				s.live.DrainInto(&w)
-			}
-			secs := secs
-			if rr.turns != nil {
-				t := rr.turns.spent(rr.target, now)
-				secs, spent[ri] = (t - spent[ri]).Seconds(), t
-			}
-			if w.Events > 0 || secs >= 0.5 {
-				iv := store.Interval{Sec: sec, Seconds: secs, Events: w.Events, Statements: w.Statements,
-					Errors: w.Errors, Rows: w.Rows, P95: w.Quantile(0.95), Max: w.Max}
-				if ri == 0 {
-					iv.Load = &load
-				}
-				series[ri] = append(series[ri], iv)
-			}
-			live := rr.live
-			if live == nil {
-				live = opt.Live
-			}
-			if live != nil && secs > 0 {
-				live(LiveSample{Test: st.Name, Role: rr.role.Name, Threads: threads, Warm: now.Before(measureFrom),
-					Seconds: secs, Events: w.Events, Errors: w.Errors, Statements: w.Statements, Rows: w.Rows,
-					P50: w.Quantile(0.5), P95: w.Quantile(0.95), P99: w.Quantile(0.99), Max: w.Max})
-			}
-			windows[ri].Add(&w)
-		}
-		last = now
-		if opt.Out != nil && opt.ReportInterval > 0 && now.Sub(windowStart) >= opt.ReportInterval-50*time.Millisecond {
-			suffix := ""
-			if opt.Progress != nil {
-				suffix = opt.Progress()
-			}
-			// An interleaved role's rate is over its target's turns.
-			spans := make([]float64, len(runs))
-			for ri, rr := range runs {
-				if rr.turns != nil {
-					spans[ri] = (spent[ri] - lineSpent[ri]).Seconds()
-					lineSpent[ri] = spent[ri]
-				}
-			}
-			printLine(opt.Out, st.Name, threads, now.Sub(start), now.Before(measureFrom), now.Sub(windowStart), runs, windows,
-				spans, cmp.Or(opt.Percentile, 95), suffix)
-			for i := range windows {
-				windows[i] = metrics.Window{}
-			}
-			windowStart = now
-		}
-	}
-	// flush hands the intervals not yet streamed and the latency so far to
-	// opt.Stream, every FlushEvery (and never at the end: the final result
-	// carries them all). It asks the workers for their histograms
-	// (workerState.handoff) and streams a second later, once they have
-	// handed them over.
-	flushed := make([]int, len(runs))
-	flushEvery := cmp.Or(opt.FlushEvery, DefaultFlushEvery)
-	lastFlush := start
-	asked := false
-	var snap *hdr.Histogram
-	flush := func(now time.Time) {
-		if opt.Stream == nil {
-			return
-		}
-		if asked {
-			asked = false
-			if snap == nil {
-				snap = metrics.NewHistogram()
-			}
-			for ri, rr := range runs {
-				opt.Stream.Flush(ri, series[ri][flushed[ri]:])
-				flushed[ri] = len(series[ri])
-				opt.Stream.FlushLatency(ri, rr.soFar(snap, lastFlush.Sub(measureFrom).Seconds()))
-			}
-			return
-		}
-		if now.Sub(lastFlush) < flushEvery-50*time.Millisecond {
-			return
-		}
-		lastFlush = now
-		for _, rr := range runs {
-			for _, s := range rr.states {
-				s.handoff.Store(true)
-			}
-		}
-		asked = true
-	}
 	// final drains the partial interval after the last boundary.
 	final := func() {
 		now := time.Now()
-		drain(now, next, true)
+		t.drain(now, next, true)
 	}
-	t := time.NewTimer(time.Until(next))
-	defer t.Stop()
+	tm := time.NewTimer(time.Until(next))
+	defer tm.Stop()
 	for {
 		select {
-		case now := <-t.C:
-			drain(now, next, false)
-			flush(now)
+		case now := <-tm.C:
+			t.drain(now, next, false)
+			t.flush(now)
 			if !alive() {
 				// The engine's process is gone: stop the workers now
 				// rather than count failures until the step's time is up.
 				stop.Store(true)
 			}
 			next = next.Add(time.Second)
-			t.Reset(time.Until(next))
+			tm.Reset(time.Until(next))
 		case <-ctx.Done():
 			stop.Store(true)
 			<-done
 			final()
-			return series
+			return t.series
 		case <-done:
 			final()
-			return series
+			return t.series
 		}
 	}
+}
+
+// ticks is tick's state: the series so far, the live line's window and
+// what has been streamed.
+type ticks struct {
+	st                 workload.Step
+	threads            int
+	runs               []*roleRun
+	start, measureFrom time.Time
+	opt                Options
+	ins                instruments
+	series             [][]store.Interval
+	// In an interleaved step a role runs only in its target's turns: its
+	// intervals' seconds are its turns' time in them (turns.spent).
+	spent, lineSpent []time.Duration
+	windows          []metrics.Window
+	windowStart      time.Time
+	last             time.Time
+	// flushed counts each role's intervals streamed; asked says the
+	// workers were asked for their histograms at lastFlush.
+	flushed    []int
+	flushEvery time.Duration
+	lastFlush  time.Time
+	asked      bool
+	snap       *hdr.Histogram
+}
+
+// drain ends the interval at boundary (now, or the step's end when final):
+// the instruments' sample, each role's interval and live sample, and the
+// live line every report interval.
+func (t *ticks) drain(now time.Time, boundary time.Time, final bool) {
+	var load store.IntervalLoad
+	t.ins.sample(t.last, now, &load)
+	if !final && boundary.Equal(t.measureFrom) {
+		t.ins.mark()
+	}
+	secs := now.Sub(t.last).Seconds()
+	sec := int(boundary.Sub(t.measureFrom).Round(time.Second)/time.Second) - 1
+	for ri, rr := range t.runs {
+		var w metrics.Window
+		for _, s := range rr.states {
+			s.live.DrainInto(&w)
+		}
+		secs := secs
+		if rr.turns != nil {
+			spent := rr.turns.spent(rr.target, now)
+			secs, t.spent[ri] = (spent - t.spent[ri]).Seconds(), spent
+		}
+		if w.Events > 0 || secs >= 0.5 {
+			iv := store.Interval{Sec: sec, Seconds: secs, Events: w.Events, Statements: w.Statements,
+				Errors: w.Errors, Rows: w.Rows, P95: w.Quantile(0.95), Max: w.Max}
+			if ri == 0 {
+				iv.Load = &load
+			}
+			t.series[ri] = append(t.series[ri], iv)
+		}
+		live := rr.live
+		if live == nil {
+			live = t.opt.Live
+		}
+		if live != nil && secs > 0 {
+			live(LiveSample{Test: t.st.Name, Role: rr.role.Name, Threads: t.threads, Warm: now.Before(t.measureFrom),
+				Seconds: secs, Events: w.Events, Errors: w.Errors, Statements: w.Statements, Rows: w.Rows,
+				P50: w.Quantile(0.5), P95: w.Quantile(0.95), P99: w.Quantile(0.99), Max: w.Max})
+		}
+		t.windows[ri].Add(&w)
+	}
+	t.last = now
+	opt := t.opt
+	if opt.Out != nil && opt.ReportInterval > 0 && now.Sub(t.windowStart) >= opt.ReportInterval-50*time.Millisecond {
+		t.printLine(now)
+	}
+}
+
+// printLine prints the live line of the window that ends now.
+func (t *ticks) printLine(now time.Time) {
+	opt := t.opt
+	suffix := ""
+	if opt.Progress != nil {
+		suffix = opt.Progress()
+	}
+	// An interleaved role's rate is over its target's turns.
+	spans := make([]float64, len(t.runs))
+	for ri, rr := range t.runs {
+		if rr.turns != nil {
+			spans[ri] = (t.spent[ri] - t.lineSpent[ri]).Seconds()
+			t.lineSpent[ri] = t.spent[ri]
+		}
+	}
+	printLine(opt.Out, t.st.Name, t.threads, now.Sub(t.start), now.Before(t.measureFrom), now.Sub(t.windowStart), t.runs,
+		t.windows, spans, cmp.Or(opt.Percentile, 95), suffix)
+	for i := range t.windows {
+		t.windows[i] = metrics.Window{}
+	}
+	t.windowStart = now
+}
+
+// flush hands the intervals not yet streamed and the latency so far to
+// opt.Stream, every FlushEvery (and never at the end: the final result
+// carries them all). It asks the workers for their histograms
+// (workerState.handoff) and streams a second later, once they have
+// handed them over.
+func (t *ticks) flush(now time.Time) {
+	stream := t.opt.Stream
+	if stream == nil {
+		return
+	}
+	if t.asked {
+		t.asked = false
+		if t.snap == nil {
+			t.snap = metrics.NewHistogram()
+		}
+		for ri, rr := range t.runs {
+			stream.Flush(ri, t.series[ri][t.flushed[ri]:])
+			t.flushed[ri] = len(t.series[ri])
+			stream.FlushLatency(ri, rr.soFar(t.snap, t.lastFlush.Sub(t.measureFrom).Seconds()))
+		}
+		return
+	}
+	if now.Sub(t.lastFlush) < t.flushEvery-50*time.Millisecond {
+		return
+	}
+	t.lastFlush = now
+	for _, rr := range t.runs {
+		for _, s := range rr.states {
+			s.handoff.Store(true)
+		}
+	}
+	t.asked = true
 }
 
 // printLine prints a live line: sysbench's for a step of one role, else

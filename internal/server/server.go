@@ -15,11 +15,9 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -142,9 +140,6 @@ func Launch(ctx context.Context, cfg Config, probe Probe) (*Instance, error) {
 		return nil, err
 	}
 }
-
-// ErrPortInUse is wrapped by errors caused by a port another process holds.
-var ErrPortInUse = errors.New("port already in use")
 
 // Start initialises a fresh data dir under cfg.Dir (prepare, then the
 // flavor's Init, which writes the configuration) and starts the server in
@@ -347,211 +342,6 @@ func (in *Instance) startFailure() error {
 	return in.errorf("the server exited while starting (%v); a setting it rejects is the usual cause%s", in.exitErr, tail)
 }
 
-// Stop shuts the server down cleanly (with its flavor's StopSignal: a fast
-// shutdown for PostgreSQL, as pg_ctl stop -m fast), kills its process group after
-// cfg.StopTimeout, keeps a copy of the log and removes the private socket
-// dir. The data dir is left to the caller. It is safe to call more than once.
-func (in *Instance) Stop() error {
-	in.stopOnce.Do(func() {
-		close(in.stopping)
-		in.stopErr = in.stop()
-		in.releaseCgroup()
-		in.keepLog()
-		in.cleanup()
-	})
-	return in.stopErr
-}
-
-func (in *Instance) stop() error {
-	if in.cmd == nil || in.cmd.Process == nil {
-		return nil
-	}
-	pid := in.cmd.Process.Pid
-	sig := in.cfg.Flavor.StopSignal()
-	// The tree as it is before the stop: once the server is gone its
-	// children are no longer found under it.
-	tree := descendants(pid)
-	var err error
-	select {
-	case <-in.exited:
-	default:
-		_ = syscall.Kill(pid, sig)
-		// A stopped server (SIGSTOP, a debugger) handles the signal only
-		// once it runs again: the whole tree goes on.
-		_ = syscall.Kill(pid, syscall.SIGCONT)
-		_ = syscall.Kill(-pid, syscall.SIGCONT)
-		signalAll(tree, syscall.SIGCONT)
-		select {
-		case <-in.exited:
-		case <-time.After(in.cfg.StopTimeout):
-			err = in.errorf("no clean shutdown within %s; killed", in.cfg.StopTimeout)
-		}
-	}
-	// Whatever is left of the group and the tree (backends, helpers) goes
-	// too.
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	signalAll(tree, syscall.SIGKILL)
-	<-in.exited
-	waitGroupGone(pid, 5*time.Second)
-	return err
-}
-
-// waitGroupGone waits until no process of group pgid is left, so that the
-// caller can remove the data dir without a process still writing to it.
-func waitGroupGone(pgid int, limit time.Duration) {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-			return
-		}
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (in *Instance) cleanup() {
-	in.removeSecrets()
-	in.releaseCgroup()
-	if in.logFile != nil {
-		in.logFile.Close()
-	}
-	if in.sockDir != "" {
-		os.RemoveAll(in.sockDir)
-	}
-	if in.aliasDir != "" {
-		os.RemoveAll(in.aliasDir) // the symlink, not what it points to
-	}
-}
-
-// memoryLimit is the limit of the server's memory cgroup: its own, or
-// that of the instance whose cgroup it shares.
-func (in *Instance) memoryLimit() int64 {
-	if in.memShared && in.cfg.MemoryOf != nil {
-		return in.cfg.MemoryOf.cfg.MemoryLimit
-	}
-	return in.cfg.MemoryLimit
-}
-
-// releaseCgroup removes the server's memory cgroup, if it has one, after
-// noting in the log how often the server reached its limit.
-func (in *Instance) releaseCgroup() {
-	if in.memcg == nil {
-		return
-	}
-	if in.memShared {
-		in.memcg = nil // its owner removes it, after this server has gone
-		return
-	}
-	if n := in.memcg.failures(); n > 0 && in.logFile != nil {
-		fmt.Fprintf(in.logFile, "benchlab: the server reached its memory limit %d times (cgroup %s)\n", n, in.memcg.dir)
-	}
-	if err := in.memcg.remove(); err != nil && in.logFile != nil {
-		fmt.Fprintf(in.logFile, "benchlab: %v\n", err)
-	}
-	in.memcg = nil
-}
-
-// keepLog copies the log out of the run's dir, which the runner removes.
-func (in *Instance) keepLog() {
-	dst := in.KeptLog
-	if dst == "" || os.MkdirAll(filepath.Dir(dst), 0o755) != nil {
-		return
-	}
-	src, err := os.Open(in.LogPath)
-	if err != nil {
-		return
-	}
-	defer src.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return
-	}
-	defer out.Close()
-	_, _ = io.Copy(out, src)
-}
-
-// LogName is a unique file name for a server log kept after the run.
-func LogName(engine, target string) string {
-	return fmt.Sprintf("%s-%s-%s-%d.log", engine, target, time.Now().Format("20060102-150405.000"), os.Getpid())
-}
-
-// LogTail returns the last n lines of the server log.
-func (in *Instance) LogTail(n int) string { return Tail(in.LogPath, n) }
-
-func (in *Instance) tail() string {
-	t := in.LogTail(15)
-	if t == "" {
-		return "; the server log is empty (kept at " + in.KeptLog + ")"
-	}
-	msg := "; "
-	if errs := ErrorLines(in.LogPath, 8, t); errs != "" {
-		msg += "errors in the server log:\n" + errs + "\n"
-	}
-	return msg + "last lines of the server log (kept at " + in.KeptLog + "):\n" + t
-}
-
-// errorWords mark the log lines that say why a server or its setup failed.
-var errorWords = []string{"ERROR", "FATAL", "PANIC", "unknown variable", "unknown option", "invalid value", "Aborting"}
-
-// ErrorLines returns up to n lines of the file at path that look like
-// errors and are not already in shown (the tail printed after them).
-func ErrorLines(path string, n int, shown string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() && len(lines) < n {
-		l := sc.Text()
-		if strings.Contains(shown, l) {
-			continue
-		}
-		for _, w := range errorWords {
-			if strings.Contains(l, w) {
-				lines = append(lines, "  | "+l)
-				break
-			}
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
-// Tail returns the last n lines of the file at path ("" if unreadable).
-func Tail(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		lines = append(lines, "  | "+sc.Text())
-		if len(lines) > n {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
-// errorf prefixes an error with what names this server: engine, target,
-// basedir and address.
-func (in *Instance) errorf(format string, args ...any) error {
-	where := in.bins.Basedir
-	if where == "" {
-		where = in.cfg.Basedir
-	}
-	addr := ""
-	if in.Port != 0 {
-		addr = " at " + in.Addr()
-	}
-	return fmt.Errorf("%s target %s (%s%s): %w", in.cfg.Engine, in.cfg.Target, where, addr, fmt.Errorf(format, args...))
-}
-
 // Run runs a setup program (initdb, install-db) as the server's user, in its
 // dir and process group, with its output in the server log (where a
 // MariaDB server it starts writes too); what names it in the error, which
@@ -656,41 +446,6 @@ func (in *Instance) procAttr() *syscall.SysProcAttr {
 	return a
 }
 
-// FreePort asks the kernel for a free TCP port on Host.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(Host, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// FreePorts asks the kernel for n distinct free TCP ports on Host. All n
-// listeners are held open until the last is picked, so no port is handed
-// out twice (picking one at a time can return a port just closed).
-func FreePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", net.JoinHostPort(Host, "0"))
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-func portFree(port int) error {
-	addr := net.JoinHostPort(Host, strconv.Itoa(port))
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("%w: port %d on %s: %v", ErrPortInUse, port, Host, err)
-	}
-	return l.Close()
-}
-
 // readConfigFile returns the lines of a server config file ("" for none).
 func readConfigFile(path string) (string, error) {
 	if path == "" {
@@ -701,4 +456,13 @@ func readConfigFile(path string) (string, error) {
 		return "", fmt.Errorf("cannot read config file: %w", err)
 	}
 	return string(b), nil
+}
+
+// memoryLimit is the limit of the server's memory cgroup: its own, or
+// that of the instance whose cgroup it shares.
+func (in *Instance) memoryLimit() int64 {
+	if in.memShared && in.cfg.MemoryOf != nil {
+		return in.cfg.MemoryOf.cfg.MemoryLimit
+	}
+	return in.cfg.MemoryLimit
 }

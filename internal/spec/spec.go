@@ -4,18 +4,12 @@
 package spec
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"reflect"
-	"regexp"
-	"slices"
 	"strings"
 	"time"
-
-	"github.com/BurntSushi/toml"
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/engine"
@@ -307,229 +301,6 @@ func (w *Workload) Options() workload.Options {
 	return o
 }
 
-// Presets are the shared named sizes between a quick look and the faithful
-// defaults; suites add their own (workload.Presetter, see AllPresets).
-var Presets = map[string]string{
-	"smoke":    "a quick check that everything runs: 10k rows, 1 s tests; not for conclusions",
-	"credible": "a run worth reading: 1M rows, 60 s tests, 10 s warm-ups, 30 s postwrite wait",
-}
-
-// AllPresets returns the shared presets and every suite's own, by name.
-func AllPresets() map[string]string {
-	out := maps.Clone(Presets)
-	for _, n := range workload.Names() {
-		s, _ := workload.Lookup(n)
-		if p, ok := s.(workload.Presetter); ok {
-			maps.Copy(out, p.Presets())
-		}
-	}
-	return out
-}
-
-// PresetNames lists the presets: the shared ones, smallest first, then the
-// suites' own by name.
-func PresetNames() []string {
-	names := []string{"smoke", "credible"}
-	for _, n := range slices.Sorted(maps.Keys(AllPresets())) {
-		if !slices.Contains(names, n) {
-			names = append(names, n)
-		}
-	}
-	return names
-}
-
-// ApplyPreset overwrites s's workload sizes, shared and every suite's, with
-// the named preset.
-func ApplyPreset(s *Spec, name string) error {
-	w := &s.Workload
-	switch name {
-	case "":
-	case "smoke":
-		w.TableSize = 10_000
-		w.ReadTime, w.WriteTime = Duration{Duration: time.Second}, Duration{Duration: time.Second}
-		w.Warmup, w.WarmTime = Duration{Duration: 300 * time.Millisecond}, Duration{Duration: time.Second}
-		w.PostwriteWait = AutoDuration{}
-	case "credible":
-		w.TableSize = 1_000_000
-		w.ReadTime, w.WriteTime = Duration{Duration: 60 * time.Second}, Duration{Duration: 60 * time.Second}
-		w.Warmup, w.WarmTime = Duration{Duration: 10 * time.Second}, Duration{Duration: 10 * time.Second}
-		w.PostwriteWait = AutoDuration{Duration: Duration{Duration: 30 * time.Second}}
-	default:
-		if _, ok := AllPresets()[name]; !ok {
-			return errf("preset", "unknown preset %q; want %s (or none for the faithful defaults)", name,
-				strings.Join(PresetNames(), ", "))
-		}
-	}
-	if name != "" {
-		w.Options() // the suite's options exist even when built without Default
-		for _, o := range w.options {
-			o.Preset(name)
-		}
-	}
-	s.Preset = name
-	return nil
-}
-
-// Parse reads a spec from TOML text: defaults, then the preset the file
-// names (or preset, when not empty, which wins), then the file's values.
-// Unknown keys are errors. Text larger than MaxSpecBytes or nested deeper
-// than MaxSpecDepth is refused before it is decoded.
-func Parse(src []byte, file, preset string) (Spec, error) {
-	return parse(src, file, preset, MaxSpecBytes)
-}
-
-// parse is Parse with a size limit of its own (ParseStored's is larger).
-func parse(src []byte, file, preset string, maxBytes int) (Spec, error) {
-	if err := checkShape(src, file, maxBytes); err != nil {
-		return Spec{}, err
-	}
-	var head struct {
-		Preset  string           `toml:"preset"`
-		Targets []map[string]any `toml:"target"`
-	}
-	if _, err := toml.Decode(string(src), &head); err != nil {
-		return Spec{}, tomlError(file, err)
-	}
-	if err := checkSettingsTables(head.Targets); err != nil {
-		return Spec{}, err
-	}
-	if err := checkSweepTables(head.Targets); err != nil {
-		return Spec{}, err
-	}
-	if preset == "" {
-		preset = head.Preset
-	}
-	s := Default()
-	if err := ApplyPreset(&s, preset); err != nil {
-		return Spec{}, err
-	}
-	md, err := toml.Decode(string(src), &s)
-	if err != nil {
-		return Spec{}, tomlError(file, err)
-	}
-	var unknown []string
-	for _, k := range md.Undecoded() {
-		if len(k) == 0 || k[0] != "workload" {
-			unknown = append(unknown, k.String())
-		}
-	}
-	more, err := decodeOptions(src, file, &s.Workload)
-	if err != nil {
-		return Spec{}, err
-	}
-	if unknown = append(unknown, more...); len(unknown) > 0 {
-		return Spec{}, errf(file, "unknown field %s; see `benchlab run --help` or docs/spec.md for the spec fields", listKeys(unknown))
-	}
-	s.Preset = preset
-	return s, nil
-}
-
-// ParseStored reads a spec stored with an experiment (or a run's manifest)
-// as what that experiment ran. A stored spec holds every key its options
-// had when it was written, so a key it lacks predates the option: the
-// suite's options then take the behaviour runs had before the option came
-// (workload.Legacy), not today's default, which a spec file a user writes
-// gets. Legacy notes on what such runs did that benchlab can no longer redo
-// are kept for the report header and rerun (Workload.StoredNotes).
-func ParseStored(src []byte, what string) (Spec, error) {
-	s, err := parse(src, what, "", MaxStoredSpecBytes)
-	if err != nil {
-		return s, err
-	}
-	var raw struct {
-		Workload map[string]any `toml:"workload"`
-	}
-	if _, err := toml.Decode(string(src), &raw); err != nil {
-		return Spec{}, tomlError(what, err)
-	}
-	table, _ := raw.Workload[s.Workload.Suite].(map[string]any)
-	has := func(key string) bool {
-		if _, ok := table[key]; ok {
-			return true
-		}
-		_, ok := raw.Workload[key] // the flat keys of specs stored before the suites' tables
-		return ok
-	}
-	if l, ok := s.Workload.Options().(workload.Legacy); ok {
-		s.Workload.storedNotes = l.StoredDefaults(has)
-	}
-	// Before run interleaved by default, a stored spec without
-	// workload.interleave ran its targets one after the other.
-	if s.Workload.Interleave.Unset() {
-		s.Workload.Interleave.Off = true
-	}
-	return s, nil
-}
-
-// StoredNotes are what the runs of a stored spec did that benchlab can no
-// longer redo (ParseStored), one line each; none for a spec file.
-func (w Workload) StoredNotes() []string { return w.storedNotes }
-
-// checkSettingsTables rejects a target's settings that are not a table of
-// plain values: the decoder would silently drop `settings = 5` and turn a
-// nested table into Go's map syntax.
-func checkSettingsTables(targets []map[string]any) error {
-	for i, t := range targets {
-		v, ok := t["settings"]
-		if !ok {
-			continue
-		}
-		field := fmt.Sprintf("target[%d].settings", i)
-		m, ok := v.(map[string]any)
-		if !ok {
-			return errf(field, "%s is not a table; want [target.settings] with key = value lines, e.g. journal_mode = \"wal\"",
-				tomlKind(v))
-		}
-		for k, x := range m {
-			switch x.(type) {
-			case string, int64, float64, bool:
-			default:
-				return errf(field+"."+k, "%s is not allowed; want a string, number or boolean", tomlKind(x))
-			}
-		}
-	}
-	return nil
-}
-
-// tomlKind names a decoded TOML value's type for error messages.
-func tomlKind(v any) string {
-	switch x := v.(type) {
-	case string:
-		return fmt.Sprintf("the string %q", x)
-	case int64, float64:
-		return fmt.Sprintf("the number %v", x)
-	case bool:
-		return fmt.Sprintf("the boolean %v", x)
-	case []any, []map[string]any:
-		return "an array"
-	case map[string]any:
-		return "a table"
-	}
-	return fmt.Sprintf("a %T", v)
-}
-
-var tomlLine = regexp.MustCompile(`line (\d+)`)
-
-func tomlError(file string, err error) error {
-	msg := err.Error()
-	var pe toml.ParseError
-	if errors.As(err, &pe) {
-		msg = fmt.Sprintf("line %d: %s", pe.Position.Line, pe.Message)
-	} else if m := tomlLine.FindString(msg); m != "" && !strings.Contains(msg, m) {
-		msg = m + ": " + msg
-	}
-	return errf(file, "malformed TOML: %s", msg)
-}
-
-// Load reads and parses the spec file at path.
-func Load(path, preset string) (Spec, error) {
-	src, err := readSpecFile(path)
-	if err != nil {
-		return Spec{}, err
-	}
-	return Parse(src, path, preset)
-}
-
 // TargetSettings converts a target's settings to strings, as engines take them.
 func (t Target) TargetSettings() map[string]string {
 	out := make(map[string]string, len(t.Settings))
@@ -618,6 +389,47 @@ func (s *Spec) Validate() error {
 	if len(s.Targets) > MaxTargets {
 		return errf("target", "%d targets (sweep values included) is too many; want at most %d", len(s.Targets), MaxTargets)
 	}
+	if err := s.checkTargets(); err != nil {
+		return err
+	}
+	w := s.Workload
+	suite, ok := workload.Lookup(w.Suite)
+	if !ok {
+		return errf("workload.suite", "unknown suite %q; known: %s", w.Suite, strings.Join(workload.Names(), ", "))
+	}
+	if err := checkKinds(s.Targets, suite, s.targetField); err != nil {
+		return err
+	}
+	if err := s.checkWorkload(suite); err != nil {
+		return err
+	}
+	if err := s.Gate.Options().Check(); err != nil {
+		var fe *analysis.GateFieldError
+		if errors.As(err, &fe) {
+			return errf("gate."+fe.Field, "%s", fe.Msg)
+		}
+		return errf("gate", "%v", err)
+	}
+	if err := suite.Check(s.Params()); err != nil {
+		var fe *workload.FieldError
+		if errors.As(err, &fe) {
+			return errf("workload."+fe.Field, "%s", fe.Msg)
+		}
+		return errf("workload", "%v", err)
+	}
+	if tc, ok := suite.(workload.TargetChecker); ok {
+		for i, t := range s.Targets {
+			if err := tc.CheckTarget(s.Params(), t.EngineTarget(s.Getenv)); err != nil {
+				return errf(fmt.Sprintf("target[%d]", i), "%v", err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkTargets checks every target and that their names are unique, and
+// fills the base.
+func (s *Spec) checkTargets() error {
 	seen := map[string]bool{}
 	for i, t := range s.Targets {
 		if err := s.checkTarget(t, func(sub string) string { return s.targetField(i, sub) }); err != nil {
@@ -641,14 +453,12 @@ func (s *Spec) Validate() error {
 		}
 		return errf("base", "%q names no target; targets are %s", s.Base, strings.Join(names, ", "))
 	}
+	return nil
+}
+
+// checkWorkload checks the [workload] fields every suite shares.
+func (s *Spec) checkWorkload(suite workload.Suite) error {
 	w := s.Workload
-	suite, ok := workload.Lookup(w.Suite)
-	if !ok {
-		return errf("workload.suite", "unknown suite %q; known: %s", w.Suite, strings.Join(workload.Names(), ", "))
-	}
-	if err := checkKinds(s.Targets, suite, s.targetField); err != nil {
-		return err
-	}
 	if len(w.Threads) == 0 {
 		return errf("workload.threads", "empty; want a list of thread counts, e.g. [1, 2]")
 	}
@@ -720,218 +530,6 @@ func (s *Spec) Validate() error {
 	if w.OpTimeout.Duration < 0 {
 		return errf("workload.op_timeout", "%s is not allowed; want a duration > 0 (0: the default %s)",
 			w.OpTimeout.Duration, DefaultOpTimeout)
-	}
-	if err := s.Gate.Options().Check(); err != nil {
-		var fe *analysis.GateFieldError
-		if errors.As(err, &fe) {
-			return errf("gate."+fe.Field, "%s", fe.Msg)
-		}
-		return errf("gate", "%v", err)
-	}
-	if err := suite.Check(s.Params()); err != nil {
-		var fe *workload.FieldError
-		if errors.As(err, &fe) {
-			return errf("workload."+fe.Field, "%s", fe.Msg)
-		}
-		return errf("workload", "%v", err)
-	}
-	if tc, ok := suite.(workload.TargetChecker); ok {
-		for i, t := range s.Targets {
-			if err := tc.CheckTarget(s.Params(), t.EngineTarget(s.Getenv)); err != nil {
-				return errf(fmt.Sprintf("target[%d]", i), "%v", err)
-			}
-		}
-	}
-	return nil
-}
-
-// checkTarget checks one target's name, engine, settings and server
-// fields, naming each field through at (the field's suffix: ".name").
-func (s *Spec) checkTarget(t Target, at func(sub string) string) error {
-	if t.Name == "" {
-		return errf(at(".name"), "must not be empty")
-	}
-	if !validName(t.Name) {
-		return errf(at(".name"), "%q has characters other than %s", t.Name, nameChars)
-	}
-	d, ok := engine.Lookup(t.Engine)
-	if !ok {
-		return errf(at(".engine"), "unknown engine %q; known: %s", t.Engine, strings.Join(engine.Names(), ", "))
-	}
-	for _, k := range slices.Sorted(maps.Keys(t.Settings)) {
-		if field, ok := TargetField(k); ok {
-			return errf(at(".settings."+k), "is a field of the target, not an engine setting; want %s = ... "+
-				"directly under [[target]], before [target.settings]", field)
-		}
-	}
-	if err := engine.CheckSettings(d, t.TargetSettings()); err != nil {
-		return errf(at(".settings"), "%v", err)
-	}
-	if tc, ok := d.(engine.TargetChecker); ok {
-		if err := tc.CheckTarget(t.EngineTarget(s.Getenv)); err != nil {
-			return errf(at(""), "%v", err)
-		}
-	} else if t.Basedir != "" || t.Version != "" || t.DSN != "" || t.Config != "" || t.CPUs != "" || t.Memory != "" {
-		return errf(at(""), "engine %s is embedded; basedir, version, dsn, config, cpus and memory are for servers benchlab starts", t.Engine)
-	}
-	return nil
-}
-
-// checkKinds refuses a target whose engine cannot run the suite (a
-// key-value store under an SQL suite, or the reverse), naming the engines
-// that can.
-func checkKinds(targets []Target, suite workload.Suite, field func(i int, sub string) string) error {
-	var need []engine.Kind
-	switch n := suite.(type) {
-	case workload.Needer:
-		need = []engine.Kind{n.Needs()}
-	case workload.MultiNeeder:
-		need = n.NeedsAny()
-	default:
-		return nil
-	}
-	for i, t := range targets {
-		d, _ := engine.Lookup(t.Engine)
-		if k := engine.KindOf(d); k != "" && !slices.Contains(need, k) {
-			var fit []string
-			for _, name := range engine.Names() {
-				if o, _ := engine.Lookup(name); slices.Contains(need, engine.KindOf(o)) {
-					fit = append(fit, name)
-				}
-			}
-			kinds := make([]string, len(need))
-			for j, k := range need {
-				kinds[j] = string(k)
-			}
-			return errf(field(i, ".engine"), "%s is a %s engine; the %s suite runs on %s engines: %s",
-				t.Engine, k, suite.Name(), strings.Join(kinds, " or "), strings.Join(fit, ", "))
-		}
-	}
-	return nil
-}
-
-// StepToolTarget returns the first of targets whose engine runs its steps
-// in an outside program (engine.StepTool), and that program's name.
-func StepToolTarget(targets []Target) (i int, tool string, ok bool) {
-	for i, t := range targets {
-		d, _ := engine.Lookup(t.Engine)
-		if st, ok := d.(engine.StepTool); ok {
-			return i, st.Tool(), true
-		}
-	}
-	return 0, "", false
-}
-
-// nameRE is what a target name may hold: it names the cells' data dirs,
-// and '=' writes a sweep value's target (pg.shared_buffers=1GB).
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9._+=-]+$`)
-
-// nameChars says what nameRE allows, for error messages.
-const nameChars = "letters, digits, '.', '_', '-', '+' and '='"
-
-func validName(s string) bool { return nameRE.MatchString(s) }
-
-// Params converts the workload section to what suites plan from.
-func (s Spec) Params() workload.Params {
-	w := s.Workload
-	wait := w.PostwriteWait.Duration.Duration
-	if w.PostwriteWait.Auto {
-		wait = -1
-	}
-	return workload.Params{
-		Tests: w.Tests, Tables: w.Tables, TableSize: w.TableSize,
-		ReadTime: w.ReadTime.Duration, WriteTime: w.WriteTime.Duration,
-		Warmup: w.Warmup.Duration, WarmTime: w.WarmTime.Duration, PostwriteWait: wait,
-		Threads: slices.Clone(w.Threads), Seed: s.Seed, Unprepared: !w.Prepared,
-		Options: w.Options(), Getenv: s.Getenv,
-	}
-}
-
-// RepeatSeed is the seed of repeat r (1-based) of an experiment seeded
-// with seed. Every repeat draws its own data and random choices, so the
-// spread over repeats includes what varies with them, not only machine
-// noise (a fixed seed would understate the spread a verdict must allow
-// for); every target of a repeat gets the same seed, so
-// the comparison within a repeat stays paired. It is SplitMix64's mix of
-// seed and r, kept positive as an int64 like the experiment seed.
-func RepeatSeed(seed uint64, r int) uint64 {
-	z := seed + uint64(r)*0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	z ^= z >> 31
-	return z>>1 | 1
-}
-
-// Cell is one run of the matrix: a target and a repeat number (1-based).
-type Cell struct {
-	Target Target
-	Repeat int
-}
-
-// Expand lists the cells in execution order. Rounds are interleaved and
-// rotated across targets (A B C, then B C A, ...) so that slow drift of the
-// machine spreads evenly over the targets.
-func (s Spec) Expand() []Cell {
-	var cells []Cell
-	n := len(s.Targets)
-	for r := 0; r < s.Workload.Repeats; r++ {
-		for i := 0; i < n; i++ {
-			cells = append(cells, Cell{Target: s.Targets[(i+r)%n], Repeat: r + 1})
-		}
-	}
-	return cells
-}
-
-// TOML renders the completed spec, as stored with every experiment: the
-// shared fields, then the suite's options as [workload.<suite>].
-func (s Spec) TOML() string {
-	var b bytes.Buffer
-	if err := toml.NewEncoder(&b).Encode(s); err != nil {
-		return fmt.Sprintf("# cannot encode spec: %v\n", err)
-	}
-	if o := s.Workload.Options(); o != nil {
-		t, err := encodeOptions(s.Workload.Suite, o)
-		if err != nil {
-			return fmt.Sprintf("# cannot encode the %s suite's options: %v\n", s.Workload.Suite, err)
-		}
-		b.WriteString("\n")
-		b.WriteString(t)
-	}
-	return b.String()
-}
-
-// checkInterleave validates workload.interleave: a turn of 1 ms to 10 s,
-// at most half the shortest test, two targets or more, and workers benchlab
-// runs itself in closed loops (a paced or counted step keeps its own
-// schedule, and a program's step runs outside benchlab's workers).
-func (s Spec) checkInterleave(suite workload.Suite) error {
-	w := s.Workload
-	d := w.Interleave.Duration
-	if d == 0 {
-		return nil
-	}
-	const field = "workload.interleave"
-	if d < time.Millisecond || d > 10*time.Second {
-		return errf(field, "%s is not allowed; want a turn of 1ms to 10s, or 0 for off", d)
-	}
-	if shortest := min(w.ReadTime.Duration, w.WriteTime.Duration); 2*d > shortest {
-		return errf(field, "%s is more than half the shortest test time (%s): each target needs several turns; "+
-			"want at most %s", d, shortest, shortest/2)
-	}
-	if len(s.Targets) < 2 {
-		return errf(field, "interleaving needs two targets or more to take turns; this spec has %d", len(s.Targets))
-	}
-	if w.Rate > 0 || w.Events > 0 {
-		return errf(field, "cannot interleave paced (workload.rate) or counted (workload.events) steps: "+
-			"their workers keep their own schedule; remove one of them")
-	}
-	if i, tool, ok := StepToolTarget(s.Targets); ok {
-		return errf(field, "%s (%s) runs each step in %s, its own process: benchlab cannot give it turns; "+
-			"remove workload.interleave", s.targetField(i, ""), s.Targets[i].Name, tool)
-	}
-	if o, ok := suite.(workload.OutsideRunner); ok {
-		return errf(field, "suite %s runs its steps in %s, not in benchlab's workers, so they cannot take turns; "+
-			"remove workload.interleave", s.Workload.Suite, o.RunsOutside())
 	}
 	return nil
 }

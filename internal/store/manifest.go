@@ -113,6 +113,13 @@ type Host struct {
 	PerfCounters string `json:"perf_counters,omitempty"`
 }
 
+// Class describes the kind of machine, without its name: CPU model, cores,
+// memory (to the GiB) and kernel. The parts of an experiment split over a
+// lab's machines run on machines of one class.
+func (h Host) Class() string {
+	return fmt.Sprintf("%s, %d cores, %d GiB, kernel %s", h.CPUModel, h.Cores, (h.MemTotalMB+512)/1024, h.Kernel)
+}
+
 // ID names the host for the noise model: runs on one ID share their
 // history. It is the hostname, CPU model and core count, so a resized VM
 // or a new machine under an old name starts a new history.

@@ -217,9 +217,16 @@ func TestPostgresStore(t *testing.T) {
 
 	// Copy the SQLite file's experiment into the shared store: the copy
 	// reads back as the original, under new ids.
-	nid, runs, results, err := pg.CopyExperiment(ctx, lite, 0)
-	if err != nil || runs != 1 || results != len(want) {
-		t.Fatalf("copy: experiment %d, %d runs, %d results, %v", nid, runs, results, err)
+	c, err := pg.CopyExperiment(ctx, lite, 0)
+	if err != nil || c.Existing || c.Runs != 1 || c.Results != len(want) {
+		t.Fatalf("copy: %+v, %v", c, err)
+	}
+	nid := c.Experiment
+	// A second copy into PostgreSQL finds the first (times as PostgreSQL
+	// keeps them) and writes nothing.
+	if again, err := pg.CopyExperiment(ctx, lite, 0); err != nil || !again.Existing || again.Experiment != nid ||
+		again.Runs != 0 || again.Results != 0 || again.KeptResults != len(want) {
+		t.Fatalf("second copy: %+v, %v; want the first copy found and nothing written", again, err)
 	}
 	copied, err := pg.Experiment(ctx, nid)
 	if err != nil || copied.Name != "lab" || copied.Spec != "name = \"lab\"\n" {

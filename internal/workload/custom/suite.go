@@ -181,45 +181,8 @@ func check(p workload.Params) (*plan, error) {
 			return nil, workload.Bad(f+".name", nil, "%q is the name of a step the suite adds; want another name", t.Name)
 		}
 		seen[t.Name] = true
-		for _, n := range t.Threads {
-			if n < 1 || n > 4096 {
-				return nil, workload.Bad(f+".threads", nil, "%d is not allowed; want integers from 1 to 4096", n)
-			}
-		}
-		if t.Time != "" {
-			if d, err := time.ParseDuration(t.Time); err != nil || d < time.Millisecond {
-				return nil, workload.Bad(f+".time", nil, "%q; want a duration of at least 1ms, like \"30s\"", t.Time)
-			}
-		}
-		if len(t.Mix) > 0 {
-			if len(t.Statements) > 0 || len(t.StatementsFor) > 0 || len(t.Args) > 0 || t.Transaction {
-				return nil, workload.Bad(f+".mix", nil, "a mix runs other tests; it takes no statements, args or transaction of its own")
-			}
-			pl.tests = append(pl.tests, &test{Test: t})
-			continue
-		}
-		total, err := checkStatements(f+".statements", t.Statements)
+		ct, err := checkTest(f, t)
 		if err != nil {
-			return nil, err
-		}
-		if err := checkDialects(f+".statements_for", t.StatementsFor); err != nil {
-			return nil, err
-		}
-		for _, d := range dialects {
-			stmts, ok := t.StatementsFor[d]
-			if !ok {
-				continue
-			}
-			n, err := checkStatements(f+".statements_for."+d, stmts)
-			if err != nil {
-				return nil, err
-			}
-			if n != total {
-				return nil, workload.Bad(fmt.Sprintf("%s.statements_for.%s", f, d), nil, "%d '?' placeholders, but statements have %d; both take the same args", n, total)
-			}
-		}
-		ct := &test{Test: t}
-		if ct.args, err = parseArgs(f+".args", t.Args, total); err != nil {
 			return nil, err
 		}
 		pl.tests = append(pl.tests, ct)
@@ -249,6 +212,52 @@ func check(p workload.Params) (*plan, error) {
 		}
 	}
 	return pl, nil
+}
+
+// checkTest checks test t, field f ("custom.test[2]"), past its name:
+// threads, time, and a mix's tests or the statements and args.
+func checkTest(f string, t Test) (*test, error) {
+	for _, n := range t.Threads {
+		if n < 1 || n > 4096 {
+			return nil, workload.Bad(f+".threads", nil, "%d is not allowed; want integers from 1 to 4096", n)
+		}
+	}
+	if t.Time != "" {
+		if d, err := time.ParseDuration(t.Time); err != nil || d < time.Millisecond {
+			return nil, workload.Bad(f+".time", nil, "%q; want a duration of at least 1ms, like \"30s\"", t.Time)
+		}
+	}
+	if len(t.Mix) > 0 {
+		if len(t.Statements) > 0 || len(t.StatementsFor) > 0 || len(t.Args) > 0 || t.Transaction {
+			return nil, workload.Bad(f+".mix", nil, "a mix runs other tests; it takes no statements, args or transaction of its own")
+		}
+		return &test{Test: t}, nil
+	}
+	total, err := checkStatements(f+".statements", t.Statements)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDialects(f+".statements_for", t.StatementsFor); err != nil {
+		return nil, err
+	}
+	for _, d := range dialects {
+		stmts, ok := t.StatementsFor[d]
+		if !ok {
+			continue
+		}
+		n, err := checkStatements(f+".statements_for."+d, stmts)
+		if err != nil {
+			return nil, err
+		}
+		if n != total {
+			return nil, workload.Bad(fmt.Sprintf("%s.statements_for.%s", f, d), nil, "%d '?' placeholders, but statements have %d; both take the same args", n, total)
+		}
+	}
+	ct := &test{Test: t}
+	if ct.args, err = parseArgs(f+".args", t.Args, total); err != nil {
+		return nil, err
+	}
+	return ct, nil
 }
 
 // resolveMixes links each mix test to the tests it names, which must exist

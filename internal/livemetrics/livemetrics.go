@@ -1,4 +1,7 @@
-package cli
+// Package livemetrics serves a running experiment's last second of every
+// target, test, threads and role as Prometheus text (run --metrics-addr),
+// with the Go runtime's and in-process engines' memory beside it.
+package livemetrics
 
 import (
 	"fmt"
@@ -16,9 +19,9 @@ import (
 	"benchlab/internal/runner"
 )
 
-// liveMetrics holds the last second of every target/test/threads/role of a
-// running experiment and serves it as Prometheus text (--metrics-addr).
-type liveMetrics struct {
+// Server holds the last second of every target/test/threads/role of a
+// running experiment and serves it as Prometheus text.
+type Server struct {
 	mu   sync.Mutex
 	last map[string]liveEntry
 	srv  *http.Server
@@ -30,21 +33,22 @@ type liveEntry struct {
 	s      runner.LiveSample
 }
 
-// startLiveMetrics serves /metrics on addr, which must be a loopback
-// address: the numbers are the lab's, not the network's.
-func startLiveMetrics(addr string) (*liveMetrics, error) {
+// Start serves /metrics on addr, which must be a loopback address: the
+// numbers are the lab's, not the network's. Its errors say what is wrong
+// with addr.
+func Start(addr string) (*Server, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, usagef("flag --metrics-addr: %q is not host:port (e.g. 127.0.0.1:9464)", addr)
+		return nil, fmt.Errorf("%q is not host:port (e.g. 127.0.0.1:9464)", addr)
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, usagef("flag --metrics-addr: %s is not a loopback address; want 127.0.0.1:PORT, [::1]:PORT or localhost:PORT", host)
+		return nil, fmt.Errorf("%s is not a loopback address; want 127.0.0.1:PORT, [::1]:PORT or localhost:PORT", host)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, usagef("flag --metrics-addr: cannot listen on %s: %v", addr, err)
+		return nil, fmt.Errorf("cannot listen on %s: %v", addr, err)
 	}
-	lm := &liveMetrics{last: map[string]liveEntry{}, ln: ln}
+	lm := &Server{last: map[string]liveEntry{}, ln: ln}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
@@ -56,20 +60,20 @@ func startLiveMetrics(addr string) (*liveMetrics, error) {
 }
 
 // Addr is the address served.
-func (lm *liveMetrics) Addr() string { return lm.ln.Addr().String() }
+func (lm *Server) Addr() string { return lm.ln.Addr().String() }
 
-// record keeps one second of one role.
-func (lm *liveMetrics) record(target string, s runner.LiveSample) {
+// Record keeps one second of one role (runner.Options.Live).
+func (lm *Server) Record(target string, s runner.LiveSample) {
 	key := strings.Join([]string{target, s.Test, strconv.Itoa(s.Threads), s.Role}, "\x00")
 	lm.mu.Lock()
 	lm.last[key] = liveEntry{target, s}
 	lm.mu.Unlock()
 }
 
-// close stops serving.
-func (lm *liveMetrics) close() { lm.srv.Close() }
+// Close stops serving.
+func (lm *Server) Close() { lm.srv.Close() }
 
-func (lm *liveMetrics) write(w io.Writer) {
+func (lm *Server) write(w io.Writer) {
 	lm.mu.Lock()
 	entries := make([]liveEntry, 0, len(lm.last))
 	for _, e := range lm.last {

@@ -1,4 +1,10 @@
-package cli
+// Package preflight checks, before a run starts or stores anything, what
+// would otherwise fail late: the results database and the work dir can be
+// written, the ports servers are told to use are free, servers named by a
+// DSN answer, server installs run, the disk and the memory hold what the
+// suite will write and cache. Its errors (*Error) name the field or flag
+// to change; the cli reports them as usage errors (exit 2).
+package preflight
 
 import (
 	"errors"
@@ -21,22 +27,29 @@ import (
 	"benchlab/internal/workload"
 )
 
-// preflightOptions are the run's flags the checks before it depend on.
-type preflightOptions struct {
-	// keepData keeps every run's data dir, so the disk must hold them all.
-	keepData bool
-	// skipSpace skips the free-space check (--skip-space-check).
-	skipSpace bool
+// Options are the run's flags the checks before it depend on.
+type Options struct {
+	// KeepData keeps every run's data dir, so the disk must hold them all.
+	KeepData bool
+	// SkipSpace skips the free-space and memory checks (--skip-space-check).
+	SkipSpace bool
 }
 
-// preflight checks, before anything runs or is stored, what would otherwise
+// Error is a check that failed: what is wrong and what to change.
+type Error struct{ msg string }
+
+func (e *Error) Error() string { return e.msg }
+
+func errorf(format string, args ...any) error { return &Error{fmt.Sprintf(format, args...)} }
+
+// Check checks, before anything runs or is stored, what would otherwise
 // fail late: the results database can be written, the work dir too, every
 // port a managed server is told to listen on is free, every running server
 // named by a DSN answers on its port, every server install benchlab starts
 // has programs that run, the data dirs' filesystem has room for the data
 // the suite will write, and an embedded engine's per-connection caches fit
-// in the available memory. Its errors are usage errors (exit 2).
-func preflight(s spec.Spec, storeFile string, o preflightOptions) error {
+// in the available memory.
+func Check(s spec.Spec, storeFile string, o Options) error {
 	if err := checkStoreWritable(storeFile); err != nil {
 		return err
 	}
@@ -54,13 +67,13 @@ func preflight(s spec.Spec, storeFile string, o preflightOptions) error {
 	if err := checkDSNs(s); err != nil {
 		return err
 	}
-	if o.skipSpace {
+	if o.SkipSpace {
 		return nil
 	}
-	if err := checkSpace(s, o.keepData); err != nil {
+	if err := checkSpace(s, o.KeepData); err != nil {
 		return err
 	}
-	return checkCacheMemory(s, memAvailable())
+	return checkCacheMemory(s, MemAvailable())
 }
 
 // checkCacheMemory refuses a run whose embedded engine's per-connection
@@ -85,10 +98,10 @@ func checkCacheMemory(s spec.Spec, available int64) error {
 			each = min(each, data)
 		}
 		if need := conns * each; need > available {
-			return usagef("memory: target %s (%s) may cache about %s in benchlab's process (%d connections x %s each: its "+
+			return errorf("memory: target %s (%s) may cache about %s in benchlab's process (%d connections x %s each: its "+
 				"per-connection cache setting, at most the data's estimated size) and %s is available; lower its cache "+
 				"(SQLite: cache_size in [target.settings], e.g. -2000 for 2 MB) or the threads, or run anyway with --skip-space-check",
-				t.Name, t.Engine, bytesIEC(need), conns, bytesIEC(each), bytesIEC(available))
+				t.Name, t.Engine, BytesIEC(need), conns, BytesIEC(each), BytesIEC(available))
 		}
 	}
 	return nil
@@ -109,8 +122,8 @@ func cacheConns(s spec.Spec) (conns, data int64) {
 	return conns, data
 }
 
-// memAvailable is /proc/meminfo's MemAvailable in bytes, 0 when unknown.
-func memAvailable() int64 {
+// MemAvailable is /proc/meminfo's MemAvailable in bytes, 0 when unknown.
+func MemAvailable() int64 {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		return 0
@@ -135,7 +148,7 @@ func memAvailable() int64 {
 func checkInstalls(s spec.Spec) error {
 	for i, t := range s.Targets {
 		if err := server.CheckInstall(t.EngineTarget(s.Getenv)); err != nil {
-			return usagef("target[%d].%v", i, err)
+			return errorf("target[%d].%v", i, err)
 		}
 	}
 	return nil
@@ -155,7 +168,7 @@ func checkPorts(s spec.Spec) error {
 			port := fmt.Sprint(v)
 			l, err := net.Listen("tcp", net.JoinHostPort(server.Host, port))
 			if err != nil {
-				return usagef("target[%d].settings.%s: port %s on %s is in use (%v); stop what listens there, pick another port, "+
+				return errorf("target[%d].settings.%s: port %s on %s is in use (%v); stop what listens there, pick another port, "+
 					"or remove the setting and benchlab picks a free one", i, k, port, server.Host, dsn.Innermost(err))
 			}
 			l.Close()
@@ -173,7 +186,7 @@ func checkDSNs(s spec.Spec) error {
 		}
 		d, err := dsn.Parse(t.DSN)
 		if err != nil {
-			return usagef("target[%d].dsn: %v", i, err)
+			return errorf("target[%d].dsn: %v", i, err)
 		}
 		if d.Host == "" {
 			continue // a unix socket
@@ -185,7 +198,7 @@ func checkDSNs(s spec.Spec) error {
 		addr := net.JoinHostPort(d.Host, port)
 		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
-			return usagef("target[%d].dsn: no server answers at %s (%v); start it or fix the host and port", i, addr, dsn.Innermost(err))
+			return errorf("target[%d].dsn: no server answers at %s (%v); start it or fix the host and port", i, addr, dsn.Innermost(err))
 		}
 		c.Close()
 	}
@@ -234,9 +247,9 @@ func checkSpace(s spec.Spec, keepData bool) error {
 	if need <= free {
 		return nil
 	}
-	return usagef("disk space: %s needs about %s for target(s) %s (%s suite: %s) and %s has %s free; "+
+	return errorf("disk space: %s needs about %s for target(s) %s (%s suite: %s) and %s has %s free; "+
 		"make the data smaller, put it on a larger filesystem with %s, or run anyway with --skip-space-check",
-		what, bytesIEC(need), strings.Join(names, ", "), s.Workload.Suite, size.Basis, at, bytesIEC(free), flag)
+		what, BytesIEC(need), strings.Join(names, ", "), s.Workload.Suite, size.Basis, at, BytesIEC(free), flag)
 }
 
 // existingParent is dir, or its nearest parent that exists.
@@ -253,8 +266,8 @@ func existingParent(dir string) string {
 	}
 }
 
-// bytesIEC formats a byte count with a binary unit: 512 B, 1.5 MiB, 12.0 GiB.
-func bytesIEC(n int64) string {
+// BytesIEC formats a byte count with a binary unit: 512 B, 1.5 MiB, 12.0 GiB.
+func BytesIEC(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
@@ -276,11 +289,11 @@ func checkStoreWritable(path string) error {
 	}
 	if fi, err := os.Stat(path); err == nil {
 		if fi.IsDir() {
-			return usagef("results database %s is a directory; want a file (--store)", path)
+			return errorf("results database %s is a directory; want a file (--store)", path)
 		}
 		f, err := os.OpenFile(path, os.O_RDWR, 0)
 		if err != nil {
-			return usagef("results database %s cannot be written: %v (--store)", path, errors.Unwrap(err))
+			return errorf("results database %s cannot be written: %v (--store)", path, errors.Unwrap(err))
 		}
 		f.Close()
 		return nil
@@ -289,13 +302,13 @@ func checkStoreWritable(path string) error {
 	fi, err := os.Stat(dir)
 	switch {
 	case err != nil:
-		return usagef("results database %s: directory %s does not exist (--store)", path, dir)
+		return errorf("results database %s: directory %s does not exist (--store)", path, dir)
 	case !fi.IsDir():
-		return usagef("results database %s: %s is not a directory (--store)", path, dir)
+		return errorf("results database %s: %s is not a directory (--store)", path, dir)
 	}
 	f, err := os.CreateTemp(dir, ".benchlab-writable-*")
 	if err != nil {
-		return usagef("results database %s: directory %s is not writable (--store): %v", path, dir, errors.Unwrap(err))
+		return errorf("results database %s: directory %s is not writable (--store): %v", path, dir, errors.Unwrap(err))
 	}
 	name := f.Name()
 	f.Close()
@@ -311,22 +324,39 @@ func checkDirWritable(dir string) error {
 		fi, err := os.Stat(d)
 		if err == nil {
 			if !fi.IsDir() {
-				return usagef("work dir %s: %s is not a directory (--workdir)", dir, d)
+				return errorf("work dir %s: %s is not a directory (--workdir)", dir, d)
 			}
 			break
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return usagef("work dir %s: no existing parent directory (--workdir)", dir)
+			return errorf("work dir %s: no existing parent directory (--workdir)", dir)
 		}
 		d = parent
 	}
 	f, err := os.CreateTemp(d, ".benchlab-writable-*")
 	if err != nil {
-		return usagef("work dir %s: %s is not writable (--workdir): %v", dir, d, errors.Unwrap(err))
+		return errorf("work dir %s: %s is not writable (--workdir): %v", dir, d, errors.Unwrap(err))
 	}
 	name := f.Name()
 	f.Close()
 	os.Remove(name)
 	return nil
+}
+
+// CacheNeed is the memory an embedded target's per-connection caches may
+// take in benchlab's process (checkCacheMemory's estimate), 0 for an engine
+// that does not say.
+func CacheNeed(s spec.Spec, t spec.Target) int64 {
+	d, ok := engine.Lookup(t.Engine)
+	c, cacher := d.(engine.ConnectionCacher)
+	if !ok || !cacher || t.DSN != "" {
+		return 0
+	}
+	conns, data := cacheConns(s)
+	each := c.ConnectionCache(t.TargetSettings())
+	if data >= 0 {
+		each = min(each, data)
+	}
+	return conns * each
 }

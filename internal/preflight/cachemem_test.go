@@ -1,9 +1,10 @@
-package cli
+package preflight
 
 import (
 	"strings"
 	"testing"
 
+	_ "benchlab/internal/all"
 	"benchlab/internal/spec"
 )
 

@@ -1,0 +1,96 @@
+package runner
+
+import (
+	"time"
+
+	"benchlab/internal/metrics"
+	"benchlab/internal/store"
+)
+
+// measureInterleaved measures a step on several targets that take turns of
+// length slice (turns.go) through a warm-up and a measured part each as
+// long as the step's, so the step lasts that many times longer.
+//
+// What an interleaved step cannot tell apart per target is left out of its
+// results rather than guessed: resource use per operation (the sampler sees
+// every target's server and benchlab's one process), engine counters, perf
+// counters and profiles. Its CPU speed facts are the step's, shared.
+func (s *stepRun) measureInterleaved(slice time.Duration) {
+	for _, res := range s.results {
+		res.Facts[store.FactInterleave] = slice.Seconds()
+		res.Facts[store.FactInterleaveTargets] = float64(len(s.parts))
+	}
+	s.beginStreams()
+	// Each target gets the step's warm-up and measured time in turns.
+	win := stepWindow(s.st, s.roles, time.Now())
+	k := time.Duration(len(s.parts))
+	win.measureFrom = win.start.Add(k * win.measureFrom.Sub(win.start))
+	win.deadline = win.measureFrom.Add(k * s.st.Duration)
+	g := newTurns(slice, win.measureFrom, len(s.parts))
+	for i, rs := range s.runsOf {
+		for _, rr := range rs {
+			rr.turns, rr.target, rr.live, rr.label = g, i, s.parts[i].live, s.parts[i].name
+		}
+	}
+	s.open(win)
+	// The sampler gives the intervals' load (every target's, shared).
+	sampler := newLoadSampler(s.parts, s.opt.DataDir)
+	ins := instruments{sampler}
+	if speed := startSpeedProbe(s.opt, s.win, sampler); speed != nil {
+		ins = append(ins, speed)
+	}
+	s.use(ins)
+	start := func(clock metrics.Clock, c *crew) (wait func()) {
+		startSlots(s.stepCtx, s.runsOf, g, clock, s.win, s.stop, s.iop.lockThreads, c)
+		turnsDone := make(chan struct{})
+		go func() {
+			defer close(turnsDone)
+			g.run(s.stepCtx, s.stop, s.win.deadline)
+		}()
+		return func() { <-turnsDone }
+	}
+	s.run(ins, start, func(rr *roleRun, _ time.Time) time.Duration { return g.measuredTime(rr.target) })
+}
+
+// multiStream is the Stream of an interleaved step: each target's results
+// go to that target's own stream (nil: not streamed), by role index.
+type multiStream struct {
+	streams []Stream
+	// part and local map a role index of the step to its target and its
+	// index among that target's roles.
+	part, local []int
+}
+
+func (m *multiStream) add(s Stream, roles int) {
+	for i := 0; i < roles; i++ {
+		m.part = append(m.part, len(m.streams))
+		m.local = append(m.local, i)
+	}
+	m.streams = append(m.streams, s)
+}
+
+func (m *multiStream) any() bool {
+	for _, s := range m.streams {
+		if s != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Begin implements Stream; each target's stream has begun already.
+func (m *multiStream) Begin([]*store.Result) error { return nil }
+
+// Flush implements Stream.
+func (m *multiStream) Flush(ri int, ivs []store.Interval) {
+	if s := m.streams[m.part[ri]]; s != nil {
+		s.Flush(m.local[ri], ivs)
+	}
+}
+
+// FlushLatency implements Stream.
+func (m *multiStream) FlushLatency(ri int, l SoFar) {
+	if s := m.streams[m.part[ri]]; s != nil {
+		s.FlushLatency(m.local[ri], l)
+	}
+}
