@@ -2,6 +2,7 @@ package ferretdb_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,4 +127,58 @@ func TestCheckTarget(t *testing.T) {
 	if err := (ferretdb.Driver{}).CheckTarget(engine.Target{Version: ferretdb.Version(), Settings: map[string]string{"backend": "SQLite"}}); err != nil {
 		t.Errorf("a good target: %v", err)
 	}
+}
+
+// cgroupOf is the cgroup line of pid (its memory controller's, or v2's).
+func cgroupOf(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "0::") || strings.Contains(l, ":memory:") {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestMemoryLimitHoldsBoth gives a FerretDB over PostgreSQL target a memory
+// limit: FerretDB runs in PostgreSQL's memory cgroup, one limit for both
+// process trees, and the cgroup is gone after Close.
+func TestMemoryLimitHoldsBoth(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("memory cgroups need root; tests run as root")
+	}
+	getenv, _ := servertest.Env(t)
+	dir := t.TempDir()
+	db, err := ferretdb.Driver{}.Open(context.Background(), engine.Target{Name: "m", Engine: "ferretdb", Memory: "512MB",
+		Settings: map[string]string{"backend": "postgresql"}, Getenv: getenv}, dir)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	m := db.(*mongodb.DB)
+	roundTrip(t, m)
+	pids := m.PIDs()
+	if len(pids) != 2 {
+		t.Fatalf("PIDs %v, want FerretDB's and PostgreSQL's", pids)
+	}
+	ferret, pg := cgroupOf(t, pids[0]), cgroupOf(t, pids[1])
+	if ferret == "" || ferret != pg || !strings.Contains(pg, "benchlab-m-postgres") {
+		t.Errorf("FerretDB in %q, PostgreSQL in %q; want both in PostgreSQL's benchlab cgroup", ferret, pg)
+	}
+	if err := m.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	dir2 := "/sys/fs/cgroup"
+	_, path, v2 := strings.Cut(pg, "::")
+	if !v2 {
+		_, path, _ = strings.Cut(pg, ":memory:")
+		dir2 += "/memory"
+	}
+	if _, err := os.Stat(filepath.Join(dir2, path)); !os.IsNotExist(err) {
+		t.Errorf("cgroup %s left after Close (%v)", path, err)
+	}
+	servertest.NoProcs(t, dir)
 }
