@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -105,8 +106,18 @@ func (t *Terminal) Op(ctx context.Context) (workload.Tally, error) {
 	body := []func(x *tx) error{t.newOrder, t.payment, t.orderStatus, t.delivery, t.stockLevel}[kind]
 	inputs := t.r.State()
 	total := workload.Tally{Kind: kind}
+	run := ctx
+	if !t.cfg.Transactions {
+		// Without transactions a transaction cut short stays half written
+		// (a district's order number taken, its order missing) and breaks
+		// the consistency conditions: it finishes even after the step's
+		// end, within finishBound.
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishBound)
+		defer cancel()
+		run = c
+	}
 	for try := 1; ; try++ {
-		x := &tx{ctx: ctx}
+		x := &tx{ctx: run}
 		err := t.run(x, body)
 		total.Statements += x.n
 		if err == nil || errors.Is(err, errRollback) {
@@ -125,6 +136,9 @@ func (t *Terminal) Op(ctx context.Context) (workload.Tally, error) {
 		t.r.Restore(inputs)
 	}
 }
+
+// finishBound bounds a transaction that runs on after its step ended.
+const finishBound = 50 * time.Second
 
 // tx counts a transaction's calls to the server and carries its context
 // (a session's, in a multi-document transaction).

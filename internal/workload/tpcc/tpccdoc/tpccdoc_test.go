@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// specText is one warehouse, two terminals, 3 s of the mix on a ferretdb
+// specText is one warehouse, two terminals, 10 s of the mix on a ferretdb
 // target with settings and tpcc options of the test's.
 const specText = `name = "tpcc-doc"
 [[target]]
@@ -33,7 +33,7 @@ engine = "ferretdb"
 [workload]
 suite = "tpcc"
 threads = [2]
-write_time = "3s"
+write_time = "10s"
 warmup = "500ms"
 postwrite_wait = "0s"
 report_interval = "0s"
