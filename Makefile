@@ -3,6 +3,12 @@ GO      ?= go
 COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X benchlab/internal/cli.commit=$(COMMIT)
 BIN     := bin/benchlab
+# Embedded C engines (SQLite, RocksDB) keep frame pointers, so that perf's
+# stacks of an in-process engine reach from its C functions back to the Go
+# caller (docs/measurement.md#cpu-profiles).
+CGO_CFLAGS ?= -O2 -g -fno-omit-frame-pointer
+CGO_CXXFLAGS ?= -O2 -g -fno-omit-frame-pointer
+export CGO_CFLAGS CGO_CXXFLAGS
 
 .PHONY: build quickstart deps test load-check bench lab-scale aa calibrate clean
 

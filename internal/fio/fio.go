@@ -29,10 +29,12 @@ type Report struct {
 type Job struct {
 	Name  string `json:"jobname"`
 	Error int    `json:"error"`
-	// RuntimeMS is how long the job has run, in milliseconds.
-	RuntimeMS int64 `json:"job_runtime"`
-	Read      Dir   `json:"read"`
-	Write     Dir   `json:"write"`
+	// JobRuntimeMS is how long the job has run, in milliseconds; with
+	// group_reporting it is the sum over the jobs merged (numjobs=4 over
+	// 3 s reads 12 s), so wall time comes from Dir.RuntimeMS.
+	JobRuntimeMS int64 `json:"job_runtime"`
+	Read         Dir   `json:"read"`
+	Write        Dir   `json:"write"`
 }
 
 // Dir is one direction of a job (read or write).
@@ -41,6 +43,10 @@ type Dir struct {
 	BWBytes  float64 `json:"bw_bytes"`
 	IOPS     float64 `json:"iops"`
 	TotalIOs int64   `json:"total_ios"`
+	// RuntimeMS is how long the direction ran in wall time, in
+	// milliseconds. Unlike the job's job_runtime, group_reporting does not
+	// add it up over the jobs it merges.
+	RuntimeMS int64 `json:"runtime"`
 	// Clat is the completion latency in nanoseconds.
 	Clat Lat `json:"clat_ns"`
 }
@@ -109,7 +115,8 @@ type Totals struct {
 	ReadIOPS, WriteIOPS float64
 	// ReadBW and WriteBW are bytes per second.
 	ReadBW, WriteBW float64
-	// RuntimeMS is the longest job's runtime.
+	// RuntimeMS is the longest job's runtime in wall time: the longest
+	// direction's runtime, or job_runtime for a job that did no IO.
 	RuntimeMS int64
 	// Clat is the completion latency over both directions: the mean
 	// weighted by operations, and each percentile and the max the largest
@@ -127,6 +134,14 @@ func (t Totals) IOs() int64 { return t.ReadIOs + t.WriteIOs }
 // IOPS is the read plus write rate.
 func (t Totals) IOPS() float64 { return t.ReadIOPS + t.WriteIOPS }
 
+// wallMS is how long the job ran in wall time.
+func (j Job) wallMS() int64 {
+	if ms := max(j.Read.RuntimeMS, j.Write.RuntimeMS); ms > 0 {
+		return ms
+	}
+	return j.JobRuntimeMS
+}
+
 // Totals sums the report's jobs.
 func (r Report) Totals() Totals {
 	var t Totals
@@ -135,7 +150,7 @@ func (r Report) Totals() Totals {
 		if j.Error != 0 {
 			t.Errors++
 		}
-		t.RuntimeMS = max(t.RuntimeMS, j.RuntimeMS)
+		t.RuntimeMS = max(t.RuntimeMS, j.wallMS())
 		t.ReadIOs += j.Read.TotalIOs
 		t.WriteIOs += j.Write.TotalIOs
 		t.ReadIOPS += j.Read.IOPS
@@ -162,4 +177,34 @@ func (r Report) Totals() Totals {
 		t.ClatMean = time.Duration(weighted / float64(n))
 	}
 	return t
+}
+
+// Interval is one step of a Series: the reads and writes completed over
+// Seconds of the jobs' wall time.
+type Interval struct {
+	Seconds float64
+	IOs     int64
+}
+
+// Series turns the cumulative counts of fio's status documents
+// (--status-interval) and its final one into intervals, by the longest
+// job's wall-time runtime. A document in the same millisecond as the one
+// before (the final just after the last status) adds its IOs to that
+// interval.
+func Series(reports []Report) []Interval {
+	var ivs []Interval
+	var prevIOs, prevMS int64
+	for _, rep := range reports {
+		t := rep.Totals()
+		if t.RuntimeMS <= prevMS {
+			if n := len(ivs); n > 0 && t.IOs() > prevIOs {
+				ivs[n-1].IOs += t.IOs() - prevIOs
+				prevIOs = t.IOs()
+			}
+			continue
+		}
+		ivs = append(ivs, Interval{Seconds: float64(t.RuntimeMS-prevMS) / 1000, IOs: t.IOs() - prevIOs})
+		prevIOs, prevMS = t.IOs(), t.RuntimeMS
+	}
+	return ivs
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -63,5 +65,57 @@ func TestParseNothing(t *testing.T) {
 		if _, err := Parse([]byte(out)); !errors.Is(err, ErrNoJSON) {
 			t.Errorf("Parse(%q): %v, want ErrNoJSON", out, err)
 		}
+	}
+}
+
+// TestSeriesNumjobs runs real fio with four jobs merged by group_reporting
+// (whose job_runtime adds up the four jobs' time) and checks that the
+// series reads fio's own rates: at every status document the IOs so far
+// over the series' seconds so far are within 5% of the IOPS fio reports,
+// and the series spans the run's wall time, not four times it.
+func TestSeriesNumjobs(t *testing.T) {
+	fioPath, err := exec.LookPath("fio")
+	if err != nil {
+		t.Fatal("fio is not installed (scripts/install-deps.sh installs it)")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(fioPath, "--name=nj", "--filename="+filepath.Join(dir, "f"), "--size=8M", "--rw=randread",
+		"--bs=4k", "--ioengine=psync", "--numjobs=4", "--group_reporting", "--time_based", "--runtime=3",
+		"--status-interval=1", "--output-format=json")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("fio: %v", err)
+	}
+	reports, err := Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) < 3 {
+		t.Fatalf("%d documents; want status documents and the final", len(reports))
+	}
+	final := reports[len(reports)-1].Totals()
+	if final.RuntimeMS < 2900 || final.RuntimeMS > 3500 {
+		t.Errorf("final runtime %d ms; want about the 3000 ms asked for", final.RuntimeMS)
+	}
+	ivs := Series(reports)
+	var ios int64
+	var secs float64
+	k := 0
+	for _, rep := range reports {
+		tot := rep.Totals()
+		for ios < tot.IOs() && k < len(ivs) {
+			ios += ivs[k].IOs
+			secs += ivs[k].Seconds
+			k++
+		}
+		if ios != tot.IOs() {
+			t.Fatalf("series holds %d IOs at a document with %d", ios, tot.IOs())
+		}
+		if got, want := float64(ios)/secs, tot.IOPS(); math.Abs(got-want) > 0.05*want {
+			t.Errorf("after %.3f s the series reads %.0f IOPS; fio says %.0f", secs, got, want)
+		}
+	}
+	if secs < 2.9 || secs > 3.5 {
+		t.Errorf("series spans %.3f s; want the 3 s fio ran", secs)
 	}
 }

@@ -88,24 +88,11 @@ func fioResult(file, test string, threads int, t fio.Totals) (store.Result, erro
 	return r, nil
 }
 
-// fioSeries is the per-interval IOs of fio's status documents, by the
-// longest job's runtime.
+// fioSeries is the per-interval IOs of fio's status documents (fio.Series).
 func fioSeries(reports []fio.Report) []store.Interval {
 	var ivs []store.Interval
-	var prevIOs, prevMS int64
-	for _, rep := range reports {
-		t := rep.Totals()
-		if t.RuntimeMS <= prevMS {
-			if n := len(ivs); n > 0 && t.IOs() > prevIOs {
-				ivs[n-1].Events += t.IOs() - prevIOs
-				ivs[n-1].Statements = ivs[n-1].Events
-				prevIOs = t.IOs()
-			}
-			continue
-		}
-		n := t.IOs() - prevIOs
-		ivs = append(ivs, store.Interval{Sec: len(ivs), Seconds: float64(t.RuntimeMS-prevMS) / 1000, Events: n, Statements: n})
-		prevIOs, prevMS = t.IOs(), t.RuntimeMS
+	for i, iv := range fio.Series(reports) {
+		ivs = append(ivs, store.Interval{Sec: i, Seconds: iv.Seconds, Events: iv.IOs, Statements: iv.IOs})
 	}
 	if len(ivs) < 2 {
 		return nil // the final document alone is no series

@@ -36,6 +36,9 @@ var CounterEvents = []CounterEvent{
 	{Name: "branch-misses", Hardware: true, typ: unix.PERF_TYPE_HARDWARE, config: unix.PERF_COUNT_HW_BRANCH_MISSES},
 	{Name: "cpu-migrations", typ: unix.PERF_TYPE_SOFTWARE, config: unix.PERF_COUNT_SW_CPU_MIGRATIONS},
 	{Name: "page-faults", typ: unix.PERF_TYPE_SOFTWARE, config: unix.PERF_COUNT_SW_PAGE_FAULTS},
+	// task-clock is the CPU time of the counted threads in nanoseconds:
+	// cycles over it is the clock rate they ran at (GHz).
+	{Name: "task-clock", typ: unix.PERF_TYPE_SOFTWARE, config: unix.PERF_COUNT_SW_TASK_CLOCK},
 }
 
 // Counters counts CounterEvents over a fixed set of threads with

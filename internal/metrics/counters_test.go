@@ -59,6 +59,11 @@ func TestCountersOnThisThread(t *testing.T) {
 			t.Errorf("%s: counted %v, unsupported %v (%q); want exactly one", ev.Name, counted, not, why)
 		}
 	}
+	// The loop alone takes milliseconds of CPU: task-clock counts it, in
+	// nanoseconds.
+	if d["task-clock"] < 1e6 {
+		t.Errorf("task-clock %v ns after a loop of 20M iterations", d["task-clock"])
+	}
 	if _, ok := d["instructions"]; ok && d["instructions"] < 20_000_000 {
 		t.Errorf("instructions %v for a loop of 20M iterations", d["instructions"])
 	}

@@ -238,8 +238,11 @@ func TestProcessTreeCPU(t *testing.T) {
 	}
 	defer cmd.Wait()
 	defer cmd.Process.Kill()
-	s := NewStepSampler([]int{cmd.Process.Pid}, t.TempDir())
+	// The sampler's window opens at its last read before Mark, here its
+	// creation: the test's window opens before it, so that it brackets the
+	// sampler's on a machine slow to create one.
 	marked := time.Now()
+	s := NewStepSampler([]int{cmd.Process.Pid}, t.TempDir())
 	s.Mark()
 	sawChild := false
 	var mid float64

@@ -39,8 +39,9 @@ func (s Stacks) Samples() int64 {
 //	postgres 4242/4242  1761.548554051:   10101010 cpu-clock:
 //
 // The command name may hold spaces, so the line is matched from its
-// pid/tid on.
-var header = regexp.MustCompile(`^(.*?)\s+(\d+)/(\d+)\s+(\d+)\.(\d{9}):\s+\d+\s+\S+:\s*$`)
+// pid/tid on. A sample perf could not give a task (pid/tid -1/-1, seen as
+// a task exits) is skipped.
+var header = regexp.MustCompile(`^(.*?)\s+(-?\d+)/(-?\d+)\s+(\d+)\.(\d{9}):\s+\d+\s+\S+:\s*$`)
 
 // Fold reads `perf script` output (fields comm,pid,tid,time,period,event,ip,
 // sym,dso; times in nanoseconds) and folds the samples taken at from <= t <
@@ -108,7 +109,7 @@ func Fold(r io.Reader, from, to int64) (Stacks, error) {
 		} else if _, ok := commOf[pid]; !ok && comm != "" {
 			commOf[pid] = comm
 		}
-		in, keep = true, t >= from && (to == 0 || t < to)
+		in, keep = true, t >= from && (to == 0 || t < to) && m[3] != "-1"
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read perf script output: %w", err)
@@ -218,6 +219,24 @@ func (s Stacks) Self() map[string]int64 {
 			leaf = k[i+1:]
 		}
 		out[leaf] += n
+	}
+	return out
+}
+
+// Inclusive returns each function's inclusive samples: the samples in
+// which it was anywhere on the stack, counted once per sample however
+// often it recurses.
+func (s Stacks) Inclusive() map[string]int64 {
+	out := map[string]int64{}
+	seen := map[string]bool{}
+	for k, n := range s {
+		clear(seen)
+		for _, f := range strings.Split(k, ";") {
+			if !seen[f] {
+				seen[f] = true
+				out[f] += n
+			}
+		}
 	}
 	return out
 }

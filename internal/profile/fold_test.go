@@ -91,3 +91,76 @@ func TestFoldBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestSelfInclusive: a function's self samples are those where it is the
+// leaf; its inclusive samples those where it is on the stack, once per
+// sample even when it recurses.
+func TestSelfInclusive(t *testing.T) {
+	st, err := Parse([]byte("pg;main;exec;scan 5\npg;main;exec 2\npg;main;exec;exec;sort 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, incl := st.Self(), st.Inclusive()
+	for f, want := range map[string][2]int64{"pg": {0, 10}, "main": {0, 10}, "exec": {2, 10}, "scan": {5, 5}, "sort": {3, 3}} {
+		if self[f] != want[0] || incl[f] != want[1] {
+			t.Errorf("%s: self %d inclusive %d, want %d and %d", f, self[f], incl[f], want[0], want[1])
+		}
+	}
+}
+
+// offScript is hand-written off-CPU output: a backend leaves its CPU in an
+// fsync at 10.000 s and next at 10.004 s in a socket read; a second thread
+// leaves once at 10.001 s and never again (a last switch counts nothing);
+// a switch before the window is not counted, and the one at 10.010 s is
+// the backend's last. A switch perf could not give a task (-1/-1) is
+// skipped.
+const offScript = `postgres 50/50  9.000000000:          1 sched:sched_switch: 
+	ffffffff821facd8 __schedule ([kernel.kallsyms])
+	ffffffff821fb643 schedule ([kernel.kallsyms])
+	    55d0c0a1b2c3 PostgresMain (/usr/lib/postgresql/15/bin/postgres)
+
+postgres 50/50  10.000000000:          1 sched:sched_switch: 
+	ffffffff821facd8 __schedule ([kernel.kallsyms])
+	ffffffff821fb643 schedule ([kernel.kallsyms])
+	ffffffff821fb70f io_schedule ([kernel.kallsyms])
+	ffffffff81afb813 blkdev_issue_flush ([kernel.kallsyms])
+	    55d0c0a1b000 XLogFlush (/usr/lib/postgresql/15/bin/postgres)
+
+:51 50/51  10.001000000:          1 sched:sched_switch: 
+	ffffffff821facd8 __schedule ([kernel.kallsyms])
+	    55d0c0a1b001 WaitLatch (/usr/lib/postgresql/15/bin/postgres)
+
+:-1    -1/-1    10.002000000:          1 sched:sched_switch: 
+	ffffffff821facd8 __schedule ([kernel.kallsyms])
+
+postgres 50/50  10.004000000:          1 sched:sched_switch: 
+	ffffffff821facd8 __schedule ([kernel.kallsyms])
+	ffffffff821fb643 schedule ([kernel.kallsyms])
+	ffffffff81000000 sock_recvmsg ([kernel.kallsyms])
+	    55d0c0a1b002 secure_read (/usr/lib/postgresql/15/bin/postgres)
+
+postgres 50/50  10.010000000:          1 sched:sched_switch: 
+	ffffffff821facd8 __schedule ([kernel.kallsyms])
+`
+
+// TestFoldOffCPU: each switch in the window counts the microseconds to
+// the thread's next switch, clipped at the window's end, under its stack
+// without the scheduler's frames.
+func TestFoldOffCPU(t *testing.T) {
+	st, err := FoldOffCPU(strings.NewReader(offScript), 9_500_000_000, 10_007_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Stacks{
+		"postgres;XLogFlush;blkdev_issue_flush": 4000, // 10.000 -> 10.004
+		"postgres;secure_read;sock_recvmsg":     3000, // 10.004 -> 10.010, clipped at 10.007
+	}
+	if len(st) != len(want) {
+		t.Errorf("stacks %v, want %v", st, want)
+	}
+	for k, v := range want {
+		if st[k] != v {
+			t.Errorf("%s: %d us, want %d (all: %v)", k, st[k], v, st)
+		}
+	}
+}

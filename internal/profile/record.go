@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,15 +63,62 @@ const StartTimeout = 30 * time.Second
 // enabled: perf starts with them disabled (-D -1) and enables them when
 // told through its control FIFO, answering on the ack FIFO. Only the
 // processes named are attached, with the threads and processes they start
-// from then on: give every member of a process tree. The error says why no
-// recording could be started (perf not installed, no process to attach
-// to, perf refused).
+// from then on: give every member of a process tree. A process forked by
+// one of them may live shorter than a sample period and go unseen (a
+// PostgreSQL backend per connection): StartCgroups sees those. The error
+// says why no recording could be started (perf not installed, no process
+// to attach to, perf refused).
 func Start(pids []int, hz int) (*Recording, error) {
-	if hz <= 0 {
-		return nil, fmt.Errorf("profile: %d samples per second; want > 0", hz)
-	}
 	if len(pids) == 0 {
 		return nil, errors.New("profile: no process to attach to")
+	}
+	list := make([]string, len(pids))
+	for i, p := range pids {
+		list[i] = strconv.Itoa(p)
+	}
+	return start(hz, "-F", strconv.Itoa(hz), "-e", Event, "-p", strings.Join(list, ","))
+}
+
+// StartCgroups is Start for every process in the cgroups named (as perf
+// record -G takes them), on every CPU, however briefly a process lives:
+// perf counts the CPU time of a cgroup's tasks system-wide (-a), which
+// needs root or CAP_PERFMON.
+func StartCgroups(cgroups []string, hz int) (*Recording, error) {
+	if len(cgroups) == 0 {
+		return nil, errors.New("profile: no cgroup to sample")
+	}
+	args := []string{"-F", strconv.Itoa(hz), "-a"}
+	for _, cg := range cgroups {
+		// -G applies to the -e before it: one event per cgroup.
+		args = append(args, "-e", Event, "-G", cg)
+	}
+	return start(hz, args...)
+}
+
+// OffCPUEvent is the tracepoint an off-CPU recording samples: every time
+// a thread leaves a CPU, with the call stack it left from.
+const OffCPUEvent = "sched:sched_switch"
+
+// StartOffCPU records every switch of a thread of the cgroups named off
+// its CPU (OffCPUEvent, each one sampled), for StopOffCPU. It is a
+// recording of its own: perf cannot sample a tracepoint at every event and
+// a clock at a frequency in one run.
+func StartOffCPU(cgroups []string) (*Recording, error) {
+	if len(cgroups) == 0 {
+		return nil, errors.New("profile: no cgroup to sample")
+	}
+	args := []string{"-c", "1", "-a"}
+	for _, cg := range cgroups {
+		args = append(args, "-e", OffCPUEvent, "-G", cg)
+	}
+	return start(1, args...)
+}
+
+// start runs perf record with the sampling, event and target arguments
+// given; hz is the rate they set, kept in the Recording.
+func start(hz int, target ...string) (*Recording, error) {
+	if hz <= 0 {
+		return nil, fmt.Errorf("profile: %d samples per second; want > 0", hz)
 	}
 	perf, err := exec.LookPath("perf")
 	if err != nil {
@@ -79,10 +127,6 @@ func Start(pids []int, hz int) (*Recording, error) {
 	dir, err := os.MkdirTemp("", "benchlab-profile-")
 	if err != nil {
 		return nil, fmt.Errorf("profile: temp dir: %w", err)
-	}
-	list := make([]string, len(pids))
-	for i, p := range pids {
-		list[i] = strconv.Itoa(p)
 	}
 	r := &Recording{Hz: hz, dir: dir, data: filepath.Join(dir, "perf.data"), waited: make(chan struct{})}
 	ctlPath, ackPath := filepath.Join(dir, "ctl"), filepath.Join(dir, "ack")
@@ -105,9 +149,10 @@ func Start(pids []int, hz int) (*Recording, error) {
 		return nil, fmt.Errorf("profile: control fifo: %w", err)
 	}
 	defer ack.Close()
-	r.cmd = exec.Command(perf, "record", "-F", strconv.Itoa(hz), "-g", "-e", Event, "-k", "CLOCK_MONOTONIC",
-		"--no-buildid", "--no-buildid-cache", "-D", "-1", "--control", "fifo:"+ctlPath+","+ackPath,
-		"-p", strings.Join(list, ","), "-o", r.data)
+	args := append([]string{"record", "-g", "-k", "CLOCK_MONOTONIC",
+		"--no-buildid", "--no-buildid-cache", "-D", "-1", "--control", "fifo:" + ctlPath + "," + ackPath,
+		"-o", r.data}, target...)
+	r.cmd = exec.Command(perf, args...)
 	r.cmd.Dir = dir
 	r.cmd.Stderr = &r.stderr
 	// Its own process group, so that a Ctrl-C at the terminal reaches
@@ -172,6 +217,17 @@ func (r *Recording) failure() error {
 // perf's clock (Now, At; to = 0: all). It does not remove the temporary
 // directory: Close does.
 func (r *Recording) Stop(from, to int64) (Stacks, error) {
+	return r.stop(func(out io.Reader) (Stacks, error) { return Fold(out, from, to) })
+}
+
+// StopOffCPU ends an off-CPU recording (StartOffCPU) as Stop does and
+// folds its switches from <= t < to by off-CPU time (FoldOffCPU).
+func (r *Recording) StopOffCPU(from, to int64) (Stacks, error) {
+	return r.stop(func(out io.Reader) (Stacks, error) { return FoldOffCPU(out, from, to) })
+}
+
+// stop ends the recording and folds perf script's output with fold.
+func (r *Recording) stop(fold func(io.Reader) (Stacks, error)) (Stacks, error) {
 	select {
 	case <-r.waited:
 		if r.err != nil {
@@ -205,7 +261,7 @@ func (r *Recording) Stop(from, to int64) (Stacks, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("profile: perf script: %w", err)
 	}
-	stacks, ferr := Fold(out, from, to)
+	stacks, ferr := fold(out)
 	if ferr != nil {
 		_ = cmd.Process.Kill()
 	}

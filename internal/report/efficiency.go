@@ -78,6 +78,9 @@ var effMetrics = []effMetric{
 		return perOp(r, effF(r, func(e *store.Efficiency) float64 { return section.SumOf(float64(e.ServerCS), float64(e.ClientCS)) }), 1)
 	}, true},
 	{"peak server RSS MB", func(r store.Result) float64 {
+		if _, limited := r.Facts[store.FactServerMemoryLimit]; limited {
+			return store.NotMeasured // the cgroup's figures stand (memoryLimitTables)
+		}
 		return effF(r, func(e *store.Efficiency) float64 { return section.MiB(e.ServerPeakRSS) })
 	}, false},
 	{"peak client RSS MB", func(r store.Result) float64 {
@@ -170,7 +173,8 @@ func efficiencyTables(d *Data, keys []cellKey, s samples, label func(cellKey) st
 	if !hasEfficiency(s, keys) {
 		return nil
 	}
-	return costTables(d, keys, s, label, opt, effMetrics, "Efficiency per operation",
+	metrics := append(append([]effMetric{}, effMetrics...), clockMetrics(keys, s)...)
+	return costTables(d, keys, s, label, opt, metrics, "Efficiency per operation",
 		"op = statement (the QPS denominator); cpu in microseconds (client = benchlab, server = the server's "+
 			"process tree); KB, reads and writes of the engine's processes (/proc/<pid>/io), dev = the data dir's block "+
 			"device (/proc/diskstats, all processes); cs = context switches, server + client; steal and foreign "+
@@ -313,6 +317,12 @@ func efficiencyNotes(d *Data, keys []cellKey, s samples) []string {
 	if len(noDevice) > 0 {
 		n = append(n, "efficiency: dev columns not readable for "+strings.Join(sortedKeys(noDevice), ", ")+
 			": the data dir's block device is not in /proc/diskstats (tmpfs or overlay)")
+	}
+	if m := memoryLimitNote(d, keys, s); m != "" {
+		n = append(n, m)
+	}
+	if c := clockNote(keys, s); c != "" {
+		n = append(n, c)
 	}
 	if sz := dbSizeLine(d); sz != "" {
 		n = append(n, sz)

@@ -85,6 +85,9 @@ type htmlPage struct {
 	Manifests   []htmlManifest
 	// Flames are the CPU flame graphs of profiled steps (run --profile).
 	Flames []htmlFlame
+	// DiffFlames are each target's differential flame graphs against the
+	// base, where both were profiled.
+	DiffFlames []htmlFlame
 	// Options holds every chart's ECharts option as JSON (escaped by
 	// encoding/json, so no "<" can close the script element).
 	Options template.JS
@@ -119,6 +122,7 @@ func WriteHTML(w io.Writer, d *Data, r *Report) error {
 	}
 	page.Options = template.JS(opts)
 	page.Flames = flamesOf(d)
+	page.DiffFlames = diffFlamesOf(d)
 	for _, run := range d.Runs {
 		var pretty strings.Builder
 		var v any
@@ -219,6 +223,13 @@ the sign repeats the verdict, so the table reads without telling colours apart.<
 <p>Call stacks sampled over each step's measured part (run --profile), callers above callees; a frame's width is its share
 of the samples. Hover a frame for its name and samples.</p>
 {{range .Flames}}<details><summary>{{.Title}}</summary>{{.SVG}}</details>
+{{end}}{{end}}
+{{if .DiffFlames}}<h2>Differential flame graphs</h2>
+<p>Each target's call stacks against the base's, in CPU microseconds per operation: a frame is as wide as the target's
+time in it, red where the target spends more of its own time (as the leaf) per operation than the base, blue where it
+spends less, white where the same; the deepest colour is the largest change. Hover a frame for its inclusive times.
+Frames the target no longer runs are in the CPU profile table.</p>
+{{range .DiffFlames}}<details><summary>{{.Title}}</summary>{{.SVG}}</details>
 {{end}}{{end}}
 {{if .Notes}}<h2>Notes</h2><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <h2>Manifests</h2>

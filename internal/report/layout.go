@@ -89,9 +89,11 @@ var genericTables = []tableBuilder{
 	latencyTables,
 	func(v *view) []Table { return ptrTable(kindTable(v.keys, v.s, v.targets, v.groups, v.label)) },
 	func(v *view) []Table { return efficiencyTables(v.d, v.keys, v.s, v.label, v.opt) },
+	func(v *view) []Table { return memoryLimitTables(v.d, v.keys, v.s, v.label) },
 	func(v *view) []Table { return counterTables(v.d, v.keys, v.s, v.label, v.opt) },
 	func(v *view) []Table { return engineStatTables(v.d, v.keys, v.s, v.label, v.opt) },
 	func(v *view) []Table { return profileTables(v.d, v.keys, v.s, v.label) },
+	func(v *view) []Table { return offCPUTables(v.d, v.keys, v.s, v.label) },
 	suiteTables,
 }
 

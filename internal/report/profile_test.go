@@ -169,7 +169,112 @@ func TestFlameSVG(t *testing.T) {
 	if err := WriteHTML(&b, d, Build(d)); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(b.String(), `<svg xmlns="http://www.w3.org/2000/svg" class="flame"`); n != 2 {
-		t.Errorf("HTML report has %d flame graphs, want 2 (a and b)", n)
+	if n := strings.Count(b.String(), `<svg xmlns="http://www.w3.org/2000/svg" class="flame"`); n != 3 {
+		t.Errorf("HTML report has %d flame graphs, want 3 (a, b, and b against a)", n)
+	}
+	if !strings.Contains(b.String(), "<h2>Differential flame graphs</h2>") {
+		t.Error("HTML report has no differential flame graph section")
+	}
+}
+
+// TestDiffFlameSVG: the target's frames, as wide as its time per op on
+// a scale of the larger total, coloured red where it grew, blue where it
+// shrank and white where it stayed; a frame only the base has is absent.
+func TestDiffFlameSVG(t *testing.T) {
+	base := map[string]float64{"p;main;grow": 100, "p;main;shrink": 200, "p;main;same": 100, "p;main;gone": 100}
+	target := map[string]float64{"p;main;grow": 300, "p;main;shrink": 100, "p;main;same": 100}
+	svg := DiffFlameSVG(base, target)
+	// Totals: base 500, target 500; grow is +200 (the largest change,
+	// deepest red), shrink -100 (half as blue), same white.
+	for _, want := range []string{
+		`<rect x="0.0" y="0.0" width="1200.0" height="16.0" fill="rgb(255,255,255)"`,   // all: 500 -> 500
+		`<rect x="0.0" y="51.0" width="720.0" height="16.0" fill="rgb(255,80,80)"`,     // grow: 300 of 500
+		`<rect x="720.0" y="51.0" width="240.0"`,                                       // same
+		`<rect x="960.0" y="51.0" width="240.0" height="16.0" fill="rgb(167,167,255)"`, // shrink: -100 of max 200
+		`<title>grow: 300 us/op (base 100), +200 us/op (+200.0%)</title>`,
+	} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("svg lacks %s:\n%s", want, svg)
+		}
+	}
+	if strings.Contains(svg, ">gone<") || strings.Contains(svg, "<title>gone") {
+		t.Error("a frame the target lacks was drawn")
+	}
+	// A cheaper target draws narrower than the width.
+	if svg := DiffFlameSVG(map[string]float64{"p;x": 200}, map[string]float64{"p;x": 100}); !strings.Contains(svg,
+		`<rect x="0.0" y="0.0" width="600.0"`) {
+		t.Errorf("half the cost: want half the width:\n%s", svg)
+	}
+	if DiffFlameSVG(base, nil) != "" {
+		t.Error("an empty target drew a graph")
+	}
+}
+
+// TestProfileCoverage: the title gives the profiled share of the CPU time
+// /proc counted, and a profile under 80% gets a warning; inclusive time
+// counts a function wherever it is on the stack.
+func TestProfileCoverage(t *testing.T) {
+	d := profileData()
+	d.Experiment.Targets, d.Runs = []string{"a"}, d.Runs[:1]
+	// a profiled 508 us/op; /proc counted 5.08 s over 10 s at 1,000 QPS
+	// (508 us/op: 100%), then 10.16 s (50%).
+	d.Results[1][0].Eff = &store.Efficiency{Seconds: 10, ServerCPU: 5.08}
+	tb := findTable(Build(d), "CPU profile: ")
+	if tb == nil || !strings.HasSuffix(tb.Title, "(a) (coverage 100%)") {
+		t.Fatalf("table %+v: want coverage 100%% in the title", tb)
+	}
+	if g := tb.Rows[0]; g.Label != "all functions" || g.Cells[2].Value != 508 {
+		t.Errorf("all functions %+v", g.Cells)
+	}
+	for _, r := range tb.Rows {
+		if r.Label == "hash_search" && (r.Cells[0].Value != 300 || r.Cells[2].Value != 300) {
+			t.Errorf("hash_search self %v incl %v, want 300 and 300", r.Cells[0].Value, r.Cells[2].Value)
+		}
+	}
+	for _, n := range Build(d).Notes {
+		if strings.Contains(n, "covers") {
+			t.Errorf("a full profile is warned of: %s", n)
+		}
+	}
+	d.Results[1][0].Eff.ServerCPU = 10.16
+	warned := false
+	for _, n := range Build(d).Notes {
+		if strings.Contains(n, "point-query on a covers 50% of the CPU time /proc counted (profiled 508 us/op of 1016)") {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("no coverage warning at 50%%: %v", Build(d).Notes)
+	}
+}
+
+// TestOffCPUTable: a step whose threads waited far longer than they ran
+// gets an off-CPU table of where they waited, per operation; one that ran
+// more than it waited does not.
+func TestOffCPUTable(t *testing.T) {
+	d := profileData()
+	d.Experiment.Targets, d.Runs = []string{"a"}, d.Runs[:1]
+	// 508 us/op on CPU; 30 s and 2 s off CPU over 10,000 operations.
+	d.Results[1][0].Profile.OffCPU = []byte("postgres;main;exec;XLogFlush;blkdev_issue_flush 30000000\n" +
+		"postgres;main;secure_read;sock_recvmsg 2000000\n")
+	tb := findTable(Build(d), "Off-CPU profile: ")
+	if tb == nil {
+		t.Fatal("no off-CPU table for a step off CPU 3,200 us/op against 508 on it")
+	}
+	want := []struct {
+		label string
+		us    float64
+	}{{"all waits", 3200}, {"blkdev_issue_flush", 3000}, {"sock_recvmsg", 200}}
+	if len(tb.Rows) != len(want) {
+		t.Fatalf("rows %+v", tb.Rows)
+	}
+	for i, w := range want {
+		if tb.Rows[i].Label != w.label || math.Abs(tb.Rows[i].Cells[0].Value-w.us) > 1e-9 {
+			t.Errorf("row %d: %s %v, want %s %v", i, tb.Rows[i].Label, tb.Rows[i].Cells[0].Value, w.label, w.us)
+		}
+	}
+	d.Results[1][0].Profile.OffCPU = []byte("postgres;main;secure_read;sock_recvmsg 5000000\n") // 500 us/op
+	if tb := findTable(Build(d), "Off-CPU profile: "); tb != nil {
+		t.Errorf("off-CPU table for a step that ran about as long as it waited: %+v", tb)
 	}
 }

@@ -11,7 +11,6 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/metrics"
-	"benchlab/internal/profile"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
@@ -35,11 +34,11 @@ func measureExternal(ctx context.Context, db engine.DB, st workload.Step, thread
 	}
 	// run --profile samples the server's tree, as for workers; the
 	// program itself is not profiled.
-	var rec *profile.Recording
-	profErr := errors.New("profile: a program's step profiles the server's processes; this target has none")
+	rec := &stepRecording{hz: opt.ProfileHz,
+		startErr: errors.New("profile: a program's step profiles the server's processes; this target has none")}
 	if opt.ProfileHz > 0 && len(roots) > 0 {
-		rec, profErr = profile.Start(metrics.ProcessTree(roots), opt.ProfileHz)
-		defer rec.Close()
+		rec = startRecording(db, opt.ProfileHz)
+		defer rec.close()
 	}
 	s := &externalSampler{server: metrics.NewStepSampler(roots, opt.DataDir), last: time.Now()}
 	s.server.Mark()
@@ -78,7 +77,7 @@ func measureExternal(ctx context.Context, db engine.DB, st workload.Step, thread
 	}
 	res.Eff = s.efficiency()
 	if opt.ProfileHz > 0 {
-		res.Profile = stepProfile(rec, profErr, opt.ProfileHz, from, to)
+		res.Profile = rec.profile(from, to)
 	}
 	for _, iv := range out.Intervals {
 		siv := store.Interval{Sec: iv.Sec, Seconds: iv.Seconds, Events: iv.Events, Statements: iv.Events}

@@ -226,26 +226,55 @@ type stepRecording struct {
 	rec      *profile.Recording
 	startErr error
 	hz       int
+	// off records where the threads waited off CPU (profile.StartOffCPU);
+	// nil for a profile by process ID.
+	off *profile.Recording
 }
 
 // startRecording starts perf record. It is made before the step's clock
 // starts (stepRun.open), so that its own start-up (reading every process's
-// maps) falls outside the measured part.
+// maps) falls outside the measured part. A server benchlab started in a
+// cgroup of its own is sampled through perf's cgroup filter, so that the
+// processes it forks during the step (PostgreSQL's backend per
+// connection) are seen from their start; otherwise its process tree, or
+// benchlab itself, by process ID (docs/measurement.md).
 func startRecording(db engine.DB, hz int) *stepRecording {
+	if c, ok := db.(cgrouped); ok {
+		if cgs, err := c.PerfCgroups(); err == nil {
+			rec, err := profile.StartCgroups(cgs, hz)
+			if err == nil {
+				// Without the off-CPU recording the profile stands alone.
+				off, _ := profile.StartOffCPU(cgs)
+				return &stepRecording{rec: rec, hz: hz, off: off}
+			}
+		}
+	}
 	rec, err := profile.Start(profilePIDs(db), hz)
 	return &stepRecording{rec: rec, startErr: err, hz: hz}
 }
 
-func (r *stepRecording) finish(e *stepEnd) {
-	e.heads[0].Profile = stepProfile(r.rec, r.startErr, r.hz, e.measureFrom, e.end)
+func (r *stepRecording) finish(e *stepEnd) { e.heads[0].Profile = r.profile(e.measureFrom, e.end) }
+
+// profile stops the recordings and keeps what they saw from from to to.
+func (r *stepRecording) profile(from, to time.Time) *store.Profile {
+	p := stepProfile(r.rec, r.startErr, r.hz, from, to)
+	if r.off != nil {
+		if off, err := r.off.StopOffCPU(profile.At(from), profile.At(to)); err == nil && len(off) > 0 {
+			p.OffCPU = off.Text()
+		}
+	}
+	return p
 }
 
-func (r *stepRecording) close() { r.rec.Close() }
+func (r *stepRecording) close() {
+	r.rec.Close()
+	r.off.Close()
+}
 
-// profilePIDs are the processes a step's profile samples: the server's
-// process tree (PostgreSQL's backends are forked when the connections are
-// made, before the step starts; later children are followed by perf), or
-// benchlab itself for an in-process engine.
+// profilePIDs are the processes a step's profile samples when perf cannot
+// filter by cgroup: the server's process tree as it is when the recording
+// starts, with the children perf sees them start, or benchlab itself for
+// an in-process engine.
 func profilePIDs(db engine.DB) []int {
 	if srv, ok := db.(engine.Server); ok {
 		if roots := srv.PIDs(); len(roots) > 0 {

@@ -39,6 +39,9 @@ func (s *stepRun) measureInterleaved(slice time.Duration) {
 	if speed := startSpeedProbe(s.opt, s.win, sampler); speed != nil {
 		ins = append(ins, speed)
 	}
+	if mem := newCgroupMemory(s.parts, s.opt.Out); mem != nil {
+		ins = append(ins, mem)
+	}
 	s.use(ins)
 	start := func(clock metrics.Clock, c *crew) (wait func()) {
 		startSlots(s.stepCtx, s.runsOf, g, clock, s.win, s.stop, s.iop.lockThreads, c)

@@ -16,6 +16,7 @@ import (
 	"benchlab/internal/profile"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
+	"benchlab/internal/workload/connect"
 )
 
 // spinner is a worker whose every operation spins for about 200 us.
@@ -210,4 +211,103 @@ func TestStepProfilePostgres(t *testing.T) {
 		t.Errorf("%d of %d samples under PostgresMain; want most (the backend)", backend, stacks.Samples())
 	}
 	t.Logf("%d operations, %d samples, %d under PostgresMain", res.Statements, stacks.Samples(), backend)
+}
+
+// TestProfileConnectPostgres profiles the connect suite on a managed
+// PostgreSQL: every operation forks a backend that lives for about one
+// connection, shorter than a sample period, so only a profile of the
+// server's cgroup sees them. The profile covers at least 80% of the CPU
+// time /proc counted for the server (per operation, as the report
+// computes coverage), and backend frames (PostgresMain, under which a
+// backend runs its session) hold samples.
+func TestProfileConnectPostgres(t *testing.T) {
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Fatal("perf not installed (scripts/install-deps.sh installs linux-perf)")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("profiling a server's cgroup needs root; tests run as root")
+	}
+	db := enginetest.Open(t, engine.Target{Name: "conn", Engine: "postgres"})
+	if _, err := db.(cgrouped).PerfCgroups(); err != nil {
+		t.Fatalf("the managed server has no cgroup perf can filter by: %v", err)
+	}
+	steps, err := connect.Suite{}.Plan(workload.Params{ReadTime: 3 * time.Second, Warmup: 500 * time.Millisecond,
+		Threads: []int{2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Measure(context.Background(), db, steps[0], 2, 1, Options{ProfileHz: 199})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, eff := res.Profile, res.Eff
+	if p == nil || p.Samples == 0 || eff == nil || eff.ServerCPU <= 0 || res.Statements == 0 {
+		t.Fatalf("profile %+v, efficiency %+v, %d statements: want samples and the server's CPU", p, eff, res.Statements)
+	}
+	profiled := float64(p.Samples) / float64(p.Hz) / float64(res.Statements)
+	proc := eff.PerOp(eff.ServerCPU, res.QPS())
+	cov := 100 * profiled / proc
+	stacks, err := profile.Parse(p.Folded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var backend int64
+	for k, n := range stacks {
+		if strings.Contains(k, ";PostgresMain;") || strings.HasSuffix(k, ";PostgresMain") {
+			backend += n
+		}
+	}
+	t.Logf("%d connections, %d samples (%d under PostgresMain); profiled %.0f us/op, /proc %.0f us/op: coverage %.0f%%",
+		res.Statements, p.Samples, backend, 1e6*profiled, 1e6*proc, cov)
+	if cov < 80 {
+		t.Errorf("coverage %.0f%%: the profile saw %.0f us/op of the %.0f us/op /proc counted; want >= 80%%",
+			cov, 1e6*profiled, 1e6*proc)
+	}
+	if backend == 0 {
+		t.Errorf("no sample under PostgresMain among %d: no backend stacks", p.Samples)
+	}
+	// The backends wait for their client between statements: the off-CPU
+	// recording holds their waits.
+	off, err := profile.Parse(p.OffCPU)
+	if err != nil || off.Samples() == 0 {
+		t.Errorf("off-CPU stacks %q, %v: want the server's waits", p.OffCPU, err)
+	}
+	t.Logf("off CPU %.0f us/op", float64(off.Samples())/float64(res.Statements))
+}
+
+// TestCgroupMemoryFacts measures a step on PostgreSQL under a 128 MB
+// memory limit: the headline result holds the cgroup's figures (the
+// limit, a peak within it, limit hits, page cache and swap), and a step on
+// a server without a limit holds none.
+func TestCgroupMemoryFacts(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("memory cgroups need root; tests run as root")
+	}
+	st := workload.Step{Name: "sum", Duration: 500 * time.Millisecond,
+		NewWorker: func(ctx context.Context, db engine.DB, _, _ int, _ uint64) (workload.Worker, error) {
+			c, err := db.(engine.SQL).Connect(ctx)
+			return sumQuery{c}, err
+		}}
+	for _, limit := range []string{"128MB", ""} {
+		db := enginetest.Open(t, engine.Target{Name: "mem", Engine: "postgres", Memory: limit})
+		res, err := Measure(context.Background(), db, st, 1, 1, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := res.Facts
+		_, has := f[store.FactServerMemoryLimit]
+		if limit == "" {
+			if has {
+				t.Errorf("no limit: facts %v hold a memory limit", f)
+			}
+			continue
+		}
+		if !has || f[store.FactServerMemoryLimit] != 128<<20 || f[store.FactServerCgroupPeak] <= 0 ||
+			f[store.FactServerCgroupPeak] > 128<<20 || f[store.FactServerLimitHits] < 0 ||
+			f[store.FactServerPageCache] < 0 || f[store.FactServerPageCache] > f[store.FactServerCgroupPeak] {
+			t.Errorf("128MB: facts limit %v peak %v hits %v cache %v swap %v; want the limit, a peak within it, cache under the peak",
+				f[store.FactServerMemoryLimit], f[store.FactServerCgroupPeak], f[store.FactServerLimitHits],
+				f[store.FactServerPageCache], f[store.FactServerSwap])
+		}
+	}
 }

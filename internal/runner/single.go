@@ -35,6 +35,9 @@ func (s *stepRun) measureSingle() {
 	if speed := startSpeedProbe(s.opt, s.win, sampler); speed != nil {
 		ins = append(ins, speed)
 	}
+	if mem := newCgroupMemory(s.parts, s.opt.Out); mem != nil {
+		ins = append(ins, mem)
+	}
 	s.use(ins)
 	if rec != nil {
 		ins = append(ins, rec) // closed already when the step is over

@@ -49,6 +49,59 @@ func (m Managed) PIDs() []int {
 	return pids
 }
 
+// PerfCgroups returns the cgroups that hold every managed process, as perf
+// record -G takes them, or an error saying why one has none (a DSN target
+// has no managed process).
+func (m Managed) PerfCgroups() ([]string, error) {
+	if len(m.insts) == 0 {
+		return nil, errors.New("profile cgroup: benchlab did not start the server (a DSN target)")
+	}
+	var out []string
+	for _, in := range m.insts {
+		cg, err := in.PerfCgroup()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cg)
+	}
+	return out, nil
+}
+
+// MarkMemory starts a step's memory figures for every managed process
+// under a memory limit; false when none is.
+func (m Managed) MarkMemory() bool {
+	any := false
+	for _, in := range m.insts {
+		any = in.MarkMemory() || any
+	}
+	return any
+}
+
+// CgroupMemory is the memory of the managed processes under a limit since
+// MarkMemory, summed over them (peaks summed: an upper bound when there
+// are several); false when none has a limit.
+func (m Managed) CgroupMemory() (CgroupMemory, bool, error) {
+	var sum CgroupMemory
+	found := false
+	for _, in := range m.insts {
+		c, ok, err := in.CgroupMemory()
+		if err != nil {
+			return sum, true, err
+		}
+		if !ok {
+			continue
+		}
+		found = true
+		sum.Limit += c.Limit
+		sum.Peak += c.Peak
+		sum.LimitHits += c.LimitHits
+		sum.Usage += c.Usage
+		sum.Cache += c.Cache
+		sum.Swap += c.Swap
+	}
+	return sum, found, nil
+}
+
 // Wrap adds why a managed process is gone, when one died, to a failed
 // call's error.
 func (m Managed) Wrap(err error) error {

@@ -4,12 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -49,6 +48,10 @@ type memCgroup struct {
 	// memory.limit_in_bytes in v1); version is 1 or 2.
 	limitFile string
 	version   int
+	// hitsAtMark is the limit hits counted before the step (markMemory);
+	// peakFile the v2 memory.peak file a step's peak is reset through.
+	hitsAtMark int64
+	peakFile   *os.File
 }
 
 // newMemCgroup makes a memory cgroup named after name below benchlab's own
@@ -118,7 +121,9 @@ func ownMemoryCgroup() (string, int, error) {
 		"(neither cgroup v1's memory hierarchy nor v2 with the memory controller)")
 }
 
-type cgroupMountPoints struct{ v1memory, v2 string }
+// cgroupMountPoints are where the cgroup hierarchies benchlab uses are
+// mounted: v1's memory and perf_event controllers and the v2 hierarchy.
+type cgroupMountPoints struct{ v1memory, v1perf, v2 string }
 
 func cgroupMounts() (cgroupMountPoints, error) {
 	var m cgroupMountPoints
@@ -145,39 +150,16 @@ func cgroupMounts() (cgroupMountPoints, error) {
 			}
 		case "cgroup":
 			for _, o := range strings.Split(tail[2], ",") {
-				if o == "memory" {
+				switch o {
+				case "memory":
 					m.v1memory = fields[4]
+				case "perf_event":
+					m.v1perf = fields[4]
 				}
 			}
 		}
 	}
 	return m, sc.Err()
-}
-
-// enter makes cmd start inside the cgroup. In cgroup v2 the kernel places
-// the new process there as it is cloned (clone3's CLONE_INTO_CGROUP), so
-// nothing it does is charged elsewhere; in v1 the command becomes a shell
-// that moves itself into the cgroup and then execs the server, its file
-// given to the user the server runs as (cred; nil for root). The returned
-// function closes what enter opened, after cmd has started.
-func (cg *memCgroup) enter(cmd *exec.Cmd, cred *syscall.Credential) (func(), error) {
-	if cg.version == 2 {
-		fd, err := syscall.Open(cg.dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, fmt.Errorf("memory: open cgroup %s: %w", cg.dir, err)
-		}
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
-		return func() { syscall.Close(fd) }, nil
-	}
-	procs := filepath.Join(cg.dir, "cgroup.procs")
-	if cred != nil {
-		if err := os.Chown(procs, int(cred.Uid), int(cred.Gid)); err != nil {
-			return nil, fmt.Errorf("memory: give %s to the server's user: %w", procs, err)
-		}
-	}
-	cmd.Args = append([]string{"/bin/sh", "-c", `echo $$ > "$0" && exec "$@"`, procs}, cmd.Args...)
-	cmd.Path = "/bin/sh"
-	return func() {}, nil
 }
 
 // describe says what limits the server, for its settings and the report.
@@ -213,21 +195,10 @@ func (cg *memCgroup) failures() int64 {
 
 // remove kills what is left in the cgroup and removes it.
 func (cg *memCgroup) remove() error {
-	for range 50 {
-		b, _ := os.ReadFile(filepath.Join(cg.dir, "cgroup.procs"))
-		pids := strings.Fields(string(b))
-		for _, p := range pids {
-			if pid, err := strconv.Atoi(p); err == nil {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-		err := os.Remove(cg.dir)
-		if err == nil || errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
+	if cg.peakFile != nil {
+		cg.peakFile.Close()
 	}
-	return fmt.Errorf("memory: cgroup %s could not be removed", cg.dir)
+	return removeCgroup(cg.dir)
 }
 
 // formatMemory writes bytes in the largest unit that keeps them whole
@@ -240,4 +211,131 @@ func formatMemory(n int64) string {
 		return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + "MB"
 	}
 	return strconv.FormatInt(n, 10) + "B"
+}
+
+// CgroupMemory is a server's memory as its memory cgroup counts it over a
+// step: its own memory and the page cache its files take, which is what
+// the limit binds (summed RSS counts shared and file-backed pages once per
+// process and misses the page cache).
+type CgroupMemory struct {
+	// Limit is the cgroup's limit, in bytes.
+	Limit int64
+	// Peak is the highest usage since Mark, in bytes: the cgroup's own
+	// peak (v1 memory.max_usage_in_bytes, reset at Mark; v2 memory.peak,
+	// reset through its file at Mark where the kernel allows, else since
+	// the server started).
+	Peak int64
+	// LimitHits is how often usage met the limit since Mark (v1
+	// memory.failcnt, v2 memory.events' max).
+	LimitHits int64
+	// Usage, Cache and Swap are the usage, the page cache (v1 cache, v2
+	// file) and the swap used at the end, in bytes.
+	Usage, Cache, Swap int64
+}
+
+// markMemory starts a step: the peak is reset and the limit hits counted
+// from here.
+func (cg *memCgroup) markMemory() {
+	cg.hitsAtMark = max(cg.failures(), 0)
+	if cg.version == 1 {
+		os.WriteFile(filepath.Join(cg.dir, "memory.max_usage_in_bytes"), []byte("0"), 0o644)
+		return
+	}
+	if cg.peakFile == nil {
+		f, err := os.OpenFile(filepath.Join(cg.dir, "memory.peak"), os.O_RDWR, 0)
+		if err != nil {
+			return
+		}
+		cg.peakFile = f
+	}
+	if _, err := cg.peakFile.WriteString("reset\n"); err != nil {
+		// A kernel before 6.12: the peak since the server started.
+		cg.peakFile.Close()
+		cg.peakFile = nil
+	}
+}
+
+// memory reads the cgroup's figures since markMemory.
+func (cg *memCgroup) memory(limit int64) (CgroupMemory, error) {
+	m := CgroupMemory{Limit: limit}
+	hits := cg.failures()
+	if hits < 0 {
+		return m, fmt.Errorf("memory: cannot read the limit hits of cgroup %s", cg.dir)
+	}
+	m.LimitHits = hits - cg.hitsAtMark
+	stat, err := readKeyed(filepath.Join(cg.dir, "memory.stat"))
+	if err != nil {
+		return m, fmt.Errorf("memory: %w", err)
+	}
+	var usage, peak string
+	if cg.version == 1 {
+		usage, peak = "memory.usage_in_bytes", "memory.max_usage_in_bytes"
+		m.Cache, m.Swap = stat["cache"], stat["swap"]
+	} else {
+		usage, peak = "memory.current", "memory.peak"
+		m.Cache = stat["file"]
+		m.Swap, _ = readInt(filepath.Join(cg.dir, "memory.swap.current"))
+	}
+	if m.Usage, err = readInt(filepath.Join(cg.dir, usage)); err != nil {
+		return m, fmt.Errorf("memory: %w", err)
+	}
+	if cg.peakFile != nil {
+		b := make([]byte, 32)
+		if n, err := cg.peakFile.ReadAt(b, 0); n > 0 && (err == nil || errors.Is(err, io.EOF)) {
+			m.Peak, err = strconv.ParseInt(strings.TrimSpace(string(b[:n])), 10, 64)
+			if err == nil {
+				return m, nil
+			}
+		}
+	}
+	if m.Peak, err = readInt(filepath.Join(cg.dir, peak)); err != nil {
+		return m, fmt.Errorf("memory: %w", err)
+	}
+	return m, nil
+}
+
+// readInt reads a file holding one integer.
+func readInt(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}
+
+// readKeyed reads a file of "key value" lines (memory.stat).
+func readKeyed(path string) (map[string]int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				out[f[0]] = v
+			}
+		}
+	}
+	return out, nil
+}
+
+// MarkMemory starts a step's memory figures (CgroupMemory); false when
+// the server has no memory limit, so no memory cgroup.
+func (in *Instance) MarkMemory() bool {
+	if in.memcg == nil {
+		return false
+	}
+	in.memcg.markMemory()
+	return true
+}
+
+// CgroupMemory reads the server's memory cgroup since MarkMemory; false
+// when the server has no memory limit.
+func (in *Instance) CgroupMemory() (CgroupMemory, bool, error) {
+	if in.memcg == nil {
+		return CgroupMemory{}, false, nil
+	}
+	m, err := in.memcg.memory(in.cfg.MemoryLimit)
+	return m, true, err
 }

@@ -106,6 +106,8 @@ type Instance struct {
 	memcg    *memCgroup
 	// memShared is true when memcg is another instance's (Config.MemoryOf).
 	memShared bool
+	perfcg    *perfCgroup
+	perfErr   error // why the server has no perfcg
 	logFile   *os.File
 	sockDir   string // a private socket dir outside the data dir, removed on Stop
 	aliasDir  string // the private dir of SafeDir's symlink, removed on Stop
@@ -385,12 +387,18 @@ func (in *Instance) launch(ctx context.Context) error {
 	cmd.Dir = in.cfg.Dir
 	cmd.SysProcAttr = in.procAttr()
 	cmd.Env = in.processEnv()
+	in.perfcg, in.perfErr = nil, nil
+	if os.Geteuid() == 0 {
+		in.perfcg, in.perfErr = newPerfCgroup(in.cfg.Target, in.memcg)
+	} else {
+		in.perfErr = errors.New("profile cgroup: benchlab does not run as root, so the server has no cgroup of its own")
+	}
+	closeFD, err := enterCgroups(cmd, in.procAttr().Credential, in.memcg, in.perfcg)
+	if err != nil {
+		return in.errorf("%w", err)
+	}
+	defer closeFD()
 	if in.memcg != nil {
-		closeFD, err := in.memcg.enter(cmd, in.procAttr().Credential)
-		if err != nil {
-			return in.errorf("%w", err)
-		}
-		defer closeFD()
 		fmt.Fprintf(in.logFile, "benchlab: memory limited to %s\n", in.memcg.describe(in.memoryLimit()))
 	}
 	fmt.Fprintf(in.logFile, "benchlab: starting %s %s (listening on %s; environment %s)\n", name, strings.Join(args, " "),

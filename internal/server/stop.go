@@ -87,9 +87,15 @@ func (in *Instance) cleanup() {
 	}
 }
 
-// releaseCgroup removes the server's memory cgroup, if it has one, after
-// noting in the log how often the server reached its limit.
+// releaseCgroup removes the server's cgroups, after noting in the log
+// how often the server reached its memory limit.
 func (in *Instance) releaseCgroup() {
+	if in.perfcg != nil {
+		if err := in.perfcg.remove(); err != nil && in.logFile != nil {
+			fmt.Fprintf(in.logFile, "benchlab: %v\n", err)
+		}
+		in.perfcg = nil
+	}
 	if in.memcg == nil {
 		return
 	}

@@ -68,6 +68,18 @@ const (
 	// FactCPUSpeedCPU is the CPU seconds the probes took over the measured
 	// part, left out of the client's CPU (Efficiency.ClientCPU).
 	FactCPUSpeedCPU = "cpu_speed_probe_cpu_s"
+	// FactServerMemoryLimit is the memory limit of a memory-limited server
+	// (its cgroup's), in bytes; the facts below come from that cgroup over
+	// the step's measured part and are absent without a limit.
+	// FactServerCgroupPeak is its peak usage (the server's memory and the
+	// page cache its files take), FactServerLimitHits how often usage met
+	// the limit (v1 failcnt, v2 memory.events max), FactServerPageCache
+	// and FactServerSwap the page cache and swap at the end, in bytes.
+	FactServerMemoryLimit = "server_memory_limit_bytes"
+	FactServerCgroupPeak  = "server_cgroup_peak_bytes"
+	FactServerLimitHits   = "server_memory_limit_hits"
+	FactServerPageCache   = "server_page_cache_bytes"
+	FactServerSwap        = "server_swap_bytes"
 	// FactEngineStatsUnread is 1 when the engine's own counters
 	// (engine.StatsReader) could not be read at the start or the end of a
 	// step's measured part; the step then has no EngineStatFact.

@@ -125,6 +125,8 @@ var schema = []string{
 	// Journal entries stored by a replay (journal.go), so none is stored
 	// twice.
 	`CREATE TABLE pending_applied (key TEXT PRIMARY KEY, at TEXT NOT NULL)`,
+	// Off-CPU stacks of a profiled step (Profile.OffCPU), gzip-compressed.
+	`ALTER TABLE profiles ADD COLUMN offcpu_gz BLOB`,
 }
 
 // Open opens or creates the results database at path (a SQLite file, or a

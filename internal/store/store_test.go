@@ -139,7 +139,8 @@ func TestProfileCompressed(t *testing.T) {
 	for i := 0; i < 2000; i++ {
 		text = append(text, fmt.Sprintf("benchlab;runtime.goexit;main.work;sqlite3VdbeExec;frame%d %d\n", i%300, i)...)
 	}
-	res := Result{RunID: r.ID, Test: "point-query", Status: StatusOK, Profile: &Profile{Hz: 99, Samples: 5, Folded: text}}
+	off := []byte("postgres;XLogFlush;blkdev_issue_flush 4000\n")
+	res := Result{RunID: r.ID, Test: "point-query", Status: StatusOK, Profile: &Profile{Hz: 99, Samples: 5, Folded: text, OffCPU: off}}
 	for range 2 {
 		if err := s.SaveResult(ctx, &res); err != nil {
 			t.Fatal(err)
@@ -156,7 +157,8 @@ func TestProfileCompressed(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Profile == nil {
 		t.Fatalf("results %+v %v", got, err)
 	}
-	if p := got[0].Profile; p.Hz != 99 || p.Samples != 5 || string(p.Folded) != string(text) || p.Note != "" {
-		t.Errorf("profile read back: hz %d, samples %d, %d bytes, note %q", p.Hz, p.Samples, len(p.Folded), p.Note)
+	if p := got[0].Profile; p.Hz != 99 || p.Samples != 5 || string(p.Folded) != string(text) || p.Note != "" ||
+		string(p.OffCPU) != string(off) {
+		t.Errorf("profile read back: hz %d, samples %d, %d bytes, note %q, off-CPU %q", p.Hz, p.Samples, len(p.Folded), p.Note, p.OffCPU)
 	}
 }

@@ -109,6 +109,11 @@ type Profile struct {
 	Samples int64
 	Folded  []byte
 	Note    string
+	// OffCPU are the folded stacks the profiled threads left their CPUs
+	// from, each with the microseconds they were off it
+	// (profile.FoldOffCPU); nil when not recorded (a profile by process
+	// ID, or perf refused the tracepoint).
+	OffCPU []byte
 }
 
 // Sentinels stored in an efficiency counter instead of a number. Values are

@@ -249,21 +249,8 @@ func fioResult(stdout []byte) (workload.ExternalResult, error) {
 		// (the jobs' runtimes, which differ by milliseconds).
 		res.Seconds = float64(res.Ops) / iops
 	}
-	var prevIOs, prevMS int64
-	for _, rep := range reports {
-		t := rep.Totals()
-		if t.RuntimeMS <= prevMS {
-			// A report in the same millisecond as the one before (the
-			// final just after the last status): its IOs join that second.
-			if n := len(res.Intervals); n > 0 && t.IOs() > prevIOs {
-				res.Intervals[n-1].Events += t.IOs() - prevIOs
-				prevIOs = t.IOs()
-			}
-			continue
-		}
-		res.Intervals = append(res.Intervals, workload.ExternalInterval{Sec: len(res.Intervals),
-			Seconds: float64(t.RuntimeMS-prevMS) / 1000, Events: t.IOs() - prevIOs})
-		prevIOs, prevMS = t.IOs(), t.RuntimeMS
+	for i, iv := range fio.Series(reports) {
+		res.Intervals = append(res.Intervals, workload.ExternalInterval{Sec: i, Seconds: iv.Seconds, Events: iv.IOs})
 	}
 	return res, nil
 }
