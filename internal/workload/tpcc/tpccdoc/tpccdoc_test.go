@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// specText is one warehouse, one or two terminals, 10 or 60 s of the mix on a ferretdb
+// specText is one warehouse, one terminal, 30 or 60 s of the mix on a ferretdb
 // target with settings and tpcc options of the test's.
 const specText = `name = "tpcc-doc"
 [[target]]
@@ -45,13 +45,17 @@ warehouses = 1
 // parse reads the spec for settings and options into a temp work dir.
 func parse(t *testing.T, settings, options string) (spec.Spec, error) {
 	t.Helper()
-	// FerretDB over SQLite runs one terminal: at two, writers wait on each
-	// other's SQLite locks (busy_timeout 10 s) behind whole-collection
-	// scans, and a New-Order outlasts the measured time; one Payment by
-	// last name reads all 30,000 customers, so it measures 60 s.
+	// One terminal: at two over SQLite, writers wait on each other's
+	// SQLite locks (busy_timeout 10 s) behind whole-collection scans, and
+	// a New-Order outlasts the measured time; one Payment by last name
+	// reads all 30,000 customers, so SQLite measures 60 s.
+	// Over PostgreSQL too: FerretDB v1 applies an update by reading the
+	// document and writing it back, so two terminals' $inc on one
+	// warehouse lose updates and condition 1 fails (seen here: w_ytd
+	// 301787.83 against the districts' 305938.53).
 	terminals, measure := "1", "60s"
 	if strings.Contains(settings, "postgresql") {
-		terminals, measure = "2", "10s"
+		measure = "30s"
 	}
 	s, err := spec.Parse([]byte(fmt.Sprintf(specText, settings, terminals, measure, options)), "tpcc-doc.toml", "")
 	if err != nil {
