@@ -108,9 +108,9 @@ func runCompare(env Env, f *compareFlags) error {
 		}
 	}
 	r := report.BuildWith(d, report.Options{Verdict: vopt, Sequence: f.sequence})
-	var keep []report.Table // the relative and sequence tables; `report` shows the rest
+	var keep []report.Table // the relative, sweep and sequence tables; `report` shows the rest
 	for _, t := range r.Tables {
-		if t.Relative || strings.HasPrefix(t.Title, "Changes across") {
+		if t.Relative || t.Sweep || strings.HasPrefix(t.Title, "Changes across") {
 			keep = append(keep, t)
 		}
 	}

@@ -92,7 +92,8 @@ values = [-2000, -64000]
 		}
 	}
 	code, cmp, _ := run(t, Env{}, "compare", "--store", storeFile)
-	if code != 0 || !strings.Contains(cmp, "QPS(target) / QPS(sq.cache_size=-2000)") || !strings.Contains(cmp, "sq.cache_size=-64000") {
+	if code != 0 || !strings.Contains(cmp, "QPS(target) / QPS(sq.cache_size=-2000)") || !strings.Contains(cmp, "sq.cache_size=-64000") ||
+		!strings.Contains(cmp, "Sweep of cache_size") || !strings.Contains(cmp, "best / next") {
 		t.Errorf("compare exit %d:\n%s", code, cmp)
 	}
 	code, js, _ := run(t, Env{}, "report", "--store", storeFile, "--format", "json")
@@ -128,6 +129,29 @@ func TestSweepFlag(t *testing.T) {
 	}
 	if !strings.Contains(out, "Sweep of synchronous") || !strings.Contains(out, "full / off") {
 		t.Errorf("report lacks the sweep table:\n%s", out)
+	}
+}
+
+// TestSweepClamped sweeps SQLite's mmap_size past the largest map the
+// library allows (SQLITE_MAX_MMAP_SIZE, 0x7fff0000 by default): SQLite
+// clamps it, the value read back differs, and the report marks the value
+// and says what ran, while the other value is the best by default.
+func TestSweepClamped(t *testing.T) {
+	dir := t.TempDir()
+	storeFile := filepath.Join(dir, "r.db")
+	code, out, stderr := run(t, Env{}, "run", "--engine", "sqlite", "--sweep", "mmap_size=0,4000000000", "--tests", "point-query",
+		"--table-size", "2000", "--time", "300ms", "--warmup", "50ms", "--report-interval", "0", "--store", storeFile)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:%s\nstderr:%s", code, out, stderr)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, w := range []string{"mmap_size = 4000000000 did not take effect: the server runs 2147418112", "4000000000 (!)"} {
+		if !strings.Contains(flat, w) {
+			t.Errorf("report lacks %q:\n%s", w, out)
+		}
+	}
+	if !strings.Contains(stderr+out, "the report flags this value") {
+		t.Errorf("the run's log does not say the value did not take effect:\n%s\n%s", out, stderr)
 	}
 }
 

@@ -231,6 +231,33 @@ type StatsReader interface {
 	ReadStats(ctx context.Context) (map[string]float64, error)
 }
 
+// Internals is one read of an engine's counters and gauges, taken at one
+// moment. Counters are totals that only grow (as StatsReader's); gauges
+// are levels that rise and fall (checkpoint age, dirty pages, L0 files,
+// backends waiting), whose value at the read is what counts.
+type Internals struct {
+	Counters map[string]float64
+	Gauges   map[string]float64
+}
+
+// InternalsReader is a DB that reads its engine's counters and gauges, so
+// that the runner can keep both as per-second series during a measured
+// step (the counters as rates, the gauges as values: docs/measurement.md,
+// "Engine internals per second"). Adding an engine's gauges is adding
+// names to the list its ReadInternals reads; the runner, the store and the
+// report take any name.
+type InternalsReader interface {
+	// ReadInternals returns the counters ReadStats returns (where the DB
+	// is a StatsReader) and the gauges,
+	// by stable names grouped by source as ReadStats names them
+	// ("status.Innodb_checkpoint_age", "pg_activity.autovacuum_workers").
+	// It runs once a second on a goroutine of its own while the workers
+	// work, so it must be one cheap round trip on the engine's
+	// administrative connection and must not wait for anything the
+	// workers do.
+	ReadInternals(ctx context.Context) (Internals, error)
+}
+
 // ErrConnLost marks an error after which the connection is gone (the server
 // closed it, or the network failed) while the server may still run: the
 // runner ends the step and fails it, keeping what was measured, rather than

@@ -100,7 +100,7 @@ func perSecondCharts(s samples, keys []cellKey, targets []string, label func(cel
 		o := section.BaseOption("Throughput per second: "+label(k), "second of the step (shaded: warm-up)", unitOf(s, k)+" per second")
 		o["xAxis"].(map[string]any)["type"] = "value"
 		var series []any
-		first := 0
+		first, last := 0, 0
 		for _, t := range targets {
 			rs := s[t][k]
 			if len(rs) == 0 {
@@ -108,7 +108,7 @@ func perSecondCharts(s samples, keys []cellKey, targets []string, label func(cel
 			}
 			var pts []any
 			for _, iv := range section.Downsample(rs[0].Intervals) {
-				first = min(first, iv.Sec)
+				first, last = min(first, iv.Sec), max(last, iv.Sec)
 				pts = append(pts, []any{iv.Sec, section.Num(section.IntervalRate(rs[0], iv))})
 			}
 			// Dots only for short series, where single seconds matter.
@@ -119,6 +119,16 @@ func perSecondCharts(s samples, keys []cellKey, targets []string, label func(cel
 		}
 		o["series"] = series
 		out = append(out, chartDef{htmlChart{Title: "per second", Height: 300}, o})
+		// The engine's internals of the same seconds, under it.
+		if c := internalsChart(k, targets, s, label(k), first, last, largestInternalsChange(k, targets, s)); c != nil {
+			// The same seconds at the same place: one x range, and plot
+			// areas at the same left edge (labels of any width inside).
+			x := o["xAxis"].(map[string]any)
+			x["min"], x["max"] = first, last
+			g := o["grid"].(map[string]any)
+			g["left"], g["containLabel"] = internalsLeft, false
+			out = append(out, *c)
+		}
 	}
 	return out
 }

@@ -83,7 +83,7 @@ type noteBuilder func(v *view) []string
 // the order they are shown.
 var genericTables = []tableBuilder{
 	relativeTables,
-	func(v *view) []Table { return sweepTables(v.d, v.keys, v.s, v.label, v.groups) },
+	func(v *view) []Table { return sweepTables(v.d, v.keys, v.s, v.label, v.groups, v.opt.Verdict) },
 	absoluteTables,
 	func(v *view) []Table { return ptrTable(spreadTable(v.keys, v.s, v.targets, v.groups, v.label)) },
 	latencyTables,
@@ -101,7 +101,7 @@ var genericTables = []tableBuilder{
 // generic result tables (the Insert Benchmark): its own, then the sweeps.
 var replacedTables = []tableBuilder{
 	suiteTables,
-	func(v *view) []Table { return sweepTables(v.d, v.keys, v.s, v.label, v.groups) },
+	func(v *view) []Table { return sweepTables(v.d, v.keys, v.s, v.label, v.groups, v.opt.Verdict) },
 }
 
 // noteBuilders are the notes of every layout, in the order they are shown.
@@ -111,6 +111,7 @@ var noteBuilders = []noteBuilder{
 	func(v *view) []string { return efficiencyNotes(v.d, v.keys, v.s) },
 	func(v *view) []string { return counterNotes(v.keys, v.s) },
 	func(v *view) []string { return engineStatNotes(v.d, v.keys, v.s) },
+	func(v *view) []string { return sweepNotes(v.d) },
 	func(v *view) []string { return profileNotes(v.d, v.keys, v.s) },
 	func(v *view) []string {
 		lo, hi := repeatRange(v.s, v.keys)
@@ -127,6 +128,7 @@ var afterCorrection = []noteBuilder{
 		}
 		return evidenceNotes(v.compare(), v.d.Noise)
 	},
+	internalsNotes,
 	func(v *view) []string { return canaryNotes(v.d) },
 	func(v *view) []string { return disturbedNotes(v.d) },
 	func(v *view) []string { return stabilityNotes(v.d, v.sec.Planned) },

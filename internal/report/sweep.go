@@ -1,8 +1,10 @@
 package report
 
 import (
-	"benchlab/internal/report/section"
+	"math"
 	"strings"
+
+	"benchlab/internal/report/section"
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/spec"
@@ -30,20 +32,36 @@ func sweepTitle(g spec.SweepGroup, n int) string {
 }
 
 // sweepTables shows, per sweep of the experiment, each row's headline
-// metric at every value (median over repeats) and its ratio to the first
-// value: the table the articles plot as throughput against a cache size.
-func sweepTables(d *Data, keys []cellKey, s samples, label func(cellKey) string, groups map[cellKey]string) []Table {
+// metric at every value (median over repeats), its ratio to the first
+// value, and the best value with its verdict against the next best: the
+// table the articles plot as throughput against a cache size. A value the
+// server did not run (sweepChecks) is marked in its column's name and
+// never picked as the best.
+func sweepTables(d *Data, keys []cellKey, s samples, label func(cellKey) string, groups map[cellKey]string, opt VerdictOptions) []Table {
 	sweeps := sweepsOf(d)
 	var out []Table
 	for _, g := range sweeps {
 		first := g.Values[0]
-		t := Table{Title: sweepTitle(g, len(sweeps)),
+		checks := sweepChecks(d, g)
+		t := Table{Title: sweepTitle(g, len(sweeps)), Sweep: true,
 			Legend: absoluteLegend(s, keys) + ", median over repeats, per value of " + g.Setting + " on " + g.Of +
-				"; then each value's ratio to the first (" + first + "), 2 decimals; " + relativeMarks(s, keys),
-			Columns: append([]string{}, g.Values...)}
+				"; then each value's ratio to the first (" + first + "), 2 decimals; " + relativeMarks(s, keys) +
+				"; best: the value with the best median, and its ratio to the next best with the verdict of the two"}
+		flagged := false
+		for i, v := range g.Values {
+			if checks[i].Outcome != spec.SettingTook {
+				v += " (!)"
+				flagged = true
+			}
+			t.Columns = append(t.Columns, v)
+		}
+		if flagged {
+			t.Legend += "; (!) = the server did not run the value (the notes say what it ran)"
+		}
 		for _, v := range g.Values[1:] {
 			t.Columns = append(t.Columns, v+" / "+first)
 		}
+		t.Columns = append(t.Columns, "best", "best / next")
 		tput := func(x store.Result) float64 { return x.Throughput() }
 		for _, k := range keys {
 			row := Row{Group: groups[k], Label: label(k)}
@@ -55,9 +73,85 @@ func sweepTables(d *Data, keys []cellKey, s samples, label func(cellKey) string,
 			for _, m := range medians[1:] {
 				row.Cells = append(row.Cells, section.RatioCell(analysis.Ratio(m, medians[0]), s.metricOf(k).Direction))
 			}
+			best, next := bestTwo(medians, checks, s.metricOf(k).Direction)
+			if best < 0 || next < 0 {
+				row.Cells = append(row.Cells, Cell{Missing: true}, Cell{Missing: true})
+			} else {
+				row.Cells = append(row.Cells, section.TextCell(g.Values[best]),
+					d.throughputCell(s[g.Targets[next]][k], s[g.Targets[best]][k], g.Targets[next], g.Targets[best], k, opt))
+			}
 			t.Rows = append(t.Rows, row)
 		}
 		out = append(out, t)
+	}
+	return out
+}
+
+// bestTwo are the indexes of the best and the next best of medians in the
+// metric's direction, among the values the server ran; -1 when there are
+// not two.
+func bestTwo(medians []float64, checks []spec.SettingCheck, dir analysis.Direction) (best, next int) {
+	best, next = -1, -1
+	better := func(a, b float64) bool {
+		if dir == analysis.LowerIsBetter {
+			return a < b
+		}
+		return a > b
+	}
+	for i, m := range medians {
+		if math.IsNaN(m) || checks[i].Outcome != spec.SettingTook {
+			continue
+		}
+		switch {
+		case best < 0 || better(m, medians[best]):
+			best, next = i, best
+		case next < 0 || better(m, medians[next]):
+			next = i
+		}
+	}
+	return best, next
+}
+
+// sweepChecks reads back, for each value of sweep g, whether the server
+// ran it: the setting asked (the run's target settings) against the
+// settings the engine reported once started (the run's manifest), as the
+// runner checked it (spec.CheckSetting); SettingTook where no run says
+// (memory and cpus sweeps, runs stored before the engine reported its
+// settings).
+func sweepChecks(d *Data, g spec.SweepGroup) []spec.SettingCheck {
+	out := make([]spec.SettingCheck, len(g.Targets))
+	for i, tg := range g.Targets {
+		out[i] = spec.SettingCheck{Setting: g.Setting, Asked: g.Values[i]}
+		w := spec.Swept{Of: g.Of, Setting: g.Setting, Value: g.Values[i]}
+		if !w.SweepsSetting() {
+			continue
+		}
+		for _, run := range d.Runs {
+			if run.Target != tg {
+				continue
+			}
+			m := store.ParseManifest(run.Manifest)
+			if len(m.Engine.Settings) == 0 {
+				continue
+			}
+			out[i] = spec.CheckSetting(g.Setting, w.Asked(m.Target.Settings), m.Engine.Settings)
+			break
+		}
+	}
+	return out
+}
+
+// sweepNotes say which swept values the server did not run, and what it
+// ran instead.
+func sweepNotes(d *Data) []string {
+	var out []string
+	for _, g := range sweepsOf(d) {
+		for i, c := range sweepChecks(d, g) {
+			if c.Outcome != spec.SettingTook {
+				out = append(out, "sweep of "+g.Setting+" on "+g.Of+": "+g.Targets[i]+": "+c.String()+
+					"; its column measures that, and the best value is picked without it")
+			}
+		}
 	}
 	return out
 }

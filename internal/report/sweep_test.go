@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -84,7 +85,7 @@ func TestSweepReport(t *testing.T) {
 	if tb == nil {
 		t.Fatalf("no sweep table in %d tables", len(r.Tables))
 	}
-	if want := []string{"off", "full", "full / off"}; !slices.Equal(tb.Columns, want) {
+	if want := []string{"off", "full", "full / off", "best", "best / next"}; !slices.Equal(tb.Columns, want) {
 		t.Errorf("columns %v, want %v", tb.Columns, want)
 	}
 	abs := tableTitled(r, "Absolute throughput")
@@ -100,6 +101,16 @@ func TestSweepReport(t *testing.T) {
 		if ratio.Kind != report.Ratio || ratio.Value != full.Value/off.Value {
 			t.Errorf("%s: ratio %v, want %v", row.Label, ratio.Value, full.Value/off.Value)
 		}
+		// The best value is the one with the larger median; best / next
+		// is its ratio to the other's (one repeat: no verdict).
+		best, vsNext := row.Cells[3], row.Cells[4]
+		wantBest, hi, lo := "off", off.Value, full.Value
+		if full.Value > off.Value {
+			wantBest, hi, lo = "full", full.Value, off.Value
+		}
+		if best.Text != wantBest || vsNext.Kind != report.Ratio || math.Abs(vsNext.Value-hi/lo) > 1e-9*hi/lo {
+			t.Errorf("%s: best %q, best / next %+v; want %q and %v", row.Label, best.Text, vsNext, wantBest, hi/lo)
+		}
 	}
 	var text, md bytes.Buffer
 	if err := report.WriteText(&text, r, report.TextOptions{}); err != nil {
@@ -108,7 +119,7 @@ func TestSweepReport(t *testing.T) {
 	if err := report.WriteMarkdown(&md, r); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "Sweep of synchronous") || !strings.Contains(md.String(), "| test | off | full | full / off |") {
+	if !strings.Contains(text.String(), "Sweep of synchronous") || !strings.Contains(md.String(), "| test | off | full | full / off | best | best / next |") {
 		t.Errorf("text or markdown lacks the sweep table:\n%s\n%s", text.String(), md.String())
 	}
 

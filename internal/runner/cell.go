@@ -13,6 +13,7 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/metrics"
+	"benchlab/internal/spec"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
@@ -93,6 +94,9 @@ type Cell struct {
 	Options Options
 	// Log receives progress lines (load, cleanup, errors).
 	Log io.Writer
+	// Swept marks a sweep's target, whose setting is read back once the
+	// server runs (checkSwept).
+	Swept *spec.Swept
 }
 
 // Outcome summarises a finished cell.
@@ -258,8 +262,32 @@ func openCell(ctx context.Context, c Cell, sink Sink) (*cellRun, func()) {
 		closeAll()
 		return fail(fmt.Errorf("describe %s: %w", c.Target.Name, err))
 	}
+	if err := checkSwept(c, r.out.Info, r.log); err != nil {
+		closeAll()
+		return fail(err)
+	}
 	r.db = db
 	return r, closeAll
+}
+
+// checkSwept reads a sweep's setting back from the server just started
+// (its Info) and refuses the target, with a field error, when the server
+// has no such setting: every value would run the same server. A value the
+// server runs otherwise (clamped, rounded) is said in the log; the report
+// flags it from the run's manifest.
+func checkSwept(c Cell, info engine.Info, log io.Writer) error {
+	sw := c.Swept
+	if sw == nil || !sw.SweepsSetting() {
+		return nil
+	}
+	chk := spec.CheckSetting(sw.Setting, sw.Asked(c.Target.Settings), info.Settings)
+	switch chk.Outcome {
+	case spec.SettingUnknown:
+		return spec.UnknownSettingError(*sw, chk)
+	case spec.SettingDiffers:
+		fmt.Fprintf(log, "%s: %s; the report flags this value\n", c.Target.Name, chk)
+	}
+	return nil
 }
 
 // threadsOf is a step's thread counts: its own, or the cell's.

@@ -349,6 +349,14 @@ func (x *experimentRun) runGroup(group []spec.Cell, first int) (interrupted bool
 			failed = append(failed, fmt.Sprintf("%s repeat %d", group[j].Target.Name, group[j].Repeat))
 		}
 	}
+	// A target refused as the spec's fault (a swept setting the server
+	// does not have) ends the experiment: the other values would be
+	// refused the same way.
+	for _, o := range outcomes {
+		if o.Status == store.StatusFailed && spec.IsInvalid(o.Err) {
+			return interrupted, failed, o.Err
+		}
+	}
 	return interrupted, failed, nil
 }
 
@@ -382,7 +390,7 @@ func (x *experimentRun) startGroup(group []spec.Cell, canary *store.Canary, prob
 		runCells[j] = Cell{
 			Target: c.Target.EngineTarget(s.Getenv),
 			Driver: driver, Steps: x.stepsOf[c.Repeat], Threads: s.Workload.Threads, DataDir: m.DataDir, Keep: opt.KeepData,
-			Seed: x.seeds[c.Repeat], RunID: run.ID, Log: out,
+			Seed: x.seeds[c.Repeat], RunID: run.ID, Log: out, Swept: c.Target.Swept,
 			Options: Options{Out: out, ReportInterval: s.Workload.ReportInterval.Duration, Progress: opt.Progress,
 				Rate: s.Workload.Rate, Events: s.Workload.Events, Percentile: s.Workload.Percentile, Live: liveOf(opt.Live, c.Target.Name),
 				FlushEvery: opt.FlushEvery, ProfileHz: s.ProfileHz, SpeedProbeEvery: x.probeEvery,

@@ -27,6 +27,12 @@ func (s *stepRun) measureSingle() {
 	// starts at the end of the warm-up.
 	sampler := newLoadSampler(s.parts, s.opt.DataDir)
 	ins := instruments{effSampler{sampler}, startPerfCounters(sampler)}
+	// The engine's counters and gauges once a second over the measured
+	// part (engine.InternalsReader), read on a goroutine of their own;
+	// before the engine's counters, whose finish closes the sessions.
+	if in := startInternals(s.ctx, db, s.win.measureFrom, s.opt.Out); in != nil {
+		ins = append(ins, in)
+	}
 	// The engine's own counters (engine.StatsReader) start and end with
 	// the sampler's measured part.
 	if stats := newEngineStats(s.ctx, db, s.opt.Out); stats != nil {

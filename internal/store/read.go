@@ -128,7 +128,7 @@ func (s *Store) RecentRuns(ctx context.Context, limit, offset int) ([]Run, int, 
 }
 
 // Results returns the step results of a run in sequence order, with their
-// intervals when withIntervals is set.
+// intervals and engine series when withIntervals is set.
 func (s *Store) Results(ctx context.Context, runID int64, withIntervals bool) ([]Result, error) {
 	out, err := s.results(ctx, true, `run_id = ?`, runID)
 	if err != nil {
@@ -142,6 +142,9 @@ func (s *Store) Results(ctx context.Context, runID int64, withIntervals bool) ([
 	if withIntervals {
 		for i := range out {
 			if out[i].Intervals, err = s.intervals(ctx, out[i].ID); err != nil {
+				return nil, err
+			}
+			if err := s.loadInternals(ctx, &out[i]); err != nil {
 				return nil, err
 			}
 		}

@@ -127,6 +127,11 @@ var schema = []string{
 	`CREATE TABLE pending_applied (key TEXT PRIMARY KEY, at TEXT NOT NULL)`,
 	// Off-CPU stacks of a profiled step (Profile.OffCPU), gzip-compressed.
 	`ALTER TABLE profiles ADD COLUMN offcpu_gz BLOB`,
+	// The engine's counters and gauges per second of a measured step
+	// (internals.go).
+	`CREATE TABLE engine_series (
+		result_id INTEGER NOT NULL REFERENCES results(id), name TEXT NOT NULL, gauge INTEGER NOT NULL,
+		sec INTEGER NOT NULL, value REAL NOT NULL, PRIMARY KEY (result_id, name, sec))`,
 }
 
 // Open opens or creates the results database at path (a SQLite file, or a
@@ -295,6 +300,9 @@ func writeResult(ctx context.Context, b bound, r *Result) error {
 	if err := saveProfile(ctx, b, r); err != nil {
 		return err
 	}
+	if err := saveInternals(ctx, b, r); err != nil {
+		return err
+	}
 	return insertIntervals(ctx, b, r.ID, r.Test, r.Intervals)
 }
 
@@ -315,7 +323,7 @@ func (s *Store) BeginResult(ctx context.Context, r *Result) error {
 	}
 	begun := *r
 	begun.Status, begun.Intervals = StatusRunning, nil
-	begun.Eff, begun.Histogram = nil, nil
+	begun.Eff, begun.Histogram, begun.Internals = nil, nil, nil
 	if err := s.saveResult(ctx, &begun); err != nil {
 		return err
 	}

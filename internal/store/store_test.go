@@ -33,7 +33,15 @@ func TestRoundTrip(t *testing.T) {
 		Histogram:    []byte{1, 2, 3},
 		ErrorSamples: []string{"database is locked"},
 		Intervals:    []Interval{{Sec: -1, Seconds: 1, Events: 10}, {Sec: 0, Seconds: 1, Events: 200, Statements: 200, P95: 8e3, Max: 30e3}},
+		Internals: []EngineSeries{
+			{Name: "status.Innodb_buffer_pool_pages_flushed", Points: []EnginePoint{{Sec: 0, Value: 12.5}, {Sec: 1, Value: 0}}},
+			{Name: "status.Innodb_checkpoint_age", Gauge: true, Points: []EnginePoint{{Sec: 0, Value: 4.5e6}}},
+		},
 	}
+	if err := s.SaveResult(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	// Saving again (a begun result completed) replaces the series.
 	if err := s.SaveResult(ctx, &res); err != nil {
 		t.Fatal(err)
 	}

@@ -77,6 +77,10 @@ type Result struct {
 	// ErrorSamples keeps the first distinct error messages.
 	ErrorSamples []string
 	Intervals    []Interval
+	// Internals are the engine's counters and gauges per second of the
+	// measured part (engine.InternalsReader), by name; nil when the
+	// engine reads none or the step was not sampled.
+	Internals []EngineSeries
 	// Eff is the step's resource use sampled from /proc while it ran (issue
 	// 3 item 5, docs/method.md 1.11, 2.6, 3); nil when nothing was sampled (actions,
 	// results stored before the efficiency columns existed).

@@ -26,7 +26,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -155,6 +154,20 @@ func nodeTarget(t engine.Target, i int) (engine.Target, string) {
 	return nt, options
 }
 
+// ClusterShape is the target's node count (settings.nodes); every node
+// takes writes.
+func (Driver) ClusterShape(t engine.Target) (engine.ClusterShape, error) {
+	n, err := Nodes(t)
+	if err != nil {
+		return engine.ClusterShape{}, err
+	}
+	if t.DSN != "" {
+		return engine.ClusterShape{}, fmt.Errorf("dsn: the cluster suite reaches each node and kills one; it needs a cluster benchlab starts (remove dsn)")
+	}
+	return engine.ClusterShape{Nodes: n, MaxNodes: MaxNodes, NodesField: "settings." + SettingNodes, MultiPrimary: true,
+		Replication: "galera"}, nil
+}
+
 // CheckTarget validates a target before anything runs: the node count, the
 // proxy, Galera's provider, and the MySQL
 // family's checks of the nodes' fields.
@@ -185,9 +198,7 @@ type DB struct {
 	*mysql.DB
 	nodes []*server.Instance
 	proxy *server.Instance // nil without a proxy
-
-	mu     sync.Mutex
-	killed []bool
+	set   *server.Nodes
 }
 
 // Open starts the cluster under dir (node1/, node2/, ..., proxy/), waits
@@ -262,7 +273,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		stopAll()
 		return nil, fmt.Errorf("%s target %s: %w", Name, t.Name, err)
 	}
-	db := &DB{nodes: insts, killed: make([]bool, n)}
+	db := &DB{nodes: insts, set: server.NewNodes(insts...)}
 	addr := insts[0].Addr()
 	if kind == "haproxy" {
 		backends := make([]string, n)
@@ -391,8 +402,13 @@ func (db *DB) Nodes() int { return len(db.nodes) }
 // NodeAddr is node i's SQL address (from 0).
 func (db *DB) NodeAddr(i int) string { return db.nodes[i].Addr() }
 
-// Proxied reports whether connections go through a proxy.
-func (db *DB) Proxied() bool { return db.proxy != nil }
+// FollowsWriter reports whether Connect goes through the proxy, whose
+// health checks move new connections off a dead node.
+func (db *DB) FollowsWriter() bool { return db.proxy != nil }
+
+// Primary is 0: every node takes writes; node 1 is the one scenarios
+// write on when they need a single writer.
+func (db *DB) Primary() int { return 0 }
 
 // ConnectNode opens a worker connection to node i (from 0) directly,
 // bypassing the proxy.
@@ -410,15 +426,8 @@ func (db *DB) KillNode(i int) error {
 	if i < 0 || i >= len(db.nodes) {
 		return fmt.Errorf("%s: no node %d; the cluster has %d", Name, i+1, len(db.nodes))
 	}
-	db.mu.Lock()
-	db.killed[i] = true
-	db.mu.Unlock()
-	pids := db.nodes[i].PIDs()
-	if len(pids) == 0 {
-		return fmt.Errorf("%s: node %d has no process", Name, i+1)
-	}
-	if err := syscall.Kill(-pids[0], syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("%s: kill node %d (pid %d): %w", Name, i+1, pids[0], err)
+	if err := db.set.Kill(i); err != nil {
+		return fmt.Errorf("%s: node %d: %w", Name, i+1, err)
 	}
 	return nil
 }
@@ -433,16 +442,9 @@ func (db *DB) Died() error {
 			return err
 		}
 	}
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	dead := 0
-	for i, in := range db.nodes {
-		if err := in.Died(); err != nil {
-			if !db.killed[i] {
-				return err
-			}
-			dead++
-		}
+	dead, err := db.set.Died()
+	if err != nil {
+		return err
 	}
 	if dead > 0 && 2*dead >= len(db.nodes) {
 		return fmt.Errorf("%s: %d of %d nodes killed: the others lost the quorum", Name, dead, len(db.nodes))

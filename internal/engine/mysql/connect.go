@@ -89,10 +89,11 @@ type DB struct {
 	admin          *Conn
 	closed         sync.Once
 	// statsMu guards what ReadStats keeps between reads: whether the
-	// server is MariaDB (read once) and how many reads it made.
+	// server is MariaDB (read once) and what its reads added to the
+	// counters so far (readCost, summed).
 	statsMu      sync.Mutex
 	statsMariaDB *bool
-	statsReads   int
+	statsCost    map[string]float64
 }
 
 // setConfig completes the worker connection config: statements are

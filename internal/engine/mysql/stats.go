@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
+
+	"benchlab/internal/engine"
 )
 
 // statusCounters are the SHOW GLOBAL STATUS counters ReadStats keeps, named
@@ -27,6 +30,12 @@ var statusCounters = []string{
 	"Innodb_data_reads", "Innodb_data_read", "Innodb_data_writes", "Innodb_data_written", "Innodb_data_fsyncs",
 	// The redo log: bytes written, writes, fsyncs, waits for log buffer space.
 	"Innodb_os_log_written", "Innodb_log_writes", "Innodb_os_log_fsyncs", "Innodb_log_waits",
+	// The redo log's positions: its end (LSN) and the last checkpoint's,
+	// in bytes since the log began (MariaDB).
+	"Innodb_lsn_current", "Innodb_lsn_last_checkpoint",
+	// Pages flushed from the end of the LRU list (to free a page, not to
+	// move the checkpoint).
+	"Innodb_buffer_pool_pages_lru_flushed",
 	// Rows read (by the server; by InnoDB where it counts them) and
 	// changed; row lock waits and their milliseconds.
 	"Rows_read", "Innodb_rows_read", "Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted",
@@ -42,8 +51,33 @@ var statusCounters = []string{
 	"Com_select", "Com_insert", "Com_update", "Com_delete", "Com_commit", "Com_rollback",
 }
 
-// statusQuery reads statusCounters in one statement.
-var statusQuery = "SHOW GLOBAL STATUS WHERE Variable_name IN ('" + strings.Join(statusCounters, "', '") + "')"
+// statusGauges are the SHOW GLOBAL STATUS values ReadInternals reads besides
+// statusCounters: levels at the moment, named "status.<Variable_name>" too.
+// Adding a gauge (a storage engine's own, such as MyRocks' Rocksdb_*) is
+// adding its name here; a name the server lacks is left out.
+var statusGauges = []string{
+	// InnoDB's checkpoint age: the redo log written since the last
+	// checkpoint (LSN minus the checkpoint's LSN), and the age at which
+	// InnoDB must flush pages to move the checkpoint (MariaDB).
+	"Innodb_checkpoint_age", "Innodb_checkpoint_max_age",
+	// The buffer pool's dirty pages and bytes, and its free pages.
+	"Innodb_buffer_pool_pages_dirty", "Innodb_buffer_pool_bytes_dirty", "Innodb_buffer_pool_pages_free",
+	// Undo logs not yet purged, and row lock waits under way.
+	"Innodb_history_list_length", "Innodb_row_lock_current_waits",
+	// Sessions connected and running a statement.
+	"Threads_connected", "Threads_running",
+}
+
+// statusQuery reads statusCounters in one statement; internalsQuery reads
+// statusCounters and statusGauges.
+var (
+	statusQuery    = showStatus(statusCounters)
+	internalsQuery = showStatus(append(slices.Clone(statusCounters), statusGauges...))
+)
+
+func showStatus(names []string) string {
+	return "SHOW GLOBAL STATUS WHERE Variable_name IN ('" + strings.Join(names, "', '") + "')"
+}
 
 // ReadStats reads statusCounters on the administrative connection.
 //
@@ -52,15 +86,42 @@ var statusQuery = "SHOW GLOBAL STATUS WHERE Variable_name IN ('" + strings.Join(
 // so a read is exact at its moment. Reading changes a few of them: on
 // MariaDB each SHOW GLOBAL STATUS fills a temporary table with the
 // variables it returns and scans it, which adds one Created_tmp_tables, one
-// Select_scan and a Handler_read_rnd_next per row plus one (46 for the 45
-// counters of this list that 10.11 has), and nothing else. ReadStats takes
-// what its own reads added off those three (readCost), so two reads back
-// to back differ by nothing and a step's growth is the workload's own. On
-// MySQL, whose SHOW STATUS reads performance_schema, the reads' own cost is
-// left in: one read's worth per step.
+// Select_scan and a Handler_read_rnd_next per row it returns plus one, and
+// nothing else. ReadStats takes
+// what its own reads and ReadInternals' added off those three (readCost),
+// so two reads back to back differ by nothing and a step's growth is the
+// workload's own. On MySQL, whose SHOW STATUS reads performance_schema, the
+// reads' own cost is left in: one read's worth per step.
 func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
 	db.statsMu.Lock()
 	defer db.statsMu.Unlock()
+	return db.readStatus(ctx, statusQuery)
+}
+
+// ReadInternals reads statusCounters and statusGauges in one SHOW GLOBAL
+// STATUS (engine.InternalsReader), on the administrative connection, with
+// the reads' own cost taken off the counters as ReadStats does.
+func (db *DB) ReadInternals(ctx context.Context) (engine.Internals, error) {
+	db.statsMu.Lock()
+	defer db.statsMu.Unlock()
+	all, err := db.readStatus(ctx, internalsQuery)
+	if err != nil {
+		return engine.Internals{}, err
+	}
+	in := engine.Internals{Counters: map[string]float64{}, Gauges: map[string]float64{}}
+	for _, g := range statusGauges {
+		if v, ok := all["status."+g]; ok {
+			in.Gauges["status."+g] = v
+			delete(all, "status."+g)
+		}
+	}
+	in.Counters = all
+	return in, nil
+}
+
+// readStatus runs query, a SHOW GLOBAL STATUS, and returns its rows by
+// "status.<name>", the cost of every read so far taken off (under statsMu).
+func (db *DB) readStatus(ctx context.Context, query string) (map[string]float64, error) {
 	if db.statsMariaDB == nil {
 		ver, _, err := db.admin.variable(ctx, "version")
 		if err != nil {
@@ -69,7 +130,7 @@ func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
 		mariadb := strings.Contains(ver, "MariaDB")
 		db.statsMariaDB = &mariadb
 	}
-	rows, err := db.admin.c.(driver.QueryerContext).QueryContext(ctx, statusQuery, nil)
+	rows, err := db.admin.c.(driver.QueryerContext).QueryContext(ctx, query, nil)
 	if err != nil {
 		return nil, db.fail(fmt.Errorf("%s: status counters: %w", db.engine, err))
 	}
@@ -89,12 +150,18 @@ func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
 			out["status."+name] = x
 		}
 	}
-	db.statsReads++
-	if *db.statsMariaDB {
-		for name, per := range readCost(len(out)) {
-			if v, ok := out[name]; ok {
-				out[name] = v - per*float64(db.statsReads)
-			}
+	if !*db.statsMariaDB {
+		return out, nil
+	}
+	if db.statsCost == nil {
+		db.statsCost = map[string]float64{}
+	}
+	for name, per := range readCost(len(out)) {
+		db.statsCost[name] += per
+	}
+	for name, cost := range db.statsCost {
+		if v, ok := out[name]; ok {
+			out[name] = v - cost
 		}
 	}
 	return out, nil

@@ -420,7 +420,11 @@ func version() string { return versionOnce() }
 // the write stalls and their microseconds. They are read from the process's
 // own Pebble, exact at the moment.
 func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
-	m := db.db.Metrics()
+	return db.counters(db.db.Metrics()), nil
+}
+
+// counters are ReadStats' counters from one read of Pebble's metrics.
+func (db *DB) counters(m *pebble.Metrics) map[string]float64 {
 	var flushed, compacted, read uint64
 	for i := range m.Levels {
 		l := &m.Levels[i]
@@ -440,7 +444,7 @@ func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
 		"pebble.block_cache_misses":  float64(m.BlockCache.Misses),
 		"pebble.stalls":              float64(db.stalls.Load()),
 		"pebble.stall_us":            float64(db.stalled() / 1000),
-	}, nil
+	}
 }
 
 // stalled is the nanoseconds writes have been stalled so far, the stall
@@ -451,4 +455,28 @@ func (db *DB) stalled() int64 {
 		stall += time.Now().UnixNano() - t0
 	}
 	return stall
+}
+
+// ReadInternals reads ReadStats' counters and Pebble's gauges
+// (engine.InternalsReader), named "pebble.<gauge>": L0's files and
+// sublevels (its read amplification), the compaction debt (bytes
+// compactions must still rewrite to bring the levels in shape: RocksDB's
+// pending compaction bytes), compactions under way, the memtables and
+// their bytes, and whether writes are stalled now (1) or not (0).
+func (db *DB) ReadInternals(ctx context.Context) (engine.Internals, error) {
+	m := db.db.Metrics()
+	counters := db.counters(m)
+	stalled := 0.0
+	if db.stallStart.Load() != 0 {
+		stalled = 1
+	}
+	return engine.Internals{Counters: counters, Gauges: map[string]float64{
+		"pebble.l0_files":                 float64(m.Levels[0].TablesCount),
+		"pebble.l0_sublevels":             float64(m.Levels[0].Sublevels),
+		"pebble.pending_compaction_bytes": float64(m.Compact.EstimatedDebt),
+		"pebble.compactions_running":      float64(m.Compact.NumInProgress),
+		"pebble.memtables":                float64(m.MemTable.Count),
+		"pebble.memtable_bytes":           float64(m.MemTable.Size),
+		"pebble.write_stalled":            stalled,
+	}}, nil
 }

@@ -61,3 +61,47 @@ func TestEngineStats(t *testing.T) {
 		}
 	}
 }
+
+// TestInternals reads Pebble's gauges around a flush: before it, the rows
+// in the memtable and no L0 file; after it, one L0 file, and no write
+// stalled at either read.
+func TestInternals(t *testing.T) {
+	ctx := context.Background()
+	db, err := Driver{}.Open(ctx, engine.Target{}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	kv := db.(engine.KV)
+	p := &putter{kv: kv}
+	for range 1000 {
+		if _, err := p.Op(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() engine.Internals {
+		t.Helper()
+		x, err := db.(engine.InternalsReader).ReadInternals(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	a := read()
+	if err := kv.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := read()
+	if a.Gauges["pebble.l0_files"] != 0 || b.Gauges["pebble.l0_files"] != 1 {
+		t.Errorf("L0 files %v before the flush and %v after, want 0 and 1", a.Gauges["pebble.l0_files"], b.Gauges["pebble.l0_files"])
+	}
+	if a.Gauges["pebble.memtable_bytes"] < 100_000 || a.Gauges["pebble.memtables"] < 1 {
+		t.Errorf("memtables %v of %v bytes with 1000 puts of 108 bytes unflushed", a.Gauges["pebble.memtables"], a.Gauges["pebble.memtable_bytes"])
+	}
+	if a.Gauges["pebble.write_stalled"] != 0 || b.Gauges["pebble.write_stalled"] != 0 {
+		t.Errorf("write stalled %v, %v; want 0", a.Gauges["pebble.write_stalled"], b.Gauges["pebble.write_stalled"])
+	}
+	if b.Counters["pebble.flushes"] != a.Counters["pebble.flushes"]+1 {
+		t.Errorf("flushes %v then %v, want one more", a.Counters["pebble.flushes"], b.Counters["pebble.flushes"])
+	}
+}

@@ -128,6 +128,12 @@ func (Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB,
 	if db.admin, err = db.dial(ctx, db.cfg); err != nil {
 		return fail(err)
 	}
+	// The per-second gauges' extensions, created now rather than by the
+	// first read, which falls in a measured step (the catalog rows and the
+	// commit would count as the step's).
+	if db.gauges, err = db.usableGauges(ctx); err != nil {
+		return fail(err)
+	}
 	return db, nil
 }
 
@@ -197,6 +203,12 @@ type DB struct {
 	statsMu    sync.Mutex
 	statsViews []statView
 	ended      []uint32
+	// gauges are the gaugeQueries this server answers (ReadInternals,
+	// found once), under statsMu; ownXacts counts the statements the
+	// statistics reads ran on the administrative connection, each a
+	// transaction that pg_stat_database.xact_commit counts, taken off it.
+	gauges   []gaugeQuery
+	ownXacts float64
 }
 
 // dial opens a connection, with errors that name the target and never the password.

@@ -232,3 +232,16 @@ func TestEngineStats(t *testing.T) {
 		}
 	})
 }
+
+// TestInternals checks PostgreSQL's per-second series: backends by wait
+// event type, autovacuum workers and dirty buffers (pg_buffercache,
+// installed on the server benchlab started) as gauges, WAL bytes,
+// commits and checkpoint buffers as rates.
+func TestInternals(t *testing.T) {
+	servertest.Internals(t, "postgres", nil,
+		[]string{"pg_activity.autovacuum_workers", "pg_activity.active_backends", "pg_wait.CPU", "pg_wait.IO",
+			"pg_buffercache.dirty_buffers"},
+		[]string{"pg_stat_wal.wal_bytes", "pg_exact.wal_insert_bytes", "pg_stat_bgwriter.buffers_checkpoint",
+			"pg_stat_bgwriter.buffers_backend", "pg_stat_database.xact_commit"},
+		[]string{"pg_exact.wal_insert_bytes"})
+}

@@ -87,14 +87,28 @@ var statViews = []statView{
 // positions have no such delay: they are exact at every read, warm-up or
 // not. Each read is its own transaction, so it sees fresh values whatever
 // stats_fetch_consistency says (no pg_stat_clear_snapshot needed); the
-// reads add their own commits to pg_stat_database.xact_commit.
+// reads' own commits are taken off pg_stat_database.xact_commit
+// (readViews).
 func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
 	db.statsMu.Lock()
 	defer db.statsMu.Unlock()
+	if err := db.loadViews(ctx); err != nil {
+		return nil, err
+	}
+	if err := db.awaitEnded(ctx); err != nil {
+		return nil, err
+	}
+	return db.readCounters(ctx)
+}
+
+// loadViews finds the statistics views of the server's version, once
+// (under statsMu).
+func (db *DB) loadViews(ctx context.Context) error {
 	if db.statsViews == nil {
 		var num int
+		db.ownXacts++
 		if err := db.admin.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&num); err != nil {
-			return nil, db.Wrap(fmt.Errorf("postgres: statistics: server version: %w", err))
+			return db.Wrap(fmt.Errorf("postgres: statistics: server version: %w", err))
 		}
 		for _, v := range statViews {
 			if num >= v.since {
@@ -102,11 +116,26 @@ func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
 			}
 		}
 	}
-	if err := db.awaitEnded(ctx); err != nil {
-		return nil, err
-	}
-	selects := make([]string, len(db.statsViews))
-	for i, v := range db.statsViews {
+	return nil
+}
+
+// readCounters reads the counters of the server's statistics views in one
+// statement (under statsMu).
+func (db *DB) readCounters(ctx context.Context) (map[string]float64, error) {
+	out, _, err := db.readViews(ctx, nil)
+	return out, err
+}
+
+// readViews reads the counters of the server's statistics views and, in
+// the same statement, the JSON objects of extra (one scalar subquery
+// each), under statsMu. The statement is a transaction of its own:
+// xact_commit has every earlier one of the statistics reads taken off
+// (ownXacts), so the reads do not count as the workload's commits (an
+// idle session publishes its counts within a second, so the last second's
+// reads may still be on their way).
+func (db *DB) readViews(ctx context.Context, extra []string) (map[string]float64, [][]byte, error) {
+	selects := make([]string, 0, len(db.statsViews)+len(extra))
+	for _, v := range db.statsViews {
 		q := "SELECT row_to_json(v) FROM " + v.name + " v"
 		if v.where != "" {
 			q += " WHERE " + v.where
@@ -114,15 +143,20 @@ func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
 		if v.query != "" {
 			q = v.query
 		}
-		selects[i] = "(" + q + ")"
+		selects = append(selects, "("+q+")")
 	}
-	raw := make([][]byte, len(db.statsViews))
+	for _, q := range extra {
+		selects = append(selects, "("+q+")")
+	}
+	raw := make([][]byte, len(selects))
 	dest := make([]any, len(raw))
 	for i := range raw {
 		dest[i] = &raw[i]
 	}
+	own := db.ownXacts
+	db.ownXacts++
 	if err := db.admin.QueryRow(ctx, "SELECT "+strings.Join(selects, ", ")).Scan(dest...); err != nil {
-		return nil, db.Wrap(fmt.Errorf("postgres: statistics: %w", err))
+		return nil, nil, db.Wrap(fmt.Errorf("postgres: statistics: %w", err))
 	}
 	out := map[string]float64{}
 	for i, v := range db.statsViews {
@@ -131,7 +165,7 @@ func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
 		}
 		var row map[string]any
 		if err := json.Unmarshal(raw[i], &row); err != nil {
-			return nil, fmt.Errorf("postgres: statistics: %s: %w", v.name, err)
+			return nil, nil, fmt.Errorf("postgres: statistics: %s: %w", v.name, err)
 		}
 		for _, c := range v.columns {
 			if x, ok := row[c].(float64); ok {
@@ -139,7 +173,10 @@ func (db *DB) ReadStats(ctx context.Context) (map[string]float64, error) {
 			}
 		}
 	}
-	return out, nil
+	if v, ok := out["pg_stat_database.xact_commit"]; ok {
+		out["pg_stat_database.xact_commit"] = v - own
+	}
+	return out, raw[len(db.statsViews):], nil
 }
 
 // maxEnded bounds the closed sessions ReadStats waits for: the most recent
@@ -174,6 +211,7 @@ func (db *DB) awaitEnded(ctx context.Context) error {
 	deadline := time.Now().Add(time.Second)
 	for {
 		var left int
+		db.ownXacts++
 		if err := db.admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)", pids).Scan(&left); err != nil {
 			return db.Wrap(fmt.Errorf("postgres: statistics: sessions ending: %w", err))
 		}

@@ -352,3 +352,30 @@ func (db *DB) Stats(ctx context.Context) (engine.LSMStats, error) {
 	}
 	return st, nil
 }
+
+// rocksdbGauges are the properties ReadInternals reads as gauges, named by
+// the property without its "rocksdb." prefix: L0's files, the bytes
+// compactions must still rewrite, compactions and flushes running,
+// immutable memtables waiting to be flushed and all memtables' bytes, and
+// whether writes are stopped (1) or slowed (a delayed rate > 0).
+var rocksdbGauges = []string{"num-files-at-level0", "estimate-pending-compaction-bytes",
+	"num-running-compactions", "num-running-flushes", "num-immutable-mem-table", "cur-size-all-mem-tables",
+	"is-write-stopped", "actual-delayed-write-rate"}
+
+// ReadInternals reads rocksdbGauges (engine.InternalsReader). It reads no
+// counters: without a statistics object RocksDB keeps none exact (its
+// "rocksdb.stats" text rounds bytes to 0.01 GB), so its flushes and
+// compactions show as the step's LSM facts (Stats) instead.
+func (db *DB) ReadInternals(ctx context.Context) (engine.Internals, error) {
+	gauges := map[string]float64{}
+	for _, p := range rocksdbGauges {
+		// Some are integer properties, others (the files at a level)
+		// only text ones.
+		if v, ok := db.db.GetIntProperty("rocksdb." + p); ok {
+			gauges["rocksdb."+p] = float64(v)
+		} else if x, err := strconv.ParseFloat(strings.TrimSpace(db.db.GetProperty("rocksdb."+p)), 64); err == nil {
+			gauges["rocksdb."+p] = x
+		}
+	}
+	return engine.Internals{Gauges: gauges}, nil
+}

@@ -21,6 +21,9 @@ type Table struct {
 	// Relative marks the headline table of ratios to the base, whatever
 	// its title names: the HTML page shows it first and compare keeps it.
 	Relative bool
+	// Sweep marks a sweep's table (each test against the swept value, the
+	// best value picked), which compare keeps beside the relative one.
+	Sweep bool
 }
 
 // Row is one labelled line of a table; Group starts a new section when it

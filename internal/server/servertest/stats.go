@@ -147,3 +147,68 @@ func EngineStats(t *testing.T, eng string, want map[string]Range, quiet []string
 		}
 	}
 }
+
+// Internals measures a 3-second step of one-row autocommit inserts on one
+// worker against a fresh server of the engine (started with settings) and
+// checks its per-second series (engine.InternalsReader, store.Result's
+// Internals): every name of gauges is a gauge and every name of rates a
+// counter's rate, each with a point for at least two seconds, every point
+// in a second of the measured part; the rates named in busy are above 0 in
+// every second (the inserts never stop). It returns the result.
+func Internals(t *testing.T, eng string, settings map[string]string, gauges, rates, busy []string) *store.Result {
+	t.Helper()
+	getenv, _ := Env(t)
+	ctx := context.Background()
+	db := enginetest.Open(t, engine.Target{Name: "internals", Engine: eng, Getenv: getenv, Settings: settings})
+	if _, ok := db.(engine.InternalsReader); !ok {
+		t.Fatalf("engine %s does not read its internals (engine.InternalsReader)", eng)
+	}
+	c, err := db.(engine.SQL).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Exec(ctx, "CREATE TABLE stats_ins (id BIGINT PRIMARY KEY, v INT NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := runner.Measure(ctx, db, insertStep("insert", 3*time.Second, 0), 1, 1, runner.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Statements == 0 || res.Errors > 0 {
+		t.Fatalf("insert step: %d statements, %d errors %v", res.Statements, res.Errors, res.ErrorSamples)
+	}
+	byName := map[string]store.EngineSeries{}
+	for _, s := range res.Internals {
+		byName[s.Name] = s
+		t.Logf("%s (gauge %v): %v", s.Name, s.Gauge, s.Points)
+		for _, p := range s.Points {
+			if p.Sec < 0 || float64(p.Sec) >= res.Seconds {
+				t.Errorf("%s: a point in second %d of a %.2f s measured part", s.Name, p.Sec, res.Seconds)
+			}
+		}
+	}
+	check := func(names []string, gauge bool) {
+		for _, name := range names {
+			s, ok := byName[name]
+			switch {
+			case !ok:
+				t.Errorf("no series %s among %d", name, len(res.Internals))
+			case s.Gauge != gauge:
+				t.Errorf("%s: gauge %v, want %v", name, s.Gauge, gauge)
+			case len(s.Points) < 2:
+				t.Errorf("%s: %d points over %.2f s, want 2 or more", name, len(s.Points), res.Seconds)
+			}
+		}
+	}
+	check(gauges, true)
+	check(rates, false)
+	for _, name := range busy {
+		for _, p := range byName[name].Points {
+			if p.Value <= 0 {
+				t.Errorf("%s: %v in second %d of steady inserts, want > 0", name, p.Value, p.Sec)
+			}
+		}
+	}
+	return res
+}

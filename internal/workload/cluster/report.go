@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -25,6 +26,12 @@ func (Suite) ReportSections(in *section.Input) section.Sections {
 	if t := staleTable(cs); t != nil {
 		sec.Tables = append(sec.Tables, *t)
 	}
+	if t := lagTable(cs); t != nil {
+		sec.Tables = append(sec.Tables, *t)
+	}
+	if t := nodeCounterTable(cs); t != nil {
+		sec.Tables = append(sec.Tables, *t)
+	}
 	if t := scalingTable(cs); t != nil {
 		sec.Tables = append(sec.Tables, *t)
 	}
@@ -32,7 +39,7 @@ func (Suite) ReportSections(in *section.Input) section.Sections {
 		sec.Tables = append(sec.Tables, *t)
 	}
 	for _, c := range cs {
-		if c.test != Failover {
+		if c.test != Failover && c.test != Switchover {
 			continue
 		}
 		for _, r := range c.all {
@@ -43,7 +50,11 @@ func (Suite) ReportSections(in *section.Input) section.Sections {
 			if sec.Planned == nil {
 				sec.Planned = map[string]string{}
 			}
-			sec.Planned[Failover] = fmt.Sprintf("node %d killed by benchlab at %.1f s", int(r.Facts["failover_killed_node"]), at)
+			what := fmt.Sprintf("node %d killed", int(r.Facts["failover_killed_node"]))
+			if c.test == Switchover {
+				what = fmt.Sprintf("primary moved from node %d", int(r.Facts["failover_killed_node"]))
+			}
+			sec.Planned[c.test] = fmt.Sprintf("%s by benchlab at %.1f s", what, at)
 		}
 		sec.Notes = append(sec.Notes, failoverNotes(c)...)
 	}
@@ -205,14 +216,17 @@ func scalingTable(cs []cell) *section.Table {
 // writes that succeeded after the kill, the seconds until throughput was
 // back, and the writers' errors and retries.
 func failoverTable(cs []cell) *section.Table {
-	t := &section.Table{Title: "Cluster: failover (planned node kill)",
-		Legend: "benchlab kills the node on purpose (cluster.kill_node at cluster.kill_at): the outage is the result measured, " +
-			"not instability; outage = seconds the probe's writes spent failing; gap = longest time between two successful " +
-			"writes of any writer; recovery = seconds until throughput was back to 90% (n/a: not within the step); median over repeats",
-		Columns: []string{"target", "killed node", "killed at", "outage", "longest write gap", "failed tries", "writes after kill",
-			"recovery", "errors", "retries"}}
+	t := &section.Table{Title: "Cluster: failover and switchover (planned)",
+		Legend: "benchlab kills the node on purpose (cluster.kill_node at cluster.kill_at), or moves the primary to the next " +
+			"node there and back halfway to the step's end (switchover): the outage is the result measured, not instability; " +
+			"for a switchover, killed node = the old primary, promoted = the new one and how long the whole switch took; outage = seconds the probe's writes spent failing; gap = longest time between two successful " +
+			"writes of any writer; promoted = the replica made primary and how long its promotion took (PostgreSQL's pg_promote; MariaDB's applying what it received, then STOP SLAVE and read_only off); recovery = seconds until " +
+			"throughput was back to 90% (n/a: not within the step); lost acked writes = the probe's writes acknowledged before the " +
+			"kill that the cluster no longer had once writes resumed (the largest over repeats; n/a: writes never resumed); median over repeats",
+		Columns: []string{"target", "killed node", "killed at", "promoted", "outage", "longest write gap", "failed tries", "reconnects",
+			"writes after kill", "recovery", "lost acked writes", "errors", "retries"}}
 	for _, c := range cs {
-		if c.test != Failover || len(c.withFact("failover_max_gap_ms")) == 0 {
+		if (c.test != Failover && c.test != Switchover) || len(c.withFact("failover_max_gap_ms")) == 0 {
 			continue
 		}
 		outage := section.Median(c.withFact("failover_max_gap_ms"), func(r store.Result) float64 { return r.Throughput() })
@@ -225,9 +239,10 @@ func failoverTable(cs []cell) *section.Table {
 		errs, retries := c.errorsAndRetries()
 		t.Rows = append(t.Rows, section.Row{Group: Group, Label: fmt.Sprintf("%s @%d", c.test, c.threads), Cells: []section.Cell{
 			section.TextCell(c.target), section.TextCell(fmt.Sprintf("node %.0f", c.fact("failover_killed_node", 1))),
-			section.UnitCell(c.fact("failover_kill_at_s", 1), "s"), section.UnitCell(outage, "s"),
+			section.UnitCell(c.fact("failover_kill_at_s", 1), "s"), promotedCell(c), section.UnitCell(outage, "s"),
 			section.UnitCell(c.fact("failover_max_gap_ms", 1), "ms"), count(c.fact("failover_errors", 1)),
-			count(c.fact("failover_writes_after_kill", 1)), section.UnitCell(recovery, "s"), errs, retries}})
+			count(c.fact("failover_reconnects", 1)), count(c.fact("failover_writes_after_kill", 1)), section.UnitCell(recovery, "s"),
+			lostCell(c), errs, retries}})
 	}
 	if len(t.Rows) == 0 {
 		return nil
@@ -243,13 +258,29 @@ func failoverNotes(c cell) []string {
 	for _, r := range c.withFact("failover_max_gap_ms") {
 		at := r.Facts["failover_kill_at_s"]
 		if at < 0 {
-			out = append(out, fmt.Sprintf("failover on %s @%d: no node was killed within the step; its figures measure no outage",
-				c.target, c.threads))
+			out = append(out, fmt.Sprintf("%s on %s @%d: nothing was disrupted within the step; its figures measure no outage",
+				c.test, c.target, c.threads))
 			continue
 		}
-		n := fmt.Sprintf("failover on %s @%d: node %d killed by benchlab as planned at %.1f s; the measured result is its outage, "+
-			"%.2f s of failing writes (longest write gap %.0f ms, %.0f failed tries)", c.target, c.threads,
-			int(r.Facts["failover_killed_node"]), at, r.Throughput(), r.Facts["failover_max_gap_ms"], r.Facts["failover_errors"])
+		what := "killed"
+		if c.test == Switchover {
+			what = fmt.Sprintf("switched over to node %.0f", r.Facts["failover_promoted_node"])
+			if b := r.Facts["switchback_at_s"]; b >= 0 {
+				what += fmt.Sprintf(" and back at %.1f s", b)
+			} else if r.Facts["switchback_skipped"] == 1 {
+				what += " (not back: less of the step was left than the first switch took; run a longer write_time)"
+			}
+		}
+		n := fmt.Sprintf("%s on %s @%d: node %d %s by benchlab as planned at %.1f s; the measured result is its outage, "+
+			"%.2f s of failing writes (longest write gap %.0f ms, %.0f failed tries)", c.test, c.target, c.threads,
+			int(r.Facts["failover_killed_node"]), what, at, r.Throughput(), r.Facts["failover_max_gap_ms"], r.Facts["failover_errors"])
+		// Results stored before the durability probe have no such facts.
+		lost, probed := r.Facts["failover_lost_acked_writes"]
+		if lost > 0 {
+			n += fmt.Sprintf("; LOST %.0f of %.0f writes acknowledged before the kill", lost, r.Facts["failover_acked_before_kill"])
+		} else if probed && lost == 0 {
+			n += fmt.Sprintf("; none of the %.0f writes acknowledged before the kill was lost", r.Facts["failover_acked_before_kill"])
+		}
 		if r.Facts["failover_outage_open_at_end"] == 1 {
 			n += "; the outage outlasted the step, so it is a lower bound: run a longer write_time"
 		} else if r.Facts["failover_recovery_s"] < 0 {
@@ -260,4 +291,128 @@ func failoverNotes(c cell) []string {
 		out = append(out, n)
 	}
 	return out
+}
+
+// promotedCell names the node a promotion made primary and how long the
+// promotion took; "-" when the cluster needed none (Galera).
+func promotedCell(c cell) section.Cell {
+	node := c.fact("failover_promoted_node", 1)
+	if math.IsNaN(node) {
+		return section.Cell{Missing: true}
+	}
+	if node < 1 {
+		return section.TextCell("-")
+	}
+	return section.TextCell(fmt.Sprintf("node %.0f in %.2f s", node, c.fact("failover_promote_s", 1)))
+}
+
+// lostCell is the largest count of lost acknowledged writes over the
+// repeats (a loss in any repeat is the finding), n/a when never checked.
+func lostCell(c cell) section.Cell {
+	most := math.NaN()
+	for _, r := range c.withFact("failover_lost_acked_writes") {
+		if v := r.Facts["failover_lost_acked_writes"]; v >= 0 && !(v <= most) {
+			most = v
+		}
+	}
+	if math.IsNaN(most) {
+		return section.Cell{Missing: true}
+	}
+	return count(most)
+}
+
+// lagTable shows replica-lag's percentiles: bytes of WAL not yet replayed
+// (and not yet flushed) by the furthest replica, its own lag in seconds,
+// and transactions queued (Galera's receive queue), over the samples.
+func lagTable(cs []cell) *section.Table {
+	t := &section.Table{Title: "Cluster: replica lag under writes",
+		Legend: "sampled 5 times a second from the engine's views (pg_stat_replication; Galera's wsrep_local_recv_queue), the " +
+			"furthest replica each time, warm-up included; bytes = primary's WAL position minus the replica's replayed (flushed) " +
+			"one; n/a: the engine has no such view; median over repeats",
+		Columns: []string{"target", "writes/s", "samples", "replay p50", "replay p99", "replay max", "flush p99", "seconds p50",
+			"seconds p99", "seconds max", "queued p99", "queued max"}}
+	for _, c := range cs {
+		if c.test != ReplicaLag || len(c.withFact("lag_samples")) == 0 {
+			continue
+		}
+		var writers []store.Result
+		for _, r := range c.all {
+			if r.Metric == WPS.Name {
+				writers = append(writers, r)
+			}
+		}
+		wps := section.Median(writers, func(r store.Result) float64 { return r.Throughput() })
+		b := func(name string) section.Cell { return section.UnitCell(c.fact(name, 1), "B") }
+		s := func(name string) section.Cell { return section.UnitCell(c.fact(name, 1), "s") }
+		t.Rows = append(t.Rows, section.Row{Group: Group, Label: fmt.Sprintf("%s @%d", c.test, c.threads), Cells: []section.Cell{
+			section.TextCell(c.target), section.NumberCell(wps), count(c.fact("lag_samples", 1)),
+			b("lag_replay_bytes_p50"), b("lag_replay_bytes_p99"), b("lag_replay_bytes_max"), b("lag_flush_bytes_p99"),
+			s("lag_seconds_p50"), s("lag_seconds_p99"), s("lag_seconds_max"),
+			count(c.fact("lag_transactions_p99", 1)), count(c.fact("lag_transactions_max", 1))}})
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// nodeCounterTable shows every node's engine counters over replica-lag's
+// step (the sampler's node<k>_ facts): one row per target and counter, one
+// column per node; median over repeats.
+func nodeCounterTable(cs []cell) *section.Table {
+	type key struct{ target, name string }
+	var keys []key
+	cols := 0
+	vals := map[key]map[int]float64{}
+	for _, c := range cs {
+		if c.test != ReplicaLag {
+			continue
+		}
+		names := map[string]bool{}
+		for _, r := range c.withFact("lag_samples") {
+			for f := range r.Facts {
+				if strings.HasPrefix(f, NodeFactPrefix) {
+					names[f] = true
+				}
+			}
+		}
+		for f := range names {
+			rest := strings.TrimPrefix(f, NodeFactPrefix)
+			i := strings.IndexByte(rest, '_')
+			node, err := strconv.Atoi(rest[:max(i, 0)])
+			if i < 0 || err != nil {
+				continue
+			}
+			k := key{c.target, rest[i+1:]}
+			if vals[k] == nil {
+				vals[k] = map[int]float64{}
+				keys = append(keys, k)
+			}
+			vals[k][node] = c.fact(f, 1)
+			cols = max(cols, node)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(keys, func(a, b key) int { return cmp.Compare(a.target+"\x00"+a.name, b.target+"\x00"+b.name) })
+	t := &section.Table{Title: "Cluster: node counters during replica-lag",
+		Legend: "each node's engine counters, read once a second during the replica-lag step: a counter's change over the " +
+			"step, or a level's highest value (_max); node 1 is the first primary; n/a: the node did not report it; median over repeats",
+		Columns: []string{"target"}}
+	for n := 1; n <= cols; n++ {
+		t.Columns = append(t.Columns, fmt.Sprintf("node %d", n))
+	}
+	for _, k := range keys {
+		row := section.Row{Group: Group, Label: k.name, Cells: []section.Cell{section.TextCell(k.target)}}
+		for n := 1; n <= cols; n++ {
+			v, ok := vals[k][n]
+			if !ok {
+				v = math.NaN()
+			}
+			row.Cells = append(row.Cells, section.NumberCell(v))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
 }

@@ -1,0 +1,55 @@
+package cluster
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestProbeClockStartsAtFirstOp checks that the probe's step clock (its
+// kill time and the end its retries give up at) starts at its first
+// operation, not when the runner created the workers: a step whose
+// workers took 3 s to create still ends its probe's tries just before the
+// step's real end, so the last writes are not cut short as failures.
+func TestProbeClockStartsAtFirstOp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &failState{length: 10 * time.Second, killAt: 4 * time.Second}
+		created := time.Now()
+		time.Sleep(3 * time.Second) // the other workers connect; then the step's clock starts
+		first := time.Now()
+		s.begin(first)
+		s.begin(first.Add(time.Second)) // later operations change nothing
+		if want := first.Add(10*time.Second - endMargin); !s.end.Equal(want) {
+			t.Fatalf("end %v after the first op; want %v", s.end.Sub(first), want.Sub(first))
+		}
+		if !s.end.After(created.Add(10 * time.Second)) {
+			t.Fatalf("end %v after the workers' creation: it falls before the step's real end", s.end.Sub(created))
+		}
+	})
+}
+
+// TestStalled checks the outage test a write cut by the step's end goes
+// through: a try that fails while other writers still succeed is no
+// outage; one with no success by anyone for longer than a few retry
+// pauses is.
+func TestStalled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &failState{}
+		t0 := time.Now()
+		time.Sleep(time.Millisecond)
+		s.success(time.Now()) // another writer succeeded after t0
+		time.Sleep(time.Second)
+		if s.stalled(t0, time.Now()) {
+			t.Fatal("stalled although a write succeeded after the operation began")
+		}
+		t1 := time.Now()
+		time.Sleep(2 * retryPause)
+		if s.stalled(t1, time.Now()) {
+			t.Fatal("stalled after two retry pauses: too soon to call it an outage")
+		}
+		time.Sleep(10 * retryPause)
+		if !s.stalled(t1, time.Now()) {
+			t.Fatal("not stalled after 12 retry pauses without any success")
+		}
+	})
+}
