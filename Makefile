@@ -10,7 +10,7 @@ CGO_CFLAGS ?= -O2 -g -fno-omit-frame-pointer
 CGO_CXXFLAGS ?= -O2 -g -fno-omit-frame-pointer
 export CGO_CFLAGS CGO_CXXFLAGS
 
-.PHONY: build quickstart deps test load-check bench lab-scale aa calibrate clean
+.PHONY: build quickstart deps test test-slow load-check bench lab-scale aa calibrate clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/benchlab
@@ -82,6 +82,11 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5000x ./internal/workload/...
 	$(GO) test -run '^$$' -bench LongHistory -benchtime 1x ./internal/cli/
 	$(GO) test -run '^$$' -bench HTML -benchtime 3x ./internal/report/
+
+# Tests too long for the main suite's 15 minutes: TPC-C on FerretDB over
+# SQLite (about 8 minutes).
+test-slow:
+	$(TESTRUN) -count=1 -tags slow -timeout 30m -run 'TestSQLiteNormalized' ./internal/workload/tpcc/tpccdoc/
 
 # What one PostgreSQL store costs a lab: 1, 2, 4 and 8 workers on this host
 # running short SQLite jobs (jobs per minute, queue latency, store load).

@@ -4,8 +4,10 @@ package all
 
 import (
 	_ "benchlab/internal/engine/dbbench"         // RocksDB db_bench binaries
+	_ "benchlab/internal/engine/ferretdb"        // FerretDB started per run (MongoDB protocol over SQLite or PostgreSQL)
 	_ "benchlab/internal/engine/galera"          // MariaDB Galera clusters (nodes and HAProxy on loopback)
 	_ "benchlab/internal/engine/mariadbreplicas" // MariaDB primary with binlog replicas (loopback)
+	_ "benchlab/internal/engine/mongodb"         // MongoDB-protocol servers by DSN
 	_ "benchlab/internal/engine/mysql"           // MySQL and MariaDB engines (managed servers and DSNs)
 	_ "benchlab/internal/engine/pebble"          // Pebble engine (pure Go LSM)
 	_ "benchlab/internal/engine/pgbouncer"       // PgBouncer in front of PostgreSQL (both on loopback)
@@ -17,6 +19,7 @@ import (
 	_ "benchlab/internal/workload/command"       // outside programs (fio, pgbench, scripts) as steps
 	_ "benchlab/internal/workload/connect"       // connection cost
 	_ "benchlab/internal/workload/custom"        // custom SQL from the spec
+	_ "benchlab/internal/workload/docbench"      // document micro-benchmarks (MongoDB protocol)
 	_ "benchlab/internal/workload/insertbench"   // Insert Benchmark
 	_ "benchlab/internal/workload/kv"            // db_bench step sequence
 	_ "benchlab/internal/workload/sysbench"      // sysbench microbenchmarks

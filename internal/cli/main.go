@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"benchlab/internal/engine/ferretdb"
 	"benchlab/internal/spec"
 	"benchlab/internal/store"
 )
@@ -153,6 +154,11 @@ func Main(env Env, args []string) int {
 	}
 	if env.Stderr == nil {
 		env.Stderr = io.Discard
+	}
+	if len(args) > 0 && args[0] == ferretdb.ServeCommand {
+		// Not a command of the help: benchlab re-executed as the FerretDB
+		// server of a ferretdb target.
+		return ferretdb.Serve(args[1:], env.Stderr)
 	}
 	root := newRoot(env)
 	root.SetArgs(longFlagsCompat(root, args))

@@ -101,6 +101,9 @@ const (
 	// KindKV engines are key-value stores (engine.KV, or whole steps run by
 	// engine.StepRunner).
 	KindKV Kind = "kv"
+	// KindDoc engines store documents and speak the MongoDB wire protocol
+	// (package engine/docdb).
+	KindDoc Kind = "doc"
 )
 
 // Kinded is implemented by drivers that say, without opening anything,

@@ -21,17 +21,18 @@ import (
 // match one engine or suite package not listed by its own name.
 var Layers = []Layer{
 	{"system", []string{"childproc"}},
-	{"base", []string{"analysis", "cpulist", "dsn", "fio", "profile", "randgen", "sqlbind", "stale"}},
+	{"base", []string{"analysis", "cpulist", "dsn", "fio", "profile", "randgen", "sqlbind", "stale", "workload/tpcc/tpccgen"}},
 	{"instruments", []string{"meter"}},
 	{"store", []string{"store"}},
 	{"meaning of results", []string{"metric"}},
 	{"noise model", []string{"noise"}},
 	{"engine contract", []string{"engine"}},
-	{"engine support", []string{"server", "engine/fastpath"}},
+	{"engine support", []string{"server", "engine/fastpath", "engine/docdb"}},
 	{"engines", []string{"engine/*"}},
 	{"suite contract", []string{"workload"}},
 	{"experiment file", []string{"spec"}},
 	{"spec readers", []string{"power", "timeplan", "report/section"}},
+	{"suite parts", []string{"workload/tpcc/tpccdoc"}},
 	{"suites", []string{"workload/*"}},
 	{"run and read", []string{"runner", "report", "results"}},
 	{"services", []string{"across", "calibrate", "fleet", "history", "importer", "livemetrics", "preflight"}},
@@ -61,6 +62,16 @@ var Allowed = map[string][]Edge{
 	// starts the server through the postgres engine and talks to it through
 	// its driver.
 	"engine/pgbouncer": {{To: "engine/postgres", Why: "it pools a PostgreSQL server"}},
+	// FerretDB is a MongoDB-protocol server over SQLite or a PostgreSQL
+	// server: clients reach it through the mongodb engine, and its
+	// PostgreSQL backend is started through the postgres engine.
+	"engine/ferretdb": {
+		{To: "engine/mongodb", Why: "its clients speak the MongoDB protocol"},
+		{To: "engine/postgres", Why: "its PostgreSQL backend is a managed postgres server"},
+	},
+	// benchlab runs as the FerretDB server in a hidden mode: the command
+	// line hands its arguments over before anything else.
+	"cli": {{To: "engine/ferretdb", Why: "benchlab re-executes itself as the FerretDB server"}},
 	// benchlab import reads db_bench's and pgbench's output with the
 	// parsers their engine and suite run on, so there is one parser each.
 	"importer": {

@@ -67,6 +67,10 @@ type Config struct {
 	// MemoryLimit, in bytes, runs the server in a memory cgroup of its own
 	// with that limit (its page cache included); 0: no limit.
 	MemoryLimit int64
+	// MemoryOf, when set, runs the server in that running instance's
+	// memory cgroup instead, so one limit holds both process trees (a
+	// front server and the database under it); MemoryLimit is then unused.
+	MemoryOf *Instance
 	// LogDir, when set, receives a copy of the server log when it stops; the
 	// copy's path is Instance.KeptLog. Empty: Env.LogDir().
 	LogDir string
@@ -102,17 +106,19 @@ type Instance struct {
 	secrets  []string // 0600 files holding it, removed after Init
 	cmd      *exec.Cmd
 	memcg    *memCgroup
-	perfcg   *perfCgroup
-	perfErr  error // why the server has no perfcg
-	logFile  *os.File
-	sockDir  string // a private socket dir outside the data dir, removed on Stop
-	aliasDir string // the private dir of SafeDir's symlink, removed on Stop
-	safeDir  string // SafeDir's path, once made
-	exited   chan struct{}
-	exitErr  error
-	stopOnce sync.Once
-	stopErr  error
-	stopping chan struct{}
+	// memShared is true when memcg is another instance's (Config.MemoryOf).
+	memShared bool
+	perfcg    *perfCgroup
+	perfErr   error // why the server has no perfcg
+	logFile   *os.File
+	sockDir   string // a private socket dir outside the data dir, removed on Stop
+	aliasDir  string // the private dir of SafeDir's symlink, removed on Stop
+	safeDir   string // SafeDir's path, once made
+	exited    chan struct{}
+	exitErr   error
+	stopOnce  sync.Once
+	stopErr   error
+	stopping  chan struct{}
 }
 
 // Launch starts a server and waits until probe succeeds. When the port was
@@ -260,7 +266,7 @@ func (in *Instance) prepare() error {
 func (in *Instance) ManagedSettings() map[string]string {
 	out := map[string]string{"benchlab.server_log": in.KeptLog}
 	if in.memcg != nil {
-		out["benchlab.memory_limit"] = in.memcg.describe(in.cfg.MemoryLimit)
+		out["benchlab.memory_limit"] = in.memcg.describe(in.memoryLimit())
 	}
 	return out
 }
@@ -369,7 +375,9 @@ func (in *Instance) launch(ctx context.Context) error {
 		args = append([]string{"-c", in.cfg.CPUs, name}, args...)
 		name = taskset
 	}
-	if in.cfg.MemoryLimit > 0 {
+	if of := in.cfg.MemoryOf; of != nil && of.memcg != nil {
+		in.memcg, in.memShared = of.memcg, true
+	} else if in.cfg.MemoryLimit > 0 {
 		cg, err := newMemCgroup(in.cfg.Target, in.cfg.MemoryLimit)
 		if err != nil {
 			return in.errorf("%w", err)
@@ -393,7 +401,7 @@ func (in *Instance) launch(ctx context.Context) error {
 	}
 	defer closeFD()
 	if in.memcg != nil {
-		fmt.Fprintf(in.logFile, "benchlab: memory limited to %s\n", in.memcg.describe(in.cfg.MemoryLimit))
+		fmt.Fprintf(in.logFile, "benchlab: memory limited to %s\n", in.memcg.describe(in.memoryLimit()))
 	}
 	fmt.Fprintf(in.logFile, "benchlab: starting %s %s (listening on %s; environment %s)\n", name, strings.Join(args, " "),
 		in.Addr(), strings.Join(cmd.Env, " "))
@@ -458,4 +466,13 @@ func readConfigFile(path string) (string, error) {
 		return "", fmt.Errorf("cannot read config file: %w", err)
 	}
 	return string(b), nil
+}
+
+// memoryLimit is the limit of the server's memory cgroup: its own, or
+// that of the instance whose cgroup it shares.
+func (in *Instance) memoryLimit() int64 {
+	if in.memShared && in.cfg.MemoryOf != nil {
+		return in.cfg.MemoryOf.cfg.MemoryLimit
+	}
+	return in.cfg.MemoryLimit
 }

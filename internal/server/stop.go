@@ -99,6 +99,10 @@ func (in *Instance) releaseCgroup() {
 	if in.memcg == nil {
 		return
 	}
+	if in.memShared {
+		in.memcg = nil // its owner removes it, after this server has gone
+		return
+	}
 	if n := in.memcg.failures(); n > 0 && in.logFile != nil {
 		fmt.Fprintf(in.logFile, "benchlab: the server reached its memory limit %d times (cgroup %s)\n", n, in.memcg.dir)
 	}

@@ -54,22 +54,30 @@ func (s *Spec) checkTarget(t Target, at func(sub string) string) error {
 // key-value store under an SQL suite, or the reverse), naming the engines
 // that can.
 func checkKinds(targets []Target, suite workload.Suite, field func(i int, sub string) string) error {
-	n, ok := suite.(workload.Needer)
-	if !ok {
+	var need []engine.Kind
+	switch n := suite.(type) {
+	case workload.Needer:
+		need = []engine.Kind{n.Needs()}
+	case workload.MultiNeeder:
+		need = n.NeedsAny()
+	default:
 		return nil
 	}
-	need := n.Needs()
 	for i, t := range targets {
 		d, _ := engine.Lookup(t.Engine)
-		if k := engine.KindOf(d); k != "" && k != need {
+		if k := engine.KindOf(d); k != "" && !slices.Contains(need, k) {
 			var fit []string
 			for _, name := range engine.Names() {
-				if o, _ := engine.Lookup(name); engine.KindOf(o) == need {
+				if o, _ := engine.Lookup(name); slices.Contains(need, engine.KindOf(o)) {
 					fit = append(fit, name)
 				}
 			}
+			kinds := make([]string, len(need))
+			for j, k := range need {
+				kinds[j] = string(k)
+			}
 			return errf(field(i, ".engine"), "%s is a %s engine; the %s suite runs on %s engines: %s",
-				t.Engine, k, suite.Name(), need, strings.Join(fit, ", "))
+				t.Engine, k, suite.Name(), strings.Join(kinds, " or "), strings.Join(fit, ", "))
 		}
 	}
 	return nil

@@ -379,6 +379,12 @@ type Needer interface {
 	Needs() engine.Kind
 }
 
+// MultiNeeder is implemented by suites that run on engines of several
+// kinds (TPC-C on SQL engines and on document engines), instead of Needer.
+type MultiNeeder interface {
+	NeedsAny() []engine.Kind
+}
+
 // TargetChecker is a Suite whose tests need something of each target that
 // the engine alone does not say (the cluster suite's scenarios need a
 // cluster of enough nodes): the spec calls CheckTarget for every target

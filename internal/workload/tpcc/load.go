@@ -7,15 +7,16 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/workload"
+	"benchlab/internal/workload/tpcc/tpccgen"
 )
 
-// Population of clause 4.3.3.1 per warehouse.
+// Population of clause 4.3.3.1 per warehouse (package tpccgen).
 const (
-	items                 = 100_000
-	districtsPerWarehouse = 10
-	customersPerDistrict  = 3000
-	ordersPerDistrict     = 3000
-	firstNewOrder         = 2101 // orders 2101..3000 are undelivered
+	items                 = tpccgen.Items
+	districtsPerWarehouse = tpccgen.DistrictsPerWarehouse
+	customersPerDistrict  = tpccgen.CustomersPerDistrict
+	ordersPerDistrict     = tpccgen.OrdersPerDistrict
+	firstNewOrder         = tpccgen.FirstNewOrder
 )
 
 // loadBatch is the rows per multi-row INSERT.
@@ -95,8 +96,8 @@ func (l *loader) all(ctx context.Context, warehouses int) error {
 func (l *loader) items(ctx context.Context) error {
 	b := l.batch("item", "i_id, i_im_id, i_name, i_price, i_data")
 	for i := 1; i <= items; i++ {
-		if err := b.row(ctx, n(i), n(l.r.between(1, 10000)), q(l.r.aString(14, 24)), fixed(l.r.between(100, 10000), 2),
-			q(l.r.data())); err != nil {
+		if err := b.row(ctx, n(i), n(l.r.Between(1, 10000)), q(l.r.AString(14, 24)), fixed(l.r.Between(100, 10000), 2),
+			q(l.r.Data())); err != nil {
 			return err
 		}
 	}
@@ -106,14 +107,14 @@ func (l *loader) items(ctx context.Context) error {
 // address is street 1, street 2, city, state and zip as literals.
 func (l *loader) address() []string {
 	r := l.r
-	return []string{q(r.aString(10, 20)), q(r.aString(10, 20)), q(r.aString(10, 20)), q(r.aString(2, 2)), q(r.zip())}
+	return []string{q(r.AString(10, 20)), q(r.AString(10, 20)), q(r.AString(10, 20)), q(r.AString(2, 2)), q(r.Zip())}
 }
 
 func (l *loader) warehouse(ctx context.Context, w int) error {
 	r := l.r
 	wh := l.batch("warehouse", "w_id, w_name, w_street_1, w_street_2, w_city, w_state, w_zip, w_tax, w_ytd")
-	if err := wh.row(ctx, append(append([]string{n(w), q(r.aString(6, 10))}, l.address()...),
-		fixed(r.between(0, 2000), 4), "300000.00")...); err != nil {
+	if err := wh.row(ctx, append(append([]string{n(w), q(r.AString(6, 10))}, l.address()...),
+		fixed(r.Between(0, 2000), 4), "300000.00")...); err != nil {
 		return err
 	}
 	if err := wh.flush(ctx); err != nil {
@@ -122,11 +123,11 @@ func (l *loader) warehouse(ctx context.Context, w int) error {
 	st := l.batch("stock", "s_i_id, s_w_id, s_quantity, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, "+
 		"s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10, s_ytd, s_order_cnt, s_remote_cnt, s_data")
 	for i := 1; i <= items; i++ {
-		vals := []string{n(i), n(w), n(r.between(10, 100))}
+		vals := []string{n(i), n(w), n(r.Between(10, 100))}
 		for range 10 {
-			vals = append(vals, q(r.aString(24, 24)))
+			vals = append(vals, q(r.AString(24, 24)))
 		}
-		if err := st.row(ctx, append(vals, "0", "0", "0", q(r.data()))...); err != nil {
+		if err := st.row(ctx, append(vals, "0", "0", "0", q(r.Data()))...); err != nil {
 			return err
 		}
 	}
@@ -135,8 +136,8 @@ func (l *loader) warehouse(ctx context.Context, w int) error {
 	}
 	ds := l.batch("district", "d_id, d_w_id, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, d_tax, d_ytd, d_next_o_id")
 	for d := 1; d <= districtsPerWarehouse; d++ {
-		if err := ds.row(ctx, append(append([]string{n(d), n(w), q(r.aString(6, 10))}, l.address()...),
-			fixed(r.between(0, 2000), 4), "30000.00", n(ordersPerDistrict+1))...); err != nil {
+		if err := ds.row(ctx, append(append([]string{n(d), n(w), q(r.AString(6, 10))}, l.address()...),
+			fixed(r.Between(0, 2000), 4), "30000.00", n(ordersPerDistrict+1))...); err != nil {
 			return err
 		}
 	}
@@ -163,19 +164,19 @@ func (l *loader) customers(ctx context.Context, w, d int) error {
 	for c := 1; c <= customersPerDistrict; c++ {
 		last := c - 1
 		if c > 1000 {
-			last = r.nuRand(255, cLoad, 0, 999)
+			last = r.NURand(255, cLoad, 0, 999)
 		}
 		credit := "GC"
-		if r.r.IntN(10) == 0 {
+		if r.IntN(10) == 0 {
 			credit = "BC"
 		}
-		vals := append([]string{n(c), n(d), n(w), q(r.aString(8, 16)), q("OE"), q(lastName(last))}, l.address()...)
-		vals = append(vals, q(r.nString(16)), q(l.now), q(credit), "50000.00", fixed(r.between(0, 5000), 4),
-			"-10.00", "10.00", "1", "0", q(r.aString(300, 500)))
+		vals := append([]string{n(c), n(d), n(w), q(r.AString(8, 16)), q("OE"), q(lastName(last))}, l.address()...)
+		vals = append(vals, q(r.NString(16)), q(l.now), q(credit), "50000.00", fixed(r.Between(0, 5000), 4),
+			"-10.00", "10.00", "1", "0", q(r.AString(300, 500)))
 		if err := cu.row(ctx, vals...); err != nil {
 			return err
 		}
-		if err := hi.row(ctx, n(c), n(d), n(w), n(d), n(w), q(l.now), "10.00", q(r.aString(12, 24))); err != nil {
+		if err := hi.row(ctx, n(c), n(d), n(w), n(d), n(w), q(l.now), "10.00", q(r.AString(12, 24))); err != nil {
 			return err
 		}
 	}
@@ -188,27 +189,27 @@ func (l *loader) customers(ctx context.Context, w, d int) error {
 func (l *loader) orders(ctx context.Context, w, d int) error {
 	r := l.r
 	// o_c_id is a random permutation of the customer ids.
-	cids := r.r.Perm(customersPerDistrict)
+	cids := r.Perm(customersPerDistrict)
 	or := l.batch("oorder", "o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local")
 	ol := l.batch("order_line", "ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, "+
 		"ol_quantity, ol_amount, ol_dist_info")
 	no := l.batch("new_order", "no_o_id, no_d_id, no_w_id")
 	for o := 1; o <= ordersPerDistrict; o++ {
-		carrier, delivered := n(r.between(1, 10)), q(l.now)
+		carrier, delivered := n(r.Between(1, 10)), q(l.now)
 		if o >= firstNewOrder {
 			carrier, delivered = "NULL", "NULL"
 		}
-		lines := r.between(5, 15)
+		lines := r.Between(5, 15)
 		if err := or.row(ctx, n(o), n(d), n(w), n(cids[o-1]+1), q(l.now), carrier, n(lines), "1"); err != nil {
 			return err
 		}
 		for k := 1; k <= lines; k++ {
 			amount := "0.00"
 			if o >= firstNewOrder {
-				amount = fixed(r.between(1, 999999), 2)
+				amount = fixed(r.Between(1, 999999), 2)
 			}
-			if err := ol.row(ctx, n(o), n(d), n(w), n(k), n(r.between(1, items)), n(w), delivered, "5", amount,
-				q(r.aString(24, 24))); err != nil {
+			if err := ol.row(ctx, n(o), n(d), n(w), n(k), n(r.Between(1, items)), n(w), delivered, "5", amount,
+				q(r.AString(24, 24))); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"benchlab/internal/workload"
+	"benchlab/internal/workload/tpcc/tpccdoc"
 )
 
 // Options are TPC-C's scale, read from [workload.tpcc].
@@ -26,6 +27,21 @@ type Options struct {
 	// MySQL's transaction_isolation), which sysbench-tpcc would replace with
 	// its own default, RR.
 	Isolation string `toml:"isolation"`
+	// Denormalize, Transactions, FindAndModify and ReadPreference are
+	// py-tpcc's MongoDB options, for document targets only (package
+	// tpccdoc): order lines embedded in their orders, multi-document
+	// transactions, findAndModify for the counters, the clients' read
+	// preference ("" is primary).
+	Denormalize    bool   `toml:"denormalize"`
+	Transactions   bool   `toml:"transactions"`
+	FindAndModify  bool   `toml:"find_and_modify"`
+	ReadPreference string `toml:"read_preference"`
+}
+
+// doc is the options of a document run.
+func (o *Options) doc() tpccdoc.Config {
+	return tpccdoc.Config{Warehouses: o.Warehouses, MaxTries: o.tries(), Denormalize: o.Denormalize,
+		Transactions: o.Transactions, FindAndModify: o.FindAndModify, ReadPreference: o.ReadPreference}
 }
 
 // levelOf reads an isolation option: sysbench-tpcc's trx_level names (RC,
@@ -60,7 +76,7 @@ func (o *Options) tries() int {
 // NewOptions returns one warehouse and up to 10 tries per transaction.
 func (Suite) NewOptions() workload.Options { return defaults() }
 
-func defaults() *Options { return &Options{Warehouses: 1, MaxTries: defaultTries} }
+func defaults() *Options { return &Options{Warehouses: 1, MaxTries: defaultTries, FindAndModify: true} }
 
 // opts returns p's tpcc options, or the defaults.
 func opts(p workload.Params) *Options { return workload.OptionsOf(p, defaults) }
@@ -74,6 +90,10 @@ func (o *Options) Flags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Warehouses, "warehouses", o.Warehouses, "tpcc suite: warehouses (the scale)")
 	fs.IntVar(&o.MaxTries, "max-tries", o.MaxTries, "tpcc suite: tries per transaction on serialization failures and deadlocks (1: no retry)")
 	fs.Var(isolationFlag{&o.Isolation, false}, "isolation", "tpcc suite: isolation level each terminal sets, rc, rr or ser (sysbench-tpcc's --trx_level); empty: the server's default")
+	fs.BoolVar(&o.Denormalize, "denormalize", o.Denormalize, "tpcc suite, document targets: embed order lines in their orders (py-tpcc's denormalize)")
+	fs.BoolVar(&o.Transactions, "transactions", o.Transactions, "tpcc suite, document targets: run each transaction as a multi-document transaction")
+	fs.BoolVar(&o.FindAndModify, "find-and-modify", o.FindAndModify, "tpcc suite, document targets: findAndModify for the counters and the oldest new order")
+	fs.StringVar(&o.ReadPreference, "read-preference", o.ReadPreference, "tpcc suite, document targets: the clients' read preference (primary, nearest, ...)")
 	fs.Var(isolationFlag{&o.Isolation, true}, "trx_level", "tpcc suite: sysbench-tpcc's name for --isolation, with its values RC, RR or SER")
 }
 

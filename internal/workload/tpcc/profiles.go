@@ -10,7 +10,7 @@ import (
 
 // otherWarehouse is a warehouse other than w, uniformly.
 func (t *terminal) otherWarehouse() int {
-	o := t.r.between(1, t.warehouses-1)
+	o := t.r.Between(1, t.warehouses-1)
 	if o >= t.w {
 		o++
 	}
@@ -21,18 +21,18 @@ func (t *terminal) otherWarehouse() int {
 // unused item, which rolls the transaction back.
 func (t *terminal) newOrder(x *tx) error {
 	s := &t.st
-	d := t.r.between(1, districtsPerWarehouse)
-	c := t.r.nuRand(1023, cID, 1, customersPerDistrict)
+	d := t.r.Between(1, districtsPerWarehouse)
+	c := t.r.NURand(1023, cID, 1, customersPerDistrict)
 	type line struct{ item, supply, qty int }
-	lines := make([]line, t.r.between(5, 15))
+	lines := make([]line, t.r.Between(5, 15))
 	allLocal := 1
 	for i := range lines {
-		lines[i] = line{item: t.r.nuRand(8191, cItem, 1, items), supply: t.w, qty: t.r.between(1, 10)}
-		if t.warehouses > 1 && t.r.between(1, 100) == 1 {
+		lines[i] = line{item: t.r.NURand(8191, cItem, 1, items), supply: t.w, qty: t.r.Between(1, 10)}
+		if t.warehouses > 1 && t.r.Between(1, 100) == 1 {
 			lines[i].supply, allLocal = t.otherWarehouse(), 0
 		}
 	}
-	if t.r.between(1, 100) == 1 {
+	if t.r.Between(1, 100) == 1 {
 		lines[len(lines)-1].item = items + 1
 	}
 	// Stock rows are locked in one order everywhere, so two New-Orders
@@ -99,7 +99,7 @@ func (t *terminal) newOrder(x *tx) error {
 // customerByName is clause 2.5.2.2's selection by last name: the customer
 // at position ceil(n/2) of those with the name, ordered by first name.
 func (t *terminal) customerByName(x *tx, w, d int) (int, error) {
-	rows, err := x.values(t.st.byName, w, d, lastName(t.r.nuRand(255, cRun, 0, 999)))
+	rows, err := x.values(t.st.byName, w, d, lastName(t.r.NURand(255, cRun, 0, 999)))
 	if err != nil {
 		return 0, err
 	}
@@ -113,12 +113,12 @@ func (t *terminal) customerByName(x *tx, w, d int) (int, error) {
 // are found by last name.
 func (t *terminal) payment(x *tx) error {
 	s := &t.st
-	d := t.r.between(1, districtsPerWarehouse)
+	d := t.r.Between(1, districtsPerWarehouse)
 	cw, cd := t.w, d
-	if t.warehouses > 1 && t.r.between(1, 100) > 85 {
-		cw, cd = t.otherWarehouse(), t.r.between(1, districtsPerWarehouse)
+	if t.warehouses > 1 && t.r.Between(1, 100) > 85 {
+		cw, cd = t.otherWarehouse(), t.r.Between(1, districtsPerWarehouse)
 	}
-	amount := t.r.between(100, 500000)
+	amount := t.r.Between(100, 500000)
 	amt := fixed(amount, 2)
 	if _, err := x.exec(s.payWarehouseYTD, amt, t.w); err != nil {
 		return err
@@ -134,8 +134,8 @@ func (t *terminal) payment(x *tx) error {
 	if err != nil {
 		return err
 	}
-	c := t.r.nuRand(1023, cID, 1, customersPerDistrict)
-	if t.r.between(1, 100) <= 60 {
+	c := t.r.NURand(1023, cID, 1, customersPerDistrict)
+	if t.r.Between(1, 100) <= 60 {
 		if c, err = t.customerByName(x, cw, cd); err != nil {
 			return err
 		}
@@ -163,10 +163,10 @@ func (t *terminal) payment(x *tx) error {
 // orderStatus is clause 2.6: a customer's last order and its lines.
 func (t *terminal) orderStatus(x *tx) error {
 	s := &t.st
-	d := t.r.between(1, districtsPerWarehouse)
-	c := t.r.nuRand(1023, cID, 1, customersPerDistrict)
+	d := t.r.Between(1, districtsPerWarehouse)
+	c := t.r.NURand(1023, cID, 1, customersPerDistrict)
 	var err error
-	if t.r.between(1, 100) <= 60 {
+	if t.r.Between(1, 100) <= 60 {
 		if c, err = t.customerByName(x, t.w, d); err != nil {
 			return err
 		}
@@ -186,7 +186,7 @@ func (t *terminal) orderStatus(x *tx) error {
 // the warehouse, in one transaction (as harnesses run it, not queued).
 func (t *terminal) delivery(x *tx) error {
 	s := &t.st
-	carrier := t.r.between(1, 10)
+	carrier := t.r.Between(1, 10)
 	when := now()
 	for d := 1; d <= districtsPerWarehouse; d++ {
 		no, err := x.values(s.dlOldest, t.w, d)
@@ -233,6 +233,6 @@ func (t *terminal) stockLevel(x *tx) error {
 		return err
 	}
 	o := atoi(next[0])
-	_, err = one(x.values(s.slLowStock, t.w, t.district, o, o-20, t.w, t.r.between(10, 20)))
+	_, err = one(x.values(s.slLowStock, t.w, t.district, o, o-20, t.w, t.r.Between(10, 20)))
 	return err
 }

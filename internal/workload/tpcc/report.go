@@ -8,6 +8,7 @@ import (
 
 	"benchlab/internal/report/section"
 	"benchlab/internal/store"
+	"benchlab/internal/workload/tpcc/tpccdoc"
 )
 
 func init() { section.Register(Suite{}.Name(), Suite{}) }
@@ -86,8 +87,12 @@ func mixRow(target string, n int, rs []store.Result) section.Row {
 	if r0.Facts[FactPrepared] == 0 {
 		protocol = "text"
 	}
+	isolation := Isolation(r0.Facts[FactIsolation]).String()
+	if r0.Facts[tpccdoc.FactDocument] == 1 {
+		isolation, protocol = docColumns(r0.Facts)
+	}
 	row := section.Row{Group: Group, Label: fmt.Sprintf("tpcc, %d terminals", n), Cells: []section.Cell{section.TextCell(target),
-		section.TextCell(Isolation(r0.Facts[FactIsolation]).String()), section.TextCell(protocol)}}
+		section.TextCell(isolation), section.TextCell(protocol)}}
 	for i, kind := range Kinds {
 		c := section.NumberCell(section.Median(rs, func(r store.Result) float64 {
 			shares, _ := CommittedMix(r.Facts)
@@ -121,4 +126,21 @@ func departsOn(departs, kind string) bool {
 		}
 	}
 	return false
+}
+
+// docColumns are the isolation and protocol columns of a document target:
+// transactions or single-document writes, and py-tpcc's options.
+func docColumns(f map[string]float64) (isolation, protocol string) {
+	isolation = "none (each write alone)"
+	if f[tpccdoc.FactTransactions] == 1 {
+		isolation = "multi-document transactions"
+	}
+	protocol = "MongoDB, normalized"
+	if f[tpccdoc.FactDenormalized] == 1 {
+		protocol = "MongoDB, lines in orders"
+	}
+	if f[tpccdoc.FactFindAndModify] == 1 {
+		protocol += ", findAndModify"
+	}
+	return isolation, protocol
 }

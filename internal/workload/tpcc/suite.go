@@ -16,8 +16,10 @@ import (
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/docdb"
 	"benchlab/internal/metric"
 	"benchlab/internal/workload"
+	"benchlab/internal/workload/tpcc/tpccdoc"
 )
 
 func init() { workload.Register(Suite{}) }
@@ -28,10 +30,20 @@ type Suite struct{}
 // Name returns "tpcc".
 func (Suite) Name() string { return "tpcc" }
 
-// Summary describes the suite for `benchlab list`.
-// Needs says the suite runs on SQL engines.
-func (Suite) Needs() engine.Kind { return engine.KindSQL }
+// NeedsAny says the suite runs on SQL engines and on document engines
+// (package tpccdoc).
+func (Suite) NeedsAny() []engine.Kind { return []engine.Kind{engine.KindSQL, engine.KindDoc} }
 
+// CheckTarget refuses options a target's engine cannot run: multi-document
+// transactions on FerretDB v1, which has none.
+func (Suite) CheckTarget(p workload.Params, t engine.Target) error {
+	if opts(p).Transactions && t.Engine == "ferretdb" {
+		return workload.Bad("tpcc.transactions", true, "FerretDB v1 runs no multi-document transactions; set transactions = false")
+	}
+	return nil
+}
+
+// Summary describes the suite for `benchlab list`.
 func (Suite) Summary() string {
 	return "TPC-C: the five transactions in the standard mix, no think time; tpmC (workload.warehouses sets the scale)"
 }
@@ -81,6 +93,9 @@ func (Suite) Check(p workload.Params) error {
 	if n := opts(p).MaxTries; n < 0 || n > 1000 {
 		return workload.Bad("tpcc.max_tries", n, "%d is not allowed; want 1 (no retry) to 1000 tries per transaction", n)
 	}
+	if err := tpccdoc.CheckReadPreference(opts(p).ReadPreference); err != nil {
+		return workload.Bad("tpcc.read_preference", opts(p).ReadPreference, "%v", err)
+	}
 	if l := opts(p).Isolation; l != "" && levelOf(l) == IsolationUnknown {
 		return workload.Bad("tpcc.isolation", l, "%q is not an isolation level; want rc, rr or ser (sysbench-tpcc's --trx_level), "+
 			"read-committed, repeatable-read or serializable, or leave it out for the server's default", l)
@@ -101,15 +116,19 @@ func (s Suite) Plan(p workload.Params) ([]workload.Step, error) {
 	}
 	return []workload.Step{
 		loadStep(p),
-		workload.CleanupStep("postload", slices.Clone(tables), wait),
+		cleanupStep(wait),
 		{
 			Name: "tpcc", Family: "tpcc", Group: Group, Write: true, Metric: TpmC,
 			Duration: p.WriteTime, Warmup: p.Warmup, Drain: drainTime,
 			NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
+				if _, ok := db.(docdb.DB); ok {
+					return tpccdoc.NewTerminal(ctx, db, opts(p).doc(), id, seed,
+						map[string]float64{FactIsolation: float64(IsolationUnknown), FactPrepared: 0})
+				}
 				return newTerminal(ctx, db, opts(p), id, seed, p.Unprepared)
 			},
 		},
-		checkStep(),
+		checkStep(p),
 	}, nil
 }
 
@@ -176,6 +195,9 @@ func loadStep(p workload.Params) workload.Step {
 	return workload.Step{
 		Name: "prepare", Warm: true, Write: true,
 		Action: func(ctx context.Context, db engine.DB, log io.Writer) (workload.Tally, error) {
+			if _, ok := db.(docdb.DB); ok {
+				return tpccdoc.Load(ctx, db, opts(p).doc(), p.Seed, log)
+			}
 			var t workload.Tally
 			sqldb, conn, err := workload.ConnectSQL(ctx, db, "tpcc prepare")
 			if err != nil {
@@ -212,3 +234,24 @@ func loadStep(p workload.Params) workload.Step {
 
 // timeFormat is how timestamps are sent: every engine parses it.
 const timeFormat = "2006-01-02 15:04:05"
+
+// cleanupStep is the postload cleanup of docs/method.md 1.9: the SQL
+// engine's maintenance and the wait; a document engine has no maintenance
+// to ask for (py-tpcc runs none), so it only waits, and both kinds of
+// target start the measured mix as long after their load.
+func cleanupStep(wait time.Duration) workload.Step {
+	step := workload.CleanupStep("postload", slices.Clone(tables), wait)
+	sqlAction := step.Action
+	step.Action = func(ctx context.Context, db engine.DB, log io.Writer) (workload.Tally, error) {
+		if _, ok := db.(docdb.DB); !ok {
+			return sqlAction(ctx, db, log)
+		}
+		select {
+		case <-time.After(wait):
+			return workload.Tally{}, nil
+		case <-ctx.Done():
+			return workload.Tally{}, ctx.Err()
+		}
+	}
+	return step
+}

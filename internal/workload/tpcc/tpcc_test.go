@@ -29,7 +29,7 @@ func TestRandomValues(t *testing.T) {
 	r := newRand(1)
 	seen := map[int]int{}
 	for range 100000 {
-		v := r.nuRand(1023, cID, 1, 3000)
+		v := r.NURand(1023, cID, 1, 3000)
 		if v < 1 || v > 3000 {
 			t.Fatalf("NURand(1023, 1, 3000) = %d", v)
 		}
@@ -44,7 +44,7 @@ func TestRandomValues(t *testing.T) {
 		t.Errorf("NURand: top id drawn %d times, %d distinct ids; want a skewed draw over most ids", top, len(seen))
 	}
 	for range 1000 {
-		s := r.data()
+		s := r.Data()
 		if len(s) < 26 || len(s) > 50 {
 			t.Fatalf("data %q has %d characters, want 26 to 50", s, len(s))
 		}

@@ -10,6 +10,7 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/workload"
+	"benchlab/internal/workload/tpcc/tpccgen"
 )
 
 // terminal is one TPC-C terminal: a connection, a home warehouse and a
@@ -172,19 +173,18 @@ func (t *terminal) Close() error {
 // to max_tries times in all, as pgbench's --max-tries does; the tries after
 // the first are the Tally's Retries, and one that still fails is an error.
 func (t *terminal) Op(ctx context.Context) (workload.Tally, error) {
-	kind, write, body := 0, true, t.newOrder
-	switch x := t.r.between(1, 100); {
-	case x <= 45:
-	case x <= 88:
-		kind, body = 1, t.payment
-	case x <= 92:
-		kind, write, body = 2, false, t.orderStatus
-	case x <= 96:
-		kind, body = 3, t.delivery
-	default:
-		kind, write, body = 4, false, t.stockLevel
+	kind, write, body := t.r.Pick(), true, t.newOrder
+	switch kind {
+	case tpccgen.Payment:
+		body = t.payment
+	case tpccgen.OrderStatus:
+		write, body = false, t.orderStatus
+	case tpccgen.Delivery:
+		body = t.delivery
+	case tpccgen.StockLevel:
+		write, body = false, t.stockLevel
 	}
-	inputs := t.r.state()
+	inputs := t.r.State()
 	total := workload.Tally{Kind: kind}
 	for try := 1; ; try++ {
 		tl, err := t.txn(ctx, write, body)
@@ -201,7 +201,7 @@ func (t *terminal) Op(ctx context.Context) (workload.Tally, error) {
 			return total, err
 		}
 		total.Retries++
-		t.r.restore(inputs)
+		t.r.Restore(inputs)
 	}
 }
 
