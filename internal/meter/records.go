@@ -88,15 +88,24 @@ func (e *Efficiency) ForeignPct() float64 {
 }
 
 // PerOp divides a step total by the number of operations the step did in
-// the sampled window: total / Seconds / qps. Sentinels pass through.
-func (e *Efficiency) PerOp(total, qps float64) float64 {
+// the sampled window: qps times the shorter of the window and the measured
+// seconds. The window may run past the measured seconds, into the step's
+// start-up and drain, where no operation is counted: dividing by the whole
+// window would make every figure per operation too low, the more so on a
+// busy machine where start-up and drain take longer. measured <= 0 means
+// unknown (the window is used). Sentinels pass through.
+func (e *Efficiency) PerOp(total, qps, measured float64) float64 {
 	if total < 0 {
 		return total
 	}
 	if e.Seconds <= 0 || qps <= 0 {
 		return NotReadable
 	}
-	return total / e.Seconds / qps
+	window := e.Seconds
+	if measured > 0 && measured < window {
+		window = measured
+	}
+	return total / window / qps
 }
 
 // IntervalLoad is the CPU use of one second, so that a disturbed second

@@ -27,7 +27,7 @@ func perOp(r store.Result, total float64, scale float64) float64 {
 	if r.Eff == nil {
 		return math.NaN()
 	}
-	v := r.Eff.PerOp(total, r.QPS())
+	v := r.Eff.PerOp(total, r.QPS(), r.Seconds)
 	if v < 0 {
 		return v
 	}

@@ -54,7 +54,7 @@ func TestCounterFacts(t *testing.T) {
 	if res.Eff == nil {
 		t.Fatal("no efficiency window")
 	}
-	perOp := res.Eff.PerOp(faults, res.QPS())
+	perOp := res.Eff.PerOp(faults, res.QPS(), res.Seconds)
 	if perOp < 0.9*faultPages || perOp > 3*faultPages {
 		t.Errorf("%.1f client page faults per operation (%v over %.3f s at %.0f ops/s); want about %d",
 			perOp, faults, res.Eff.Seconds, res.QPS(), faultPages)

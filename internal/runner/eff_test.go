@@ -73,7 +73,7 @@ func TestCellEfficiencySQLite(t *testing.T) {
 	if e == nil {
 		t.Fatal("point-query has no efficiency")
 	}
-	us := e.PerOp(e.ClientCPU, res.QPS()) * 1e6
+	us := e.PerOp(e.ClientCPU, res.QPS(), res.Seconds) * 1e6
 	t.Logf("qps %.0f, client %.1f us/op over %.2f s, steal %.1f%%, foreign %.1f%%, device %q",
 		res.QPS(), us, e.Seconds, e.StealPct(), e.ForeignPct(), e.Device)
 	// A cached point query through database/sql costs microseconds to tens

@@ -245,7 +245,7 @@ func TestProfileConnectPostgres(t *testing.T) {
 		t.Fatalf("profile %+v, efficiency %+v, %d statements: want samples and the server's CPU", p, eff, res.Statements)
 	}
 	profiled := float64(p.Samples) / float64(p.Hz) / float64(res.Statements)
-	proc := eff.PerOp(eff.ServerCPU, res.QPS())
+	proc := eff.PerOp(eff.ServerCPU, res.QPS(), res.Seconds)
 	cov := 100 * profiled / proc
 	stacks, err := profile.Parse(p.Folded)
 	if err != nil {

@@ -73,10 +73,19 @@ func TestEfficiencyRoundTrip(t *testing.T) {
 		t.Errorf("foreign %% = %v, want 21.2", f)
 	}
 	// 3.25 s over 10.02 s at 100 qps: 3243 us per op.
-	if us := got[1].Eff.PerOp(got[1].Eff.ClientCPU, 100) * 1e6; us < 3243 || us > 3244 {
+	if us := got[1].Eff.PerOp(got[1].Eff.ClientCPU, 100, 0) * 1e6; us < 3243 || us > 3244 {
 		t.Errorf("client us/op = %v", us)
 	}
-	if v := got[1].Eff.PerOp(NotMeasured, 100); v != NotMeasured {
+	// Measured for 8 s of the 10.02 s window (the rest start-up and
+	// drain): 800 operations, 4062.5 us per op.
+	if us := got[1].Eff.PerOp(got[1].Eff.ClientCPU, 100, 8) * 1e6; us < 4062 || us > 4063 {
+		t.Errorf("client us/op over 8 measured seconds = %v, want 4062.5", us)
+	}
+	// A window shorter than the measured time counts the window's operations.
+	if us := got[1].Eff.PerOp(got[1].Eff.ClientCPU, 100, 20) * 1e6; us < 3243 || us > 3244 {
+		t.Errorf("client us/op with a shorter window = %v, want 3243", us)
+	}
+	if v := got[1].Eff.PerOp(NotMeasured, 100, 8); v != NotMeasured {
 		t.Errorf("PerOp passes sentinels through: got %v", v)
 	}
 }

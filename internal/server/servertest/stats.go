@@ -113,7 +113,7 @@ func EngineStats(t *testing.T, eng string, want map[string]Range, quiet []string
 	sort.Strings(names)
 	for _, name := range names {
 		t.Logf("%s: %v (%.3f per op)", name, res.Facts[store.EngineStatFact(name)],
-			res.Eff.PerOp(res.Facts[store.EngineStatFact(name)], res.QPS()))
+			res.Eff.PerOp(res.Facts[store.EngineStatFact(name)], res.QPS(), res.Seconds))
 	}
 	for name, r := range want {
 		v, ok := res.Facts[store.EngineStatFact(name)]
@@ -121,7 +121,7 @@ func EngineStats(t *testing.T, eng string, want map[string]Range, quiet []string
 			t.Errorf("no fact %s in %d engine counters %v", store.EngineStatFact(name), len(names), names)
 			continue
 		}
-		if perOp := res.Eff.PerOp(v, res.QPS()); perOp < r.Min || perOp > r.Max {
+		if perOp := res.Eff.PerOp(v, res.QPS(), res.Seconds); perOp < r.Min || perOp > r.Max {
 			t.Errorf("%s: %.3f per operation (%v over %d inserts in %.2f s); want %g to %g",
 				name, perOp, v, res.Statements, res.Eff.Seconds, r.Min, r.Max)
 		}

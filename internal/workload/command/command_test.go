@@ -200,14 +200,14 @@ argv = ["sh", "-c", "%[1]s -n -T {seconds} -c {threads} -j {threads} --progress=
 	if len(r.Intervals) < 2 || r.Intervals[0].Events <= 0 {
 		t.Errorf("series %+v: want pgbench's progress lines", r.Intervals)
 	}
-	if r.Eff == nil || r.Eff.ServerCPU <= 0 || r.Eff.PerOp(r.Eff.ServerCPU, r.QPS()) <= 0 {
+	if r.Eff == nil || r.Eff.ServerCPU <= 0 || r.Eff.PerOp(r.Eff.ServerCPU, r.QPS(), r.Seconds) <= 0 {
 		t.Fatalf("efficiency %+v: want the server's CPU per transaction", r.Eff)
 	}
 	if r.Eff.ClientCPU <= 0 {
 		t.Errorf("client CPU %v: want pgbench's", r.Eff.ClientCPU)
 	}
 	t.Logf("tps %.1f, server %.0f us/transaction, pgbench %.0f us/transaction", tps,
-		1e6*r.Eff.PerOp(r.Eff.ServerCPU, r.QPS()), 1e6*r.Eff.PerOp(r.Eff.ClientCPU, r.QPS()))
+		1e6*r.Eff.PerOp(r.Eff.ServerCPU, r.QPS(), r.Seconds), 1e6*r.Eff.PerOp(r.Eff.ClientCPU, r.QPS(), r.Seconds))
 }
 
 const sqliteHead = `name = "bad"

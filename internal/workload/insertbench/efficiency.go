@@ -56,7 +56,7 @@ func ibEfficiency(ib ibSteps, targets []string) (section.Table, bool) {
 						}
 						rate = ins[i].Throughput()
 					}
-					v := r.Eff.PerOp(total, rate)
+					v := r.Eff.PerOp(total, rate, r.Seconds)
 					if v < 0 {
 						return section.Cell{Missing: true}
 					}
