@@ -34,4 +34,5 @@ rm -f "$log"
 service postgresql stop >/dev/null 2>&1 || true
 service mariadb stop >/dev/null 2>&1 || true
 service haproxy stop >/dev/null 2>&1 || true
+service pgbouncer stop >/dev/null 2>&1 || true
 id postgres >/dev/null 2>&1 || useradd --system --home /var/lib/postgresql --shell /bin/false postgres
