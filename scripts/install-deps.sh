@@ -5,7 +5,8 @@
 # sysbench (the client yardstick), fio (the command suite's disk tests), RocksDB's library and db_bench, perf,
 # Chromium (the HTML report test), xz-utils, Maven and a headless JRE (`benchlab install`
 # fetches server releases from Maven Central with mvn), galera-4 (the galera
-# engine's cluster nodes) and haproxy (the proxy in front of them). Needs root for apt-get; without root it only
+# engine's cluster nodes), haproxy (the proxy in front of them), MariaDB's MyRocks
+# plugin (mariadb-plugin-rocksdb) and pgbouncer (the pooler target). Needs root for apt-get; without root it only
 # lists what is missing. Stops the services the packages start: benchlab
 # starts its own servers on loopback.
 set -euo pipefail
