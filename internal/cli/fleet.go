@@ -267,7 +267,7 @@ func runWorker(env Env, storeFlag string, kinds []string, class string, maxJobs 
 	defer cancel()
 	sigs, stopSignals := interrupts(env)
 	defer stopSignals()
-	w := &workerJobs{env: env, path: path, st: st}
+	w := &workerJobs{env: env, path: path, st: st, q: q}
 	stopWatch := make(chan struct{})
 	defer close(stopWatch)
 	go func() {
@@ -308,6 +308,7 @@ type workerJobs struct {
 	env  Env
 	path string
 	st   *store.Store
+	q    *fleet.Queue
 	mu   sync.Mutex
 	tmp  string
 }
@@ -370,7 +371,7 @@ func (w *workerJobs) run(ctx context.Context, j *fleet.Started) error {
 	id, err := runPrepared(ctx, w.env, s, w.st, opt)
 	switch {
 	case err == nil && j.Args.Part != nil:
-		return partDone(w.env, w.st, w.path, id, s, j.Args.Part)
+		return partDone(w.env, w.q, w.st, w.path, id, s, j.Args.Part)
 	case err == nil:
 		return jobReport(w.env, w.path, id, s)
 	case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
@@ -455,30 +456,19 @@ func markDied(env Env, st *store.Store, j *fleet.Started) {
 	}
 }
 
-// partDone ends a part of a split experiment: when every part has run (each
-// target of each repeat has a finished run), the noise model learns the
-// experiment and the report and gate follow, as for a whole experiment;
-// before that it says how many parts are done.
-func partDone(env Env, st *store.Store, path string, id int64, s spec.Spec, p *fleet.Part) error {
+// partDone ends a part of a split experiment: the part that completes the
+// experiment (the queue counts parts done atomically, so exactly one does)
+// has the noise model learn the experiment, and the report and gate
+// follow, as for a whole experiment; the others say how many parts are
+// done.
+func partDone(env Env, q *fleet.Queue, st *store.Store, path string, id int64, s spec.Spec, p *fleet.Part) error {
 	ctx := context.Background()
-	runs, err := st.Runs(ctx, id)
+	done, err := q.PartDone(ctx, p.Experiment)
 	if err != nil {
 		return err
 	}
-	done := map[int]int{}
-	for _, r := range runs {
-		if r.Status != store.StatusRunning {
-			done[r.Repeat]++
-		}
-	}
-	complete := 0
-	for r := 1; r <= p.Of; r++ {
-		if done[r] >= len(s.Targets) {
-			complete++
-		}
-	}
-	if complete < p.Of {
-		fmt.Fprintf(env.Stdout, "benchlab: part %d of %d of experiment %d done; %d of %d parts have run\n", p.Repeat, p.Of, id, complete, p.Of)
+	if done < p.Of {
+		fmt.Fprintf(env.Stdout, "benchlab: part %d of %d of experiment %d done; %d of %d parts have run\n", p.Repeat, p.Of, id, done, p.Of)
 		return nil
 	}
 	if err := noise.LearnStored(ctx, st, id); err != nil {

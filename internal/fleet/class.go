@@ -11,7 +11,8 @@ import (
 const classesTable = Schema + ".experiment_class"
 
 const createClasses = `CREATE TABLE IF NOT EXISTS ` + classesTable + ` (
-	experiment BIGINT PRIMARY KEY, class TEXT NOT NULL, host TEXT NOT NULL)`
+	experiment BIGINT PRIMARY KEY, class TEXT NOT NULL, host TEXT NOT NULL,
+	parts_done INTEGER NOT NULL DEFAULT 0)`
 
 // claimClass records class as the machine class of experiment exp when no
 // part of it has started yet, and returns the class it has (this one, or
@@ -27,4 +28,17 @@ func (q *Queue) claimClass(ctx context.Context, exp int64, class, host string) (
 		return "", "", fmt.Errorf("machine class of experiment %d: %w", exp, err)
 	}
 	return got, by, nil
+}
+
+// PartDone counts a part of split experiment exp as done and returns how
+// many of its parts are done, this one included. The count is one atomic
+// update, so of parts ending at once exactly one sees the last count.
+func (q *Queue) PartDone(ctx context.Context, exp int64) (int, error) {
+	var n int
+	err := q.pool.QueryRow(ctx, `UPDATE `+classesTable+` SET parts_done = parts_done + 1
+		WHERE experiment = $1 RETURNING parts_done`, exp).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("parts of experiment %d done: %w", exp, err)
+	}
+	return n, nil
 }
