@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/enginetest"
@@ -100,7 +101,19 @@ func Clients(t *testing.T, h Hang) engine.DB {
 				}
 			}
 			cancel()
-			err = <-done // the lock is still held here: only the cancel can end the wait
+			// The lock is still held here: only the cancel can end the wait.
+			// A cancel that ends nothing fails the test at the guard, and
+			// the holder's rollback then frees the statement.
+			select {
+			case err = <-done:
+			case <-time.After(2 * time.Minute): // a hang guard, not a window
+				t.Errorf("client %s: the cancel did not end the statement hung on the lock", client)
+				if _, err := holder.Exec(ctx, "ROLLBACK"); err != nil {
+					t.Fatal(err)
+				}
+				<-done
+				return
+			}
 			if err == nil || h.Timeout(err) || !(errors.Is(err, engine.ErrConnLost) || errors.Is(err, context.Canceled)) {
 				t.Errorf("client %s: the cancelled statement returned %v; want a lost connection or context.Canceled", client, err)
 			}
