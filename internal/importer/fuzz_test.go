@@ -9,12 +9,18 @@ import (
 )
 
 // FuzzParse feeds arbitrary text to both tools' parsers, seeded with the
-// real outputs under testdata: results or an *importer.Error (naming the
-// file) for any input, never a panic; every result has a test, a thread
-// count and no negative count or time.
+// real outputs under testdata (see fuzzParsers for what must hold).
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"sysbench-point-select.txt", "sysbench-read-write-p99.txt", "sysbench-truncated.txt",
-		"dbbench-intervals.txt", "dbbench-truncated.txt"} {
+	fuzzParsers(f, []string{importer.Sysbench, importer.DBBench}, "sysbench-point-select.txt",
+		"sysbench-read-write-p99.txt", "sysbench-truncated.txt", "dbbench-intervals.txt", "dbbench-truncated.txt")
+}
+
+// fuzzParsers feeds arbitrary bytes to the parsers of tools, seeded with
+// the files seeds under testdata: results or an *importer.Error naming the
+// file for any input, never a panic; every result has a test, a thread
+// count and no negative count or time.
+func fuzzParsers(f *testing.F, tools []string, seeds ...string) {
+	for _, name := range seeds {
 		b, err := os.ReadFile("testdata/" + name)
 		if err != nil {
 			f.Fatal(err)
@@ -22,7 +28,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, tool := range []string{importer.Sysbench, importer.DBBench} {
+		for _, tool := range tools {
 			out, err := importer.Parse(tool, "f.txt", data, importer.Options{})
 			if err != nil {
 				var ie *importer.Error

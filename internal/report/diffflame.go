@@ -2,10 +2,8 @@ package report
 
 import (
 	"fmt"
-	"html"
 	"html/template"
 	"math"
-	"slices"
 	"strings"
 
 	"benchlab/internal/profile"
@@ -42,26 +40,15 @@ func perOpStacks(rs []store.Result) map[string]float64 {
 	return out
 }
 
-// diffNode is a frame of the merged call tree of two profiles, with its
+// diffTimes is a frame of the merged call tree of two profiles: its
 // inclusive time per operation in each and its self time (as the leaf).
-type diffNode struct {
-	name                 string
+type diffTimes struct {
 	base, target         float64
 	selfBase, selfTarget float64
-	children             map[string]*diffNode
 }
 
-func (n *diffNode) child(name string) *diffNode {
-	if n.children == nil {
-		n.children = map[string]*diffNode{}
-	}
-	c := n.children[name]
-	if c == nil {
-		c = &diffNode{name: name}
-		n.children[name] = c
-	}
-	return c
-}
+// diffNode is a frame of the merged call tree of two profiles.
+type diffNode = flameNode[diffTimes]
 
 // DiffFlameSVG draws a differential flame graph of two profiles given in
 // microseconds per operation per stack (the idea of Brendan Gregg's
@@ -90,66 +77,36 @@ func DiffFlameSVG(base, target map[string]float64) string {
 			*self(cur) += v
 		}
 	}
-	add(base, func(n *diffNode) *float64 { return &n.base }, func(n *diffNode) *float64 { return &n.selfBase })
-	add(target, func(n *diffNode) *float64 { return &n.target }, func(n *diffNode) *float64 { return &n.selfTarget })
-	if root.target <= 0 {
+	add(base, func(n *diffNode) *float64 { return &n.v.base }, func(n *diffNode) *float64 { return &n.v.selfBase })
+	add(target, func(n *diffNode) *float64 { return &n.v.target }, func(n *diffNode) *float64 { return &n.v.selfTarget })
+	if root.v.target <= 0 {
 		return ""
 	}
 	var maxDelta float64
 	var walk func(*diffNode)
 	walk = func(n *diffNode) {
-		if n.target > 0 {
-			maxDelta = max(maxDelta, math.Abs(n.selfTarget-n.selfBase))
+		if n.v.target > 0 {
+			maxDelta = max(maxDelta, math.Abs(n.v.selfTarget-n.v.selfBase))
 		}
 		for _, c := range n.children {
 			walk(c)
 		}
 	}
 	walk(root)
-	scale := flameWidth / max(root.base, root.target)
-	var b strings.Builder
-	depth := 0
-	var draw func(n *diffNode, x float64, level int)
-	draw = func(n *diffNode, x float64, level int) {
-		w := n.target * scale
-		if w < flameMinWidth {
-			return
-		}
-		depth = max(depth, level+1)
-		y := float64(level) * flameRow
-		d := n.target - n.base
-		tip := fmt.Sprintf("%s: %s us/op (base %s), %+.3g us/op", n.name, FormatValue(n.target), FormatValue(n.base), d)
-		if n.base > 0 {
-			tip += fmt.Sprintf(" (%+.1f%%)", 100*d/n.base)
-		} else {
-			tip += " (new)"
-		}
-		// A grey outline, so that unchanged (white) frames show.
-		fmt.Fprintf(&b, `<g><title>%s</title><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" `+
-			`stroke="#bbb" stroke-width="0.5" rx="2"/>`,
-			html.EscapeString(tip), x, y, w, flameRow-1, diffColor(n.selfTarget-n.selfBase, maxDelta))
-		if chars := int((w - 6) / flameCharWidth); chars >= 3 {
-			label := n.name
-			if len(label) > chars {
-				label = label[:chars-2] + ".."
+	scale := flameWidth / max(root.v.base, root.v.target)
+	return drawFlame(root, func(n *diffNode) float64 { return n.v.target * scale },
+		func(n *diffNode) (string, string) {
+			d := n.v.target - n.v.base
+			tip := fmt.Sprintf("%s: %s us/op (base %s), %+.3g us/op", n.name, FormatValue(n.v.target), FormatValue(n.v.base), d)
+			if n.v.base > 0 {
+				tip += fmt.Sprintf(" (%+.1f%%)", 100*d/n.v.base)
+			} else {
+				tip += " (new)"
 			}
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text>`, x+3, y+flameRow-5, html.EscapeString(label))
-		}
-		b.WriteString("</g>\n")
-		names := make([]string, 0, len(n.children))
-		for k := range n.children {
-			names = append(names, k)
-		}
-		slices.Sort(names)
-		for _, k := range names {
-			c := n.children[k]
-			draw(c, x, level+1)
-			x += c.target * scale
-		}
-	}
-	draw(root, 0, 0)
-	return fmt.Sprintf(`<svg xmlns="http://www.w3.org/2000/svg" class="flame" viewBox="0 0 %.0f %.0f" width="100%%" `+
-		`font-family="monospace" font-size="%.0f">`+"\n%s</svg>", flameWidth, float64(depth)*flameRow, flameFont, b.String())
+			// A grey outline, so that unchanged (white) frames show.
+			return tip, fmt.Sprintf(`fill="%s" stroke="#bbb" stroke-width="0.5"`,
+				diffColor(n.v.selfTarget-n.v.selfBase, maxDelta))
+		})
 }
 
 // diffColor is white for no change, deepening to red (more time) or blue

@@ -24,20 +24,22 @@ const (
 	flameCharWidth = 6.6
 )
 
-// flameNode is a frame of the merged call tree.
-type flameNode struct {
+// flameNode is a frame of a merged call tree holding V: its name, what
+// the graph draws of it and its callees by name.
+type flameNode[V any] struct {
 	name     string
-	value    int64
-	children map[string]*flameNode
+	v        V
+	children map[string]*flameNode[V]
 }
 
-func (n *flameNode) child(name string) *flameNode {
+// child is n's callee name, added when new.
+func (n *flameNode[V]) child(name string) *flameNode[V] {
 	if n.children == nil {
-		n.children = map[string]*flameNode{}
+		n.children = map[string]*flameNode[V]{}
 	}
 	c := n.children[name]
 	if c == nil {
-		c = &flameNode{name: name}
+		c = &flameNode[V]{name: name}
 		n.children[name] = c
 	}
 	return c
@@ -49,35 +51,50 @@ func (n *flameNode) child(name string) *flameNode {
 // tooltip gives the frame, its samples and share. Empty stacks draw
 // nothing.
 func FlameSVG(st profile.Stacks) string {
-	root := &flameNode{name: "all"}
+	root := &flameNode[int64]{name: "all"}
 	for stack, n := range st {
 		if n <= 0 {
 			continue
 		}
-		root.value += n
+		root.v += n
 		cur := root
 		for _, f := range strings.Split(stack, ";") {
 			cur = cur.child(f)
-			cur.value += n
+			cur.v += n
 		}
 	}
-	if root.value == 0 {
+	if root.v == 0 {
 		return ""
 	}
+	scale := flameWidth / float64(root.v)
+	return drawFlame(root,
+		func(n *flameNode[int64]) float64 { return float64(n.v) * scale },
+		func(n *flameNode[int64]) (string, string) {
+			tip := fmt.Sprintf("%s: %d samples, %.2f%%", n.name, n.v, 100*float64(n.v)/float64(root.v))
+			return tip, fmt.Sprintf(`fill="%s"`, flameColor(n.name))
+		})
+}
+
+// drawFlame draws the tree under root as an icicle SVG, the root on top:
+// each frame a rectangle width(n) pixels wide, with look's tooltip and
+// paint attributes (fill, stroke) and its name cut to fit, its callees
+// below it left to right in name order; a frame narrower than
+// flameMinWidth is left out with its callees.
+func drawFlame[V any](root *flameNode[V], width func(*flameNode[V]) float64,
+	look func(*flameNode[V]) (tip, paint string)) string {
 	var b strings.Builder
 	depth := 0
-	var draw func(n *flameNode, x float64, level int)
-	scale := flameWidth / float64(root.value)
-	draw = func(n *flameNode, x float64, level int) {
-		w := float64(n.value) * scale
+	var draw func(n *flameNode[V], x float64, level int) float64
+	draw = func(n *flameNode[V], x float64, level int) float64 {
+		w := width(n)
 		if w < flameMinWidth {
-			return
+			return w
 		}
 		depth = max(depth, level+1)
 		y := float64(level) * flameRow
-		tip := fmt.Sprintf("%s: %d samples, %.2f%%", n.name, n.value, 100*float64(n.value)/float64(root.value))
-		fmt.Fprintf(&b, `<g><title>%s</title><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" rx="2"/>`,
-			html.EscapeString(tip), x, y, w, flameRow-1, flameColor(n.name))
+		tip, paint := look(n)
+		fmt.Fprintf(&b, `<g><title>%s</title><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" %s rx="2"/>`,
+			html.EscapeString(tip), x, y, w, flameRow-1, paint)
 		if chars := int((w - 6) / flameCharWidth); chars >= 3 {
 			label := n.name
 			if len(label) > chars {
@@ -92,10 +109,9 @@ func FlameSVG(st profile.Stacks) string {
 		}
 		slices.Sort(names)
 		for _, k := range names {
-			c := n.children[k]
-			draw(c, x, level+1)
-			x += float64(c.value) * scale
+			x += draw(n.children[k], x, level+1)
 		}
+		return w
 	}
 	draw(root, 0, 0)
 	return fmt.Sprintf(`<svg xmlns="http://www.w3.org/2000/svg" class="flame" viewBox="0 0 %.0f %.0f" width="100%%" `+
