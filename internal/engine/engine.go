@@ -141,6 +141,18 @@ type Liveness interface {
 	Died() error
 }
 
+// WrapDied adds why l died, when it has, to a failed call's error: the
+// call failed because the server did, and the error then says so.
+func WrapDied(err error, l Liveness) error {
+	if err == nil {
+		return nil
+	}
+	if died := l.Died(); died != nil {
+		return fmt.Errorf("%w; %v", err, died)
+	}
+	return err
+}
+
 // Remote is implemented by DBs reached over a socket (servers), whose worker
 // connections honour WithPolledIO.
 type Remote interface {

@@ -2,7 +2,8 @@ package server
 
 import (
 	"errors"
-	"fmt"
+
+	"benchlab/internal/engine"
 )
 
 // Managed is embedded by the DBs of server engines: it holds the processes
@@ -104,15 +105,7 @@ func (m Managed) CgroupMemory() (CgroupMemory, bool, error) {
 
 // Wrap adds why a managed process is gone, when one died, to a failed
 // call's error.
-func (m Managed) Wrap(err error) error {
-	if err == nil {
-		return nil
-	}
-	if died := m.Died(); died != nil {
-		return fmt.Errorf("%w; %v", err, died)
-	}
-	return err
-}
+func (m Managed) Wrap(err error) error { return engine.WrapDied(err, m) }
 
 // Died says why a managed process exited unexpectedly (the first that
 // did); nil while they run, after a requested stop, and for a DSN target.

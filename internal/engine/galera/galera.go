@@ -280,7 +280,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		stopAll()
 		return nil, fmt.Errorf("%s target %s: %w", Name, t.Name, err)
 	}
-	db := &DB{nodes: insts, set: server.NewNodes(insts...)}
+	db := &DB{nodes: insts, set: server.NewNodes(Name, insts...)}
 	addr := insts[0].Addr()
 	if kind == "haproxy" {
 		backends := make([]string, n)
@@ -420,8 +420,8 @@ func (db *DB) Primary() int { return 0 }
 // ConnectNode opens a worker connection to node i (from 0) directly,
 // bypassing the proxy.
 func (db *DB) ConnectNode(ctx context.Context, i int) (engine.Conn, error) {
-	if i < 0 || i >= len(db.nodes) {
-		return nil, fmt.Errorf("%s: no node %d; the cluster has %d", Name, i+1, len(db.nodes))
+	if err := db.set.Check(i); err != nil {
+		return nil, err
 	}
 	return db.DB.ConnectAddr(ctx, db.nodes[i].Addr())
 }
@@ -430,8 +430,8 @@ func (db *DB) ConnectNode(ctx context.Context, i int) (engine.Conn, error) {
 // a crash would: its death is expected, so Died does not report it unless
 // the cluster lost its quorum.
 func (db *DB) KillNode(i int) error {
-	if i < 0 || i >= len(db.nodes) {
-		return fmt.Errorf("%s: no node %d; the cluster has %d", Name, i+1, len(db.nodes))
+	if err := db.set.Check(i); err != nil {
+		return err
 	}
 	if err := db.set.Kill(i); err != nil {
 		return fmt.Errorf("%s: node %d: %w", Name, i+1, err)
@@ -449,26 +449,11 @@ func (db *DB) Died() error {
 			return err
 		}
 	}
-	dead, err := db.set.Died()
-	if err != nil {
-		return err
-	}
-	if dead > 0 && 2*dead >= len(db.nodes) {
-		return fmt.Errorf("%s: %d of %d nodes killed: the others lost the quorum", Name, dead, len(db.nodes))
-	}
-	return nil
+	return db.set.DiedQuorum()
 }
 
 // Wrap adds the cluster's death, when it died, to a failed call's error.
-func (db *DB) Wrap(err error) error {
-	if err == nil {
-		return nil
-	}
-	if died := db.Died(); died != nil {
-		return fmt.Errorf("%w; %v", err, died)
-	}
-	return err
-}
+func (db *DB) Wrap(err error) error { return engine.WrapDied(err, db) }
 
 // Info is the MySQL engine's, with the cluster's shape: node count, proxy,
 // Galera's version and the cluster size node 1 sees.

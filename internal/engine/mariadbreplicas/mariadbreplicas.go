@@ -213,7 +213,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		}
 		insts = append(insts, in)
 	}
-	db := &DB{nodes: insts, set: server.NewNodes(insts...), semisync: s.semisync, roots: make([]*sql.DB, len(insts))}
+	db := &DB{nodes: insts, set: server.NewNodes(Name, insts...), semisync: s.semisync, roots: make([]*sql.DB, len(insts))}
 	for i, in := range insts {
 		conn, err := gomysql.NewConnector(mysql.RootConfig(in))
 		if err != nil {
@@ -271,11 +271,6 @@ func (db *DB) Close() error {
 	return db.DB.Close()
 }
 
-// errNodeRange names a node outside the cluster.
-func (db *DB) errNodeRange(i int) error {
-	return fmt.Errorf("%s: no node %d; the cluster has %d", Name, i+1, len(db.nodes))
-}
-
 // Nodes returns the primary and the replicas.
 func (db *DB) Nodes() int { return len(db.nodes) }
 
@@ -291,8 +286,8 @@ func (db *DB) FollowsWriter() bool { return true }
 
 // ConnectNode opens a worker connection to node i.
 func (db *DB) ConnectNode(ctx context.Context, i int) (engine.Conn, error) {
-	if i < 0 || i >= len(db.nodes) {
-		return nil, db.errNodeRange(i)
+	if err := db.set.Check(i); err != nil {
+		return nil, err
 	}
 	return db.DB.ConnectAddr(ctx, db.nodes[i].Addr())
 }
@@ -310,36 +305,14 @@ func (db *DB) Connect(ctx context.Context) (engine.Conn, error) {
 }
 
 // KillNode kills node i as a crash would; its death is expected (Died).
-func (db *DB) KillNode(i int) error {
-	if i < 0 || i >= len(db.nodes) {
-		return db.errNodeRange(i)
-	}
-	return db.set.Kill(i)
-}
+func (db *DB) KillNode(i int) error { return db.set.Kill(i) }
 
 // Died says why the cluster can no longer serve: a node died that
 // KillNode did not kill, or every node is dead.
-func (db *DB) Died() error {
-	dead, err := db.set.Died()
-	if err != nil {
-		return err
-	}
-	if dead == len(db.nodes) {
-		return fmt.Errorf("%s: every node was killed", Name)
-	}
-	return nil
-}
+func (db *DB) Died() error { return db.set.DiedAll() }
 
 // Wrap adds the cluster's death, when it died, to a failed call's error.
-func (db *DB) Wrap(err error) error {
-	if err == nil {
-		return nil
-	}
-	if died := db.Died(); died != nil {
-		return fmt.Errorf("%w; %v", err, died)
-	}
-	return err
-}
+func (db *DB) Wrap(err error) error { return engine.WrapDied(err, db) }
 
 // Info is the MySQL engine's, with the cluster's shape.
 func (db *DB) Info(ctx context.Context) (engine.Info, error) {

@@ -216,7 +216,7 @@ func (db *DB) waitApplied(ctx context.Context, i int) error {
 // and each other live replica follows it by GTID.
 func (db *DB) Promote(ctx context.Context, i int) error {
 	if i < 0 || i >= len(db.nodes) {
-		return db.errNodeRange(i)
+		return db.set.Check(i)
 	}
 	if err := db.waitApplied(ctx, i); err != nil {
 		return err

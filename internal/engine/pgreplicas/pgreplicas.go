@@ -225,7 +225,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 	if err != nil {
 		return nil, err // OpenManaged stopped them
 	}
-	db := &DB{DB: pdb, nodes: insts, set: server.NewNodes(slices.Clone(insts)...), sync: s.sync, target: t, dir: dir,
+	db := &DB{DB: pdb, nodes: insts, set: server.NewNodes(Name, slices.Clone(insts)...), sync: s.sync, target: t, dir: dir,
 		password: primary.Password(), catchup: s.catchup}
 	if err := db.settle(ctx, s); err != nil {
 		db.Close()
@@ -258,11 +258,6 @@ type DB struct {
 	lagConn    engine.Conn // on the primary, for the lag views
 }
 
-// errNodeRange names a node outside the cluster.
-func (db *DB) errNodeRange(i int) error {
-	return fmt.Errorf("%s: no node %d; the cluster has %d", Name, i+1, len(db.nodes))
-}
-
 // Nodes returns the primary and the replicas.
 func (db *DB) Nodes() int { return len(db.nodes) }
 
@@ -278,8 +273,8 @@ func (db *DB) FollowsWriter() bool { return true }
 
 // ConnectNode opens a worker connection to node i's benchmark database.
 func (db *DB) ConnectNode(ctx context.Context, i int) (engine.Conn, error) {
-	if i < 0 || i >= len(db.nodes) {
-		return nil, db.errNodeRange(i)
+	if err := db.set.Check(i); err != nil {
+		return nil, err
 	}
 	return db.DB.ConnectPort(ctx, db.set.At(i).Port)
 }
@@ -299,8 +294,8 @@ func (db *DB) Connect(ctx context.Context) (engine.Conn, error) {
 // KillNode kills node i's whole process group with SIGKILL, as a crash
 // would; its death is expected (Died).
 func (db *DB) KillNode(i int) error {
-	if i < 0 || i >= len(db.nodes) {
-		return db.errNodeRange(i)
+	if err := db.set.Check(i); err != nil {
+		return err
 	}
 	db.mu.Lock()
 	if db.lagConn != nil && i == db.primary {
@@ -313,27 +308,10 @@ func (db *DB) KillNode(i int) error {
 
 // Died says why the cluster can no longer serve: a node died that
 // KillNode did not kill, or every node is dead.
-func (db *DB) Died() error {
-	dead, err := db.set.Died()
-	if err != nil {
-		return err
-	}
-	if dead == len(db.nodes) {
-		return fmt.Errorf("%s: every node was killed", Name)
-	}
-	return nil
-}
+func (db *DB) Died() error { return db.set.DiedAll() }
 
 // Wrap adds the cluster's death, when it died, to a failed call's error.
-func (db *DB) Wrap(err error) error {
-	if err == nil {
-		return nil
-	}
-	if died := db.Died(); died != nil {
-		return fmt.Errorf("%w; %v", err, died)
-	}
-	return err
-}
+func (db *DB) Wrap(err error) error { return engine.WrapDied(err, db) }
 
 // Info is the postgres engine's, with the cluster's shape.
 func (db *DB) Info(ctx context.Context) (engine.Info, error) {

@@ -100,7 +100,7 @@ func (db *DB) waitReplicas(ctx context.Context, c engine.Conn, query string, lim
 // follows it, its commits wait for no one.
 func (db *DB) Promote(ctx context.Context, i int) error {
 	if i < 0 || i >= len(db.nodes) {
-		return db.errNodeRange(i)
+		return db.set.Check(i)
 	}
 	c, err := db.ConnectNode(ctx, i)
 	if err != nil {
