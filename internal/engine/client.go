@@ -46,3 +46,91 @@ type PolledOnly interface {
 type ClientChooser interface {
 	ChoosesClient()
 }
+
+// ClientPath is the client path a server DB's workers take, chosen once
+// its administrative connection is open (Choose), and the notes of a fall
+// back to the driver, for the manifest and the report.
+type ClientPath struct {
+	// Fast is true when workers take the fast path.
+	Fast bool
+	// Notes say why the driver is used, when the target left the choice
+	// to the default or asked for the fast path.
+	Notes []string
+}
+
+// ClientChoice is what Choose needs to know of one target's connection.
+type ClientChoice struct {
+	// Asked is the target's client setting.
+	Asked Client
+	// Supported is false where the fast path does not run (off Linux).
+	Supported bool
+	// Driver names the driver in the notes ("pgx").
+	Driver string
+	// Refuse says why the connection keeps the fast path out (TLS,
+	// compression); "" when it does not.
+	Refuse func() string
+	// Probe dials a connection with Fast set and probes the server's
+	// answers: a reason to fall back to the driver (an answer the fast
+	// path does not read), or an error that fails the target.
+	Probe func() (fallBack string, err error)
+}
+
+// Choose decides whether workers take the fast path: not when the target
+// asks for the driver, where it does not run, on a connection Refuse
+// keeps it out of, or when Probe finds a reason to fall back (a note then
+// says why). An error of Probe leaves the driver chosen and is returned.
+func (p *ClientPath) Choose(c ClientChoice) error {
+	switch {
+	case c.Asked == ClientDriver:
+		return nil
+	case !c.Supported:
+		if c.Asked == ClientFast {
+			p.fallBack(c.Driver, "the fast path runs on Linux only")
+		}
+		return nil
+	}
+	if why := c.Refuse(); why != "" {
+		p.fallBack(c.Driver, why)
+		return nil
+	}
+	p.Fast = true
+	why, err := c.Probe()
+	if err != nil || why != "" {
+		p.Fast = false
+	}
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		p.fallBack(c.Driver, why)
+	}
+	return nil
+}
+
+// fallBack notes that driver is used, and why.
+func (p *ClientPath) fallBack(driver, why string) {
+	p.Notes = append(p.Notes, fmt.Sprintf("client: the driver (%s) is used, not the fast path: %s", driver, why))
+}
+
+// Cost is the cost a statement prepared at cost runs at: with the driver,
+// every statement is Long, the driver's call under the caller's context
+// (its cancel watcher then ends a hung call).
+func (p *ClientPath) Cost(cost Cost) Cost {
+	if !p.Fast {
+		return Long
+	}
+	return cost
+}
+
+// PolledOnly is true with the driver, whose sockets are Go's: the step's
+// workers then wait through Go's poller (the PolledOnly interface).
+func (p *ClientPath) PolledOnly() bool { return !p.Fast }
+
+// Info is the client path the workers use and the notes of a fall back to
+// the driver, for the manifest (Info.Client, Info.Notes).
+func (p *ClientPath) Info() (string, []string) {
+	if p.Fast {
+		return string(ClientFast), nil
+	}
+	return string(ClientDriver), p.Notes
+}

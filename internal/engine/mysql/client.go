@@ -14,70 +14,45 @@ import (
 func (Driver) ChoosesClient() {}
 
 // chooseClient decides, once the administrative connection is open,
-// whether workers take the fast path: not when the target asks for the
-// driver, off Linux, on a connection that may use TLS or compression, or
-// when the server answers the fast path's probe in a shape it does not
-// read (a note then says why, for the manifest and the report).
+// whether workers take the fast path (engine.ClientPath.Choose): not on a
+// connection that may use TLS or compression, nor on a driver socket
+// benchlab cannot take over, nor when the server answers the fast path's
+// probe in a shape it does not read.
 func (db *DB) chooseClient(ctx context.Context) error {
-	asked := db.target.Client
-	fallback := func(why string) {
-		db.notes = append(db.notes, fmt.Sprintf("client: the driver (go-sql-driver/mysql) is used, not the fast path: %s", why))
-	}
-	switch {
-	case asked == engine.ClientDriver:
-		return nil
-	case !fastpath.Supported:
-		if asked == engine.ClientFast {
-			fallback("the fast path runs on Linux only")
-		}
-		return nil
-	}
-	if ok, why := fastpath.MySQLAllowed(db.cfg); !ok {
-		fallback(why)
-		return nil
-	}
-	db.fast = true
-	c, err := db.dial(ctx, db.cfg)
-	if err != nil {
-		db.fast = false
-		return err
-	}
-	defer c.Close()
-	if c.w == nil {
-		db.fast = false
-		fallback("the driver's socket is not one benchlab can take over")
-		return nil
-	}
-	if err := c.w.Probe(); err != nil {
-		db.fast = false
-		var unknown *fastpath.UnknownAnswer
-		if !errors.As(err, &unknown) {
-			return db.Wrap(fmt.Errorf("%s target %s: probe of the fast client path: %w", db.engine, db.target.Name, err))
-		}
-		fallback(unknown.Error())
-	}
-	return nil
+	return db.client.Choose(engine.ClientChoice{
+		Asked:     db.target.Client,
+		Supported: fastpath.Supported,
+		Driver:    "go-sql-driver/mysql",
+		Refuse: func() string {
+			if ok, why := fastpath.MySQLAllowed(db.cfg); !ok {
+				return why
+			}
+			return ""
+		},
+		Probe: func() (string, error) {
+			c, err := db.dial(ctx, db.cfg)
+			if err != nil {
+				return "", err
+			}
+			defer c.Close()
+			if c.w == nil {
+				return "the driver's socket is not one benchlab can take over", nil
+			}
+			if err := c.w.Probe(); err != nil {
+				var unknown *fastpath.UnknownAnswer
+				if !errors.As(err, &unknown) {
+					return "", db.Wrap(fmt.Errorf("%s target %s: probe of the fast client path: %w", db.engine, db.target.Name, err))
+				}
+				return unknown.Error(), nil
+			}
+			return "", nil
+		},
+	})
 }
 
-// cost is the cost a statement prepared at cost runs at: with the driver,
-// every statement is Long, the driver's call under the caller's context
-// (its cancel watcher then ends a hung call on a target of any kind).
-func (db *DB) cost(cost engine.Cost) engine.Cost {
-	if !db.fast {
-		return engine.Long
-	}
-	return cost
-}
+// cost is the cost a statement prepared at cost runs at (with the driver,
+// its cancel watcher then ends a hung call on a target of any kind).
+func (db *DB) cost(cost engine.Cost) engine.Cost { return db.client.Cost(cost) }
 
-// PolledOnly is true with the driver client, whose sockets are Go's: the
-// step's workers then wait through Go's poller (engine.PolledOnly).
-func (db *DB) PolledOnly() bool { return !db.fast }
-
-// clientInfo is the client path the workers use and the notes of a fall
-// back to the driver, for the manifest.
-func (db *DB) clientInfo() (string, []string) {
-	if db.fast {
-		return string(engine.ClientFast), nil
-	}
-	return string(engine.ClientDriver), db.notes
-}
+// PolledOnly is true with the driver client (engine.PolledOnly).
+func (db *DB) PolledOnly() bool { return db.client.PolledOnly() }

@@ -93,10 +93,8 @@ type DB struct {
 	statsMariaDB *bool
 	statsReads   int
 	statsCost    map[string]float64
-	// fast says workers take the fast path (client.go); notes say why
-	// not, when the target left it to the default or asked for it.
-	fast  bool
-	notes []string
+	// client is the workers' client path (client.go).
+	client engine.ClientPath
 }
 
 // setConfig completes the worker connection config: statements are
@@ -116,13 +114,13 @@ func (db *DB) setConfig(cfg *gomysql.Config) error {
 
 // dial opens a connection; errors name the target and never the password.
 func (db *DB) dial(ctx context.Context, cfg *gomysql.Config) (*Conn, error) {
-	conn, err := connector(cfg, db.fast)
+	conn, err := connector(cfg, db.client.Fast)
 	if err == nil {
 		var c driver.Conn
 		sctx, slot := fastpath.WithSlot(ctx)
 		if c, err = conn.Connect(sctx); err == nil {
 			cn := &Conn{c: c, db: db}
-			if db.fast && slot.Conn() != nil {
+			if db.client.Fast && slot.Conn() != nil {
 				cn.w = fastpath.NewMySQLWire(slot.Conn())
 			}
 			return cn, nil

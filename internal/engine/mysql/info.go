@@ -76,6 +76,6 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	if db.Instance() != nil {
 		maps.Copy(info.Settings, db.Instance().ManagedSettings())
 	}
-	info.Client, info.Notes = db.clientInfo()
+	info.Client, info.Notes = db.client.Info()
 	return info, nil
 }

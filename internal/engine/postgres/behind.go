@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"benchlab/internal/engine"
 	"benchlab/internal/server"
 )
 
@@ -22,6 +23,6 @@ func (db *DB) Behind(ctx context.Context, port int, m server.Managed) error {
 	cfg := db.cfg.Copy()
 	cfg.Port = uint16(port)
 	db.cfg = cfg
-	db.fast, db.notes = false, nil
+	db.client = engine.ClientPath{}
 	return db.chooseClient(ctx)
 }

@@ -15,64 +15,41 @@ import (
 func (Driver) ChoosesClient() {}
 
 // chooseClient decides, once the administrative connection is open,
-// whether workers take the fast path: not when the target asks for the
-// driver, off Linux, on a connection that uses TLS, or when the server
-// answers the fast path's probe otherwise than PostgreSQL does (a note
-// then says why, for the manifest and the report).
+// whether workers take the fast path (engine.ClientPath.Choose): not on a
+// connection that uses TLS, nor when the server answers the fast path's
+// probe otherwise than PostgreSQL does.
 func (db *DB) chooseClient(ctx context.Context) error {
-	asked := db.target.Client
-	fallback := func(why string) {
-		db.notes = append(db.notes, fmt.Sprintf("client: the driver (pgx) is used, not the fast path: %s", why))
-	}
-	switch {
-	case asked == engine.ClientDriver:
-		return nil
-	case !fastpath.Supported:
-		if asked == engine.ClientFast {
-			fallback("the fast path runs on Linux only")
-		}
-		return nil
-	}
-	if _, ok := db.admin.PgConn().Conn().(*tls.Conn); ok {
-		fallback("the connection uses TLS")
-		return nil
-	}
-	db.fast = true
-	c, err := db.dial(ctx, db.cfg)
-	if err != nil {
-		db.fast = false
-		return err
-	}
-	defer c.Close(context.WithoutCancel(ctx))
-	if err := fastpath.ProbePostgres(c.PgConn()); err != nil {
-		db.fast = false
-		var unknown *fastpath.UnknownAnswer
-		if !errors.As(err, &unknown) {
-			return db.Wrap(fmt.Errorf("postgres target %s: probe of the fast client path: %w", db.target.Name, err))
-		}
-		fallback(unknown.Error())
-	}
-	return nil
+	return db.client.Choose(engine.ClientChoice{
+		Asked:     db.target.Client,
+		Supported: fastpath.Supported,
+		Driver:    "pgx",
+		Refuse: func() string {
+			if _, ok := db.admin.PgConn().Conn().(*tls.Conn); ok {
+				return "the connection uses TLS"
+			}
+			return ""
+		},
+		Probe: func() (string, error) {
+			c, err := db.dial(ctx, db.cfg)
+			if err != nil {
+				return "", err
+			}
+			defer c.Close(context.WithoutCancel(ctx))
+			if err := fastpath.ProbePostgres(c.PgConn()); err != nil {
+				var unknown *fastpath.UnknownAnswer
+				if !errors.As(err, &unknown) {
+					return "", db.Wrap(fmt.Errorf("postgres target %s: probe of the fast client path: %w", db.target.Name, err))
+				}
+				return unknown.Error(), nil
+			}
+			return "", nil
+		},
+	})
 }
 
-// cost is the cost a statement prepared at cost runs at: with the driver,
-// every statement is Long, pgconn's own call under the caller's context.
-func (db *DB) cost(cost engine.Cost) engine.Cost {
-	if !db.fast {
-		return engine.Long
-	}
-	return cost
-}
+// cost is the cost a statement prepared at cost runs at (with the driver,
+// pgconn's own call under the caller's context).
+func (db *DB) cost(cost engine.Cost) engine.Cost { return db.client.Cost(cost) }
 
-// PolledOnly is true with the driver client, whose sockets are Go's: the
-// step's workers then wait through Go's poller (engine.PolledOnly).
-func (db *DB) PolledOnly() bool { return !db.fast }
-
-// clientInfo is the client path the workers use and the notes of a fall
-// back to the driver, for the manifest.
-func (db *DB) clientInfo() (string, []string) {
-	if db.fast {
-		return string(engine.ClientFast), nil
-	}
-	return string(engine.ClientDriver), db.notes
-}
+// PolledOnly is true with the driver client (engine.PolledOnly).
+func (db *DB) PolledOnly() bool { return db.client.PolledOnly() }

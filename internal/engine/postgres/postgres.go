@@ -216,16 +216,14 @@ type DB struct {
 	// transaction that pg_stat_database.xact_commit counts, taken off it.
 	gauges   []gaugeQuery
 	ownXacts float64
-	// fast says workers take the fast path (client.go); notes say why
-	// not, when the target left it to the default or asked for it.
-	fast  bool
-	notes []string
+	// client is the workers' client path (client.go).
+	client engine.ClientPath
 }
 
 // dial opens a connection, with errors that name the target and never the password.
 func (db *DB) dial(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 	cfg = cfg.Copy()
-	if db.fast {
+	if db.client.Fast {
 		cfg.DialFunc = fastpath.Dial
 	}
 	c, err := pgx.ConnectConfig(ctx, cfg)
@@ -363,7 +361,7 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	if db.Instance() != nil {
 		maps.Copy(info.Settings, db.Instance().ManagedSettings())
 	}
-	info.Client, info.Notes = db.clientInfo()
+	info.Client, info.Notes = db.client.Info()
 	return info, nil
 }
 
