@@ -41,6 +41,32 @@ myrocks_flush_wait = "1s"
 // and the text report.
 func runMyRocks(t *testing.T, spec string) (runs []store.Run, results [2][]store.Result, manifests [2]store.Manifest, report string) {
 	t.Helper()
+	db, env, stdout, stderr := benchRun(t, spec, cli.ExitOK)
+	t.Logf("benchlab run:\n%s\n%s", stdout.String(), stderr.String())
+	runs, res := storedRuns(t, db)
+	if len(runs) != 2 {
+		t.Fatalf("runs: %v", runs)
+	}
+	for i, r := range runs {
+		if r.Status != store.StatusOK {
+			t.Fatalf("run %s: %s %s", r.Target, r.Status, r.Error)
+		}
+		results[i] = res[i]
+		manifests[i] = store.ParseManifest(r.Manifest)
+	}
+	stdout.Reset()
+	if code := cli.Main(env, []string{"report", "--store", db}); code != cli.ExitOK {
+		t.Fatalf("benchlab report: exit %d: %s", code, stderr.String())
+	}
+	return runs, results, manifests, stdout.String()
+}
+
+// benchRun runs spec through `benchlab run` with a store, work dir and
+// server log dir of its own, wants exit code want, and returns the
+// store's path and the environment the command ran in (for more
+// commands on the store).
+func benchRun(t *testing.T, spec string, want int) (db string, env cli.Env, stdout, stderr *bytes.Buffer) {
+	t.Helper()
 	dir := t.TempDir()
 	specFile := filepath.Join(dir, "spec.toml")
 	if err := os.WriteFile(specFile, []byte(spec), 0o644); err != nil {
@@ -52,14 +78,19 @@ func runMyRocks(t *testing.T, spec string) (runs []store.Run, results [2][]store
 		}
 		return ""
 	}
-	db := filepath.Join(dir, "results.db")
-	var stdout, stderr bytes.Buffer
-	env := cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: getenv}
-	code := cli.Main(env, []string{"run", specFile, "--store", db, "--workdir", filepath.Join(dir, "work")})
-	t.Logf("benchlab run: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
-	if code != cli.ExitOK {
-		t.Fatalf("benchlab run: exit %d, want %d", code, cli.ExitOK)
+	db = filepath.Join(dir, "results.db")
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	env = cli.Env{Stdout: stdout, Stderr: stderr, Getenv: getenv}
+	if code := cli.Main(env, []string{"run", specFile, "--store", db, "--workdir", filepath.Join(dir, "work")}); code != want {
+		t.Fatalf("benchlab run: exit %d, want %d\n%s\n%s", code, want, stdout.String(), stderr.String())
 	}
+	return db, env, stdout, stderr
+}
+
+// storedRuns reads the one experiment of the store at db: its runs and
+// each run's results.
+func storedRuns(t *testing.T, db string) ([]store.Run, [][]store.Result) {
+	t.Helper()
 	st, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)
@@ -70,23 +101,19 @@ func runMyRocks(t *testing.T, spec string) (runs []store.Run, results [2][]store
 	if err != nil || len(exps) != 1 {
 		t.Fatalf("experiments: %v %v", exps, err)
 	}
-	if runs, err = st.Runs(ctx, exps[0].ID); err != nil || len(runs) != 2 {
-		t.Fatalf("runs: %v %v", runs, err)
+	runs, err := st.Runs(ctx, exps[0].ID)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i, r := range runs {
-		if r.Status != store.StatusOK {
-			t.Fatalf("run %s: %s %s", r.Target, r.Status, r.Error)
-		}
-		if results[i], err = st.Results(ctx, r.ID, false); err != nil {
+	var res [][]store.Result
+	for _, r := range runs {
+		rs, err := st.Results(ctx, r.ID, false)
+		if err != nil {
 			t.Fatal(err)
 		}
-		manifests[i] = store.ParseManifest(r.Manifest)
+		res = append(res, rs)
 	}
-	stdout.Reset()
-	if code := cli.Main(env, []string{"report", "--store", db}); code != cli.ExitOK {
-		t.Fatalf("benchlab report: exit %d: %s", code, stderr.String())
-	}
-	return runs, results, manifests, stdout.String()
+	return runs, res
 }
 
 // checkMyRocks asserts what both suites share: the MyRocks run's manifest
@@ -202,52 +229,14 @@ report_interval = "0s"
 }
 
 // runBad runs spec through `benchlab run`, wants exit code want, and
-// returns stderr, the runs and each run's results.
+// returns stderr, the runs and each run's results (none on a usage error).
 func runBad(t *testing.T, spec string, want int) (string, []store.Run, [][]store.Result) {
 	t.Helper()
-	dir := t.TempDir()
-	specFile := filepath.Join(dir, "spec.toml")
-	if err := os.WriteFile(specFile, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	getenv := func(k string) string {
-		if k == "BENCHLAB_SERVER_LOGS" {
-			return filepath.Join(dir, "logs")
-		}
-		return ""
-	}
-	db := filepath.Join(dir, "results.db")
-	var stdout, stderr bytes.Buffer
-	code := cli.Main(cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: getenv},
-		[]string{"run", specFile, "--store", db, "--workdir", filepath.Join(dir, "work")})
-	if code != want {
-		t.Fatalf("benchlab run: exit %d, want %d\n%s\n%s", code, want, stdout.String(), stderr.String())
-	}
+	db, _, _, stderr := benchRun(t, spec, want)
 	if want == cli.ExitUsage {
 		return stderr.String(), nil, nil
 	}
-	st, err := store.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ctx := context.Background()
-	exps, err := st.Experiments(ctx)
-	if err != nil || len(exps) != 1 {
-		t.Fatalf("experiments: %v %v", exps, err)
-	}
-	runs, err := st.Runs(ctx, exps[0].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res [][]store.Result
-	for _, r := range runs {
-		rs, err := st.Results(ctx, r.ID, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res = append(res, rs)
-	}
+	runs, res := storedRuns(t, db)
 	return stderr.String(), runs, res
 }
 
