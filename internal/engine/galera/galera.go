@@ -83,7 +83,7 @@ func (Driver) Settings() []engine.Setting { return nil }
 // Nodes returns the number of nodes target t asks for: its nodes setting,
 // DefaultNodes when absent. The error names the setting.
 func Nodes(t engine.Target) (int, error) {
-	v, ok := setting(t, SettingNodes)
+	v, ok := t.Setting(SettingNodes)
 	if !ok {
 		return DefaultNodes, nil
 	}
@@ -94,20 +94,10 @@ func Nodes(t engine.Target) (int, error) {
 	return n, nil
 }
 
-// setting reads one of benchlab's settings, whatever its case.
-func setting(t engine.Target, name string) (string, bool) {
-	for k, v := range t.Settings {
-		if strings.EqualFold(k, name) {
-			return v, true
-		}
-	}
-	return "", false
-}
-
 // proxyOf returns the proxy target t asks for ("haproxy" or "none") and
 // the balance.
 func proxyOf(t engine.Target) (kind, balance string, err error) {
-	kind, given := setting(t, SettingProxy)
+	kind, given := t.Setting(SettingProxy)
 	kind = strings.ToLower(strings.TrimSpace(kind))
 	if !given {
 		kind = "none"
@@ -124,7 +114,7 @@ func proxyOf(t engine.Target) (kind, balance string, err error) {
 	default:
 		return "", "", fmt.Errorf("settings.%s: %q is not a proxy; want haproxy or none", SettingProxy, kind)
 	}
-	balance, ok := setting(t, SettingBalance)
+	balance, ok := t.Setting(SettingBalance)
 	balance = strings.ToLower(strings.TrimSpace(balance))
 	if !ok {
 		balance = "first"
@@ -185,7 +175,7 @@ func (d Driver) CheckTarget(t engine.Target) error {
 	if _, _, err := proxyOf(t); err != nil {
 		return err
 	}
-	if _, ok := setting(t, "port"); ok {
+	if _, ok := t.Setting("port"); ok {
 		return fmt.Errorf("settings.port: each node gets a free port of its own; remove it")
 	}
 	if field := mysql.MyRocksSetting(t.Settings); field != "" {

@@ -24,7 +24,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
@@ -36,18 +35,8 @@ import (
 // Name is the engine's name.
 const Name = "mariadb-replicas"
 
-// The settings that are benchlab's, not my.cnf's.
-const (
-	SettingReplicas    = "replicas"
-	SettingReplication = "replication"
-	SettingCatchup     = "catchup_timeout"
-)
-
 // MaxReplicas bounds the replicas on one machine: each is a whole server.
 const MaxReplicas = 4
-
-// defaultCatchup bounds a new replica's catch-up when the target does not.
-const defaultCatchup = 60 * time.Second
 
 // replUser is the account replicas connect to the primary as.
 const replUser = "benchlab_repl"
@@ -68,7 +57,7 @@ func (Driver) Kind() engine.Kind { return engine.KindSQL }
 
 // Summary describes the engine for `benchlab list`.
 func (Driver) Summary() string {
-	return "MariaDB primary with settings.replicas binlog replicas by GTID (default 1; replication async or semisync) started per run on loopback"
+	return "MariaDB primary with settings.Replicas binlog replicas by GTID (default 1; replication async or semisync) started per run on loopback"
 }
 
 // Flavor returns the nodes' flavor, for the install checks.
@@ -79,48 +68,26 @@ func (Driver) Settings() []engine.Setting { return nil }
 
 // shape is what a target asks for.
 type shape struct {
-	replicas int
-	semisync bool
-	catchup  time.Duration
-}
-
-// setting reads one of benchlab's settings, whatever its case.
-func setting(t engine.Target, name string) (string, bool) {
-	for k, v := range t.Settings {
-		if strings.EqualFold(k, name) {
-			return strings.Trim(strings.TrimSpace(v), `"`), true
-		}
-	}
-	return "", false
+	engine.ReplicaShape
+	semisync bool // replication = "semisync"
 }
 
 // shapeOf reads and checks benchlab's settings of t; errors name the field.
 func shapeOf(t engine.Target) (shape, error) {
-	s := shape{replicas: 1, catchup: defaultCatchup}
-	if v, ok := setting(t, SettingReplicas); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxReplicas {
-			return s, fmt.Errorf("settings.%s: %q is not a replica count; want 1 to %d (a replica is a whole server on this machine)",
-				SettingReplicas, v, MaxReplicas)
-		}
-		s.replicas = n
-	}
-	if v, ok := setting(t, SettingReplication); ok {
+	trim := func(v string) string { return strings.Trim(strings.TrimSpace(v), `"`) }
+	rs, err := engine.ReadReplicaShape(t, MaxReplicas, trim, func(v string) (string, error) {
 		switch strings.ToLower(v) {
 		case "async":
+			return "async", nil
 		case "semisync", "semi-sync":
-			s.semisync = true
-		default:
-			return s, fmt.Errorf("settings.%s: %q is not a MariaDB replication mode; want async or semisync "+
-				"(fully synchronous replication is the galera engine)", SettingReplication, v)
+			return "semisync", nil
 		}
-	}
-	if v, ok := setting(t, SettingCatchup); ok {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return s, fmt.Errorf("settings.%s: %q is not a duration; want e.g. \"60s\"", SettingCatchup, v)
-		}
-		s.catchup = d
+		return "", fmt.Errorf("settings.%s: %q is not a MariaDB replication mode; want async or semisync "+
+			"(fully synchronous replication is the galera engine)", engine.SettingReplication, v)
+	})
+	s := shape{ReplicaShape: rs, semisync: rs.Mode == "semisync"}
+	if err != nil {
+		return s, err
 	}
 	for k := range t.Settings {
 		if server.IsOwned(node{Family: family}, k) {
@@ -139,12 +106,7 @@ func (Driver) ClusterShape(t engine.Target) (engine.ClusterShape, error) {
 	if err != nil {
 		return engine.ClusterShape{}, err
 	}
-	mode := "async"
-	if s.semisync {
-		mode = "semisync"
-	}
-	return engine.ClusterShape{Nodes: 1 + s.replicas, MaxNodes: 1 + MaxReplicas, NodesField: "settings." + SettingReplicas,
-		Replication: mode}, nil
+	return s.Cluster(MaxReplicas), nil
 }
 
 // CheckTarget validates a target before anything runs.
@@ -155,23 +117,7 @@ func (Driver) CheckTarget(t engine.Target) error {
 	if _, err := shapeOf(t); err != nil {
 		return err
 	}
-	return server.CheckTarget(node{Family: family}, Name, nodeTarget(t, "primary"))
-}
-
-// nodeTarget is t as one node's server sees it: benchlab's settings left
-// out, named after the node.
-func nodeTarget(t engine.Target, name string) engine.Target {
-	nt := t
-	nt.Name = t.Name + "-" + name
-	nt.Settings = map[string]string{}
-	for k, v := range t.Settings {
-		switch strings.ToLower(k) {
-		case SettingReplicas, SettingReplication, SettingCatchup:
-		default:
-			nt.Settings[k] = v
-		}
-	}
-	return nt
+	return server.CheckTarget(node{Family: family}, Name, engine.ReplicaNodeTarget(t, "primary"))
 }
 
 // Open starts the primary under dir/primary and each replica under
@@ -194,13 +140,13 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 			insts[i].Stop()
 		}
 	}
-	for i := 0; i <= s.replicas; i++ {
+	for i := 0; i <= s.Replicas; i++ {
 		name := "primary"
 		if i > 0 {
 			name = fmt.Sprintf("replica%d", i)
 		}
 		f := node{Family: family, id: i + 1, replica: i > 0, semisync: s.semisync}
-		cfg, err := server.TargetConfig(f, Name, nodeTarget(t, name), filepath.Join(dir, name))
+		cfg, err := server.TargetConfig(f, Name, engine.ReplicaNodeTarget(t, name), filepath.Join(dir, name))
 		if err != nil {
 			stopAll()
 			return nil, err

@@ -97,11 +97,11 @@ func (db *DB) slaveStatus(ctx context.Context, i int) (map[string]string, error)
 
 // settle waits until every replica runs both replication threads and has
 // applied every GTID the primary wrote (the benchmark database and user),
-// within s.catchup, and for semisync until the primary counts every
+// within s.Catchup, and for semisync until the primary counts every
 // replica as a semi-synchronous client. The error names the replicas
 // behind and ends with their logs' tails.
 func (db *DB) settle(ctx context.Context, s shape) error {
-	deadline := time.Now().Add(s.catchup)
+	deadline := time.Now().Add(s.Catchup)
 	semiOn := false
 	for {
 		want, err := db.value(ctx, 0, "SELECT @@gtid_binlog_pos")
@@ -120,8 +120,8 @@ func (db *DB) settle(ctx context.Context, s shape) error {
 			}
 			if st["Slave_IO_Running"] != "Yes" || st["Slave_SQL_Running"] != "Yes" || got != want {
 				behind = append(behind, fmt.Sprintf("replica %d (%s) did not apply the primary's GTIDs %s within %s (settings.%s): "+
-					"at %q, IO thread %s, SQL thread %s, last error %q; its log %s ends:\n%s", j, db.nodes[j].Addr(), want, s.catchup,
-					SettingCatchup, got, st["Slave_IO_Running"], st["Slave_SQL_Running"], st["Last_Error"]+st["Last_IO_Error"],
+					"at %q, IO thread %s, SQL thread %s, last error %q; its log %s ends:\n%s", j, db.nodes[j].Addr(), want, s.Catchup,
+					engine.SettingCatchup, got, st["Slave_IO_Running"], st["Slave_SQL_Running"], st["Last_Error"]+st["Last_IO_Error"],
 					db.nodes[j].LogPath, db.nodes[j].LogTail(10)))
 			}
 		}
@@ -146,7 +146,7 @@ func (db *DB) settle(ctx context.Context, s shape) error {
 			}
 			if c, _ := strconv.Atoi(n); c < len(db.nodes)-1 {
 				behind = append(behind, fmt.Sprintf("the primary counts %s semi-synchronous replicas of %d within %s (settings.%s)",
-					n, len(db.nodes)-1, s.catchup, SettingCatchup))
+					n, len(db.nodes)-1, s.Catchup, engine.SettingCatchup))
 			}
 		}
 		if len(behind) == 0 {

@@ -36,18 +36,8 @@ import (
 // Name is the engine's name.
 const Name = "postgres-replicas"
 
-// The settings that are benchlab's, not postgresql.conf's.
-const (
-	SettingReplicas    = "replicas"
-	SettingReplication = "replication"
-	SettingCatchup     = "catchup_timeout"
-)
-
 // MaxReplicas bounds the replicas on one machine: each is a whole server.
 const MaxReplicas = 4
-
-// defaultCatchup bounds a new replica's catch-up when the target does not.
-const defaultCatchup = 60 * time.Second
 
 func init() { engine.Register(Driver{}) }
 
@@ -62,7 +52,7 @@ func (Driver) Kind() engine.Kind { return engine.KindSQL }
 
 // Summary describes the engine for `benchlab list`.
 func (Driver) Summary() string {
-	return "PostgreSQL primary with settings.replicas streaming replicas (default 1; replication async or sync) started per run on loopback"
+	return "PostgreSQL primary with settings.Replicas streaming replicas (default 1; replication async or sync) started per run on loopback"
 }
 
 // Flavor returns PostgreSQL's, for the install checks.
@@ -73,54 +63,29 @@ func (Driver) Settings() []engine.Setting { return nil }
 
 // shape is what a target asks for.
 type shape struct {
-	replicas int
-	sync     bool
-	catchup  time.Duration
-}
-
-// setting reads one of benchlab's settings, whatever its case.
-func setting(t engine.Target, name string) (string, bool) {
-	for k, v := range t.Settings {
-		if strings.EqualFold(k, name) {
-			return strings.TrimSpace(v), true
-		}
-	}
-	return "", false
+	engine.ReplicaShape
+	sync bool // replication = "sync"
 }
 
 // shapeOf reads and checks benchlab's settings of t; errors name the field.
 func shapeOf(t engine.Target) (shape, error) {
-	s := shape{replicas: 1, catchup: defaultCatchup}
-	if v, ok := setting(t, SettingReplicas); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxReplicas {
-			return s, fmt.Errorf("settings.%s: %q is not a replica count; want 1 to %d (a replica is a whole server on this machine)",
-				SettingReplicas, v, MaxReplicas)
+	rs, err := engine.ReadReplicaShape(t, MaxReplicas, strings.TrimSpace, func(v string) (string, error) {
+		switch m := strings.ToLower(v); m {
+		case "async", "sync":
+			return m, nil
 		}
-		s.replicas = n
+		return "", fmt.Errorf("settings.%s: %q is not a PostgreSQL replication mode; want async or sync "+
+			"(semi-sync is MariaDB's; the synchronous_commit level is a setting of its own)", engine.SettingReplication, v)
+	})
+	s := shape{ReplicaShape: rs, sync: rs.Mode == "sync"}
+	if err != nil {
+		return s, err
 	}
-	if v, ok := setting(t, SettingReplication); ok {
-		switch strings.ToLower(v) {
-		case "async":
-		case "sync":
-			s.sync = true
-		default:
-			return s, fmt.Errorf("settings.%s: %q is not a PostgreSQL replication mode; want async or sync "+
-				"(semi-sync is MariaDB's; the synchronous_commit level is a setting of its own)", SettingReplication, v)
-		}
-	}
-	if v, ok := setting(t, SettingCatchup); ok {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return s, fmt.Errorf("settings.%s: %q is not a duration; want e.g. \"60s\"", SettingCatchup, v)
-		}
-		s.catchup = d
-	}
-	if _, ok := setting(t, "synchronous_standby_names"); ok {
+	if _, ok := t.Setting("synchronous_standby_names"); ok {
 		return s, fmt.Errorf("settings.synchronous_standby_names: benchlab sets it from settings.%s (sync names every replica); remove it",
-			SettingReplication)
+			engine.SettingReplication)
 	}
-	if _, ok := setting(t, "port"); ok {
+	if _, ok := t.Setting("port"); ok {
 		return s, fmt.Errorf("settings.port: each node gets a free port of its own; remove it")
 	}
 	return s, nil
@@ -135,12 +100,7 @@ func (Driver) ClusterShape(t engine.Target) (engine.ClusterShape, error) {
 	if err != nil {
 		return engine.ClusterShape{}, err
 	}
-	mode := "async"
-	if s.sync {
-		mode = "sync"
-	}
-	return engine.ClusterShape{Nodes: 1 + s.replicas, MaxNodes: 1 + MaxReplicas, NodesField: "settings." + SettingReplicas,
-		Replication: mode}, nil
+	return s.Cluster(MaxReplicas), nil
 }
 
 // CheckTarget validates a target before anything runs: benchlab's
@@ -152,23 +112,7 @@ func (Driver) CheckTarget(t engine.Target) error {
 	if _, err := shapeOf(t); err != nil {
 		return err
 	}
-	return server.CheckTarget(postgres.Flavor, Name, nodeTarget(t, "primary"))
-}
-
-// nodeTarget is t as one node's server sees it: benchlab's settings left
-// out, named after the node.
-func nodeTarget(t engine.Target, node string) engine.Target {
-	nt := t
-	nt.Name = t.Name + "-" + node
-	nt.Settings = map[string]string{}
-	for k, v := range t.Settings {
-		switch strings.ToLower(k) {
-		case SettingReplicas, SettingReplication, SettingCatchup:
-		default:
-			nt.Settings[k] = v
-		}
-	}
-	return nt
+	return server.CheckTarget(postgres.Flavor, Name, engine.ReplicaNodeTarget(t, "primary"))
 }
 
 // slotName is node i's (from 1 for the first replica) replication slot
@@ -193,7 +137,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		return nil, fmt.Errorf("%s target %s: %w", Name, t.Name, err)
 	}
 	s, _ := shapeOf(t)
-	cfg, err := server.TargetConfig(postgres.Flavor, Name, nodeTarget(t, "primary"), filepath.Join(dir, "primary"))
+	cfg, err := server.TargetConfig(postgres.Flavor, Name, engine.ReplicaNodeTarget(t, "primary"), filepath.Join(dir, "primary"))
 	if err != nil {
 		return nil, err
 	}
@@ -207,8 +151,8 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 			insts[i].Stop()
 		}
 	}
-	for i := 1; i <= s.replicas; i++ {
-		rc, err := server.TargetConfig(postgres.Flavor, Name, nodeTarget(t, slotName(i)), filepath.Join(dir, slotName(i)))
+	for i := 1; i <= s.Replicas; i++ {
+		rc, err := server.TargetConfig(postgres.Flavor, Name, engine.ReplicaNodeTarget(t, slotName(i)), filepath.Join(dir, slotName(i)))
 		if err != nil {
 			stopAll()
 			return nil, err
@@ -226,7 +170,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		return nil, err // OpenManaged stopped them
 	}
 	db := &DB{DB: pdb, nodes: insts, set: server.NewNodes(Name, slices.Clone(insts)...), sync: s.sync, target: t, dir: dir,
-		password: primary.Password(), catchup: s.catchup}
+		password: primary.Password(), catchup: s.Catchup}
 	if err := db.settle(ctx, s); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%s target %s: %w", Name, t.Name, err)

@@ -15,7 +15,7 @@ import (
 
 // settle waits until every replica streams from the primary and has
 // replayed everything the primary wrote so far (the benchmark database),
-// within s.catchup; then, for sync replication, names the replicas in
+// within s.Catchup; then, for sync replication, names the replicas in
 // synchronous_standby_names (ANY 1 of them) and waits until the primary
 // counts them. A replica that does not catch up fails the open with its
 // log's tail.
@@ -31,7 +31,7 @@ func (db *DB) settle(ctx context.Context, s shape) error {
 	}
 	lsn := v[0][0]
 	caughtUp := "SELECT application_name FROM pg_stat_replication WHERE state = 'streaming' AND replay_lsn >= '" + lsn + "'::pg_lsn"
-	if err := db.waitReplicas(ctx, c, caughtUp, s.catchup, "replay the primary's writes up to "+lsn); err != nil {
+	if err := db.waitReplicas(ctx, c, caughtUp, s.Catchup, "replay the primary's writes up to "+lsn); err != nil {
 		return err
 	}
 	if !s.sync {
@@ -50,7 +50,7 @@ func (db *DB) settle(ctx context.Context, s shape) error {
 		}
 	}
 	return db.waitReplicas(ctx, c, "SELECT application_name FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum')",
-		s.catchup, "become a synchronous standby")
+		s.Catchup, "become a synchronous standby")
 }
 
 // waitReplicas polls query (on the primary, naming replicas) until it
@@ -82,7 +82,7 @@ func (db *DB) waitReplicas(ctx context.Context, c engine.Conn, query string, lim
 			for _, i := range missing {
 				in := db.set.At(i)
 				fmt.Fprintf(&b, "replica %d (%s) did not %s within %s (settings.%s); its log %s ends:\n%s\n",
-					i, in.Addr(), what, limit, SettingCatchup, in.LogPath, in.LogTail(10))
+					i, in.Addr(), what, limit, engine.SettingCatchup, in.LogPath, in.LogTail(10))
 			}
 			return fmt.Errorf("%s", strings.TrimSpace(b.String()))
 		}
@@ -280,7 +280,7 @@ func (db *DB) rebuild(ctx context.Context, j, p int) (*server.Instance, error) {
 	gen := db.generation
 	db.mu.Unlock()
 	name := fmt.Sprintf("%s-%d", nodeName(j), gen)
-	cfg, err := server.TargetConfig(postgres.Flavor, Name, nodeTarget(db.target, name), filepath.Join(db.dir, name))
+	cfg, err := server.TargetConfig(postgres.Flavor, Name, engine.ReplicaNodeTarget(db.target, name), filepath.Join(db.dir, name))
 	if err != nil {
 		return nil, err
 	}
