@@ -41,3 +41,24 @@ func Connect(tb testing.TB, db engine.DB) engine.Conn {
 	tb.Cleanup(func() { conn.Close() })
 	return conn
 }
+
+// AroundFlush reads db's internals (an engine.InternalsReader and
+// engine.KV), flushes its memtables and reads them again: the gauges of an
+// LSM engine before and after one flush. A failure ends the test.
+func AroundFlush(tb testing.TB, db engine.DB) (before, after engine.Internals) {
+	tb.Helper()
+	ctx := context.Background()
+	read := func() engine.Internals {
+		tb.Helper()
+		x, err := db.(engine.InternalsReader).ReadInternals(ctx)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return x
+	}
+	before = read()
+	if err := db.(engine.KV).Flush(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	return before, read()
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/enginetest"
 	"benchlab/internal/runner"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
@@ -79,19 +80,7 @@ func TestInternals(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	read := func() engine.Internals {
-		t.Helper()
-		x, err := db.(engine.InternalsReader).ReadInternals(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return x
-	}
-	a := read()
-	if err := kv.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	b := read()
+	a, b := enginetest.AroundFlush(t, db)
 	if a.Gauges["pebble.l0_files"] != 0 || b.Gauges["pebble.l0_files"] != 1 {
 		t.Errorf("L0 files %v before the flush and %v after, want 0 and 1", a.Gauges["pebble.l0_files"], b.Gauges["pebble.l0_files"])
 	}

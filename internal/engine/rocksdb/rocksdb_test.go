@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"benchlab/internal/engine"
+	"benchlab/internal/engine/enginetest"
 )
 
 func TestBadSettingsNameTheOption(t *testing.T) {
@@ -141,19 +142,7 @@ func TestInternals(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	read := func() engine.Internals {
-		t.Helper()
-		x, err := db.(engine.InternalsReader).ReadInternals(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return x
-	}
-	a := read()
-	if err := kv.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	b := read()
+	a, b := enginetest.AroundFlush(t, db)
 	if a.Gauges["rocksdb.num-files-at-level0"] != 0 || b.Gauges["rocksdb.num-files-at-level0"] != 1 {
 		t.Errorf("L0 files %v before the flush and %v after, want 0 and 1", a.Gauges["rocksdb.num-files-at-level0"],
 			b.Gauges["rocksdb.num-files-at-level0"])
