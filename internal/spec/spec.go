@@ -346,8 +346,8 @@ const (
 	// MaxTables is the most tables (sysbench's --tables); every table is
 	// created, loaded and planned one by one.
 	MaxTables = 100_000
-	// MaxTableSize is the most rows per table: ten billion.
-	MaxTableSize = 10_000_000_000
+	// MaxTableSize is the most rows per table (workload.MaxRows).
+	MaxTableSize = workload.MaxRows
 	// MaxEvents is the most operations a test may count (--events).
 	MaxEvents = 1_000_000_000_000
 	// MaxTargets is the most targets of an experiment, each sweep value
