@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode"
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/cpulist"
@@ -368,6 +369,9 @@ const (
 func (s *Spec) Validate() error {
 	if strings.TrimSpace(s.Name) == "" {
 		return errf("name", "must not be empty")
+	}
+	if i := strings.IndexFunc(s.Name, unicode.IsControl); i >= 0 {
+		return errf("name", "%q has a control character at byte %d; want printable text", s.Name, i)
 	}
 	if s.ClientCPUs != "" {
 		if _, err := cpulist.Parse(s.ClientCPUs); err != nil {
