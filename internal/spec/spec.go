@@ -426,6 +426,18 @@ func (s *Spec) Validate() error {
 		}
 		return errf("workload", "%v", err)
 	}
+	if _, ok := suite.(workload.Preparer); ok && s.Workload.Prepared {
+		for i, t := range s.Targets {
+			d, _ := engine.Lookup(t.Engine)
+			l, ok := d.(engine.PreparedStatementLoser)
+			if !ok {
+				continue
+			}
+			if why := l.LosesPrepared(t.EngineTarget(s.Getenv)); why != "" {
+				return errf("workload.prepared", "true, but target[%d] (%s) %s; set prepared = false (statements sent as text)", i, t.Name, why)
+			}
+		}
+	}
 	if tc, ok := suite.(workload.TargetChecker); ok {
 		for i, t := range s.Targets {
 			if err := tc.CheckTarget(s.Params(), t.EngineTarget(s.Getenv)); err != nil {
