@@ -105,7 +105,12 @@ func (m Managed) CgroupMemory() (CgroupMemory, bool, error) {
 
 // Wrap adds why a managed process is gone, when one died, to a failed
 // call's error.
-func (m Managed) Wrap(err error) error { return engine.WrapDied(err, m) }
+func (m Managed) Wrap(err error) error {
+	if err == nil {
+		return nil // before m becomes an interface: statements call this on every success
+	}
+	return engine.WrapDied(err, m)
+}
 
 // Died says why a managed process exited unexpectedly (the first that
 // did); nil while they run, after a requested stop, and for a DSN target.
