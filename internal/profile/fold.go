@@ -8,7 +8,6 @@
 package profile
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -56,76 +55,45 @@ func Fold(r io.Reader, from, to int64) (Stacks, error) {
 	type key struct{ pid, comm, stack string }
 	counts := map[key]int64{}
 	commOf := map[string]string{} // pid -> a named thread's comm
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
-	var (
-		pid    string
-		comm   string
-		frames []string // leaf first, as perf prints them
-		keep   bool
-		in     bool
-	)
-	flush := func() {
-		if in && keep {
-			var b strings.Builder
-			for i := len(frames) - 1; i >= 0; i-- {
-				b.WriteByte(';')
-				b.WriteString(frames[i])
-			}
-			counts[key{pid, comm, b.String()}]++
+	err := eachSample(r, func(s sample) {
+		if _, ok := commOf[s.pid]; !ok && s.comm != "" {
+			commOf[s.pid] = s.comm
 		}
-		in, frames = false, frames[:0]
+		if s.t >= from && (to == 0 || s.t < to) {
+			counts[key{s.pid, s.comm, rootFirst(s.frames)}]++
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	line := 0
-	for sc.Scan() {
-		line++
-		text := sc.Text()
-		if strings.TrimSpace(text) == "" {
-			flush()
-			continue
-		}
-		if text[0] == ' ' || text[0] == '\t' {
-			if !in {
-				return nil, fmt.Errorf("perf script line %d: a frame outside a sample: %q", line, text)
-			}
-			f, err := frame(text)
-			if err != nil {
-				return nil, fmt.Errorf("perf script line %d: %w", line, err)
-			}
-			frames = append(frames, f)
-			continue
-		}
-		flush()
-		m := header.FindStringSubmatch(text)
-		if m == nil {
-			return nil, fmt.Errorf("perf script line %d: not a sample header (comm pid/tid time: period event:): %q", line, text)
-		}
-		secs, _ := strconv.ParseInt(m[4], 10, 64)
-		nanos, _ := strconv.ParseInt(m[5], 10, 64)
-		t := secs*1e9 + nanos
-		pid, comm = m[2], clean(strings.TrimSpace(m[1]))
-		if comm == ":"+m[3] {
-			comm = "" // named after the process at the end
-		} else if _, ok := commOf[pid]; !ok && comm != "" {
-			commOf[pid] = comm
-		}
-		in, keep = true, t >= from && (to == 0 || t < to) && m[3] != "-1"
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read perf script output: %w", err)
-	}
-	flush()
 	out := Stacks{}
 	for k, n := range counts {
-		comm := k.comm
-		if comm == "" {
-			if comm = commOf[k.pid]; comm == "" {
-				comm = "[pid " + k.pid + "]"
-			}
-		}
-		out[comm+k.stack] += n
+		out[nameOf(k.pid, k.comm, commOf)+k.stack] += n
 	}
 	return out, nil
+}
+
+// rootFirst joins frames (leaf first, as perf prints them) root first,
+// each after a ';', the folded form of a stack below its command name.
+func rootFirst(frames []string) string {
+	var b strings.Builder
+	for i := len(frames) - 1; i >= 0; i-- {
+		b.WriteByte(';')
+		b.WriteString(frames[i])
+	}
+	return b.String()
+}
+
+// nameOf is the command name a folded stack starts with: comm, else the
+// name process pid has in other samples (commOf), else "[pid N]".
+func nameOf(pid, comm string, commOf map[string]string) string {
+	if comm != "" {
+		return comm
+	}
+	if comm = commOf[pid]; comm != "" {
+		return comm
+	}
+	return "[pid " + pid + "]"
 }
 
 // frame parses one call chain line, "\t<hex ip> <symbol> (<dso>)", to the

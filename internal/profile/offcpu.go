@@ -118,26 +118,15 @@ func FoldOffCPU(r io.Reader, from, to int64) (Stacks, error) {
 		for len(fr) > 1 && schedulerFrame.MatchString(fr[0]) {
 			fr = fr[1:]
 		}
-		var b strings.Builder
-		for i := len(fr) - 1; i >= 0; i-- {
-			b.WriteByte(';')
-			b.WriteString(fr[i])
-		}
-		last[s.tid] = pending{pid: s.pid, comm: s.comm, stack: b.String(), t: s.t}
+		last[s.tid] = pending{pid: s.pid, comm: s.comm, stack: rootFirst(fr), t: s.t}
 	})
 	if err != nil {
 		return nil, err
 	}
 	out := Stacks{}
 	for k, ns := range off {
-		comm := k.comm
-		if comm == "" {
-			if comm = commOf[k.pid]; comm == "" {
-				comm = "[pid " + k.pid + "]"
-			}
-		}
 		if us := ns / 1000; us > 0 {
-			out[comm+k.stack] += us
+			out[nameOf(k.pid, k.comm, commOf)+k.stack] += us
 		}
 	}
 	return out, nil
