@@ -38,13 +38,13 @@ const plantedAttempts = 8
 // x0.004-x0.096 over 6 pairs), as fsyncs meet the other tenants' disk
 // writes; on a quiet machine s is about 0.1 and a miss is out of reach
 // (t above 90). A simulation of the paired t-test (10^5 draws each) at
-// that load misses 15% with 6 pairs and 38% with 5; with 1 step in 24
+// that load misses 15% with 6 pairs, 38% with 5 and 69% with 4; with 1 step in 24
 // stalled (as measured) a pair drops out of about 8% of pairs, so an
-// experiment misses with about 0.6 x 0.15 + 0.3 x 0.38 + 0.1 x 0.6 = 0.27;
+// experiment misses with about 0.6 x 0.15 + 0.3 x 0.38 + 0.07 x 0.69 = 0.25;
 // point-query called slower (an A/A cell at alpha 0.005 one-sided) adds
 // about 0.005. A miss runs the whole experiment again on a fresh store, up
-// to plantedAttempts times: 0.28^8 = 3e-5 at that load. update-index
-// called faster, or anything but the verdicts going wrong, fails at once.
+// to plantedAttempts times: 0.26^8 = 2e-5 at that load. update-index called
+// faster, or anything but the verdicts going wrong, fails at once.
 func TestPlantedRegression(t *testing.T) {
 	dir := t.TempDir()
 	sp := writeFile(t, dir, "s.toml", `name = "planted"
