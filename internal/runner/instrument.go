@@ -209,10 +209,19 @@ func (s *speedProbe) finish(e *stepEnd) {
 	}
 	// The probes are measurement, not the workload's client: their CPU
 	// leaves benchlab's (about 0.4% of each CPU; at 30,000 queries a second
-	// it would add 0.3 us to a query's client CPU). Only a single-target
-	// step has an Eff.
-	if eff := e.heads[0].Eff; eff != nil && eff.ClientCPU >= 0 {
-		eff.ClientCPU = max(0, eff.ClientCPU-sp.CPU.Seconds())
+	// it would add 0.3 us to a query's client CPU). An interleaved target's
+	// Eff counts its turns only, which held their share of the probes' CPU.
+	window := e.end.Sub(e.measureFrom).Seconds()
+	for _, head := range e.heads {
+		eff := head.Eff
+		if eff == nil || eff.ClientCPU < 0 {
+			continue
+		}
+		probes := sp.CPU.Seconds()
+		if len(e.heads) > 1 && window > 0 {
+			probes *= min(1, eff.Seconds/window)
+		}
+		eff.ClientCPU = max(0, eff.ClientCPU-probes)
 	}
 }
 

@@ -11,10 +11,10 @@ import (
 // length slice (turns.go) through a warm-up and a measured part each as
 // long as the step's, so the step lasts that many times longer.
 //
-// What an interleaved step cannot tell apart per target is left out of its
-// results rather than guessed: resource use per operation (the sampler sees
-// every target's server and benchlab's one process), engine counters, perf
-// counters and profiles. Its CPU speed facts are the step's, shared.
+// Resource use per operation is split by turns (turncost.go). What an
+// interleaved step cannot tell apart per target is left out of its results
+// rather than guessed: engine counters, perf counters and profiles. Its CPU
+// speed facts are the step's, shared.
 func (s *stepRun) measureInterleaved(slice time.Duration) {
 	for _, res := range s.results {
 		res.Facts[store.FactInterleave] = slice.Seconds()
@@ -35,7 +35,8 @@ func (s *stepRun) measureInterleaved(slice time.Duration) {
 	s.open(win)
 	// The sampler gives the intervals' load (every target's, shared).
 	sampler := newLoadSampler(s.parts, s.opt.DataDir)
-	ins := instruments{sampler}
+	// Before the speed probe, whose finish takes its CPU off the Effs.
+	ins := instruments{sampler, newTurnEfficiency(g, s.parts, s.opt.DataDir)}
 	if speed := startSpeedProbe(s.opt, s.win, sampler); speed != nil {
 		ins = append(ins, speed)
 	}
