@@ -12,10 +12,10 @@ import (
 // turns (TurnTotals): only one target's workers run during a turn, so what
 // benchlab's process counted between two boundaries is that target's.
 type SelfCounters struct {
-	cpu     time.Duration // user+sys of every thread (getrusage)
-	cs      int64         // voluntary+involuntary context switches
-	io      PidIO         // /proc/self/io
-	machine CPUStat       // /proc/stat
+	cpu                 time.Duration // user+sys of every thread (getrusage)
+	cs                  int64         // voluntary+involuntary context switches
+	io                  PidIO         // /proc/self/io
+	machine             CPUStat       // /proc/stat
 	ok, ioOK, machineOK bool
 }
 
