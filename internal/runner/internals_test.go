@@ -104,7 +104,7 @@ func TestInternalsOfStep(t *testing.T) {
 // internalsLog records the engine series a step streams, by role.
 type internalsLog struct {
 	seconds
-	points map[int]map[string][]int // role -> series -> seconds streamed
+	points  map[int]map[string][]int // role -> series -> seconds streamed
 	flushes int
 }
 
