@@ -17,7 +17,7 @@ import (
 // larger ratio than pages flushed (3.3x).
 func ioCapacityData() *Data {
 	d := &Data{Experiment: store.Experiment{ID: 1, Name: "io", Base: "io100", Targets: []string{"io100", "io4000"}},
-		Runs: []store.Run{{ID: 1, Target: "io100", Status: store.StatusOK}, {ID: 2, Target: "io4000", Status: store.StatusOK}},
+		Runs:    []store.Run{{ID: 1, Target: "io100", Status: store.StatusOK}, {ID: 2, Target: "io4000", Status: store.StatusOK}},
 		Results: map[int64][]store.Result{}}
 	for id := int64(1); id <= 2; id++ {
 		r := store.Result{Test: "update-index", Group: "writes", Threads: 4, Metric: "qps", Status: store.StatusOK}
