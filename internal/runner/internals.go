@@ -39,8 +39,11 @@ type internalsSampler struct {
 	mu    sync.Mutex
 	reads []internalsRead
 	err   error
-	// streamed counts the points of each series already streamed.
-	streamed map[string]int
+	// streamedReads counts the reads already streamed, and streamedSec
+	// is each series' last second streamed (stream's, on the tick
+	// goroutine).
+	streamedReads int
+	streamedSec   map[string]int
 }
 
 // internalsRead is one read at boundary k (measureFrom + k s), taken at at.
@@ -60,7 +63,7 @@ func startInternals(ctx context.Context, db engine.DB, part, ri int, measureFrom
 		return nil
 	}
 	s := &internalsSampler{reader: r, measureFrom: measureFrom, stop: make(chan struct{}), done: make(chan struct{}), out: out,
-		part: part, ri: ri, streamed: map[string]int{}}
+		part: part, ri: ri, streamedSec: map[string]int{}}
 	go s.run(ctx)
 	return s
 }
@@ -104,17 +107,25 @@ func (s *internalsSampler) finish(e *stepEnd) {
 
 // stream hands the points read since the last flush to the step's stream,
 // with the other series (ticks.flush), so that a run killed hard keeps
-// them: a series only grows by new points as reads come in.
+// them. Only the reads since then are turned into series (and the last
+// one before them, the start of a counter's next rate), so a long step
+// costs each flush the same.
 func (s *internalsSampler) stream(st Stream) {
 	s.mu.Lock()
-	series := internalsSeries(s.reads)
+	// Reads are only appended, never changed: the slice stays valid.
+	reads := s.reads[max(0, s.streamedReads-1):]
+	s.streamedReads = len(s.reads)
 	s.mu.Unlock()
 	var fresh []store.EngineSeries
-	for _, x := range series {
-		n := s.streamed[x.Name]
-		if len(x.Points) > n {
-			fresh = append(fresh, store.EngineSeries{Name: x.Name, Gauge: x.Gauge, Points: x.Points[n:]})
-			s.streamed[x.Name] = len(x.Points)
+	for _, x := range internalsSeries(reads) {
+		last, ok := s.streamedSec[x.Name]
+		i := 0
+		for ok && i < len(x.Points) && x.Points[i].Sec <= last {
+			i++
+		}
+		if i < len(x.Points) {
+			fresh = append(fresh, store.EngineSeries{Name: x.Name, Gauge: x.Gauge, Points: x.Points[i:]})
+			s.streamedSec[x.Name] = x.Points[len(x.Points)-1].Sec
 		}
 	}
 	if len(fresh) > 0 {
