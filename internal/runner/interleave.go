@@ -16,8 +16,7 @@ import (
 // an interleaved step cannot tell apart per target is left out of its
 // results rather than guessed: engine counters per operation (read once at
 // each end, they would need a read at every turn), perf counters and
-// profiles. Its CPU
-// speed facts are the step's, shared.
+// profiles. Its CPU speed facts are the step's, shared.
 func (s *stepRun) measureInterleaved(slice time.Duration) {
 	for _, res := range s.results {
 		res.Facts[store.FactInterleave] = slice.Seconds()
