@@ -87,6 +87,16 @@ func TestKilledRunKeepsFlushedSeconds(t *testing.T) {
 	if len(point.Intervals) < 4 {
 		t.Errorf("%d seconds stored, want the 4 the test waited for", len(point.Intervals))
 	}
+	// The engine's series went out with the same flushes: SQLite's WAL
+	// gauges, for seconds of the step stored.
+	if len(point.Internals) == 0 {
+		t.Error("no engine series stored for the killed step")
+	}
+	for _, es := range point.Internals {
+		if len(es.Points) == 0 || es.Points[0].Sec != 0 || es.Points[len(es.Points)-1].Sec > len(point.Intervals) {
+			t.Errorf("engine series %s stored for seconds %+v, with %d seconds of intervals", es.Name, es.Points, len(point.Intervals))
+		}
+	}
 	// The latency histogram and totals of the flushed part are stored too:
 	// at least the operations of seconds 0 and 1, which the workers handed
 	// over when asked at 2 s (stored with a later flush), and no more than
