@@ -13,5 +13,5 @@ import (
 // the consistency conditions. It takes about 8 minutes here (the load alone
 // 2 to 4), past the main suite's budget: make test-slow runs it.
 func TestSQLiteNormalized(t *testing.T) {
-	run(t, "", "", map[string]float64{tpccdoc.FactDocument: 1, tpccdoc.FactDenormalized: 0, tpccdoc.FactFindAndModify: 1})
+	run(t, scenario{events: 20}, map[string]float64{tpccdoc.FactDocument: 1, tpccdoc.FactDenormalized: 0, tpccdoc.FactFindAndModify: 1, tpccdoc.FactScaleFactor: 1})
 }
