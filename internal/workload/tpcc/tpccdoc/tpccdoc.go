@@ -141,6 +141,11 @@ func Load(ctx context.Context, db engine.DB, cfg Config, seed uint64, log io.Wri
 			t.Statements++
 		}
 	}
+	if n, err := docdb.IndexIDs(ctx, db); err != nil {
+		return t, fmt.Errorf("prepare: %w", err)
+	} else if n > 0 {
+		fmt.Fprintf(log, "prepare: id_index: %d backend indexes for lookups by _id\n", n)
+	}
 	start := time.Now()
 	l := &loader{db: mdb, r: g.NewRand(seed), now: start.UTC().Truncate(time.Millisecond), t: &t, cfg: cfg}
 	if err := l.all(ctx); err != nil {

@@ -148,6 +148,9 @@ func run(t *testing.T, sc0 scenario, want map[string]float64) {
 		t.Errorf("no consistency check after the load in the log")
 	}
 	t.Logf("%.0f tpmC, %d transactions, %.0f retries", m.Throughput(), m.Events, f[store.FactRetries])
+	for _, k := range g.Kinds {
+		t.Logf("%-12s %3.0f done, p50 %8.1f ms, p99 %8.1f ms", k, f[k+"_ops"], f[k+"_p50_ms"], f[k+"_p99_ms"])
+	}
 	servertest.NoProcs(t, s.WorkDir)
 }
 
