@@ -35,7 +35,7 @@ type Options struct {
 	// preference ("" is primary).
 	// ScaleFactor is py-tpcc's scalefactor, for document targets: items,
 	// customers per district and initial new orders per district divided
-	// by it (1, the default, is the full population).
+	// by it (1, the default, is the full population; 0 means 1).
 	ScaleFactor    float64 `toml:"scalefactor"`
 	Denormalize    bool    `toml:"denormalize"`
 	Transactions   bool    `toml:"transactions"`
@@ -45,7 +45,7 @@ type Options struct {
 
 // doc is the options of a document run.
 func (o *Options) doc() tpccdoc.Config {
-	return tpccdoc.Config{Warehouses: o.Warehouses, Scale: tpccgen.ScaleOf(o.ScaleFactor), MaxTries: o.tries(), Denormalize: o.Denormalize,
+	return tpccdoc.Config{Warehouses: o.Warehouses, Scale: tpccgen.ScaleOf(o.scale()), MaxTries: o.tries(), Denormalize: o.Denormalize,
 		Transactions: o.Transactions, FindAndModify: o.FindAndModify, ReadPreference: o.ReadPreference}
 }
 
@@ -65,6 +65,14 @@ func levelOf(s string) Isolation {
 		return l
 	}
 	return IsolationUnknown
+}
+
+// scale is ScaleFactor with 0 (options built before it existed) as 1.
+func (o *Options) scale() float64 {
+	if o.ScaleFactor == 0 {
+		return 1
+	}
+	return o.ScaleFactor
 }
 
 // defaultTries is max_tries' default.
