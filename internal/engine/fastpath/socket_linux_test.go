@@ -91,12 +91,21 @@ func TestDeadlineEndsBlockedRead(t *testing.T) {
 	case <-time.After(time.Minute): // a hang guard, not a window
 		t.Fatal("deadline did not end the blocked read")
 	}
-	// A cleared deadline before it passes leaves the conn usable.
+	// A deadline cleared before it passes leaves the conn usable: its
+	// timer is dropped, and one that fires all the same is stale.
 	c2, _ := Dial(context.Background(), "tcp", echoServer(t))
 	defer c2.Close()
-	c2.SetDeadline(time.Now().Add(50 * time.Millisecond))
-	c2.SetDeadline(time.Time{})
-	time.Sleep(100 * time.Millisecond)
+	bc := c2.(*Conn)
+	bc.SetDeadline(time.Now().Add(time.Hour))
+	armed := bc.timer
+	bc.SetDeadline(time.Time{})
+	bc.mu.Lock()
+	cleared := bc.timer == nil
+	bc.timerFiredLocked(armed)
+	bc.mu.Unlock()
+	if !cleared {
+		t.Error("a cleared deadline kept its timer")
+	}
 	if _, err := c2.Write([]byte("x")); err != nil {
 		t.Errorf("write after a cleared deadline: %v", err)
 	}
