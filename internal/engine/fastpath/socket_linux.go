@@ -110,8 +110,9 @@ type Conn struct {
 	// operations itself (engine.WithWorkerPasses), so Writes do not.
 	workerPasses bool
 	// slices counts the wait slices Reads have ended with nothing to read
-	// (waitSlice); Reads come from one goroutine at a time.
-	slices int
+	// (waitSlice), atomically so that a test can wait on it (one add per
+	// slice of 3 ms or more).
+	slices atomic.Int64
 
 	// ended is read on every Read and Write without the lock: 0 while the
 	// connection is usable, else endedExpired or endedClosed (set under mu).
@@ -165,7 +166,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 			if ferr := c.failed(); ferr != nil {
 				return 0, ferr
 			}
-			c.slices++
+			c.slices.Add(1)
 			runtime.Gosched()
 			continue
 		}
