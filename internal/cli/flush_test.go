@@ -64,12 +64,20 @@ func TestKilledRunKeepsFlushedSeconds(t *testing.T) {
 		t.Errorf("status %q, want %q (the step never ended)", point.Status, store.StatusRunning)
 	}
 	// Flushes at about 2, 4 and 6 s: at least seconds 0-3 are there.
+	// A second may hold no operation on a starved machine (the workers got
+	// no CPU in it); it is stored all the same, and the seconds together
+	// hold some.
 	secs := map[int]bool{}
+	var stored int64
 	for _, iv := range point.Intervals {
-		if iv.Events <= 0 {
+		if iv.Events < 0 {
 			t.Errorf("second %d stored with %d events", iv.Sec, iv.Events)
 		}
+		stored += iv.Events
 		secs[iv.Sec] = true
+	}
+	if stored == 0 {
+		t.Errorf("the %d stored seconds hold no operation", len(point.Intervals))
 	}
 	for s := 0; s < len(point.Intervals); s++ {
 		if !secs[s] {
