@@ -127,6 +127,15 @@ type TargetChecker interface {
 	CheckTarget(t Target) error
 }
 
+// PreparedStatementLoser is implemented by drivers whose targets may keep
+// no server-side prepared statement from one transaction to the next (a
+// pooler that hands each transaction to any server connection). Reason
+// says why for target t, "" when t keeps them; the spec then refuses
+// workload.prepared for suites that prepare (workload.Preparer).
+type PreparedStatementLoser interface {
+	LosesPrepared(t Target) string
+}
+
 // Server is implemented by DBs that run as separate processes, so that the
 // runner can measure their CPU and IO per operation from /proc.
 type Server interface {

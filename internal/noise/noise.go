@@ -334,18 +334,26 @@ func (m *Model) HostSlow(run store.Run) string {
 // needs no write access, so a report can be built from a store opened
 // read-only.
 type HistoryReader interface {
-	NoiseHistory(ctx context.Context, key store.NoiseKey, exclude int64) ([]store.NoiseEntry, error)
+	NoiseHistory(ctx context.Context, key store.NoiseKey, exclude ...int64) ([]store.NoiseEntry, error)
 	RecentRuns(ctx context.Context, limit, offset int) ([]store.Run, int, error)
 }
 
 // Load reads the history that applies to an experiment: for every engine,
 // test and thread count in its results, the entries of the host's other
-// experiments, and the canary baseline of the host. It writes nothing;
+// experiments (neither exp nor an experiment any of runs belongs to: a
+// comparison across experiments must not learn its prior from the runs it
+// judges), and the canary baseline of the host. It writes nothing;
 // the history is learned when results are stored (Learn, Backfill).
 func Load(ctx context.Context, st HistoryReader, exp store.Experiment, runs []store.Run, results map[int64][]store.Result) (*Model, error) {
 	m := &Model{Host: HostOf(runs), suite: suiteOf(exp), priors: map[cellKey]analysis.NoisePrior{}}
 	if m.Host == "" || m.suite == "" {
 		return m, nil
+	}
+	exclude := []int64{exp.ID}
+	for _, run := range runs {
+		if !slices.Contains(exclude, run.ExperimentID) {
+			exclude = append(exclude, run.ExperimentID)
+		}
 	}
 	for _, run := range runs {
 		for _, r := range results[run.ID] {
@@ -356,7 +364,7 @@ func Load(ctx context.Context, st HistoryReader, exp store.Experiment, runs []st
 			if _, done := m.priors[k]; done {
 				continue
 			}
-			es, err := st.NoiseHistory(ctx, store.NoiseKey{Host: m.Host, Engine: k.engine, Test: k.test, Threads: k.threads}, exp.ID)
+			es, err := st.NoiseHistory(ctx, store.NoiseKey{Host: m.Host, Engine: k.engine, Test: k.test, Threads: k.threads}, exclude...)
 			if err != nil {
 				return nil, err
 			}
@@ -457,7 +465,7 @@ func PriorFor(ctx context.Context, st *store.Store, host, specTOML string, engin
 			continue
 		}
 		seen[e] = true
-		es, err := st.NoiseHistory(ctx, store.NoiseKey{Host: host, Engine: e, Test: TestName(suite, test), Threads: threads}, 0)
+		es, err := st.NoiseHistory(ctx, store.NoiseKey{Host: host, Engine: e, Test: TestName(suite, test), Threads: threads})
 		if err != nil {
 			return p, err
 		}

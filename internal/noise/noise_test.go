@@ -139,3 +139,54 @@ func TestWorkloadShape(t *testing.T) {
 		t.Error("a different custom statement kept the key")
 	}
 }
+
+// TestLoadAcrossExcludesJudgedExperiments: a comparison across experiments
+// (an experiment of its own, ID 0, holding runs of two stored experiments)
+// draws its prior from the host's other experiments only, never from the
+// runs it judges.
+func TestLoadAcrossExcludesJudgedExperiments(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	spec := "[workload]\nsuite = \"sysbench\"\n"
+	var ids []int64
+	for i, qps := range [][2]int64{{100, 110}, {100, 90}, {100, 101}} {
+		exp := store.Experiment{Name: "e", Base: "a", Spec: spec, Targets: []string{"a"}}
+		if err := st.CreateExperiment(ctx, &exp); err != nil {
+			t.Fatal(err)
+		}
+		saveRun(t, st, exp.ID, "a", "off", 1, qps[0], 1000)
+		saveRun(t, st, exp.ID, "a", "off", 2, qps[1], 1000)
+		if err := LearnStored(ctx, st, exp.ID); err != nil {
+			t.Fatalf("learn experiment %d: %v", i, err)
+		}
+		ids = append(ids, exp.ID)
+	}
+	var runs []store.Run
+	results := map[int64][]store.Result{}
+	for _, id := range ids[:2] {
+		rs, err := st.Runs(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			if results[r.ID], err = st.Results(ctx, r.ID, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runs = append(runs, rs...)
+	}
+	across := store.Experiment{Spec: spec} // ID 0, as compare --base/--vs makes it
+	m, err := Load(ctx, st, across, runs, results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := m.Prior([]string{"sqlite"}, "point-query", 1)
+	want := math.Pow(math.Log(100)-math.Log(101), 2) / 2 // the third experiment's variance, 1 df
+	if p.DF != 1 || math.Abs(p.Var-want) > 1e-12 {
+		t.Errorf("prior %+v, want only the third experiment's (1 df, variance %.6g)", p, want)
+	}
+}

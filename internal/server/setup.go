@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"benchlab/internal/stale"
 )
 
 // maxSocketPath is the longest unix socket path the kernel takes (sun_path
@@ -71,6 +73,9 @@ func (in *Instance) SocketDir(nameLen int) (string, error) {
 		return "", in.errorf("socket dir: %w", err)
 	}
 	in.sockDir = d
+	if err := stale.MarkOwner(d); err != nil {
+		return "", in.errorf("socket dir: %w", err)
+	}
 	if in.User != "" {
 		if err := in.giveTo(in.User, d); err != nil {
 			return "", err
@@ -97,6 +102,9 @@ func (in *Instance) SafeDir() (string, error) {
 		return "", in.errorf("plain path for %q: %w", in.cfg.Dir, err)
 	}
 	in.aliasDir = d
+	if err := stale.MarkOwner(d); err != nil {
+		return "", in.errorf("plain path for %q: %w", in.cfg.Dir, err)
+	}
 	// Others may pass through (the server's user), not list it.
 	if err := os.Chmod(d, 0o711); err != nil {
 		return "", in.errorf("plain path for %q: %w", in.cfg.Dir, err)

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode"
 
 	"benchlab/internal/analysis"
 	"benchlab/internal/cpulist"
@@ -346,8 +347,8 @@ const (
 	// MaxTables is the most tables (sysbench's --tables); every table is
 	// created, loaded and planned one by one.
 	MaxTables = 100_000
-	// MaxTableSize is the most rows per table: ten billion.
-	MaxTableSize = 10_000_000_000
+	// MaxTableSize is the most rows per table (workload.MaxRows).
+	MaxTableSize = workload.MaxRows
 	// MaxEvents is the most operations a test may count (--events).
 	MaxEvents = 1_000_000_000_000
 	// MaxTargets is the most targets of an experiment, each sweep value
@@ -368,6 +369,9 @@ const (
 func (s *Spec) Validate() error {
 	if strings.TrimSpace(s.Name) == "" {
 		return errf("name", "must not be empty")
+	}
+	if i := strings.IndexFunc(s.Name, unicode.IsControl); i >= 0 {
+		return errf("name", "%q has a control character at byte %d; want printable text", s.Name, i)
 	}
 	if s.ClientCPUs != "" {
 		if _, err := cpulist.Parse(s.ClientCPUs); err != nil {
@@ -421,6 +425,18 @@ func (s *Spec) Validate() error {
 			return errf("workload."+fe.Field, "%s", fe.Msg)
 		}
 		return errf("workload", "%v", err)
+	}
+	if _, ok := suite.(workload.Preparer); ok && s.Workload.Prepared {
+		for i, t := range s.Targets {
+			d, _ := engine.Lookup(t.Engine)
+			l, ok := d.(engine.PreparedStatementLoser)
+			if !ok {
+				continue
+			}
+			if why := l.LosesPrepared(t.EngineTarget(s.Getenv)); why != "" {
+				return errf("workload.prepared", "true, but target[%d] (%s) %s; set prepared = false (statements sent as text)", i, t.Name, why)
+			}
+		}
 	}
 	if tc, ok := suite.(workload.TargetChecker); ok {
 		for i, t := range s.Targets {

@@ -299,3 +299,31 @@ func TestInterleave(t *testing.T) {
 		t.Errorf("one target's InterleaveError: %v", err)
 	}
 }
+
+// TestNameControlCharacters: an experiment name with a control character
+// (an escape sequence that would repaint a terminal listing runs) is
+// refused, naming the field; printable non-ASCII text is kept.
+func TestNameControlCharacters(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{
+		{`"nightly \u001b[2J"`, false},
+		{`"a\tb"`, false},
+		{`"base\u0085line"`, false},
+		{`"nächtlich – 16 vs 17"`, true},
+	} {
+		src := strings.Replace(two, `name = "x"`, "name = "+c.name, 1)
+		s, err := Parse([]byte(src), "x", "")
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		err = s.Validate()
+		if c.ok != (err == nil) {
+			t.Errorf("%s: err %v, want ok %v", c.name, err, c.ok)
+		}
+		if err != nil && (!IsInvalid(err) || !strings.HasPrefix(err.Error(), "name: ")) {
+			t.Errorf("%s: err %v, want a validation error naming name", c.name, err)
+		}
+	}
+}

@@ -42,13 +42,22 @@ func MarkOwner(dir string) error {
 	return nil
 }
 
-// SweepWorkDirs removes the benchlab-* dirs directly under tmp whose owner
-// file names a process of this host that has ended, and returns them. Dirs
-// without an owner file (made by older versions, or not benchlab's) stay.
+// tempPatterns are the temp dirs benchlab makes: work dirs, and a managed
+// server's short socket dir and plain-path alias (package server).
+var tempPatterns = []string{"benchlab-*", "bl-dir-*", "bl-sock-*"}
+
+// SweepWorkDirs removes the dirs benchlab makes directly under tmp (work
+// dirs, and servers' socket and alias dirs) whose owner file names a
+// process of this host that has ended, and returns them. Dirs without an
+// owner file (made by older versions, or not benchlab's) stay.
 func SweepWorkDirs(tmp string) ([]string, error) {
-	dirs, err := filepath.Glob(filepath.Join(tmp, "benchlab-*"))
-	if err != nil {
-		return nil, err
+	var dirs []string
+	for _, pat := range tempPatterns {
+		m, err := filepath.Glob(filepath.Join(tmp, pat))
+		if err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, m...)
 	}
 	var removed []string
 	for _, d := range dirs {

@@ -93,12 +93,19 @@ func (s *Store) SaveNoiseMany(ctx context.Context, learned map[int64][]NoiseEntr
 	return nil
 }
 
-// NoiseHistory returns every entry of key, except those of experiment
-// exclude (the experiment being judged must not be its own prior).
-func (s *Store) NoiseHistory(ctx context.Context, key NoiseKey, exclude int64) ([]NoiseEntry, error) {
-	rows, err := s.q().QueryContext(ctx, `SELECT experiment_id, config, runs, df, log_var FROM noise
-		WHERE host = ? AND engine = ? AND test = ? AND threads = ? AND experiment_id <> ? ORDER BY experiment_id`,
-		key.Host, key.Engine, key.Test, key.Threads, exclude)
+// NoiseHistory returns every entry of key, except those of the experiments
+// exclude (the experiments being judged must not be their own prior).
+func (s *Store) NoiseHistory(ctx context.Context, key NoiseKey, exclude ...int64) ([]NoiseEntry, error) {
+	q := `SELECT experiment_id, config, runs, df, log_var FROM noise
+		WHERE host = ? AND engine = ? AND test = ? AND threads = ?`
+	args := []any{key.Host, key.Engine, key.Test, key.Threads}
+	if len(exclude) > 0 {
+		q += ` AND experiment_id NOT IN (` + marks(len(exclude)) + `)`
+		for _, id := range exclude {
+			args = append(args, id)
+		}
+	}
+	rows, err := s.q().QueryContext(ctx, q+` ORDER BY experiment_id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read noise model of %s: %w", key.Test, err)
 	}

@@ -41,3 +41,8 @@ func SizeOf(s Suite, p Params) (Size, bool) {
 	}
 	return z.Size(p), true
 }
+
+// MaxRows is the most rows (or keys) one table may be sized to: ten
+// billion, generous for any real experiment but finite, so that a typo of
+// three extra zeros is refused at once instead of loading for days.
+const MaxRows = 10_000_000_000

@@ -385,6 +385,14 @@ type MultiNeeder interface {
 	NeedsAny() []engine.Kind
 }
 
+// Preparer is a Suite whose workers prepare their statements on the
+// server unless Params.Unprepared (workload.prepared = false), so that
+// the spec can refuse targets that would lose them
+// (engine.PreparedStatementLoser).
+type Preparer interface {
+	PreparesStatements()
+}
+
 // TargetChecker is a Suite whose tests need something of each target that
 // the engine alone does not say (the cluster suite's scenarios need a
 // cluster of enough nodes): the spec calls CheckTarget for every target

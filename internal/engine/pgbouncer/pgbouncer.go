@@ -14,8 +14,8 @@
 // pool_mode (session, the default, or transaction) and pool_size (the
 // server connections per database and user, default_pool_size; default
 // 20). PgBouncer 1.18 keeps no prepared statement across the transactions
-// of transaction pooling: run suites that prepare with prepared = false
-// there. An existing pooler is a postgres target whose dsn names it.
+// of transaction pooling, so the spec refuses prepared = true there for
+// suites that prepare (LosesPrepared). An existing pooler is a postgres target whose dsn names it.
 package pgbouncer
 
 import (
@@ -61,6 +61,17 @@ func (Driver) ChoosesClient() {}
 // Summary describes the engine for `benchlab list`.
 func (Driver) Summary() string {
 	return "PgBouncer (settings.pool_mode session or transaction) in front of a PostgreSQL server, both started per run on loopback; other settings are postgresql.conf variables"
+}
+
+// LosesPrepared says why a transaction-pooled target keeps no prepared
+// statement: each transaction may run on another server connection, and
+// PgBouncer 1.18 does not carry statements over (max_prepared_statements
+// came in 1.21).
+func (Driver) LosesPrepared(t engine.Target) string {
+	if mode, _, err := modeOf(t); err == nil && mode == "transaction" {
+		return "pools by transaction, and PgBouncer 1.18 keeps no prepared statement across transactions"
+	}
+	return ""
 }
 
 // Settings returns nil: the server checks its settings when it starts.

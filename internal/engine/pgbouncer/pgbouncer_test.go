@@ -16,6 +16,7 @@ import (
 	"benchlab/internal/server/servertest"
 	"benchlab/internal/store"
 	_ "benchlab/internal/workload/connect"
+	_ "benchlab/internal/workload/sysbench"
 )
 
 // sessions is the count of sessions the server has established to the
@@ -154,4 +155,38 @@ repeats = 1
 		}
 	}
 	servertest.NoProcs(t, work)
+}
+
+// TestTransactionPoolingRefusesPrepared: a suite that prepares its
+// statements on a transaction-pooled target is refused before anything
+// runs (exit 2, naming workload.prepared); sent as text, in session
+// pooling, or by a suite that prepares nothing, it is accepted.
+func TestTransactionPoolingRefusesPrepared(t *testing.T) {
+	for _, c := range []struct {
+		suite, mode, extra string
+		refused            bool
+	}{
+		{"sysbench", "transaction", "", true},
+		{"sysbench", "transaction", "prepared = false\n", false},
+		{"sysbench", "session", "", false},
+		{"connect", "transaction", "", false},
+	} {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "p.toml")
+		src := "name = \"p\"\n[[target]]\nname = \"pool\"\nengine = \"pgbouncer\"\nsettings = { pool_mode = \"" + c.mode +
+			"\" }\n[workload]\nsuite = \"" + c.suite + "\"\n" + c.extra
+		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		code := cli.Main(cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, []string{"plan", file})
+		name := c.suite + "/" + c.mode + "/" + strings.TrimSpace(c.extra)
+		switch {
+		case c.refused && (code != 2 || !strings.Contains(errb.String(), "workload.prepared") ||
+			!strings.Contains(errb.String(), "prepared = false")):
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 naming workload.prepared and the way out", name, code, errb.String())
+		case !c.refused && code != 0:
+			t.Errorf("%s: exit %d, stderr %q; want it accepted", name, code, errb.String())
+		}
+	}
 }

@@ -30,6 +30,10 @@ type Suite struct{}
 // Name returns "insert".
 func (Suite) Name() string { return "insert" }
 
+// PreparesStatements says the workers prepare on the server unless
+// workload.prepared is false.
+func (Suite) PreparesStatements() {}
+
 // Summary describes the suite for `benchlab list`.
 // Needs says the suite runs on SQL engines.
 func (Suite) Needs() engine.Kind { return engine.KindSQL }

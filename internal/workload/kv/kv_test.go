@@ -104,6 +104,8 @@ func TestCheckNamesField(t *testing.T) {
 		edit  func(*workload.Params)
 	}{
 		{"workload.kv.num_keys", func(p *workload.Params) { opts(*p).NumKeys, p.TableSize = 10, 10 }},
+		{"workload.kv.num_keys", func(p *workload.Params) { opts(*p).NumKeys = workload.MaxRows + 1 }},
+		{"workload.kv.num_keys", func(p *workload.Params) { opts(*p).NumKeys = -5 }},
 		{"workload.kv.key_size", func(p *workload.Params) { opts(*p).KeySize = 4 }},
 		{"workload.kv.value_size", func(p *workload.Params) { opts(*p).ValueSize = 0 }},
 		{"workload.kv.compression_ratio", func(p *workload.Params) { opts(*p).CompressionRatio = 2 }},

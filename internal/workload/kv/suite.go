@@ -134,6 +134,8 @@ func (Suite) Tests() []workload.Test {
 func (Suite) Check(p workload.Params) error {
 	o := opts(p)
 	switch {
+	case o.NumKeys < 0 || o.NumKeys > workload.MaxRows:
+		return workload.Bad("kv.num_keys", o.NumKeys, "%d is not allowed; want 1000 to %d keys (0 takes workload.table_size)", o.NumKeys, int64(workload.MaxRows))
 	case numKeys(p) < 1000:
 		return workload.Bad("kv.num_keys", numKeys(p), "%d is too small; want >= 1000 (0 takes workload.table_size)", numKeys(p))
 	case o.KeySize < 8 || o.KeySize > 1<<16:

@@ -30,6 +30,10 @@ type Suite struct{}
 // Name returns "tpcc".
 func (Suite) Name() string { return "tpcc" }
 
+// PreparesStatements says the workers prepare on the server unless
+// workload.prepared is false.
+func (Suite) PreparesStatements() {}
+
 // NeedsAny says the suite runs on SQL engines and on document engines
 // (package tpccdoc).
 func (Suite) NeedsAny() []engine.Kind { return []engine.Kind{engine.KindSQL, engine.KindDoc} }
