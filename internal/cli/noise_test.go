@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -43,13 +45,56 @@ tests = ["point-query", "update-index"]
 // experiments would have left it), the single run of synchronous=FULL
 // against OFF is called slower on update-index, marked as resting on the
 // noise prior with a single run.
+//
+// False-failure chance. Everything but the verdict is accounting that
+// holds at any speed (runs whose step completed no operation teach
+// nothing, and the counts follow). A busy machine stalls 300 ms steps
+// outright: at a load average of 33, 1 or 2 of the A/A experiment's 6
+// update-index steps completed no operation in each of 3 runs of this test
+// (about 20% a step), so a single-run experiment one of whose 2 steps
+// stalled (about 36%) has nothing to judge; it is run again on a fresh
+// store (about 5 s), up to singleRunTries times: 0.36^12 = 5e-6. The
+// verdict may then honestly come out unknown where a check says why (a
+// slow host, or an A/A entry set aside as a disturbed period: see below);
+// it misses otherwise only when the single OFF run was slowed by x7 or
+// more without stalling while the A/A runs around it varied too little to
+// be set aside. That takes a disturbance as large as a stall that spares
+// the six A/A runs, at most 0.2 x 0.8^6 = 0.05 at that load; a miss runs
+// the whole test again on a fresh store, up to noisePriorAttempts times:
+// 0.05^4 = 6e-6, plus the stalls' 5e-6: about 1e-5, reading 20% as the rate of both
+// (a bound: most disturbances that large are outright stalls, which the
+// single-run retries absorb), and below 1e-9 on a quiet machine. A verdict
+// in the wrong direction fails at once.
 func TestNoisePriorSingleRun(t *testing.T) {
+	experimentAttempts(t, noisePriorAttempts, func(attempt int) []string {
+		return noisePriorSingleRun(t, t.TempDir())
+	})
+}
+
+// noisePriorAttempts bounds TestNoisePriorSingleRun's fresh experiments,
+// and singleRunTries the single-run experiments within one (see the test
+// for the arithmetic).
+const noisePriorAttempts, singleRunTries = 4, 12
+
+// noisePriorSingleRun is one attempt of TestNoisePriorSingleRun in dir:
+// the misses a noisy machine can cause, or none.
+func noisePriorSingleRun(t *testing.T, dir string) (misses []string) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	storeFile := filepath.Join(dir, "n.db")
 	single := writeFile(t, dir, "single.toml", noiseSpec("single", "full", 1))
-	if code, out, stderr := run(t, Env{}, "run", single, "--store", storeFile); code != 0 {
-		t.Fatalf("run exit %d\n%s\n%s", code, out, stderr)
+	var storeFile string
+	for try := 1; ; try++ {
+		storeFile = filepath.Join(dir, fmt.Sprintf("n%d.db", try))
+		if code, out, stderr := run(t, Env{}, "run", single, "--store", storeFile); code != 0 {
+			t.Fatalf("run exit %d\n%s\n%s", code, out, stderr)
+		}
+		stalled := singleRunStalled(ctx, t, storeFile)
+		if stalled == "" {
+			break
+		}
+		if try == singleRunTries {
+			return []string{fmt.Sprintf("%d single-run experiments in a row stalled: %s", try, stalled)}
+		}
+		t.Logf("single-run experiment %d: %s; running it again on a fresh store", try, stalled)
 	}
 	code, out, _ := run(t, Env{}, "compare", "--store", storeFile)
 	if code != 0 || !strings.Contains(out, "no noise history for this test on this host") ||
@@ -90,14 +135,32 @@ func TestNoisePriorSingleRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The single-run experiment teaches nothing (one run per configuration);
-	// the A/A one pools its identical targets: 6 runs, 5 df.
-	if len(hist) != 1 || hist[0].Runs != 6 || hist[0].DF != 5 || !(hist[0].LogVar > 0) {
-		t.Fatalf("noise history of update-index: %+v, want one entry of 6 runs and 5 df", hist)
+	// the A/A one pools its identical targets: 6 runs, 5 df, less the runs
+	// whose update-index step completed no operation (a busy machine's
+	// stall: seen at a load average of 33, 4 of 6 left), which have no
+	// throughput to learn from. The canaries set nothing aside here: runs
+	// on a slow host still teach (noise.Learn).
+	learned := learnableRuns(ctx, t, st, aaExp.ID, "update-index")
+	switch {
+	case learned >= 2:
+		if len(hist) != 1 || hist[0].Runs != learned || hist[0].DF != learned-1 || !(hist[0].LogVar > 0) {
+			t.Fatalf("noise history of update-index: %+v, want one entry of %d runs and %d df", hist, learned, learned-1)
+		}
+	case len(hist) != 0:
+		t.Fatalf("noise history of update-index from %d runs with a throughput: %+v, want none", learned, hist)
 	}
-	// Five df are too few: still repeats only, and the reason names them.
+	if learned < 6 {
+		t.Logf("%d of the A/A experiment's 6 update-index steps completed an operation (stalls on a busy machine)", learned)
+	}
+	// Five df (or fewer) are too few: still repeats only, and the reason
+	// names them.
 	code, out, _ = run(t, Env{}, "compare", "--store", storeFile, "--experiment", "1")
-	if code != 0 || !strings.Contains(out, "noise history too short: 6 runs, 5 degrees of freedom, 10 needed") {
-		t.Fatalf("compare with short history: exit %d\n%s", code, out)
+	short := fmt.Sprintf("noise history too short: %d runs, %d degrees of freedom, 10 needed", learned, learned-1)
+	if learned < 2 {
+		short = "no noise history for this test on this host"
+	}
+	if code != 0 || !strings.Contains(out, short) {
+		t.Fatalf("compare with short history: exit %d, want %q\n%s", code, short, out)
 	}
 
 	// Earlier experiments of a lab: 41 runs of update-index with 10% noise.
@@ -123,37 +186,118 @@ func TestNoisePriorSingleRun(t *testing.T) {
 		Verdicts []struct {
 			Target, Test, Outcome, Evidence string
 			Threads                         int
+			Ratio                           float64
 		} `json:"verdicts"`
 	}
 	if err := json.Unmarshal([]byte(js), &doc); err != nil {
 		t.Fatalf("compare --format json: %v\n%s", err, js)
 	}
+	// The verdict of the single run of FULL against OFF. The lab's entry
+	// (s = 10%, 40 df) alone calls any slowdown beyond x0.67 (|t| > 2.9 on
+	// 40+ df at a standard error of 0.1·sqrt 2); FULL's fsync per commit
+	// makes update-index 15x-150x slower. A busy machine changes what the
+	// verdict may honestly say, and each case is checked, not skipped:
+	//   - the A/A entry learned here is far noisier than the lab's (an
+	//     F-test, p < 0.001: var above about 0.05 at 5 df; 0.72 at 3 df
+	//     measured at a load of 33) and is set aside: 41 points, and it
+	//     counts as a disturbed run of the host, whose chance of explaining
+	//     the difference is added to p, which may leave the cell unknown
+	//     with "host disturbed" in its evidence;
+	//   - the single run met a slow host (its memory canaries): withheld.
+	// Otherwise (the A/A entry pooled, 41+learned points) the verdict is
+	// slower unless one run was disturbed by x7 or more (the test's
+	// comment: a miss, and the test runs again on a fresh store).
+	prior := regexp.MustCompile(`^noise prior \((\d+) history points(, 1 noisy entries set aside)?\) \+ repeats 1/1, single run`)
 	found := false
 	for _, v := range doc.Verdicts {
-		if v.Test == "update-index" && v.Target == "other" && v.Threads == 1 {
-			found = true
-			// 47 points, or 41 when the A/A entry measured here varied far
-			// more than the lab's 10% and was set aside (a busy machine).
-			// On a machine whose memory canaries found it slow around the
-			// single run, the verdict is withheld by design; a base run on a
-			// slow host only adds a clause to the evidence ("; every base run
-			// on a slow host ..."): it cannot explain the other being slower.
-			if v.Outcome == "unknown" && strings.Contains(v.Evidence, "on a slow host") {
-				t.Logf("update-index: the single run ran on a slow host, verdict withheld: %s", v.Evidence)
-			} else if v.Outcome != "slower" || (!strings.HasPrefix(v.Evidence, "noise prior (47 history points) + repeats 1/1, single run") &&
-				!strings.HasPrefix(v.Evidence, "noise prior (41 history points, 1 noisy entries set aside) + repeats 1/1, single run")) {
-				t.Errorf("update-index, one run each with 47 history points: got %q on %q, want slower on the noise prior, single run", v.Outcome, v.Evidence)
-			}
+		if v.Test != "update-index" || v.Target != "other" || v.Threads != 1 {
+			continue
+		}
+		found = true
+		m := prior.FindStringSubmatch(v.Evidence)
+		points, setAside := 0, false
+		if m != nil {
+			points, _ = strconv.Atoi(m[1])
+			setAside = m[2] != ""
+		}
+		wantPoints := 41 + learned
+		if setAside || learned < 2 {
+			wantPoints = 41
+		}
+		switch {
+		case v.Outcome == "faster" || v.Outcome == "same":
+			t.Errorf("update-index with an fsync per commit came out %s on %q", v.Outcome, v.Evidence)
+		case v.Outcome == "unknown" && strings.Contains(v.Evidence, "on a slow host"):
+			t.Logf("update-index: the single run ran on a slow host, verdict withheld: %s", v.Evidence)
+		case m == nil || points != wantPoints:
+			t.Errorf("update-index on %q: want the noise prior of %d history points with a single run", v.Evidence, wantPoints)
+		case v.Outcome == "unknown" && setAside && strings.Contains(v.Evidence, "host disturbed"):
+			t.Logf("update-index: the A/A entry was set aside as a disturbed period, which may explain a single run: %s", v.Evidence)
+		case v.Outcome != "slower":
+			misses = append(misses, fmt.Sprintf("update-index, one run each with %d history points: %s (x%.3f) on %q, want slower",
+				points, v.Outcome, v.Ratio, v.Evidence))
 		}
 	}
 	if !found {
 		t.Errorf("compare --format json has no update-index verdict for target other:\n%s", js)
 	}
 	// The notes wrap at 120 columns wherever their numbers put the breaks.
+	// point-query has only the A/A entry: too short, or none when fewer
+	// than 2 of its steps completed an operation; a single run of it that
+	// stalled leaves nothing to judge.
 	flat := strings.Join(strings.Fields(out), " ")
-	if !strings.Contains(flat, "noise prior, single run per target") || !strings.Contains(flat, "noise history too short") {
-		t.Errorf("the notes do not count the single-run verdicts and the point-query fallback:\n%s", out)
+	fallback := "noise history too short"
+	switch {
+	case learnableRuns(ctx, t, st, 1, "point-query") < 2:
+		fallback = "a side has no positive values"
+	case learnableRuns(ctx, t, st, aaExp.ID, "point-query") < 2:
+		fallback = "no noise history"
 	}
+	if !strings.Contains(flat, "noise prior, single run per target") || !strings.Contains(flat, fallback) {
+		t.Errorf("the notes do not count the single-run verdicts and the point-query fallback (%q):\n%s", fallback, out)
+	}
+	return misses
+}
+
+// singleRunStalled says whether one of the single-run experiment's
+// update-index steps (experiment 1 of the store) completed no operation,
+// "" when both did: a stalled single run has nothing to judge.
+func singleRunStalled(ctx context.Context, t *testing.T, storeFile string) string {
+	t.Helper()
+	st, err := store.Open(storeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if n := learnableRuns(ctx, t, st, 1, "update-index"); n != 2 {
+		return fmt.Sprintf("%d of the single runs' 2 update-index steps completed an operation (a stall)", n)
+	}
+	return ""
+}
+
+// learnableRuns counts the runs of experiment exp whose test step the noise
+// model can learn from (noise.Entries): an OK run and result, measured, with
+// a throughput above 0 (a step that completed no operation has none).
+func learnableRuns(ctx context.Context, t *testing.T, st *store.Store, exp int64, test string) int {
+	t.Helper()
+	runs, err := st.Runs(ctx, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range runs {
+		res, err := st.Results(ctx, r.ID, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range res {
+			if r.Status == store.StatusOK && x.Test == test && !x.Warm && !x.Action && x.Status == store.StatusOK &&
+				!x.Role.Secondary && x.Throughput() > 0 && !math.IsInf(x.Throughput(), 0) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // TestSequenceNoisePrior: three versions in release order, one run each,

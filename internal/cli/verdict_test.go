@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,7 +11,16 @@ import (
 	"testing"
 
 	"benchlab/internal/spec/spectest"
+	"benchlab/internal/store"
 )
+
+// syncTargets are two SQLite targets in WAL mode that differ only in
+// synchronous: "off" (the base) and "full" (an fsync per commit).
+const syncTargets = spectest.SyncTargets
+
+// plantedAttempts bounds TestPlantedRegression's fresh experiments; see the
+// test for the arithmetic.
+const plantedAttempts = 8
 
 // TestPlantedRegression runs SQLite with synchronous=OFF (base) against FULL
 // in WAL mode, 6 repeats interleaved: update-index must come out slower and
@@ -17,13 +28,25 @@ import (
 // fail with exit code 3 even after Holm-Bonferroni over the cells. The
 // spec's [gate] makes run itself exit 3, after saying the gate's power; a
 // compare gate that its repeats cannot fire is refused with exit code 2.
-// syncTargets are two SQLite targets in WAL mode that differ only in
-// synchronous: "off" (the base) and "full" (an fsync per commit).
-const syncTargets = spectest.SyncTargets
-
+//
+// False-failure chance. Without history the interleaved pairs are judged
+// by a paired t-test on their log ratios, and the gate needs p < 0.005
+// (Holm over 2 cells): |t| > 4.77 on 5 df with 6 pairs, 5.60 with 5 (a pair
+// whose step completed no operation drops out), 7.45 with 4. FULL's fsync
+// per commit makes update-index about x0.02 (ln -3.9) at a load average of
+// 28, and the pairs' log ratios then spread with s = 1.5 (its 95% interval
+// x0.004-x0.096 over 6 pairs), as fsyncs meet the other tenants' disk
+// writes; on a quiet machine s is about 0.1 and a miss is out of reach
+// (t above 90). A simulation of the paired t-test (10^5 draws each) at
+// that load misses 15% with 6 pairs, 38% with 5 and 69% with 4; with 1 step in 24
+// stalled (as measured) a pair drops out of about 8% of pairs, so an
+// experiment misses with about 0.6 x 0.15 + 0.3 x 0.38 + 0.07 x 0.69 = 0.25;
+// point-query called slower (an A/A cell at alpha 0.005 one-sided) adds
+// about 0.005. A miss runs the whole experiment again on a fresh store, up
+// to plantedAttempts times: 0.26^8 = 2e-5 at that load. update-index called
+// faster, or anything but the verdicts going wrong, fails at once.
 func TestPlantedRegression(t *testing.T) {
 	dir := t.TempDir()
-	storeFile := filepath.Join(dir, "r.db")
 	sp := writeFile(t, dir, "s.toml", `name = "planted"
 base = "off"
 `+syncTargets+`[workload]
@@ -32,37 +55,57 @@ tests = ["point-query", "update-index"]
 [gate]
 fail_on_regression = true
 `)
+	experimentAttempts(t, plantedAttempts, func(attempt int) []string {
+		return plantedRegression(t, sp, filepath.Join(dir, fmt.Sprintf("r%d.db", attempt)))
+	})
+}
+
+// plantedRegression is one attempt of TestPlantedRegression on a fresh
+// store: the misses a noisy machine can cause, or none.
+func plantedRegression(t *testing.T, sp, storeFile string) (misses []string) {
 	code, out, stderr := run(t, Env{}, "run", sp, "--store", storeFile)
-	if strings.Contains(out, "runs on a slow host") {
+	_, js, _ := run(t, Env{}, "compare", "--store", storeFile, "--format", "json")
+	var verdicts struct {
+		Verdicts []struct {
+			Test, Outcome, Evidence string
+			Ratio, P                float64
+		}
+	}
+	if err := json.Unmarshal([]byte(js), &verdicts); err != nil || len(verdicts.Verdicts) != 2 {
+		t.Fatalf("compare --format json: %v\n%s\n%s", err, js, out)
+	}
+	slowHost := strings.Contains(out, "runs on a slow host")
+	for _, v := range verdicts.Verdicts {
+		withheld := strings.Contains(v.Evidence, "slow host") || strings.Contains(v.Evidence, "host slow")
+		switch {
+		case v.Test == "update-index" && v.Outcome == "faster":
+			t.Fatalf("update-index with an fsync per commit called faster: %+v\n%s", v, out)
+		case v.Test == "update-index" && v.Outcome != "slower" && !(slowHost && withheld):
+			misses = append(misses, fmt.Sprintf("update-index %s (x%.3f, p %.2g, %s)", v.Outcome, v.Ratio, v.P, v.Evidence))
+		case v.Test == "point-query" && v.Outcome == "slower":
+			misses = append(misses, fmt.Sprintf("point-query called slower (x%.3f, p %.2g, %s)", v.Ratio, v.P, v.Evidence))
+		}
+	}
+	if len(misses) > 0 {
+		return misses
+	}
+	if slowHost {
 		// Runs set aside because their memory canaries found the host
 		// slow (a VM's neighbours) leave fewer than 6 repeats, whose p
 		// may not reach Holm's: update-index is then called slower or
-		// withheld with the slow host in its evidence, point-query is
-		// never called slower, and the gate fires only on update-index.
-		_, js, _ := run(t, Env{}, "compare", "--store", storeFile, "--format", "json")
-		var doc struct {
-			Verdicts []struct{ Test, Outcome, Evidence string }
-		}
-		if err := json.Unmarshal([]byte(js), &doc); err != nil {
-			t.Fatalf("compare --format json: %v\n%s", err, js)
-		}
-		for _, v := range doc.Verdicts {
-			withheld := strings.Contains(v.Evidence, "slow host") || strings.Contains(v.Evidence, "host slow")
-			if v.Test == "update-index" && v.Outcome != "slower" && !withheld {
-				t.Errorf("update-index is %s on %q: want slower, or withheld by the slow host\n%s", v.Outcome, v.Evidence, out)
-			}
-			if v.Test == "point-query" && v.Outcome == "slower" {
-				t.Errorf("point-query does not fsync but was judged slower (%q)\n%s", v.Evidence, out)
-			}
-		}
+		// withheld with the slow host in its evidence (checked above),
+		// and the gate fires only on update-index.
 		if code != ExitRegression && code != 0 || strings.Contains(out, "REGRESSION full: point-query") {
 			t.Errorf("run exit %d with runs on a slow host: want 3 on update-index alone, or 0\n%s\n%s", code, out, stderr)
 		}
 		t.Logf("the memory canaries found the host slow around some runs:\n%s", out)
-		return
+		return nil
 	}
 	if code != ExitRegression {
-		t.Fatalf("run exit %d, want %d from the spec's gate\n%s\n%s", code, ExitRegression, out, stderr)
+		// The marks' Benjamini-Hochberg can call update-index at p < 0.01
+		// when point-query's p is below 0.01 too, where Holm's gate needs
+		// 0.005: part of the point-query false alarms counted above.
+		return []string{fmt.Sprintf("run exit %d with update-index called slower, want %d from the spec's gate", code, ExitRegression)}
 	}
 	// 2 cells under Holm at 0.01 need p < 0.005; 6 vs 6 reach 2/924 = 0.0022.
 	for _, want := range []string{"gate power with repeats alone: 2 cells, 6 vs 6 repeats, alpha 0.01, holm: smallest p 0.0022, a lone change needs p < 0.005: can be called",
@@ -94,8 +137,13 @@ fail_on_regression = true
 	if !strings.Contains(unwrap(out), "Holm-Bonferroni over 2 cells") {
 		t.Errorf("gate does not say how it controls the family-wise error:\n%s", out)
 	}
-	if !strings.Contains(unwrap(out), "verdicts power with repeats alone: 2 cells, 6 vs 6 repeats, alpha 0.01, bh") {
-		t.Errorf("compare does not state the verdicts' power:\n%s", out)
+	// The power counts the repeats run, less a pair whose step completed
+	// no operation (interleaved pairs: both sides lose it).
+	if m := regexp.MustCompile(`verdicts power with repeats alone: 2 cells, (\d) vs (\d) repeats, alpha 0.01, bh`).FindStringSubmatch(unwrap(out)); m == nil ||
+		m[1] != m[2] || m[1] < "3" || m[1] > "6" {
+		t.Errorf("compare does not state the verdicts' power over 3-6 pairs:\n%s", out)
+	} else if pairs := int(m[1][0] - '0'); pairs < 6 && stalledSteps(t, storeFile) < 6-pairs {
+		t.Errorf("compare's power counts %d pairs, and only %d steps completed no operation:\n%s", pairs, stalledSteps(t, storeFile), out)
 	}
 	// At alpha 0.001 the gate needs p < 0.0005, which the ranks of 6
 	// repeats cannot reach (2/924 = 0.0022), but the interleaved pairs'
@@ -133,6 +181,7 @@ fail_on_regression = true
 			t.Errorf("update-index verdict in JSON: %+v", v)
 		}
 	}
+	return nil
 }
 
 func TestCompareBadFlags(t *testing.T) {
@@ -235,4 +284,33 @@ interleave = "off"
 		!strings.Contains(unwrap(stderr), "run 3 repeats per target (6 for the ranks alone)") {
 		t.Errorf("compare gate on 2 repeats: exit %d, want %d naming 3 and 6 repeats\n%s\n%s", code, ExitUsage, out, stderr)
 	}
+}
+
+// stalledSteps counts the measured steps of a store's runs that completed
+// no operation (a busy machine's stall).
+func stalledSteps(t *testing.T, storeFile string) int {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(storeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range runs {
+		res, err := st.Results(ctx, r.ID, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range res {
+			if !x.Action && !x.Warm && x.Events == 0 {
+				n++
+			}
+		}
+	}
+	return n
 }

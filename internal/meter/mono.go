@@ -1,6 +1,7 @@
 package meter
 
 import (
+	"math"
 	"time"
 	_ "unsafe" // for go:linkname
 )
@@ -23,7 +24,26 @@ type Clock struct {
 }
 
 // NewClock starts a clock now that reads the runtime's monotonic clock.
-func NewClock() Clock { return Clock{base: time.Now(), baseNano: nanotime()} }
+// Its base pair (a time.Time and a clock reading of the same moment) is
+// taken between two clock readings, the middle of the closest of a few
+// tries: a thread descheduled between the two reads of a single try (a
+// busy machine) would put every conversion off by that pause.
+func NewClock() Clock {
+	var c Clock
+	gap := int64(math.MaxInt64)
+	for range 8 {
+		n0 := nanotime()
+		t := time.Now()
+		n1 := nanotime()
+		if n1-n0 < gap {
+			gap, c = n1-n0, Clock{base: t, baseNano: n0 + (n1-n0)/2}
+		}
+		if gap < int64(time.Microsecond) {
+			break
+		}
+	}
+	return c
+}
 
 // NewTimeClock starts a clock now that reads package time's monotonic
 // clock: two clock reads per reading where NewClock's takes one, but inside

@@ -92,11 +92,29 @@ func TestSweepReport(t *testing.T) {
 	if abs == nil || len(tb.Rows) != 2 || len(abs.Rows) != 2 {
 		t.Fatalf("sweep rows %d, absolute table %v", len(tb.Rows), abs)
 	}
-	// The absolute table has the base (off) first, then full.
+	// The absolute table has the base (off) first, then full. A busy
+	// machine can stall a 300 ms step outright (no operation completed,
+	// seen at a load average of 25-33): its median is 0, which the notes
+	// must name; the table's arithmetic holds for it too.
+	stalled := func(label string) bool {
+		for _, n := range r.Notes {
+			if strings.HasPrefix(n, "stalled: "+strings.Fields(label)[0]+" ") {
+				return true
+			}
+		}
+		return false
+	}
 	for i, row := range tb.Rows {
 		off, full, ratio := row.Cells[0], row.Cells[1], row.Cells[2]
-		if off.Missing || full.Missing || off.Value <= 0 || off.Value != abs.Rows[i].Cells[0].Value || full.Value != abs.Rows[i].Cells[1].Value {
+		if off.Missing || full.Missing || off.Value < 0 || full.Value < 0 || off.Value != abs.Rows[i].Cells[0].Value || full.Value != abs.Rows[i].Cells[1].Value {
 			t.Errorf("%s: off %v full %v, absolute %v", row.Label, off.Value, full.Value, abs.Rows[i].Cells)
+		}
+		if off.Value == 0 || full.Value == 0 {
+			if !stalled(row.Label) {
+				t.Errorf("%s: off %v full %v, and the notes name no stalled step: %q", row.Label, off.Value, full.Value, r.Notes)
+			}
+			t.Logf("%s: a step stalled on this busy machine (off %v, full %v)", row.Label, off.Value, full.Value)
+			continue
 		}
 		if ratio.Kind != report.Ratio || ratio.Value != full.Value/off.Value {
 			t.Errorf("%s: ratio %v, want %v", row.Label, ratio.Value, full.Value/off.Value)

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -31,26 +30,31 @@ func (faulter) Op(context.Context) (workload.Tally, error) {
 
 func (faulter) Close() error { return nil }
 
-// TestCounterFacts measures two workers of page-faulting operations in real
-// time: the step's result holds benchlab's (the client's) page faults over
-// the measured part, at least the 16 per operation the workers caused
+// TestCounterFacts measures two workers' 4,000 page-faulting operations in
+// real time: the step's result holds benchlab's (the client's) page faults
+// over the measured part, at least the 16 per operation the workers caused
 // (threads the Go runtime starts during the step are counted through
 // inheritance), and for every hardware event either its count or why it
-// was not counted. An in-process step has no server counts.
+// was not counted. An in-process step has no server counts. The step ends
+// by its count and has no warm-up, so the counters cover every operation
+// however slowly a loaded machine runs them (a step of 600 ms after a
+// warm-up counted from a mark the machine may take late).
 func TestCounterFacts(t *testing.T) {
-	st := workload.Step{Name: "faults", Warmup: 100 * time.Millisecond, Duration: 600 * time.Millisecond,
-		NewWorker: func(context.Context, engine.DB, int, int, uint64) (workload.Worker, error) { return faulter{}, nil }}
+	st := workload.Step{Name: "faults", Roles: []workload.Role{{Name: "faults", Ops: 4000,
+		NewWorker: func(context.Context, engine.DB, int, int, uint64) (workload.Worker, error) { return faulter{}, nil }}}}
 	res, err := Measure(context.Background(), nil, st, 2, 1, Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Events != 4000 {
+		t.Fatalf("%d operations measured, want the role's 4000", res.Events)
 	}
 	faults, ok := res.Facts[store.CounterFact("client", "page-faults")]
 	if !ok {
 		t.Fatalf("no client page faults in %v", res.Facts)
 	}
 	// Per operation as the report counts it: the counts cover the sampled
-	// part (Eff.Seconds, from the sample that marks the end of the warm-up,
-	// which a loaded machine may take late), at the step's rate.
+	// part (Eff.Seconds), at the step's rate.
 	if res.Eff == nil {
 		t.Fatal("no efficiency window")
 	}

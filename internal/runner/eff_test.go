@@ -88,11 +88,15 @@ func TestCellEfficiencySQLite(t *testing.T) {
 	if e.ServerCPU != store.NotMeasured || e.ServerCS != store.NotMeasured {
 		t.Errorf("in-process engine: server cpu %v cs %v, want not measured", e.ServerCPU, e.ServerCS)
 	}
-	// The sampled window covers the measured part and lies inside the
-	// cell's run, however slow the machine is.
-	if e.Seconds < 0.9*res.Seconds || e.Seconds > took.Seconds() {
-		t.Errorf("sampled window %.2f s, want at least the %.2f s measured and at most the cell's %.2f s",
-			e.Seconds, res.Seconds, took.Seconds())
+	// The sampled window lies inside the cell's run, however slow the
+	// machine is. It opens when the step's tick goroutine marks the end of
+	// the warm-up, which a busy machine may run late: only when other
+	// processes left the test a CPU (under half the machine's CPU time)
+	// must it cover nearly all of the measured part.
+	quiet := e.ForeignPct() >= 0 && e.ForeignPct() < 50
+	if e.Seconds <= 0 || e.Seconds > took.Seconds() || (quiet && e.Seconds < 0.9*res.Seconds) {
+		t.Errorf("sampled window %.2f s, want at most the cell's %.2f s and, with other processes at %.0f%% of the CPU, at least 0.9 of the %.2f s measured",
+			e.Seconds, took.Seconds(), e.ForeignPct(), res.Seconds)
 	}
 	// benchlab's memory, split: the point queries read the 10,000-row table
 	// (a few MB) into the connection's page cache, which is SQLite's, not
@@ -105,12 +109,14 @@ func TestCellEfficiencySQLite(t *testing.T) {
 			"the database (its pages cached), 0 < own and Go < RSS", own, goPeak, eng, e.ClientPeakRSS, prep.DBBytes)
 	}
 	// The CPU speed probes ran over the measured part: a sample every 75
-	// ms on each CPU (1.5 s / SpeedProbeMinSamples) (at least a few, however loaded the machine), none
-	// from before it, and their CPU time is a small part of the window's.
+	// ms on each CPU (1.5 s / SpeedProbeMinSamples), none from before it,
+	// and their CPU time is a small part of the window's. A probe thread
+	// pinned to a busy CPU waits for it (one run at a load of 26 got 15% of
+	// its samples): at least 3 only when other processes left a CPU free.
 	speed, n, probeCPU := res.Facts[store.FactCPUSpeed], res.Facts[store.FactCPUSpeedSamples], res.Facts[store.FactCPUSpeedCPU]
 	maxN := float64(runtime.NumCPU()) * (e.Seconds/meter.SpeedProbeEveryFor(1500*time.Millisecond).Seconds() + 2)
-	if !(speed > 0) || n < 3 || n > maxN || !(probeCPU > 0) || probeCPU > 0.1*e.Seconds*float64(runtime.NumCPU()) {
-		t.Errorf("speed facts: %v rounds/us from %v samples (want 3 to %.0f) taking %v s of CPU", speed, n, maxN, probeCPU)
+	if !(speed > 0) || (quiet && n < 3) || n > maxN || !(probeCPU > 0) || probeCPU > 0.1*e.Seconds*float64(runtime.NumCPU()) {
+		t.Errorf("speed facts: %v rounds/us from %v samples (want 1 to %.0f, 3 with a CPU free) taking %v s of CPU", speed, n, maxN, probeCPU)
 	}
 	if lim, ok := res.Facts[store.FactClientGoMemLimit]; ok && lim < goPeak/4 {
 		t.Errorf("Go memory limit %.0f bytes for a step whose Go runtime held %.0f", lim, goPeak)

@@ -75,6 +75,18 @@ func startTime(pid int) string {
 	return ""
 }
 
+// running reports whether p is still the same process and has not ended
+// (a zombie has ended).
+func running(p proc) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	return i > 0 && len(f) >= 20 && f[19] == p.start && f[0] != "Z" && f[0] != "X"
+}
+
 // signalAll sends sig to each of procs still running as the same process.
 func signalAll(procs []proc, sig syscall.Signal) {
 	for _, p := range procs {

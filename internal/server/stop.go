@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -57,7 +58,23 @@ func (in *Instance) stop() error {
 	signalAll(tree, syscall.SIGKILL)
 	<-in.exited
 	waitGroupGone(pid, 5*time.Second)
+	waitTreeGone(tree, 5*time.Second)
 	return err
+}
+
+// waitTreeGone waits until every process of tree has ended (a zombie
+// has: it only waits for its new parent to reap it), so that none of a
+// server's backends outside its group outlives Stop, however long a
+// loaded machine takes to end a killed process.
+func waitTreeGone(tree []proc, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if !slices.ContainsFunc(tree, running) {
+			return
+		}
+		signalAll(tree, syscall.SIGKILL)
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // waitGroupGone waits until no process of group pgid is left, so that the

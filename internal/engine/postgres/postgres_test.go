@@ -209,7 +209,7 @@ report_interval = "0s"
 
 func TestTextStatements(t *testing.T) { servertest.TextStatements(t, "postgres") }
 
-// TestEngineStats measures one-row autocommit inserts for 2 s and checks
+// TestEngineStats measures 500 one-row autocommit inserts and checks
 // the counters per insert: one commit and one row inserted (within the
 // second that backends may hold their counts back, see DB.ReadStats), a
 // few WAL records (heap, index, commit) of some bytes, one transaction id

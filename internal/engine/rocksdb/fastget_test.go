@@ -86,13 +86,17 @@ func TestLookupBatch(t *testing.T) {
 		keys = append(keys, k...)
 	}
 	lat := make([]int64, 40)
+	start := time.Now()
 	n, found, err := db.LookupBatch(keys, size, lat)
+	call := time.Since(start)
 	if err != nil || n != 40 || found != want {
 		t.Fatalf("LookupBatch: %d looked up, %d found, err %v; want 40, %d", n, found, err, want)
 	}
+	// Each lookup's time is positive and within the call's, however long a
+	// busy machine made that.
 	for i, ns := range lat {
-		if ns <= 0 || ns > int64(time.Second) {
-			t.Errorf("lookup %d took %d ns", i, ns)
+		if ns <= 0 || ns > int64(call) {
+			t.Errorf("lookup %d took %d ns, the whole call %s", i, ns, call)
 		}
 	}
 	// A short lat bounds the batch; so does a short keys.
