@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,21 +10,44 @@ import (
 	"benchlab/internal/report"
 )
 
-// TestNamesEscaped runs an experiment whose name holds terminal control
-// sequences (retitle the window, clear the screen, a bidi override) and a
-// newline that would fake a line: run's report, report (text and
-// Markdown) and runs print them as escapes, never raw.
+// TestNamesEscaped: an experiment name holding terminal control sequences
+// (retitle the window, clear the screen, a bidi override) and a newline
+// that would fake a line is refused in a spec, and when a store holds one
+// anyway, report (text and Markdown) and runs print it as escapes, never
+// raw.
 func TestNamesEscaped(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "r.db")
-	sp := writeFile(t, dir, "evil.toml", `name = "evil\u001b]0;pwned\u0007\u001b[2J\u202etxt.exe\nexperiment 99 fake"
+	// A spec with such a name is refused (exit 2, naming the field); a
+	// store can still hold one (written by an older version, or by hand),
+	// so the name is planted in the store and every output must escape it.
+	evil := "evil\x1b]0;pwned\x07\x1b[2J\u202etxt.exe\nexperiment 99 fake"
+	bad := writeFile(t, dir, "evil.toml", "name = \""+strings.NewReplacer("\x1b", `\u001b`, "\x07", `\u0007`, "\n", `\n`).Replace(evil)+`"
 [[target]]
 name = "a"
 engine = "sqlite"
 `+pointQueryWorkload)
+	if code, _, stderr := run(t, Env{}, "run", bad, "--store", db); code != ExitUsage || !strings.Contains(stderr, "name:") {
+		t.Fatalf("a spec named with control characters: exit %d, stderr %q; want exit %d naming name", code, stderr, ExitUsage)
+	}
+	sp := writeFile(t, dir, "plain.toml", `name = "plain"
+[[target]]
+name = "a"
+engine = "sqlite"
+`+pointQueryWorkload)
+	if code, out, stderr := run(t, Env{}, "run", sp, "--store", db, "--color", "never"); code != ExitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	raw, err := sql.Open("sqlite3", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("UPDATE experiments SET name = ?", evil); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
 	outputs := map[string]string{}
 	for _, args := range [][]string{
-		{"run", sp, "--store", db, "--color", "never"},
 		{"report", "--store", db, "--color", "never"},
 		{"report", "--store", db, "--color", "always"},
 		{"runs", "--store", db},

@@ -35,4 +35,28 @@ func TestReportMachineReadable(t *testing.T) {
 	if code, _, stderr := run(t, Env{}, "report", "--store", db, "--series"); code != ExitUsage || !strings.Contains(unwrap(stderr), "--series") {
 		t.Errorf("--series with text: exit %d %q, want %d naming the flag", code, stderr, ExitUsage)
 	}
+	// SQLite's WAL gauges per second, as the JSON's engine_series hold them.
+	code, out, _ = run(t, Env{}, "report", "--store", db, "--format", "csv", "--engine-series")
+	engine, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if code != ExitOK || err != nil || len(engine) < 2 || engine[0][8] != "name" || !strings.HasPrefix(engine[1][8], "sqlite.") {
+		t.Fatalf("engine series csv: exit %d %v\n%s", code, err, out)
+	}
+	var inJSON int
+	for _, r := range doc.Results {
+		for _, x := range asSlice(r["engine_series"]) {
+			inJSON += len(asSlice(x.(map[string]any)["points"]))
+		}
+	}
+	if inJSON != len(engine)-1 {
+		t.Errorf("engine series: %d points in JSON, %d lines in CSV", inJSON, len(engine)-1)
+	}
+	if code, _, stderr := run(t, Env{}, "report", "--store", db, "--engine-series"); code != ExitUsage ||
+		!strings.Contains(unwrap(stderr), "--engine-series") {
+		t.Errorf("--engine-series with text: exit %d %q, want %d naming the flag", code, stderr, ExitUsage)
+	}
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
 }

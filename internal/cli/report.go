@@ -189,7 +189,7 @@ func isTerminal(w io.Writer) bool {
 type reportFlags struct {
 	store, format, out, color, name string
 	id                              int64
-	series, all                     bool
+	series, engineSeries, all       bool
 	// folded, test, target and threads are --folded and the step it takes.
 	folded, test, target string
 	threads              int
@@ -198,10 +198,11 @@ type reportFlags struct {
 func newReportCmd(env Env) *cobra.Command {
 	f := &reportFlags{}
 	cmd := &cobra.Command{
-		Use:   "report [--experiment N | --all | --name GLOB] [--format FORMAT [--series]] [-o file]",
+		Use:   "report [--experiment N | --all | --name GLOB] [--format FORMAT [--series | --engine-series]] [-o file]",
 		Short: "print or write the report of a stored experiment, or export results for other tools",
 		Long: "Prints or writes the report of a stored experiment (text, markdown, html), or exports results\n" +
-			"for other tools: json and csv (every result; --series: one line per second with its wall-clock time),\n" +
+			"for other tools: json and csv (every result; --series: one line per second with its wall-clock time;\n" +
+			"--engine-series: one line per second of each engine counter or gauge),\n" +
 			"prometheus (OpenMetrics/Prometheus text of each result's summary), hdr (HdrHistogram interval log of\n" +
 			"each result's latency histogram) and hdr-percentiles (HdrHistogram percentile distributions).\n" +
 			"Exports take --all or --name to cover several experiments. Format names are case-insensitive;\n" +
@@ -220,6 +221,7 @@ func newReportCmd(env Env) *cobra.Command {
 	fs.StringVarP(&f.out, "output", "o", "", "write to this file instead of standard output")
 	addColorFlag(fs, &f.color)
 	fs.BoolVar(&f.series, "series", false, "with csv: one line per 1-second interval (with its wall-clock time) instead of one per result")
+	fs.BoolVar(&f.engineSeries, "engine-series", false, "with csv: one line per second of each engine counter or gauge (engine internals per second) instead of one per result")
 	fs.StringVar(&f.folded, "folded", "", "write the CPU profile (run --profile) of one test as folded stacks to this file (- for standard output), summed over its repeats, for flame graph tools; with --test")
 	fs.StringVar(&f.test, "test", "", "with --folded: the test")
 	fs.StringVar(&f.target, "target", "", "with --folded: the target (default: the base)")
@@ -228,7 +230,7 @@ func newReportCmd(env Env) *cobra.Command {
 }
 
 // multiFormats are the formats that can hold several experiments.
-var multiFormats = map[string]bool{"json": true, "csv": true, "csv-series": true, "prometheus": true, "hdr": true, "hdr-percentiles": true}
+var multiFormats = map[string]bool{"json": true, "csv": true, "csv-series": true, "csv-engine": true, "prometheus": true, "hdr": true, "hdr-percentiles": true}
 
 func runReport(env Env, f *reportFlags) error {
 	if f.id < 0 {
@@ -246,6 +248,12 @@ func runReport(env Env, f *reportFlags) error {
 			return usagef("flag --series: only with --format csv (or -o file.csv); JSON holds the series already")
 		}
 		format = "csv-series"
+	}
+	if f.engineSeries {
+		if format != "csv" || f.series {
+			return usagef("flag --engine-series: only with --format csv (or -o file.csv), without --series; JSON holds the engine series already")
+		}
+		format = "csv-engine"
 	}
 	many := f.all || f.name != ""
 	if many && f.id != 0 {
@@ -305,8 +313,8 @@ func writeFolded(env Env, f *reportFlags) error {
 		return usagef("flags --test, --target and --threads: only with --folded FILE")
 	case f.test == "":
 		return usagef("flag --folded: give the test with --test (e.g. --test point-query)")
-	case f.all || f.name != "" || f.out != "" || f.format != "" || f.series:
-		return usagef("flag --folded: writes one test's stacks; not with --all, --name, -o, --format or --series")
+	case f.all || f.name != "" || f.out != "" || f.format != "" || f.series || f.engineSeries:
+		return usagef("flag --folded: writes one test's stacks; not with --all, --name, -o, --format, --series or --engine-series")
 	case f.threads < 0:
 		return usagef("flag --threads: %d is not allowed; want a thread count >= 1", f.threads)
 	}
@@ -371,11 +379,9 @@ func writeFormat(w io.Writer, format string, ds []*report.Data, color bool) erro
 			return report.WriteJSON(w, ds[0])
 		}
 		return writeJSONMany(w, ds)
-	case "csv", "csv-series":
-		write := report.WriteCSV
-		if format == "csv-series" {
-			write = report.WriteSeriesCSV
-		}
+	case "csv", "csv-series", "csv-engine":
+		write := map[string]func(io.Writer, *report.Data) error{"csv": report.WriteCSV, "csv-series": report.WriteSeriesCSV,
+			"csv-engine": report.WriteEngineSeriesCSV}[format]
 		for i, d := range ds {
 			var b bytes.Buffer
 			if err := write(&b, d); err != nil {

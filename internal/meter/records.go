@@ -71,7 +71,11 @@ func (e *Efficiency) StealPct() float64 {
 // ForeignCPU is the busy CPU seconds of processes that are neither the
 // server nor benchlab: machine busy time minus server and client CPU,
 // floored at 0 (the three come from counters of different resolution).
+// NotMeasured when the busy time is (an interleaved server target's).
 func (e *Efficiency) ForeignCPU() float64 {
+	if e.MachineBusy == NotMeasured {
+		return NotMeasured
+	}
 	if e.MachineBusy < 0 || e.ClientCPU < 0 || e.ServerCPU == NotReadable {
 		return NotReadable
 	}
@@ -81,6 +85,9 @@ func (e *Efficiency) ForeignCPU() float64 {
 // ForeignPct is ForeignCPU as a share of all CPU time of the machine.
 func (e *Efficiency) ForeignPct() float64 {
 	f := e.ForeignCPU()
+	if f == NotMeasured {
+		return f
+	}
 	if f < 0 || e.MachineCPU <= 0 {
 		return NotReadable
 	}

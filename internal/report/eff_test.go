@@ -304,3 +304,43 @@ func TestPowerCountsRepeatsRun(t *testing.T) {
 		t.Errorf("power %+v; want 6 vs 6 with floor 0.0022", p)
 	}
 }
+
+// TestEfficiencyByTurns builds a report of two interleaved in-process
+// targets whose efficiency was split by turns: both show a client cpu per
+// op, the shared figures are n/a without a "not readable" device note,
+// and a note says how the figures were attributed.
+func TestEfficiencyByTurns(t *testing.T) {
+	d := effData(true)
+	for id, cpu := range map[int64]float64{1: 0.1, 2: 0.4} {
+		r := &d.Results[id][1]
+		r.Facts = map[string]float64{store.FactInterleave: 0.02, store.FactInterleaveTargets: 2, store.FactEffByTurns: 1}
+		r.Eff = &store.Efficiency{Seconds: 10, ClientCPU: cpu, ServerCPU: store.NotMeasured,
+			ServerReadBytes: store.NotMeasured, ServerWriteBytes: store.NotMeasured, ServerReadCalls: store.NotMeasured,
+			ServerWriteCalls: store.NotMeasured, ServerCS: store.NotMeasured, ServerPeakRSS: store.NotMeasured,
+			ClientWriteBytes: 1024 * 10000, ClientCS: 100, ClientPeakRSS: store.NotMeasured,
+			DevReads: store.NotMeasured, DevWrites: store.NotMeasured, DevReadBytes: store.NotMeasured, DevWriteBytes: store.NotMeasured,
+			MachineCPU: 20, MachineBusy: 1, MachineSteal: 0}
+	}
+	r := Build(d)
+	abs := findTable(r, "Efficiency per operation")
+	if abs == nil {
+		t.Fatal("no efficiency table")
+	}
+	for target, want := range map[string]float64{"lite": 10, "srv": 40} {
+		if c := cellOf(abs, target, "cpu us/op client"); c.Missing || c.Kind == Text || c.Value < want*0.999 || c.Value > want*1.001 {
+			t.Errorf("%s cpu us/op client = %+v, want %v", target, c, want)
+		}
+		for _, col := range []string{"peak client RSS MB", "dev KB written/op"} {
+			if c := cellOf(abs, target, col); !c.Missing {
+				t.Errorf("%s %s = %+v, want n/a", target, col, c)
+			}
+		}
+	}
+	notes := strings.Join(r.Notes, "\n")
+	if !strings.Contains(notes, "split by turns") {
+		t.Errorf("notes lack how interleaved figures were attributed:\n%s", notes)
+	}
+	if strings.Contains(notes, "dev columns not readable") {
+		t.Errorf("notes call the shared device columns not readable:\n%s", notes)
+	}
+}

@@ -280,7 +280,7 @@ func efficiencyNotes(d *Data, keys []cellKey, s samples) []string {
 				}
 				if r.Eff.Device != "" {
 					devices[r.Eff.Device] = true
-				} else {
+				} else if r.Eff.DevReads != store.NotMeasured {
 					noDevice[t] = true
 				}
 				steal := r.Eff.StealPct()
@@ -298,6 +298,14 @@ func efficiencyNotes(d *Data, keys []cellKey, s samples) []string {
 		n = append(n, fmt.Sprintf("efficiency: %s run in-process (no server process): server cpu and RSS are n/a, "+
 			"the engine's CPU is inside the client figures, and its IO (KB, reads, writes per op) is benchlab's own "+
 			"/proc/self/io", strings.Join(sortedKeys(inProcess), ", ")))
+	}
+	if hasFact(s, keys, store.FactEffByTurns) {
+		n = append(n, "efficiency: interleaved targets' figures are split by turns: only one target's workers run in a "+
+			"turn, so benchlab's CPU, context switches and IO (an in-process engine's work) read at each turn's start and "+
+			"end are that target's; a server's come from its own processes over the whole step, its background work in "+
+			"the others' turns included; an in-process engine's background threads (Pebble's, RocksDB's compactions) "+
+			"count in whichever turn they run; peak client RSS, dev columns and, beside servers, foreign cpu are n/a "+
+			"(shared by the targets)")
 	}
 	if hasFact(s, keys, store.FactClientOwnPeakRSS) {
 		n = append(n, "efficiency: peak client RSS MB is benchlab's whole resident set, an in-process engine's memory "+

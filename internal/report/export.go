@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"benchlab/internal/store"
 )
 
 // Record is one stored step result flattened for machine-readable output
@@ -74,6 +76,53 @@ type Record struct {
 	SweepValue   string `json:"sweep_value,omitempty"`
 	// Intervals are the 1-second series (JSON only).
 	Intervals []IntervalRecord `json:"intervals,omitempty"`
+	// EngineSeries are the engine's counters and gauges per second of the
+	// measured part (JSON; CSV with --engine-series).
+	EngineSeries []EngineSeriesRecord `json:"engine_series,omitempty"`
+}
+
+// EngineSeriesRecord is one engine counter or gauge over a step's seconds
+// (store.EngineSeries): a counter as its rate per second, a gauge as its
+// value at the end of each second.
+type EngineSeriesRecord struct {
+	Name string `json:"name"`
+	// Kind is "counter" or "gauge"; Unit "/s" for a counter's rate, ""
+	// for a gauge.
+	Kind   string              `json:"kind"`
+	Unit   string              `json:"unit"`
+	Points []EnginePointRecord `json:"points"`
+}
+
+// EnginePointRecord is one second of an engine series; Sec counts as an
+// interval's does, and Time is the second's end on the wall clock.
+type EnginePointRecord struct {
+	Sec   int     `json:"sec"`
+	Time  string  `json:"time"`
+	Value float64 `json:"value"`
+}
+
+// secondEnd is the wall-clock end of second sec of a result that started
+// its measured part at started: interval k covers (start + k s, start +
+// (k+1) s].
+func secondEnd(started time.Time, sec int) string {
+	return started.Add(time.Duration(sec+1) * time.Second).UTC().Format(time.RFC3339Nano)
+}
+
+// engineSeriesRecords flattens r's engine series.
+func engineSeriesRecords(r store.Result) []EngineSeriesRecord {
+	var out []EngineSeriesRecord
+	for _, x := range r.Internals {
+		kind := "counter"
+		if x.Gauge {
+			kind = "gauge"
+		}
+		rec := EngineSeriesRecord{Name: x.Name, Kind: kind, Unit: x.Unit()}
+		for _, p := range x.Points {
+			rec.Points = append(rec.Points, EnginePointRecord{Sec: p.Sec, Time: secondEnd(r.Started, p.Sec), Value: p.Value})
+		}
+		out = append(out, rec)
+	}
+	return out
 }
 
 // IntervalRecord is one second of a step's series.
@@ -150,11 +199,9 @@ func Records(d *Data) []Record {
 				rec.DevReadB, rec.DevWriteB = measuredI(e.DevReadBytes), measuredI(e.DevWriteBytes)
 				rec.StealPct, rec.ForeignPct = measuredF(e.StealPct()), measuredF(e.ForeignPct())
 			}
+			rec.EngineSeries = engineSeriesRecords(r)
 			for _, iv := range r.Intervals {
-				// Interval k covers (start + k s, start + (k+1) s]: its time
-				// is its end on the wall clock.
-				end := r.Started.Add(time.Duration(iv.Sec+1) * time.Second).UTC().Format(time.RFC3339Nano)
-				ir := IntervalRecord{Sec: iv.Sec, Time: end, Seconds: iv.Seconds, Events: iv.Events,
+				ir := IntervalRecord{Sec: iv.Sec, Time: secondEnd(r.Started, iv.Sec), Seconds: iv.Seconds, Events: iv.Events,
 					Statements: iv.Statements, Rows: iv.Rows, Errors: iv.Errors, P95Ms: latencyOf(iv.P95), MaxMs: latencyOf(iv.Max)}
 				if iv.Load != nil && iv.Load.CPUSpeed > 0 {
 					ir.CPUSpeed = measuredF(iv.Load.CPUSpeed)
@@ -268,6 +315,32 @@ func WriteSeriesCSV(w io.Writer, d *Data) error {
 				r.Test, r.Role, strconv.Itoa(r.Threads), strconv.Itoa(iv.Sec), iv.Time, f(iv.Seconds), i(iv.Events),
 				i(iv.Statements), i(iv.Rows), i(iv.Errors), f(qps), f(tps), pf(iv.P95Ms), pf(iv.MaxMs), pf(iv.CPUSpeed)}); err != nil {
 				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteEngineSeriesCSV writes every stored point of the engine's counters
+// and gauges per second, one line each, with the result it belongs to
+// (`benchlab report --format csv --engine-series`): the series' name, kind
+// (counter or gauge) and unit ("/s" for a counter's rate), the second and
+// its wall-clock end, and the value.
+func WriteEngineSeriesCSV(w io.Writer, d *Data) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"experiment", "run", "target", "repeat", "seq", "test", "role", "threads", "name", "kind",
+		"unit", "sec", "time", "value"}); err != nil {
+		return err
+	}
+	for _, r := range Records(d) {
+		for _, x := range r.EngineSeries {
+			for _, p := range x.Points {
+				if err := cw.Write([]string{strconv.FormatInt(r.Experiment, 10), strconv.FormatInt(r.Run, 10), r.Target,
+					strconv.Itoa(r.Repeat), strconv.Itoa(r.Seq), r.Test, r.Role, strconv.Itoa(r.Threads), x.Name, x.Kind,
+					x.Unit, strconv.Itoa(p.Sec), p.Time, strconv.FormatFloat(p.Value, 'g', -1, 64)}); err != nil {
+					return err
+				}
 			}
 		}
 	}

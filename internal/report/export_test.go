@@ -23,7 +23,11 @@ func exportData() *Data {
 				Eff: &store.Efficiency{Seconds: 4, ServerCPU: 2, ClientCPU: store.NotMeasured, ServerReadBytes: 4096,
 					ServerWriteBytes: store.NotReadable, DevReads: 7, MachineCPU: 8, MachineBusy: 4, MachineSteal: 0.8},
 				Facts:     map[string]float64{"client_gomaxprocs": 3},
-				Intervals: []store.Interval{{Sec: 0, Seconds: 1, Events: 250, Statements: 500, P95: 2 * time.Millisecond}}},
+				Intervals: []store.Interval{{Sec: 0, Seconds: 1, Events: 250, Statements: 500, P95: 2 * time.Millisecond}},
+				Internals: []store.EngineSeries{
+					{Name: "pg_stat_bgwriter.buffers_checkpoint", Points: []store.EnginePoint{{Sec: 0, Value: 120}, {Sec: 1, Value: 30}}},
+					{Name: "pg_exact.wal_insert_bytes", Gauge: true, Points: []store.EnginePoint{{Sec: 1, Value: 4096}}},
+				}},
 		}},
 	}
 }
@@ -88,6 +92,49 @@ func TestWriteJSON(t *testing.T) {
 	}
 	if iv, _ := r["intervals"].([]any); len(iv) != 1 || iv[0].(map[string]any)["p95_ms"] != 2.0 {
 		t.Errorf("intervals %v", r["intervals"])
+	}
+	es, _ := r["engine_series"].([]any)
+	if len(es) != 2 {
+		t.Fatalf("engine series %v, want 2", r["engine_series"])
+	}
+	first := es[0].(map[string]any)
+	pts, _ := first["points"].([]any)
+	if first["name"] != "pg_stat_bgwriter.buffers_checkpoint" || first["kind"] != "counter" || first["unit"] != "/s" ||
+		len(pts) != 2 || pts[1].(map[string]any)["value"] != 30.0 || pts[1].(map[string]any)["time"] != "2026-11-23T10:00:02Z" {
+		t.Errorf("engine series %v", first)
+	}
+	if g := es[1].(map[string]any); g["kind"] != "gauge" || g["unit"] != "" {
+		t.Errorf("gauge %v", g)
+	}
+}
+
+// TestWriteEngineSeriesCSV checks one line per stored point of an engine
+// series, with its result's identity, the series' kind and unit, and the
+// second's wall-clock end.
+func TestWriteEngineSeriesCSV(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteEngineSeriesCSV(&b, exportData()); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want a header and the three stored points:\n%v", len(lines), lines)
+	}
+	col := map[string]int{}
+	for i, h := range lines[0] {
+		col[h] = i
+	}
+	for name, want := range map[string]string{"test": "point-query", "target": "a", "name": "pg_stat_bgwriter.buffers_checkpoint",
+		"kind": "counter", "unit": "/s", "sec": "1", "time": "2026-11-23T10:00:02Z", "value": "30"} {
+		if got := lines[2][col[name]]; got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	if lines[3][col["kind"]] != "gauge" || lines[3][col["value"]] != "4096" {
+		t.Errorf("gauge line %v", lines[3])
 	}
 }
 

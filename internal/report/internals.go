@@ -182,31 +182,50 @@ func shortStatName(name string) string {
 }
 
 // internalsChange is how much one counter (per operation) or gauge (mean
-// per second) of a target differs from the base's in one row.
+// per second) of a target differs from the base's in one row, and how its
+// per-second series moved with throughput.
 type internalsChange struct {
 	name        string
 	gauge       bool
 	base, other float64
+	// rho is the rank correlation of the series' value with throughput
+	// second by second within each step (internalsRho), NaN when it has no
+	// side of at least minCorrelationSeconds; seconds counts the seconds
+	// of the side it comes from.
+	rho     float64
+	seconds int
 }
 
-// score orders changes: the larger |log ratio|, the larger the change; a
-// figure that appears from 0 counts as the largest.
-func (c internalsChange) score() float64 {
+// ratioScore orders changes by size: the larger |log ratio|, the larger
+// the change; a figure that appears from 0 counts as the largest.
+func (c internalsChange) ratioScore() float64 {
 	if c.base == 0 {
 		return math.Inf(1)
 	}
 	return math.Abs(math.Log(c.other / c.base))
 }
 
+// explains says the change's series fell as throughput rose (and rose as
+// it fell) over the seconds of a step: work that competes with the
+// workload's, or a wait, rather than work the operations do (which rises
+// with throughput).
+func (c internalsChange) explains() bool { return c.rho <= -explainRho }
+
 func (c internalsChange) String() string {
 	what := "per op"
 	if c.gauge {
 		what = "mean per second"
 	}
+	var out string
 	if c.base == 0 {
-		return fmt.Sprintf("%s %s from 0 to %.3g", shortStatName(c.name), what, c.other)
+		out = fmt.Sprintf("%s %s from 0 to %.3g", shortStatName(c.name), what, c.other)
+	} else {
+		out = fmt.Sprintf("%s %s %.2fx (%.3g to %.3g)", shortStatName(c.name), what, c.other/c.base, c.base, c.other)
 	}
-	return fmt.Sprintf("%s %s %.2fx (%.3g to %.3g)", shortStatName(c.name), what, c.other/c.base, c.base, c.other)
+	if !math.IsNaN(c.rho) {
+		out += fmt.Sprintf(", rank correlation with throughput per second %.2f over %d s", c.rho, c.seconds)
+	}
+	return out
 }
 
 // minInternalsPerOp and minInternalsGauge are the least a counter per
@@ -217,48 +236,25 @@ const (
 	minInternalsGauge = 1
 )
 
+// explainRho is how strongly a series must move against throughput to be
+// named as what explains a change (a rank correlation at or below its
+// negative); minCorrelationSeconds is the fewest paired seconds of a side
+// that give one. A rank correlation of 0 spreads by about 1/sqrt(n-1), so
+// at 25 seconds -0.4 is two of its standard errors from 0.
+const (
+	explainRho            = 0.4
+	minCorrelationSeconds = 25
+)
+
 // internalsChanges are the engine figures of row k that differ between the
-// base and target, largest change first: counters per operation (the
-// step's growth, store.EngineStatFact), gauges as their mean over the
-// measured seconds; each the median over repeats.
+// base and target: counters per operation (the step's growth,
+// store.EngineStatFact, or the sum of its per-second series where the step
+// stored no growth, as an interleaved one), gauges as their mean over the
+// measured seconds; each the median over repeats. Those whose series move
+// against throughput come first, the strongest first (explains); then the
+// others, the largest ratio first (docs/measurement.md, "Engine internals
+// per second").
 func internalsChanges(k cellKey, base, target string, s samples) []internalsChange {
-	perOpOf := func(rs []store.Result) map[string]float64 {
-		vals := map[string][]float64{}
-		for _, r := range rs {
-			for f, v := range r.Facts {
-				if name, ok := store.EngineStatName(f); ok {
-					if x := perOp(r, v, 1); x >= 0 && !math.IsNaN(x) {
-						vals[name] = append(vals[name], x)
-					}
-				}
-			}
-		}
-		out := map[string]float64{}
-		for n, v := range vals {
-			out[n] = analysis.Median(v)
-		}
-		return out
-	}
-	gaugesOf := func(rs []store.Result) map[string]float64 {
-		vals := map[string][]float64{}
-		for _, r := range rs {
-			for _, es := range r.Internals {
-				if !es.Gauge || len(es.Points) == 0 {
-					continue
-				}
-				sum := 0.0
-				for _, p := range es.Points {
-					sum += p.Value
-				}
-				vals[es.Name] = append(vals[es.Name], sum/float64(len(es.Points)))
-			}
-		}
-		out := map[string]float64{}
-		for n, v := range vals {
-			out[n] = analysis.Median(v)
-		}
-		return out
-	}
 	var out []internalsChange
 	add := func(b, o map[string]float64, gauge bool, least float64) {
 		for name, bv := range b {
@@ -266,18 +262,140 @@ func internalsChanges(k cellKey, base, target string, s samples) []internalsChan
 			if !ok || max(bv, ov) < least || bv == ov {
 				continue
 			}
-			out = append(out, internalsChange{name: name, gauge: gauge, base: bv, other: ov})
+			c := internalsChange{name: name, gauge: gauge, base: bv, other: ov}
+			c.rho, c.seconds = internalsRho(name, s[base][k], s[target][k])
+			out = append(out, c)
 		}
 	}
-	add(perOpOf(s[base][k]), perOpOf(s[target][k]), false, minInternalsPerOp)
-	add(gaugesOf(s[base][k]), gaugesOf(s[target][k]), true, minInternalsGauge)
+	add(internalsPerOp(s[base][k]), internalsPerOp(s[target][k]), false, minInternalsPerOp)
+	add(gaugeMeans(s[base][k]), gaugeMeans(s[target][k]), true, minInternalsGauge)
 	slices.SortFunc(out, func(a, b internalsChange) int {
-		if c := -cmpFloat(a.score(), b.score()); c != 0 {
+		switch {
+		case a.explains() && !b.explains():
+			return -1
+		case b.explains() && !a.explains():
+			return 1
+		case a.explains():
+			if c := cmpFloat(a.rho, b.rho); c != 0 {
+				return c
+			}
+		}
+		if c := -cmpFloat(a.ratioScore(), b.ratioScore()); c != 0 {
 			return c
 		}
 		return strings.Compare(a.name, b.name)
 	})
 	return out
+}
+
+// internalsPerOp is each engine counter's median per operation over rs:
+// the step's stored growth, or the sum of its series' rates (one per
+// second) where it stored none.
+func internalsPerOp(rs []store.Result) map[string]float64 {
+	vals := map[string][]float64{}
+	for _, r := range rs {
+		seen := map[string]bool{}
+		for f, v := range r.Facts {
+			if name, ok := store.EngineStatName(f); ok {
+				if x := perOp(r, v, 1); x >= 0 && !math.IsNaN(x) {
+					vals[name] = append(vals[name], x)
+					seen[name] = true
+				}
+			}
+		}
+		for _, es := range r.Internals {
+			if es.Gauge || seen[es.Name] || r.Statements <= 0 {
+				continue
+			}
+			sum := 0.0
+			for _, p := range es.Points {
+				sum += p.Value
+			}
+			vals[es.Name] = append(vals[es.Name], sum/float64(r.Statements))
+		}
+	}
+	return medians(vals)
+}
+
+// gaugeMeans is each engine gauge's median over rs of its mean over the
+// measured seconds.
+func gaugeMeans(rs []store.Result) map[string]float64 {
+	vals := map[string][]float64{}
+	for _, r := range rs {
+		for _, es := range r.Internals {
+			if !es.Gauge || len(es.Points) == 0 {
+				continue
+			}
+			sum := 0.0
+			for _, p := range es.Points {
+				sum += p.Value
+			}
+			vals[es.Name] = append(vals[es.Name], sum/float64(len(es.Points)))
+		}
+	}
+	return medians(vals)
+}
+
+func medians(vals map[string][]float64) map[string]float64 {
+	out := map[string]float64{}
+	for n, v := range vals {
+		out[n] = analysis.Median(v)
+	}
+	return out
+}
+
+// internalsRho is how consistently series name moved against throughput
+// within the steps of either side: for each side (a target's repeats) with
+// at least minCorrelationSeconds paired seconds, the rank correlation of
+// the series' value with throughput second by second, each repeat ranked
+// on its own (analysis.SpearmanWithin), so that one target being faster
+// than the other adds nothing by itself; the lower of the two sides' (the
+// waves are often in one target only), with that side's seconds. NaN when
+// no side has a correlation.
+func internalsRho(name string, sides ...[]store.Result) (float64, int) {
+	rho, secs := math.NaN(), 0
+	for _, rs := range sides {
+		var xs, ys [][]float64
+		n := 0
+		for _, r := range rs {
+			x, y := seriesAgainstThroughput(name, r)
+			xs, ys, n = append(xs, x), append(ys, y), n+len(x)
+		}
+		if n < minCorrelationSeconds {
+			continue
+		}
+		if v := analysis.SpearmanWithin(xs, ys); !math.IsNaN(v) && (math.IsNaN(rho) || v < rho) {
+			rho, secs = v, n
+		}
+	}
+	return rho, secs
+}
+
+// seriesAgainstThroughput pairs series name's value in each measured
+// second of r with the throughput of the same second
+// (section.IntervalRate). Seconds with under half a second of measured
+// time (of the target's turns when interleaved) are left out.
+func seriesAgainstThroughput(name string, r store.Result) (x, y []float64) {
+	at := map[int]float64{}
+	for _, es := range r.Internals {
+		if es.Name == name {
+			for _, p := range es.Points {
+				at[p.Sec] = p.Value
+			}
+		}
+	}
+	if len(at) == 0 {
+		return nil, nil
+	}
+	least := 0.5 / max(1, r.Facts[store.FactInterleaveTargets])
+	for _, iv := range r.Intervals {
+		v, ok := at[iv.Sec]
+		if iv.Sec < 0 || iv.Seconds < least || !ok {
+			continue
+		}
+		x, y = append(x, v), append(y, section.IntervalRate(r, iv))
+	}
+	return x, y
 }
 
 func cmpFloat(a, b float64) int {
@@ -298,7 +416,7 @@ const internalsChangeMin = 0.05
 // internalsNotes name, for every row and target whose throughput changed
 // (a verdict of slower or faster, or a ratio at least internalsChangeMin
 // from 1 where the repeats cannot decide), the engine counter or gauge
-// whose change from the base is largest, and the next one.
+// that best explains it (internalsChanges), and the next one.
 func internalsNotes(v *view) []string {
 	if len(v.targets) < 2 {
 		return nil
@@ -315,8 +433,12 @@ func internalsNotes(v *view) []string {
 		if len(ch) == 0 {
 			continue
 		}
-		n := fmt.Sprintf("engine internals: %s on %s, %s %.2fx of %s: the largest change is %s", v.label(k), c.Target,
-			c.Metric.QuantityOf(), c.Verdict.Ratio, v.targets[0], ch[0])
+		what := "the change that moved against throughput most is"
+		if !ch[0].explains() {
+			what = "no engine series moved against throughput; the largest change is"
+		}
+		n := fmt.Sprintf("engine internals: %s on %s, %s %.2fx of %s: %s %s", v.label(k), c.Target,
+			c.Metric.QuantityOf(), c.Verdict.Ratio, v.targets[0], what, ch[0])
 		if len(ch) > 1 {
 			n += "; next " + ch[1].String()
 		}

@@ -32,6 +32,7 @@ type StreamSink interface {
 	Sink
 	BeginResult(ctx context.Context, r *store.Result) error
 	AppendIntervals(ctx context.Context, resultID int64, test string, ivs []store.Interval) error
+	AppendInternals(ctx context.Context, resultID int64, test string, series []store.EngineSeries) error
 	UpdateProgress(ctx context.Context, r *store.Result) error
 }
 
@@ -65,6 +66,16 @@ func (c *cellStream) Flush(ri int, ivs []store.Interval) {
 	if err := c.sink.AppendIntervals(c.ctx, c.results[ri].ID, c.results[ri].Test, ivs); err != nil {
 		c.failed = true
 		fmt.Fprintf(c.log, "warning: %s: the series will be stored at the step's end only: %v\n", c.results[ri].Test, err)
+	}
+}
+
+func (c *cellStream) FlushInternals(ri int, series []store.EngineSeries) {
+	if c.failed || ri >= len(c.results) || c.results[ri].ID == 0 {
+		return
+	}
+	if err := c.sink.AppendInternals(c.ctx, c.results[ri].ID, c.results[ri].Test, series); err != nil {
+		c.failed = true
+		fmt.Fprintf(c.log, "warning: %s: the engine series will be stored at the step's end only: %v\n", c.results[ri].Test, err)
 	}
 }
 

@@ -27,6 +27,8 @@ func (s *seconds) Flush(ri int, ivs []store.Interval) {
 
 func (s *seconds) FlushLatency(int, SoFar) {}
 
+func (s *seconds) FlushInternals(int, []store.EngineSeries) {}
+
 // TestFlushEveryDefault runs a 12 s step (fake time) with no FlushEvery:
 // its series is streamed every DefaultFlushEvery, so a run killed at 12 s
 // loses at most the last seconds, not the whole step.

@@ -34,6 +34,10 @@ import (
 //     path pays nothing, but a slow sample delays the step's 1-second
 //     series: an instrument that reads something slow (a server over SQL)
 //     bounds each read in time.
+//   - stream: the tick goroutine streams the step's series so far
+//     (Options.Stream, every FlushEvery); an instrument that keeps series
+//     of its own hands over what it has added since, so that a run killed
+//     hard keeps them. Never called without a stream.
 //   - finish: the step is over (e.end); the instrument adds what it
 //     measured to the results. Called once, in list order, after the tick
 //     loop returned and before the results are collected; the workers are
@@ -46,6 +50,7 @@ import (
 type instrument interface {
 	mark()
 	sample(from, to time.Time, load *store.IntervalLoad)
+	stream(s Stream)
 	finish(e *stepEnd)
 	close()
 }
@@ -73,6 +78,7 @@ type noInstrument struct{}
 
 func (noInstrument) mark()                                        {}
 func (noInstrument) sample(_, _ time.Time, _ *store.IntervalLoad) {}
+func (noInstrument) stream(Stream)                                {}
 func (noInstrument) finish(*stepEnd)                              {}
 func (noInstrument) close()                                       {}
 
@@ -88,6 +94,12 @@ func (ins instruments) mark() {
 func (ins instruments) sample(from, to time.Time, load *store.IntervalLoad) {
 	for _, i := range ins {
 		i.sample(from, to, load)
+	}
+}
+
+func (ins instruments) stream(s Stream) {
+	for _, i := range ins {
+		i.stream(s)
 	}
 }
 
@@ -209,10 +221,19 @@ func (s *speedProbe) finish(e *stepEnd) {
 	}
 	// The probes are measurement, not the workload's client: their CPU
 	// leaves benchlab's (about 0.4% of each CPU; at 30,000 queries a second
-	// it would add 0.3 us to a query's client CPU). Only a single-target
-	// step has an Eff.
-	if eff := e.heads[0].Eff; eff != nil && eff.ClientCPU >= 0 {
-		eff.ClientCPU = max(0, eff.ClientCPU-sp.CPU.Seconds())
+	// it would add 0.3 us to a query's client CPU). An interleaved target's
+	// Eff counts its turns only, which held their share of the probes' CPU.
+	window := e.end.Sub(e.measureFrom).Seconds()
+	for _, head := range e.heads {
+		eff := head.Eff
+		if eff == nil || eff.ClientCPU < 0 {
+			continue
+		}
+		probes := sp.CPU.Seconds()
+		if len(e.heads) > 1 && window > 0 {
+			probes *= min(1, eff.Seconds/window)
+		}
+		eff.ClientCPU = max(0, eff.ClientCPU-probes)
 	}
 }
 

@@ -34,6 +34,8 @@ func (l *callLog) finish(e *stepEnd) {
 
 func (l *callLog) close() { l.calls = append(l.calls, "close") }
 
+func (l *callLog) stream(Stream) { l.calls = append(l.calls, "stream") }
+
 // TestInstrumentCalls runs a step of 1.5 s of warm-up and 3 s measured in
 // fake time with one instrument and checks the life the instrument
 // interface promises: samples of consecutive seconds from the step's start

@@ -11,10 +11,12 @@ import (
 // length slice (turns.go) through a warm-up and a measured part each as
 // long as the step's, so the step lasts that many times longer.
 //
-// What an interleaved step cannot tell apart per target is left out of its
-// results rather than guessed: resource use per operation (the sampler sees
-// every target's server and benchlab's one process), engine counters, perf
-// counters and profiles. Its CPU speed facts are the step's, shared.
+// Resource use per operation is split by turns (turncost.go), and each
+// engine's internals are read per second as in a single-target step. What
+// an interleaved step cannot tell apart per target is left out of its
+// results rather than guessed: engine counters per operation (read once at
+// each end, they would need a read at every turn), perf counters and
+// profiles. Its CPU speed facts are the step's, shared.
 func (s *stepRun) measureInterleaved(slice time.Duration) {
 	for _, res := range s.results {
 		res.Facts[store.FactInterleave] = slice.Seconds()
@@ -35,7 +37,17 @@ func (s *stepRun) measureInterleaved(slice time.Duration) {
 	s.open(win)
 	// The sampler gives the intervals' load (every target's, shared).
 	sampler := newLoadSampler(s.parts, s.opt.DataDir)
-	ins := instruments{sampler}
+	// Before the speed probe, whose finish takes its CPU off the Effs.
+	ins := instruments{sampler, newTurnEfficiency(g, s.parts, s.opt.DataDir)}
+	// Each engine's internals per second, read at the same boundaries
+	// whichever target has the turn (docs/measurement.md).
+	ri := 0
+	for i, p := range s.parts {
+		if in := startInternals(s.ctx, p.db, i, ri, win.measureFrom, s.opt.Out); in != nil {
+			ins = append(ins, in)
+		}
+		ri += len(s.runsOf[i])
+	}
 	if speed := startSpeedProbe(s.opt, s.win, sampler); speed != nil {
 		ins = append(ins, speed)
 	}
@@ -95,5 +107,12 @@ func (m *multiStream) Flush(ri int, ivs []store.Interval) {
 func (m *multiStream) FlushLatency(ri int, l SoFar) {
 	if s := m.streams[m.part[ri]]; s != nil {
 		s.FlushLatency(m.local[ri], l)
+	}
+}
+
+// FlushInternals implements Stream.
+func (m *multiStream) FlushInternals(ri int, series []store.EngineSeries) {
+	if s := m.streams[m.part[ri]]; s != nil {
+		s.FlushInternals(m.local[ri], series)
 	}
 }

@@ -30,9 +30,20 @@ type internalsSampler struct {
 	done        chan struct{}
 	finished    sync.Once
 	out         io.Writer
+	// part is the index of the step's target whose engine this reads
+	// (e.heads), ri its headline role's among the step's roles (Stream).
+	part, ri int
 
-	reads []internalsRead // written by run only, read after done
+	// mu guards reads, which run appends to and a flush reads while the
+	// step goes on; err is run's only, read after done.
+	mu    sync.Mutex
+	reads []internalsRead
 	err   error
+	// streamedReads counts the reads already streamed, and streamedSec
+	// is each series' last second streamed (stream's, on the tick
+	// goroutine).
+	streamedReads int
+	streamedSec   map[string]int
 }
 
 // internalsRead is one read at boundary k (measureFrom + k s), taken at at.
@@ -42,15 +53,17 @@ type internalsRead struct {
 	in engine.Internals
 }
 
-// startInternals starts sampling db's internals from measureFrom on; nil
+// startInternals starts sampling db's internals from measureFrom on, for
+// target part of the step, whose headline role is the step's role ri; nil
 // when db's engine reads none. It is an instrument (instrument.go); out
 // gets a line when some reads failed.
-func startInternals(ctx context.Context, db engine.DB, measureFrom time.Time, out io.Writer) *internalsSampler {
+func startInternals(ctx context.Context, db engine.DB, part, ri int, measureFrom time.Time, out io.Writer) *internalsSampler {
 	r, ok := db.(engine.InternalsReader)
 	if !ok {
 		return nil
 	}
-	s := &internalsSampler{reader: r, measureFrom: measureFrom, stop: make(chan struct{}), done: make(chan struct{}), out: out}
+	s := &internalsSampler{reader: r, measureFrom: measureFrom, stop: make(chan struct{}), done: make(chan struct{}), out: out,
+		part: part, ri: ri, streamedSec: map[string]int{}}
 	go s.run(ctx)
 	return s
 }
@@ -75,7 +88,9 @@ func (s *internalsSampler) run(ctx context.Context) {
 		cancel()
 		now := time.Now()
 		if err == nil {
+			s.mu.Lock()
 			s.reads = append(s.reads, internalsRead{k: k, at: now, in: in})
+			s.mu.Unlock()
 		} else if s.err == nil {
 			s.err = err
 		}
@@ -87,7 +102,35 @@ func (s *internalsSampler) run(ctx context.Context) {
 // finish gives the headline result the series, stopping the reads before
 // the workers' sessions close (it comes before engineStats in the list).
 func (s *internalsSampler) finish(e *stepEnd) {
-	e.heads[0].Internals = s.series(s.out, e.test)
+	e.heads[s.part].Internals = s.series(s.out, e.test)
+}
+
+// stream hands the points read since the last flush to the step's stream,
+// with the other series (ticks.flush), so that a run killed hard keeps
+// them. Only the reads since then are turned into series (and the last
+// one before them, the start of a counter's next rate), so a long step
+// costs each flush the same.
+func (s *internalsSampler) stream(st Stream) {
+	s.mu.Lock()
+	// Reads are only appended, never changed: the slice stays valid.
+	reads := s.reads[max(0, s.streamedReads-1):]
+	s.streamedReads = len(s.reads)
+	s.mu.Unlock()
+	var fresh []store.EngineSeries
+	for _, x := range internalsSeries(reads) {
+		last, ok := s.streamedSec[x.Name]
+		i := 0
+		for ok && i < len(x.Points) && x.Points[i].Sec <= last {
+			i++
+		}
+		if i < len(x.Points) {
+			fresh = append(fresh, store.EngineSeries{Name: x.Name, Gauge: x.Gauge, Points: x.Points[i:]})
+			s.streamedSec[x.Name] = x.Points[len(x.Points)-1].Sec
+		}
+	}
+	if len(fresh) > 0 {
+		st.FlushInternals(s.ri, fresh)
+	}
 }
 
 // close stops the reads however the step ended.

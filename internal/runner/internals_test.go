@@ -100,3 +100,107 @@ func TestInternalsOfStep(t *testing.T) {
 		}
 	})
 }
+
+// internalsLog records the engine series a step streams, by role.
+type internalsLog struct {
+	seconds
+	points  map[int]map[string][]int // role -> series -> seconds streamed
+	flushes int
+}
+
+func (l *internalsLog) FlushInternals(ri int, series []store.EngineSeries) {
+	l.flushes++
+	if l.points[ri] == nil {
+		l.points[ri] = map[string][]int{}
+	}
+	for _, s := range series {
+		for _, p := range s.Points {
+			l.points[ri][s.Name] = append(l.points[ri][s.Name], p.Sec)
+		}
+	}
+}
+
+// walStep is a step of one walWriter per target on a table w, made on
+// each database first.
+func walStep(t *testing.T, d time.Duration, dbs ...engine.DB) workload.Step {
+	for _, db := range dbs {
+		c := enginetest.Connect(t, db)
+		if _, err := c.Exec(context.Background(), "CREATE TABLE w (id INTEGER PRIMARY KEY, v BLOB)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return workload.Step{Name: "wal", Duration: d, Warmup: time.Second,
+		NewWorker: func(ctx context.Context, db engine.DB, _, _ int, _ uint64) (workload.Worker, error) {
+			c, err := db.(engine.SQL).Connect(ctx)
+			return &walWriter{c: c}, err
+		}}
+}
+
+// TestInternalsStreamed measures 12 s of a SQLite writer in fake time with
+// a stream: the engine series go out with the other series every
+// DefaultFlushEvery, each second of each series once, so a run killed
+// midway keeps them; together the flushes hold the points of the
+// result's series up to the last flush, and at least two flushes came
+// before the step's end.
+func TestInternalsStreamed(t *testing.T) {
+	fake(t, func(t *testing.T, opt Options) {
+		db := enginetest.Open(t, engine.Target{Name: "wal", Engine: "sqlite", Settings: map[string]string{"wal_autocheckpoint": "0"}})
+		log := &internalsLog{points: map[int]map[string][]int{}}
+		opt.Stream = log
+		res, err := Measure(context.Background(), db, walStep(t, 12*time.Second, db), 1, 1, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if log.flushes < 2 {
+			t.Fatalf("%d flushes of engine series in a 12 s step, want at least 2", log.flushes)
+		}
+		for _, s := range res.Internals {
+			got := log.points[0][s.Name]
+			if len(got) == 0 || len(got) > len(s.Points) {
+				t.Errorf("%s: streamed seconds %v, result has %d points", s.Name, got, len(s.Points))
+				continue
+			}
+			for i, sec := range got {
+				if sec != s.Points[i].Sec {
+					t.Errorf("%s: streamed seconds %v, want the result's first %d in order", s.Name, got, len(got))
+					break
+				}
+			}
+		}
+		if frames := log.points[0]["sqlite.wal_frames"]; len(frames) < 5 {
+			t.Errorf("WAL frames streamed for seconds %v, want the step's first 5 at least", frames)
+		}
+	})
+}
+
+// TestInternalsInterleaved measures two SQLite writers interleaved in
+// 50 ms turns, in fake time: each target's result has its own engine's
+// series, and each engine's WAL grows only by its own writer's commits, so
+// both grow.
+func TestInternalsInterleaved(t *testing.T) {
+	fake(t, func(t *testing.T, opt Options) {
+		var parts []stepPart
+		var dbs []engine.DB
+		for _, name := range []string{"a", "b"} {
+			db := enginetest.Open(t, engine.Target{Name: name, Engine: "sqlite", Settings: map[string]string{"wal_autocheckpoint": "0"}})
+			dbs = append(dbs, db)
+			parts = append(parts, stepPart{name: name, db: db, seed: 1})
+		}
+		rs, errs := measureParts(context.Background(), parts, walStep(t, 3*time.Second, dbs...), 1, 50*time.Millisecond, opt)
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("target %d: %v", i, err)
+			}
+			var frames []store.EnginePoint
+			for _, s := range rs[i][0].Internals {
+				if s.Name == "sqlite.wal_frames" {
+					frames = s.Points
+				}
+			}
+			// The step lasts 2 x 3 s: about 6 seconds of each engine.
+			if len(frames) < 4 || frames[len(frames)-1].Value <= frames[0].Value {
+				t.Errorf("target %d: WAL frames %v, want points of most of the step's 6 s, growing", i, frames)
+			}
+		}
+	})
+}

@@ -93,12 +93,15 @@ type LiveSample struct {
 // Stream keeps a step's results as the step goes. Begin is called once,
 // before the workers start, with one result per role (headline first);
 // Flush is called from one goroutine with role ri's intervals since the
-// last call, and FlushLatency after it with the role's latency so far. A
-// failed Begin turns the stream off for the step.
+// last call, and FlushLatency after it with the role's latency so far;
+// FlushInternals, from the same goroutine, with the engine series' points
+// read since its last call for the headline role ri's result. A failed
+// Begin turns the stream off for the step.
 type Stream interface {
 	Begin(results []*store.Result) error
 	Flush(ri int, ivs []store.Interval)
 	FlushLatency(ri int, l SoFar)
+	FlushInternals(ri int, series []store.EngineSeries)
 }
 
 // SoFar is a role's measured part up to a flush: its done operations, the

@@ -189,6 +189,7 @@ func (t *ticks) flush(now time.Time) {
 			t.flushed[ri] = len(t.series[ri])
 			stream.FlushLatency(ri, rr.soFar(t.snap, t.lastFlush.Sub(t.measureFrom).Seconds()))
 		}
+		t.ins.stream(stream)
 		return
 	}
 	if now.Sub(t.lastFlush) < t.flushEvery-50*time.Millisecond {

@@ -30,7 +30,7 @@ func (s *stepRun) measureSingle() {
 	// The engine's counters and gauges once a second over the measured
 	// part (engine.InternalsReader), read on a goroutine of their own;
 	// before the engine's counters, whose finish closes the sessions.
-	if in := startInternals(s.ctx, db, s.win.measureFrom, s.opt.Out); in != nil {
+	if in := startInternals(s.ctx, db, 0, 0, s.win.measureFrom, s.opt.Out); in != nil {
 		ins = append(ins, in)
 	}
 	// The engine's own counters (engine.StatsReader) start and end with

@@ -48,6 +48,18 @@ type turns struct {
 	// the part after measureFrom.
 	total, measured []time.Duration
 	done            bool
+
+	// counts, when set, reads benchlab's process counters at every turn's
+	// boundaries, and costs[i] adds up target i's share (turncost.go);
+	// written by run only, read once it returned.
+	counts func() meter.SelfCounters
+	costs  []meter.TurnTotals
+}
+
+// countCosts has run read benchlab's counters at each turn's boundaries
+// and give each target what its turns counted.
+func (g *turns) countCosts(read func() meter.SelfCounters) {
+	g.counts, g.costs = read, make([]meter.TurnTotals, g.targets)
 }
 
 // newTurns makes the turns of n targets.
@@ -111,6 +123,12 @@ func (g *turns) run(ctx context.Context, stop *stopper, deadline time.Time) {
 	}()
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
+	// A turn's counters run from the read that ended the previous turn
+	// (nothing runs between the two turns) to the read that ends it.
+	var before meter.SelfCounters
+	if g.counts != nil {
+		before = g.counts()
+	}
 	for i := 0; ; i = (i + 1) % g.targets {
 		if stop.Load() || ctx.Err() != nil || !time.Now().Before(deadline) {
 			return
@@ -132,12 +150,21 @@ func (g *turns) run(ctx context.Context, stop *stopper, deadline time.Time) {
 		for g.running > 0 && !stop.Load() && ctx.Err() == nil {
 			g.cond.Wait()
 		}
-		off := time.Now()
-		g.total[i] += off.Sub(g.on)
-		if from := later(g.on, g.measureFrom); off.After(from) {
-			g.measured[i] += off.Sub(from)
+		off, on := time.Now(), g.on
+		g.total[i] += off.Sub(on)
+		var measured time.Duration
+		if from := later(on, g.measureFrom); off.After(from) {
+			measured = off.Sub(from)
+			g.measured[i] += measured
 		}
 		g.mu.Unlock()
+		if g.counts != nil {
+			after := g.counts()
+			if measured > 0 {
+				g.costs[i].Add(before, after, measured.Seconds()/off.Sub(on).Seconds(), measured.Seconds())
+			}
+			before = after
+		}
 	}
 }
 

@@ -109,7 +109,9 @@ func TestRunGroupSQLite(t *testing.T) {
 	if !ok {
 		t.Fatal("sqlite is not registered")
 	}
-	p := workload.Params{Tables: 1, TableSize: 2000, ReadTime: 400 * time.Millisecond, WriteTime: 400 * time.Millisecond,
+	// 1.5 s of 20 ms turns: at load 30 a hand-over once took most of a
+	// 0.4 s step, and the other target got no turn at all.
+	p := workload.Params{Tables: 1, TableSize: 2000, ReadTime: 1500 * time.Millisecond, WriteTime: 400 * time.Millisecond,
 		Tests: []string{"point-query"}, Threads: []int{1}, Seed: 7}
 	steps, err := sysbench.Suite{}.Plan(p)
 	if err != nil {

@@ -67,6 +67,10 @@ const (
 	FactInterleave = "interleave_turn_s"
 	// FactInterleaveTargets is how many targets took turns in the step.
 	FactInterleaveTargets = "interleave_targets"
+	// FactEffByTurns is 1 on an interleaved result whose resource use per
+	// operation (Eff) was split by turns: benchlab's process counters read
+	// at each turn's boundaries, a server's from its own processes.
+	FactEffByTurns = "eff_by_turns"
 	// FactCPUSpeedCPU is the CPU seconds the probes took over the measured
 	// part, left out of the client's CPU (Efficiency.ClientCPU).
 	FactCPUSpeedCPU = "cpu_speed_probe_cpu_s"

@@ -50,14 +50,46 @@ func saveInternals(ctx context.Context, b bound, r *Result) error {
 		return fmt.Errorf("store engine series of %s: %w", r.Test, err)
 	}
 	defer ins.Close()
-	for _, s := range r.Internals {
+	return insertSeries(ctx, ins, r.ID, r.Test, r.Internals)
+}
+
+// AppendInternals adds the points of a begun result's engine series that
+// it lacks (by name and second), in one transaction, so that a run killed
+// midway keeps them as it keeps its intervals (AppendIntervals); the
+// result's SaveResult later writes them all again.
+func (s *Store) AppendInternals(ctx context.Context, resultID int64, test string, series []EngineSeries) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
+	if len(series) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store engine series of %s: %w", test, err)
+	}
+	defer tx.Rollback()
+	ins, err := s.tx(tx).PrepareContext(ctx, `INSERT INTO engine_series (result_id, name, gauge, sec, value) VALUES (?,?,?,?,?)
+		ON CONFLICT (result_id, name, sec) DO NOTHING`)
+	if err != nil {
+		return fmt.Errorf("store engine series of %s: %w", test, err)
+	}
+	defer ins.Close()
+	if err := insertSeries(ctx, ins, resultID, test, series); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// insertSeries runs ins for every point of series.
+func insertSeries(ctx context.Context, ins prepared, resultID int64, test string, series []EngineSeries) error {
+	for _, s := range series {
 		gauge := 0
 		if s.Gauge {
 			gauge = 1
 		}
 		for _, p := range s.Points {
-			if _, err := ins.ExecContext(ctx, r.ID, s.Name, gauge, p.Sec, p.Value); err != nil {
-				return fmt.Errorf("store engine series %s of %s: %w", s.Name, r.Test, err)
+			if _, err := ins.ExecContext(ctx, resultID, s.Name, gauge, p.Sec, p.Value); err != nil {
+				return fmt.Errorf("store engine series %s of %s: %w", s.Name, test, err)
 			}
 		}
 	}

@@ -57,3 +57,19 @@ func Close(db *mongo.Database) error {
 	}
 	return db.Client().Disconnect(context.Background())
 }
+
+// IDIndexer is a document DB that can add to its storage the index its
+// lookups by _id use (a ferretdb target's settings.id_index: FerretDB
+// v1.24.2 pushes an _id filter down as SQL its own _id index cannot
+// serve). Suites call it once their collections exist.
+type IDIndexer interface {
+	IndexIDs(ctx context.Context) (int, error)
+}
+
+// IndexIDs calls db's IndexIDs when it has one: the indexes added.
+func IndexIDs(ctx context.Context, db engine.DB) (int, error) {
+	if x, ok := db.(IDIndexer); ok {
+		return x.IndexIDs(ctx)
+	}
+	return 0, nil
+}

@@ -110,8 +110,9 @@ type Conn struct {
 	// operations itself (engine.WithWorkerPasses), so Writes do not.
 	workerPasses bool
 	// slices counts the wait slices Reads have ended with nothing to read
-	// (waitSlice); Reads come from one goroutine at a time.
-	slices int
+	// (waitSlice), atomically so that a test can wait on it (one add per
+	// slice of 3 ms or more).
+	slices atomic.Int64
 
 	// ended is read on every Read and Write without the lock: 0 while the
 	// connection is usable, else endedExpired or endedClosed (set under mu).
@@ -165,7 +166,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 			if ferr := c.failed(); ferr != nil {
 				return 0, ferr
 			}
-			c.slices++
+			c.slices.Add(1)
 			runtime.Gosched()
 			continue
 		}
@@ -295,7 +296,9 @@ func (c *Conn) LocalAddr() net.Addr { return c.local }
 func (c *Conn) RemoteAddr() net.Addr { return c.remote }
 
 // SetDeadline arms (or, with the zero time, disarms) the deadline for both
-// directions. Once it passes the connection is shut down for good.
+// directions. Once it passes the connection is shut down for good: no
+// later deadline, cleared or not, revives it, so a cancel's past deadline
+// (engine.CallWatch) holds whatever a driver sets after it.
 func (c *Conn) SetDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -314,14 +317,23 @@ func (c *Conn) SetDeadline(t time.Time) error {
 		c.expireLocked()
 		return nil
 	}
-	c.timer = time.AfterFunc(d, func() {
+	var tm *time.Timer // read by the callback under mu, set before it is free
+	tm = time.AfterFunc(d, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if !c.closed && c.timer != nil {
-			c.expireLocked()
-		}
+		c.timerFiredLocked(tm)
 	})
+	c.timer = tm
 	return nil
+}
+
+// timerFiredLocked expires the connection when tm is still its deadline's
+// timer: one that fired while a later SetDeadline replaced or cleared it
+// (its callback waiting for mu meanwhile) is stale and does nothing.
+func (c *Conn) timerFiredLocked(tm *time.Timer) {
+	if !c.closed && c.timer == tm {
+		c.expireLocked()
+	}
 }
 
 func (c *Conn) expireLocked() {

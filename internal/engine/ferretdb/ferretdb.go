@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,12 +118,16 @@ func (Driver) CheckTarget(t engine.Target) error {
 	for _, k := range keys {
 		switch {
 		case k == SettingBackend:
+		case k == SettingIDIndex:
+			if _, err := strconv.ParseBool(t.Settings[k]); err != nil {
+				return fmt.Errorf("settings.%s: %q is not true or false", k, t.Settings[k])
+			}
 		case k == SettingPGVersion || k == SettingPGBasedir || strings.HasPrefix(k, pgPrefix):
 			if backend != BackendPostgreSQL {
 				return fmt.Errorf("settings.%s: only for backend = \"postgresql\" (this target's backend is %s)", k, backend)
 			}
 		default:
-			return fmt.Errorf("settings.%s: unknown ferretdb setting; known: backend, postgres_version, postgres_basedir, "+
+			return fmt.Errorf("settings.%s: unknown ferretdb setting; known: backend, id_index, postgres_version, postgres_basedir, "+
 				"postgres.<PostgreSQL setting>", k)
 		}
 	}
@@ -217,8 +222,16 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		managed = server.Manage(in, pg.Instance())
 		stop = func() error { return errors.Join(in.Stop(), pg.Close()) }
 	}
-	db, err := mongodb.New(ctx, mongodb.Config{Target: t, URI: socketURI(in.Socket), Database: mongodb.Database,
-		Auth: auth, Managed: managed, Info: info, Stop: stop})
+	mc := mongodb.Config{Target: t, URI: socketURI(in.Socket), Database: mongodb.Database,
+		Auth: auth, Managed: managed, Info: info, Stop: stop}
+	if idIndexOn(t) {
+		info.Settings[SettingIDIndex] = "true"
+		mc.IndexIDs = func(ctx context.Context) (int, error) { return sqliteIDIndexes(ctx, in.DataDir) }
+		if pg != nil {
+			mc.IndexIDs = func(ctx context.Context) (int, error) { return pgIDIndexes(ctx, pg) }
+		}
+	}
+	db, err := mongodb.New(ctx, mc)
 	if err != nil {
 		stop()
 		return nil, err

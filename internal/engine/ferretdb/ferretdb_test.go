@@ -2,6 +2,7 @@ package ferretdb_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -118,6 +119,7 @@ func TestCheckTarget(t *testing.T) {
 		{engine.Target{Settings: map[string]string{"postgres.work_mem": "4MB"}}, "settings.postgres.work_mem:"},
 		{engine.Target{Settings: map[string]string{"cache": "1"}}, "settings.cache:"},
 		{engine.Target{Memory: "1KB"}, "memory:"},
+		{engine.Target{Settings: map[string]string{"id_index": "yes please"}}, "settings.id_index:"},
 	} {
 		err := ferretdb.Driver{}.CheckTarget(c.t)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
@@ -179,6 +181,130 @@ func TestMemoryLimitHoldsBoth(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir2, path)); !os.IsNotExist(err) {
 		t.Errorf("cgroup %s left after Close (%v)", path, err)
+	}
+	servertest.NoProcs(t, dir)
+}
+
+// sqlitePlan is SQLite's plan for the query FerretDB v1.24.2 sends for a
+// find by a string _id (backends/sqlite's Query: the filter pushed down as
+// _ferretdb_sjson->'$._id' = ?) on collection c's table.
+func sqlitePlan(t *testing.T, dir string) string {
+	t.Helper()
+	sq, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "ferretdb", "data", mongodb.Database+".sqlite")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sq.Close()
+	var table string
+	if err := sq.QueryRow(`SELECT table_name FROM _ferretdb_collections WHERE name = 'c'`).Scan(&table); err != nil {
+		t.Fatalf("collection c's table: %v", err)
+	}
+	rows, err := sq.Query(fmt.Sprintf(`EXPLAIN QUERY PLAN SELECT _ferretdb_sjson FROM %q WHERE _ferretdb_sjson->'$._id' = ?`, table), `"7"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, "; ")
+}
+
+// TestIDIndex shows why settings.id_index exists: over SQLite, FerretDB's
+// find by _id is a scan of the table, its own _id index unused, and the
+// setting's index turns it into a search.
+func TestIDIndex(t *testing.T) {
+	db, dir := open(t, map[string]string{"id_index": "true"})
+	roundTrip(t, db)
+	if plan := sqlitePlan(t, dir); !strings.HasPrefix(plan, "SCAN") {
+		t.Errorf("plan of a find by _id before id_index: %q; want the scan FerretDB v1.24.2 gets", plan)
+	}
+	n, err := docdb.IndexIDs(context.Background(), db)
+	if err != nil || n != 1 {
+		t.Fatalf("IndexIDs: %d, %v; want the one collection's index", n, err)
+	}
+	if plan := sqlitePlan(t, dir); !strings.Contains(plan, "_benchlab_id") {
+		t.Errorf("plan of a find by _id after id_index: %q; want a search of the added index", plan)
+	}
+	ctx := context.Background()
+	_, d, err := docdb.Connect(ctx, db, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer docdb.Close(d)
+	if _, err := d.Collection("c").InsertOne(ctx, bson.D{{Key: "_id", Value: "s"}, {Key: "v", Value: 1}}); err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	var got struct{ V int }
+	if err := d.Collection("c").FindOne(ctx, bson.D{{Key: "_id", Value: "s"}}).Decode(&got); err != nil || got.V != 1 {
+		t.Errorf("find by _id through the index: %+v, %v", got, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	servertest.NoProcs(t, dir)
+}
+
+// TestConcurrentIncLosesUpdates records a finding about FerretDB v1.24.2:
+// it applies an update as a read, a change in its own process and a write
+// of the whole document, with nothing between them, so clients that $inc
+// one document at once lose increments (docs/suites/tpcc-documents.md).
+// It fails the day FerretDB keeps every increment, for the docs to change.
+func TestConcurrentIncLosesUpdates(t *testing.T) {
+	db, dir := open(t, map[string]string{"id_index": "true"})
+	ctx := context.Background()
+	_, d, err := docdb.Connect(ctx, db, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer docdb.Close(d)
+	if _, err := d.Collection("w").InsertOne(ctx, bson.D{{Key: "_id", Value: "1"}, {Key: "n", Value: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := docdb.IndexIDs(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	const clients, each = 4, 200
+	errs := make(chan error, clients)
+	for range clients {
+		go func() {
+			_, c, err := docdb.Connect(ctx, db, "test")
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer docdb.Close(c)
+			for range each {
+				if _, err := c.Collection("w").UpdateOne(ctx, bson.D{{Key: "_id", Value: "1"}},
+					bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: 1}}}}); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Fatalf("update: %v", err)
+		}
+	}
+	var got struct{ N int }
+	if err := d.Collection("w").FindOne(ctx, bson.D{{Key: "_id", Value: "1"}}).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("n = %d after %d concurrent $inc of 1", got.N, clients*each)
+	if got.N < 1 || got.N >= clients*each {
+		t.Errorf("n = %d after %d concurrent $inc of 1; FerretDB v1.24.2 loses some (the docs say so)", got.N, clients*each)
+	}
+	if err := db.Close(); err != nil {
+		t.Errorf("close: %v", err)
 	}
 	servertest.NoProcs(t, dir)
 }

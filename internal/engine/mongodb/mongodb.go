@@ -100,6 +100,10 @@ type Config struct {
 	// backend settings); Stop runs after the clients are closed.
 	Info engine.Info
 	Stop func() error
+	// IndexIDs, when set, adds to the storage under the server the index
+	// its lookups by _id can use (package docdb's IDIndexer); nil for a
+	// server that needs none.
+	IndexIDs func(ctx context.Context) (int, error)
 }
 
 // DB is an opened document database.
@@ -203,6 +207,15 @@ func (db *DB) Connect(ctx context.Context) (*mongo.Client, error) {
 
 // Database names the benchmark database.
 func (db *DB) Database() string { return db.cfg.Database }
+
+// IndexIDs runs the server's Config.IndexIDs: how many indexes it added
+// to the storage under the server (0 when it has none to add).
+func (db *DB) IndexIDs(ctx context.Context) (int, error) {
+	if db.cfg.IndexIDs == nil {
+		return 0, nil
+	}
+	return db.cfg.IndexIDs(ctx)
+}
 
 // Transactions reports whether the server runs multi-document
 // transactions: a replica set or a sharded cluster that is not FerretDB.

@@ -28,7 +28,7 @@ func TestClients(t *testing.T) {
 		Setup:   "CREATE TABLE h (id INT PRIMARY KEY, v INT) ENGINE=InnoDB SELECT 1 AS id, 0 AS v",
 		Session: "SET SESSION innodb_lock_wait_timeout = 1000000",
 		Lock:    "UPDATE h SET v = v + 1 WHERE id = ?",
-		Waiting: "SELECT trx_id FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'",
+		Waiting: "SELECT 1 FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_ROW_LOCK_CURRENT_WAITS' AND VARIABLE_VALUE > 0",
 		Timeout: func(err error) bool {
 			var me *gomysql.MySQLError
 			return errors.As(err, &me) && me.Number == 1205

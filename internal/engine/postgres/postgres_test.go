@@ -26,6 +26,14 @@ func TestMatrix(t *testing.T) {
 		map[string]string{"shared_buffers": "64MB", "synchronous_commit": "off"})
 }
 
+// TestInterleavedEfficiency: two servers interleaved each get their own
+// CPU and IO per operation.
+func TestInterleavedEfficiency(t *testing.T) {
+	servertest.InterleavedEfficiency(t, "postgres",
+		map[string]string{"shared_buffers": "32MB", "synchronous_commit": "on"},
+		map[string]string{"shared_buffers": "32MB", "synchronous_commit": "off"})
+}
+
 func TestBadSetting(t *testing.T) {
 	servertest.BadSetting(t, "postgres", map[string]string{"shared_buffers": "lots"}, `"shared_buffers"`)
 }

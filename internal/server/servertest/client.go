@@ -23,7 +23,12 @@ type Hang struct {
 	// Setup creates the table h (id 1 present); Session is run first on
 	// the waiting connection (a lock wait with no end of its own); Lock is
 	// the update, with one placeholder, that both sessions run; Waiting
-	// returns one row per session waiting for a lock.
+	// returns a row while a session waits for a lock. It must read the
+	// server's live state, never a cache that the polling itself keeps
+	// stale: InnoDB refreshes information_schema.innodb_trx only once no
+	// session has read it for 0.1 s, so a loop polling it, started before
+	// the wait began, never saw the wait (measured: 43k-65k polls over 5 s
+	// with a session waiting all along, seen at once after a 0.2 s pause).
 	Setup, Session, Lock, Waiting string
 	// Timeout says whether err is the server's own lock-wait timeout, which
 	// would end the wait without the context's help.
@@ -83,6 +88,11 @@ func Clients(t *testing.T, h Hang) engine.DB {
 			if _, err := holder.Exec(ctx, strings.Replace(strings.Replace(h.Lock, "?", "1", 1), "$1", "1", 1)); err != nil {
 				t.Fatal(err)
 			}
+			// Nobody waits yet. Reading Waiting now also forces the order
+			// that hung this test under load: a first poll before the wait.
+			if rows, err := holder.Values(ctx, h.Waiting); err != nil || len(rows) != 0 {
+				t.Fatalf("client %s: before the statement, Waiting gave %q, %v; want no rows", client, rows, err)
+			}
 			cctx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			done := make(chan error, 1)
@@ -91,14 +101,14 @@ func Clients(t *testing.T, h Hang) engine.DB {
 				done <- err
 			}()
 			// Cancel only once the server shows the statement waiting.
-			for {
-				rows, err := holder.Values(ctx, h.Waiting)
-				if err != nil {
+			if !waitFor(t, holder, h.Waiting, done) {
+				t.Errorf("client %s: the server never showed the statement waiting for the lock", client)
+				cancel()
+				if _, err := holder.Exec(ctx, "ROLLBACK"); err != nil {
 					t.Fatal(err)
 				}
-				if len(rows) > 0 {
-					break
-				}
+				<-done
+				return
 			}
 			cancel()
 			// The lock is still held here: only the cancel can end the wait.
@@ -106,7 +116,7 @@ func Clients(t *testing.T, h Hang) engine.DB {
 			// the holder's rollback then frees the statement.
 			select {
 			case err = <-done:
-			case <-time.After(2 * time.Minute): // a hang guard, not a window
+			case <-time.After(hangGuard):
 				t.Errorf("client %s: the cancel did not end the statement hung on the lock", client)
 				if _, err := holder.Exec(ctx, "ROLLBACK"); err != nil {
 					t.Fatal(err)
@@ -123,4 +133,37 @@ func Clients(t *testing.T, h Hang) engine.DB {
 		})
 	}
 	return managed
+}
+
+// hangGuard bounds a wait that should end at once on a working engine, so
+// that a defect fails the test instead of holding it until the package's
+// timeout; it is not a window the test measures.
+const hangGuard = 2 * time.Minute
+
+// waitFor polls query on c until it returns a row; false when it has not
+// within hangGuard, or when the statement sent to done returned first (it
+// was not left waiting: the test then fails on what it returned).
+func waitFor(t *testing.T, c engine.Conn, query string, done chan error) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	for {
+		select {
+		case err := <-done:
+			done <- err
+			t.Errorf("the statement that should wait for the lock returned %v", err)
+			return false
+		default:
+		}
+		rows, err := c.Values(ctx, query)
+		if ctx.Err() != nil {
+			return false
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) > 0 {
+			return true
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"benchlab/internal/workload"
 	"benchlab/internal/workload/tpcc/tpccdoc"
+	"benchlab/internal/workload/tpcc/tpccgen"
 )
 
 // Options are TPC-C's scale, read from [workload.tpcc].
@@ -32,15 +33,19 @@ type Options struct {
 	// tpccdoc): order lines embedded in their orders, multi-document
 	// transactions, findAndModify for the counters, the clients' read
 	// preference ("" is primary).
-	Denormalize    bool   `toml:"denormalize"`
-	Transactions   bool   `toml:"transactions"`
-	FindAndModify  bool   `toml:"find_and_modify"`
-	ReadPreference string `toml:"read_preference"`
+	// ScaleFactor is py-tpcc's scalefactor, for document targets: items,
+	// customers per district and initial new orders per district divided
+	// by it (1, the default, is the full population; 0 means 1).
+	ScaleFactor    float64 `toml:"scalefactor"`
+	Denormalize    bool    `toml:"denormalize"`
+	Transactions   bool    `toml:"transactions"`
+	FindAndModify  bool    `toml:"find_and_modify"`
+	ReadPreference string  `toml:"read_preference"`
 }
 
 // doc is the options of a document run.
 func (o *Options) doc() tpccdoc.Config {
-	return tpccdoc.Config{Warehouses: o.Warehouses, MaxTries: o.tries(), Denormalize: o.Denormalize,
+	return tpccdoc.Config{Warehouses: o.Warehouses, Scale: tpccgen.ScaleOf(o.scale()), MaxTries: o.tries(), Denormalize: o.Denormalize,
 		Transactions: o.Transactions, FindAndModify: o.FindAndModify, ReadPreference: o.ReadPreference}
 }
 
@@ -62,6 +67,14 @@ func levelOf(s string) Isolation {
 	return IsolationUnknown
 }
 
+// scale is ScaleFactor with 0 (options built before it existed) as 1.
+func (o *Options) scale() float64 {
+	if o.ScaleFactor == 0 {
+		return 1
+	}
+	return o.ScaleFactor
+}
+
 // defaultTries is max_tries' default.
 const defaultTries = 10
 
@@ -76,7 +89,9 @@ func (o *Options) tries() int {
 // NewOptions returns one warehouse and up to 10 tries per transaction.
 func (Suite) NewOptions() workload.Options { return defaults() }
 
-func defaults() *Options { return &Options{Warehouses: 1, MaxTries: defaultTries, FindAndModify: true} }
+func defaults() *Options {
+	return &Options{Warehouses: 1, ScaleFactor: 1, MaxTries: defaultTries, FindAndModify: true}
+}
 
 // opts returns p's tpcc options, or the defaults.
 func opts(p workload.Params) *Options { return workload.OptionsOf(p, defaults) }
@@ -90,6 +105,7 @@ func (o *Options) Flags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Warehouses, "warehouses", o.Warehouses, "tpcc suite: warehouses (the scale)")
 	fs.IntVar(&o.MaxTries, "max-tries", o.MaxTries, "tpcc suite: tries per transaction on serialization failures and deadlocks (1: no retry)")
 	fs.Var(isolationFlag{&o.Isolation, false}, "isolation", "tpcc suite: isolation level each terminal sets, rc, rr or ser (sysbench-tpcc's --trx_level); empty: the server's default")
+	fs.Float64Var(&o.ScaleFactor, "scalefactor", o.ScaleFactor, "tpcc suite, document targets: py-tpcc's scale factor (items, customers and new orders per district divided by it)")
 	fs.BoolVar(&o.Denormalize, "denormalize", o.Denormalize, "tpcc suite, document targets: embed order lines in their orders (py-tpcc's denormalize)")
 	fs.BoolVar(&o.Transactions, "transactions", o.Transactions, "tpcc suite, document targets: run each transaction as a multi-document transaction")
 	fs.BoolVar(&o.FindAndModify, "find-and-modify", o.FindAndModify, "tpcc suite, document targets: findAndModify for the counters and the oldest new order")

@@ -142,5 +142,8 @@ func docColumns(f map[string]float64) (isolation, protocol string) {
 	if f[tpccdoc.FactFindAndModify] == 1 {
 		protocol += ", findAndModify"
 	}
+	if sf := f[tpccdoc.FactScaleFactor]; sf > 1 {
+		protocol += fmt.Sprintf(", scale factor %g", sf)
+	}
 	return isolation, protocol
 }

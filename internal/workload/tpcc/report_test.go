@@ -8,6 +8,7 @@ import (
 	"benchlab/internal/metric"
 	"benchlab/internal/report"
 	"benchlab/internal/store"
+	"benchlab/internal/workload/tpcc/tpccdoc"
 )
 
 // TestHeaderDescribesTPCC checks the report header's workload line for a
@@ -96,5 +97,18 @@ func TestTPCCTable(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no note on b's mix in %q", r.Notes)
+	}
+}
+
+// TestDocColumns checks the TPC-C table's columns of a document target:
+// no transactions, the model, findAndModify and the scale factor.
+func TestDocColumns(t *testing.T) {
+	iso, proto := docColumns(map[string]float64{tpccdoc.FactDocument: 1, tpccdoc.FactDenormalized: 1,
+		tpccdoc.FactFindAndModify: 1, tpccdoc.FactScaleFactor: 10})
+	if iso != "none (each write alone)" || proto != "MongoDB, lines in orders, findAndModify, scale factor 10" {
+		t.Errorf("columns %q, %q", iso, proto)
+	}
+	if _, proto := docColumns(map[string]float64{tpccdoc.FactDocument: 1, tpccdoc.FactScaleFactor: 1}); proto != "MongoDB, normalized" {
+		t.Errorf("protocol at the full scale: %q", proto)
 	}
 }

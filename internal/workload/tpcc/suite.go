@@ -20,6 +20,7 @@ import (
 	"benchlab/internal/metric"
 	"benchlab/internal/workload"
 	"benchlab/internal/workload/tpcc/tpccdoc"
+	"benchlab/internal/workload/tpcc/tpccgen"
 )
 
 func init() { workload.Register(Suite{}) }
@@ -41,10 +42,20 @@ func (Suite) NeedsAny() []engine.Kind { return []engine.Kind{engine.KindSQL, eng
 // CheckTarget refuses options a target's engine cannot run: multi-document
 // transactions on FerretDB v1, which has none.
 func (Suite) CheckTarget(p workload.Params, t engine.Target) error {
+	if f := opts(p).scale(); f != 1 && !documentEngine(t.Engine) {
+		return workload.Bad("tpcc.scalefactor", f, "py-tpcc's scale factor shrinks the document population only; "+
+			"the SQL terminals load the full one: remove it or set 1 for target %s (engine %s)", t.Name, t.Engine)
+	}
 	if opts(p).Transactions && t.Engine == "ferretdb" {
 		return workload.Bad("tpcc.transactions", true, "FerretDB v1 runs no multi-document transactions; set transactions = false")
 	}
 	return nil
+}
+
+// documentEngine reports whether the engine named stores documents.
+func documentEngine(name string) bool {
+	d, ok := engine.Lookup(name)
+	return ok && engine.KindOf(d) == engine.KindDoc
 }
 
 // Summary describes the suite for `benchlab list`.
@@ -85,6 +96,9 @@ func (Suite) Describe(p workload.Params) string {
 	if l := opts(p).Isolation; l != "" {
 		isolation = "isolation " + levelOf(l).String() + " set on each terminal's session"
 	}
+	if f := opts(p).scale(); f > 1 {
+		isolation += fmt.Sprintf("; py-tpcc scale factor %g on document targets", f)
+	}
 	return fmt.Sprintf("TPC-C, %d warehouse(s), terminals %v, %s measured each after a %s warm-up, no think time, "+
 		"%s, %s (%s)", opts(p).Warehouses, p.Threads, p.WriteTime, p.Warmup, protocol, tries, isolation)
 }
@@ -96,6 +110,9 @@ func (Suite) Check(p workload.Params) error {
 	}
 	if n := opts(p).MaxTries; n < 0 || n > 1000 {
 		return workload.Bad("tpcc.max_tries", n, "%d is not allowed; want 1 (no retry) to 1000 tries per transaction", n)
+	}
+	if err := tpccgen.CheckScaleFactor(opts(p).scale()); err != nil {
+		return workload.Bad("tpcc.scalefactor", opts(p).ScaleFactor, "%v", err)
 	}
 	if err := tpccdoc.CheckReadPreference(opts(p).ReadPreference); err != nil {
 		return workload.Bad("tpcc.read_preference", opts(p).ReadPreference, "%v", err)

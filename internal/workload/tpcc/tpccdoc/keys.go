@@ -8,9 +8,10 @@ import (
 
 // Every keyed document's _id is its TPC-C key as a string ("w:d:c" for a
 // customer), and every lookup by key is a filter on _id alone: FerretDB v1
-// over SQLite answers from an index only a filter that is exactly
-// {_id: string or ObjectId} and reads the whole collection for any other
-// (a numeric _id, $in, any other field). py-tpcc keys by secondary
+// over SQLite sends as SQL only a filter that is exactly {_id: string or
+// ObjectId} (a table scan, unless the target sets id_index) and reads and
+// decodes the whole collection for any other (a numeric _id, $in, any
+// other field). py-tpcc keys by secondary
 // indexes and reads items and stock with $in; docs/suites/tpcc-documents.md
 // says what differs.
 

@@ -80,7 +80,7 @@ func (l *loader) all(ctx context.Context) error {
 func (l *loader) items(ctx context.Context) error {
 	b := l.batch(cItem)
 	r := l.r
-	for i := 1; i <= g.Items; i++ {
+	for i := 1; i <= l.cfg.Scale.Items; i++ {
 		if err := b.add(ctx, bson.D{{Key: "_id", Value: itemID(i)}, {Key: "i_id", Value: i}, {Key: "i_im_id", Value: r.Between(1, 10000)},
 			{Key: "i_name", Value: r.AString(14, 24)}, {Key: "i_price", Value: money(r.Between(100, 10000), 2)},
 			{Key: "i_data", Value: r.Data()}}); err != nil {
@@ -107,7 +107,7 @@ func (l *loader) warehouse(ctx context.Context, w int) error {
 	l.t.Statements++
 	l.t.Rows++
 	st := l.batch(cStock)
-	for i := 1; i <= g.Items; i++ {
+	for i := 1; i <= l.cfg.Scale.Items; i++ {
 		doc := bson.D{{Key: "_id", Value: stockID(w, i)}, {Key: "s_i_id", Value: i}, {Key: "s_w_id", Value: w}, {Key: "s_quantity", Value: r.Between(10, 100)}}
 		for k := 1; k <= 10; k++ {
 			doc = append(doc, bson.E{Key: fmt.Sprintf("s_dist_%02d", k), Value: r.AString(24, 24)})
@@ -126,7 +126,7 @@ func (l *loader) warehouse(ctx context.Context, w int) error {
 		doc := append(bson.D{{Key: "_id", Value: districtID(w, d)}, {Key: "d_id", Value: d}, {Key: "d_w_id", Value: w}, {Key: "d_name", Value: r.AString(6, 10)}},
 			l.address("d")...)
 		doc = append(doc, bson.E{Key: "d_tax", Value: money(r.Between(0, 2000), 4)}, bson.E{Key: "d_ytd", Value: 30000.0},
-			bson.E{Key: "d_next_o_id", Value: g.OrdersPerDistrict + 1})
+			bson.E{Key: "d_next_o_id", Value: l.cfg.Scale.Orders() + 1})
 		if err := ds.add(ctx, doc); err != nil {
 			return err
 		}
@@ -148,10 +148,10 @@ func (l *loader) warehouse(ctx context.Context, w int) error {
 func (l *loader) customers(ctx context.Context, w, d int) error {
 	r := l.r
 	cu, hi := l.batch(cCustomer), l.batch(cHistory)
-	for c := 1; c <= g.CustomersPerDistrict; c++ {
+	for c := 1; c <= l.cfg.Scale.Customers; c++ {
 		last := c - 1
 		if c > 1000 {
-			last = r.NURand(255, g.CLoad, 0, 999)
+			last = r.NURand(255, g.CLoad, 0, l.cfg.Scale.LastNames())
 		}
 		credit := "GC"
 		if r.IntN(10) == 0 {
@@ -182,11 +182,11 @@ func (l *loader) customers(ctx context.Context, w, d int) error {
 
 func (l *loader) orders(ctx context.Context, w, d int) error {
 	r := l.r
-	cids := r.Perm(g.CustomersPerDistrict)
+	cids := r.Perm(l.cfg.Scale.Customers)
 	or, ol, no := l.batch(cOrders), l.batch(cOrderLine), l.batch(cNewOrder)
-	for o := 1; o <= g.OrdersPerDistrict; o++ {
+	for o := 1; o <= l.cfg.Scale.Orders(); o++ {
 		var carrier, delivered any = r.Between(1, 10), l.now
-		if o >= g.FirstNewOrder {
+		if o >= l.cfg.Scale.FirstNewOrder() {
 			carrier, delivered = nil, nil
 		}
 		n := r.Between(5, 15)
@@ -196,10 +196,10 @@ func (l *loader) orders(ctx context.Context, w, d int) error {
 		var lines bson.A
 		for k := 1; k <= n; k++ {
 			amount := 0.0
-			if o >= g.FirstNewOrder {
+			if o >= l.cfg.Scale.FirstNewOrder() {
 				amount = money(r.Between(1, 999999), 2)
 			}
-			line := bson.D{{Key: "ol_number", Value: k}, {Key: "ol_i_id", Value: r.Between(1, g.Items)},
+			line := bson.D{{Key: "ol_number", Value: k}, {Key: "ol_i_id", Value: r.Between(1, l.cfg.Scale.Items)},
 				{Key: "ol_supply_w_id", Value: w}, {Key: "ol_delivery_d", Value: delivered}, {Key: "ol_quantity", Value: 5},
 				{Key: "ol_amount", Value: amount}, {Key: "ol_dist_info", Value: r.AString(24, 24)}}
 			if l.cfg.Denormalize {
@@ -217,7 +217,7 @@ func (l *loader) orders(ctx context.Context, w, d int) error {
 		if err := or.add(ctx, order); err != nil {
 			return err
 		}
-		if o >= g.FirstNewOrder {
+		if o >= l.cfg.Scale.FirstNewOrder() {
 			if err := no.add(ctx, bson.D{{Key: "_id", Value: orderID(w, d, o)}, {Key: "no_o_id", Value: o}, {Key: "no_d_id", Value: d}, {Key: "no_w_id", Value: w}}); err != nil {
 				return err
 			}

@@ -23,6 +23,8 @@ const (
 	FactDenormalized  = "tpcc_denormalized"
 	FactTransactions  = "tpcc_transactions"
 	FactFindAndModify = "tpcc_find_and_modify"
+	// FactScaleFactor is py-tpcc's scale factor (1: the full population).
+	FactScaleFactor = "tpcc_scalefactor"
 )
 
 // Terminal is one TPC-C terminal on a client of its own: a home warehouse
@@ -53,7 +55,7 @@ func NewTerminal(ctx context.Context, db engine.DB, cfg Config, id int, seed uin
 		return nil, fmt.Errorf("tpcc terminal: connect: %w", err)
 	}
 	f := map[string]float64{FactDocument: 1, FactDenormalized: b2f(cfg.Denormalize), FactTransactions: b2f(cfg.Transactions),
-		FactFindAndModify: b2f(cfg.FindAndModify)}
+		FactFindAndModify: b2f(cfg.FindAndModify), FactScaleFactor: cfg.Scale.Factor}
 	for k, v := range facts {
 		f[k] = v
 	}
@@ -191,17 +193,17 @@ type line struct{ item, supply, qty int }
 // sorted by supplying warehouse and item.
 func (t *Terminal) newOrderInputs() (d, c int, lines []line, allLocal int) {
 	d = t.r.Between(1, g.DistrictsPerWarehouse)
-	c = t.r.NURand(1023, g.CID, 1, g.CustomersPerDistrict)
+	c = t.r.NURand(1023, g.CID, 1, t.cfg.Scale.Customers)
 	lines = make([]line, t.r.Between(5, 15))
 	allLocal = 1
 	for i := range lines {
-		lines[i] = line{item: t.r.NURand(8191, g.CItem, 1, g.Items), supply: t.w, qty: t.r.Between(1, 10)}
+		lines[i] = line{item: t.r.NURand(8191, g.CItem, 1, t.cfg.Scale.Items), supply: t.w, qty: t.r.Between(1, 10)}
 		if t.cfg.Warehouses > 1 && t.r.Between(1, 100) == 1 {
 			lines[i].supply, allLocal = t.otherWarehouse(), 0
 		}
 	}
 	if t.r.Between(1, 100) == 1 {
-		lines[len(lines)-1].item = g.Items + 1
+		lines[len(lines)-1].item = t.cfg.Scale.Items + 1
 	}
 	slices.SortStableFunc(lines, func(a, b line) int {
 		if a.supply != b.supply {

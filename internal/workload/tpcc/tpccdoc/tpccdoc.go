@@ -27,6 +27,9 @@ import (
 // Config is what a document run of TPC-C does, from the tpcc suite's options.
 type Config struct {
 	Warehouses int
+	// Scale is the population per warehouse at py-tpcc's scale factor
+	// (tpccgen.ScaleOf(1) is the full one).
+	Scale g.Scale
 	// MaxTries bounds the tries of a transaction that meets a conflict.
 	MaxTries int
 	// Denormalize embeds each order's lines in its order document
@@ -138,13 +141,19 @@ func Load(ctx context.Context, db engine.DB, cfg Config, seed uint64, log io.Wri
 			t.Statements++
 		}
 	}
+	if n, err := docdb.IndexIDs(ctx, db); err != nil {
+		return t, fmt.Errorf("prepare: %w", err)
+	} else if n > 0 {
+		fmt.Fprintf(log, "prepare: id_index: %d backend indexes for lookups by _id\n", n)
+	}
 	start := time.Now()
 	l := &loader{db: mdb, r: g.NewRand(seed), now: start.UTC().Truncate(time.Millisecond), t: &t, cfg: cfg}
 	if err := l.all(ctx); err != nil {
 		return t, fmt.Errorf("prepare: %w", err)
 	}
 	el := time.Since(start)
-	fmt.Fprintf(log, "prepare: %d warehouse(s), %d documents loaded in %s (%.0f documents/s)\n", cfg.Warehouses, t.Rows,
+	fmt.Fprintf(log, "prepare: %d warehouse(s) at scale factor %g (%d items, %d customers per district), %d documents loaded in %s (%.0f documents/s)\n", cfg.Warehouses,
+		cfg.Scale.Factor, cfg.Scale.Items, cfg.Scale.Customers, t.Rows,
 		el.Round(time.Millisecond), float64(t.Rows)/el.Seconds())
 	if err := Check(ctx, mdb, cfg); err != nil {
 		return t, fmt.Errorf("prepare: after the load: %w", err)

@@ -15,14 +15,33 @@ import (
 	"benchlab/internal/store"
 	"benchlab/internal/workload/tpcc"
 	"benchlab/internal/workload/tpcc/tpccdoc"
+	g "benchlab/internal/workload/tpcc/tpccgen"
 )
+
+// TestSQLite loads one warehouse at py-tpcc's scale factor 100 into
+// FerretDB over SQLite (as released: no id_index), runs 40 transactions of the mix on one terminal and
+// checks the consistency conditions after the load and after the run.
+func TestSQLite(t *testing.T) {
+	run(t, scenario{options: "scalefactor = 100"}, map[string]float64{tpccdoc.FactDocument: 1, tpccdoc.FactDenormalized: 0,
+		tpccdoc.FactFindAndModify: 1, tpccdoc.FactScaleFactor: 100})
+}
+
+// TestPostgreSQL does the same at scale factor 10 over a PostgreSQL
+// benchlab manages, with the order lines embedded in their orders, no
+// findAndModify, and the backend index for lookups by _id (id_index).
+func TestPostgreSQL(t *testing.T) {
+	run(t, scenario{settings: "backend = \"postgresql\"\nid_index = true", options: "scalefactor = 10\ndenormalize = true\nfind_and_modify = false"},
+		map[string]float64{tpccdoc.FactDocument: 1, tpccdoc.FactDenormalized: 1, tpccdoc.FactFindAndModify: 0,
+			tpccdoc.FactScaleFactor: 10})
+}
 
 func TestMain(m *testing.M) {
 	ferretdb.ServeIfAsked()
 	os.Exit(m.Run())
 }
 
-// specText is one warehouse, one terminal, 30 or 60 s of the mix on a ferretdb
+// specText is one warehouse at a scale factor, terminals and a bounded
+// count of transactions (write_time only bounds a hung run) on a ferretdb
 // target with settings and tpcc options of the test's.
 const specText = `name = "tpcc-doc"
 [[target]]
@@ -32,9 +51,10 @@ engine = "ferretdb"
 %s
 [workload]
 suite = "tpcc"
-threads = [%s]
-write_time = "%s"
-warmup = "500ms"
+threads = [%d]
+events = %d
+write_time = "10m"
+warmup = "0s"
 postwrite_wait = "0s"
 report_interval = "0s"
 [workload.tpcc]
@@ -42,22 +62,24 @@ warehouses = 1
 %s
 `
 
-// parse reads the spec for settings and options into a temp work dir.
-func parse(t *testing.T, settings, options string) (spec.Spec, error) {
+// scenario is one run: the target's settings, the tpcc options, the
+// terminals and the transactions to count.
+type scenario struct {
+	settings, options string
+	terminals         int
+	events            int
+}
+
+// parse reads the spec of sc into a temp work dir.
+func parse(t *testing.T, sc scenario) (spec.Spec, error) {
 	t.Helper()
-	// One terminal: at two over SQLite, writers wait on each other's
-	// SQLite locks (busy_timeout 10 s) behind whole-collection scans, and
-	// a New-Order outlasts the measured time; one Payment by last name
-	// reads all 30,000 customers, so SQLite measures 60 s.
-	// Over PostgreSQL too: FerretDB v1 applies an update by reading the
-	// document and writing it back, so two terminals' $inc on one
-	// warehouse lose updates and condition 1 fails (seen here: w_ytd
-	// 301787.83 against the districts' 305938.53).
-	terminals, measure := "1", "60s"
-	if strings.Contains(settings, "postgresql") {
-		measure = "30s"
+	if sc.terminals == 0 {
+		sc.terminals = 1
 	}
-	s, err := spec.Parse([]byte(fmt.Sprintf(specText, settings, terminals, measure, options)), "tpcc-doc.toml", "")
+	if sc.events == 0 {
+		sc.events = 40
+	}
+	s, err := spec.Parse([]byte(fmt.Sprintf(specText, sc.settings, sc.terminals, sc.events, sc.options)), "tpcc-doc.toml", "")
 	if err != nil {
 		return s, err
 	}
@@ -69,8 +91,8 @@ func parse(t *testing.T, settings, options string) (spec.Spec, error) {
 // run runs TPC-C on a ferretdb target and checks what every document run
 // must show: the load, New-Orders committed in the standard mix, the
 // options as facts, and the consistency conditions after the run.
-func run(t *testing.T, settings, options string, want map[string]float64) {
-	s, err := parse(t, settings, options)
+func run(t *testing.T, sc0 scenario, want map[string]float64) {
+	s, err := parse(t, sc0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,12 +110,19 @@ func run(t *testing.T, settings, options string, want map[string]float64) {
 	for _, r := range res {
 		steps[r.Test] = r
 	}
-	// About 600,000 documents; 300,000 with the order lines in their orders.
-	if p := steps["prepare"]; p.Status != store.StatusOK || p.Rows < 290_000 || (p.Rows < 590_000 && want[tpccdoc.FactDenormalized] == 0) {
-		t.Errorf("prepare: %s, %d documents; want ok and about 600,000 (300,000 denormalized)", p.Status, p.Rows)
+	// Items and stock, the warehouse and its districts, customers, history
+	// and orders, new orders, and 5 to 15 lines per order unless embedded.
+	sc := g.ScaleOf(want[tpccdoc.FactScaleFactor])
+	fixed := int64(2*sc.Items + 11 + 30*sc.Customers + 10*sc.NewOrders)
+	lo, hi := fixed, fixed
+	if want[tpccdoc.FactDenormalized] == 0 {
+		lo, hi = fixed+int64(50*sc.Orders()), fixed+int64(150*sc.Orders())
+	}
+	if p := steps["prepare"]; p.Status != store.StatusOK || p.Rows < lo || p.Rows > hi {
+		t.Errorf("prepare: %s, %d documents; want ok and %d to %d", p.Status, p.Rows, lo, hi)
 	}
 	m := steps["tpcc"]
-	if m.Status != store.StatusOK || m.Rows == 0 || m.Metric != tpcc.TpmC.Name || m.Errors != 0 {
+	if m.Status != store.StatusOK || m.Rows == 0 || m.Events < int64(sc0.events) || m.Metric != tpcc.TpmC.Name || m.Errors != 0 {
 		t.Errorf("tpcc: %s, %d transactions, %d new orders, %d errors %v, metric %s", m.Status, m.Events, m.Rows,
 			m.Errors, m.ErrorSamples, m.Metric)
 	}
@@ -120,16 +149,20 @@ func run(t *testing.T, settings, options string, want map[string]float64) {
 		t.Errorf("no consistency check after the load in the log")
 	}
 	t.Logf("%.0f tpmC, %d transactions, %.0f retries", m.Throughput(), m.Events, f[store.FactRetries])
+	for _, k := range g.Kinds {
+		t.Logf("%-12s %3.0f done, p50 %8.1f ms, p99 %8.1f ms", k, f[k+"_ops"], f[k+"_p50_ms"], f[k+"_p99_ms"])
+	}
 	servertest.NoProcs(t, s.WorkDir)
 }
 
 func TestBadOptions(t *testing.T) {
 	for _, c := range []struct{ settings, options, want string }{
+		{"", "scalefactor = 0.5", "tpcc.scalefactor"},
 		{"", "transactions = true", "tpcc.transactions"},
 		{"", `read_preference = "closest"`, "tpcc.read_preference"},
 		{`backend = "mysql"`, "", "settings.backend"},
 	} {
-		_, err := parse(t, c.settings, c.options)
+		_, err := parse(t, scenario{settings: c.settings, options: c.options})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %s: %v; want an error naming %s", c.settings, c.options, err, c.want)
 		}

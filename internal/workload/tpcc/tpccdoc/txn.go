@@ -186,7 +186,7 @@ func (t *Terminal) customerByName(x *tx, w, d int) (int, error) {
 		ID int `bson:"c_id"`
 	}
 	if err := x.all(t.db.Collection(cCustomer), bson.D{{Key: "c_w_id", Value: w}, {Key: "c_d_id", Value: d},
-		{Key: "c_last", Value: g.LastName(t.r.NURand(255, g.CRun, 0, 999))}}, &rows,
+		{Key: "c_last", Value: g.LastName(t.r.NURand(255, g.CRun, 0, t.cfg.Scale.LastNames()))}}, &rows,
 		options.Find().SetSort(bson.D{{Key: "c_first", Value: 1}}).SetProjection(bson.D{{Key: "c_id", Value: 1}})); err != nil {
 		return 0, fmt.Errorf("customer by name: %w", err)
 	}
@@ -214,7 +214,7 @@ func (t *Terminal) payment(x *tx) error {
 		"d_ytd", false, &dist); err != nil {
 		return fmt.Errorf("district: %w", err)
 	}
-	c := t.r.NURand(1023, g.CID, 1, g.CustomersPerDistrict)
+	c := t.r.NURand(1023, g.CID, 1, t.cfg.Scale.Customers)
 	if t.r.Between(1, 100) <= 60 {
 		var err error
 		if c, err = t.customerByName(x, cw, cd); err != nil {
@@ -246,7 +246,7 @@ func (t *Terminal) payment(x *tx) error {
 // orderStatus is clause 2.6: a customer's last order and its lines.
 func (t *Terminal) orderStatus(x *tx) error {
 	d := t.r.Between(1, g.DistrictsPerWarehouse)
-	c := t.r.NURand(1023, g.CID, 1, g.CustomersPerDistrict)
+	c := t.r.NURand(1023, g.CID, 1, t.cfg.Scale.Customers)
 	if t.r.Between(1, 100) <= 60 {
 		var err error
 		if c, err = t.customerByName(x, t.w, d); err != nil {

@@ -5,6 +5,8 @@
 package tpccgen
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 )
@@ -50,6 +52,49 @@ const (
 	OrdersPerDistrict     = 3000
 	FirstNewOrder         = 2101 // orders 2101..3000 are undelivered
 )
+
+// Scale is the population of one warehouse at py-tpcc's scale factor:
+// items, customers (and orders) per district, and the orders per district
+// still undelivered at the start. Factor 1 is clause 4.3.3.1's.
+type Scale struct {
+	Factor                      float64
+	Items, Customers, NewOrders int
+}
+
+// MaxScaleFactor is the largest scale factor: every table keeps at least
+// one row per district (py-tpcc clamps there too).
+const MaxScaleFactor = Items
+
+// ScaleOf is py-tpcc's makeWithScaleFactor: items, customers per district
+// and initial new orders per district divided by f and truncated, at
+// least one item and one customer. f must hold CheckScaleFactor.
+func ScaleOf(f float64) Scale {
+	if f < 1 {
+		f = 1
+	}
+	return Scale{Factor: f, Items: max(int(Items/f), 1), Customers: max(int(CustomersPerDistrict/f), 1),
+		NewOrders: max(int((OrdersPerDistrict-FirstNewOrder+1)/f), 0)}
+}
+
+// CheckScaleFactor says what is wrong with a scale factor: py-tpcc
+// asserts at least 1 (it only shrinks the population).
+func CheckScaleFactor(f float64) error {
+	if math.IsNaN(f) || f < 1 || f > MaxScaleFactor {
+		return fmt.Errorf("%v is not a scale factor; want 1 (the full population) to %d (py-tpcc divides items, "+
+			"customers and new orders per district by it)", f, MaxScaleFactor)
+	}
+	return nil
+}
+
+// Orders is the orders per district at the start: one per customer.
+func (s Scale) Orders() int { return s.Customers }
+
+// FirstNewOrder is the first undelivered order of a district at the start.
+func (s Scale) FirstNewOrder() int { return s.Customers - s.NewOrders + 1 }
+
+// LastNames is the highest last-name number drawn (py-tpcc's
+// makeRandomLastName caps it at the customers per district less one).
+func (s Scale) LastNames() int { return min(999, s.Customers-1) }
 
 // NURand is NURand(A, x, y) = (((random(0, A) | random(x, y)) + C) % (y - x + 1)) + x.
 func (r *Rand) NURand(a, c, x, y int) int {
