@@ -87,26 +87,10 @@ func Install(ctx context.Context, env Env, r Release, force bool, log io.Writer)
 		}
 		fmt.Fprintf(log, "%s is incomplete; installing %s %s again\n", dest, r.Engine, r.Version)
 	}
-	mvn, err := exec.LookPath("mvn")
+	jar, err := fetch(ctx, env, r, log)
 	if err != nil {
-		return "", false, fmt.Errorf("mvn (Apache Maven) is not on PATH; install Maven (apt-get install maven) to fetch releases from Maven Central")
+		return "", false, err
 	}
-	fmt.Fprintf(log, "fetching %s with mvn ...\n", r.Coordinate())
-	repo := env.MavenRepo()
-	cmd := exec.CommandContext(ctx, mvn, "-B", "-q", "dependency:get", "-Dartifact="+r.Coordinate(),
-		"-Dtransitive=false", "-Dmaven.repo.local="+repo)
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		return "", false, fmt.Errorf("mvn dependency:get %s: %w", r.Coordinate(), ctx.Err())
-	}
-	if err != nil {
-		if notFoundRE.MatchString(string(out)) {
-			return "", false, fmt.Errorf("%s %s (%s): %w", r.Engine, r.Version, r.Coordinate(), ErrNotFound)
-		}
-		return "", false, fmt.Errorf("mvn dependency:get %s: %v\n%s", r.Coordinate(), err, tail(string(out), 15))
-	}
-	jar := filepath.Join(append([]string{repo}, append(strings.Split(r.Group, "."), r.Artifact, r.MavenVersion,
-		r.Artifact+"-"+r.MavenVersion+".jar")...)...)
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return "", false, fmt.Errorf("versions dir: %w", err)
 	}
@@ -156,6 +140,38 @@ func Install(ctx context.Context, env Env, r Release, force bool, log io.Writer)
 		}
 	}
 	return dest, false, nil
+}
+
+// fetch returns the path of r's jar in the local Maven repository, running
+// Maven's client only when the jar is not there yet: Maven keeps a release
+// it downloaded (checked against its checksums), and its client takes tens
+// of seconds to start on a busy machine even when it fetches nothing.
+func fetch(ctx context.Context, env Env, r Release, log io.Writer) (string, error) {
+	repo := env.MavenRepo()
+	jar := filepath.Join(append([]string{repo}, append(strings.Split(r.Group, "."), r.Artifact, r.MavenVersion,
+		r.Artifact+"-"+r.MavenVersion+".jar")...)...)
+	if fi, err := os.Stat(jar); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+		fmt.Fprintf(log, "using %s from the local Maven repository %s\n", r.Coordinate(), repo)
+		return jar, nil
+	}
+	mvn, err := exec.LookPath("mvn")
+	if err != nil {
+		return "", fmt.Errorf("mvn (Apache Maven) is not on PATH; install Maven (apt-get install maven) to fetch releases from Maven Central")
+	}
+	fmt.Fprintf(log, "fetching %s with mvn ...\n", r.Coordinate())
+	cmd := exec.CommandContext(ctx, mvn, "-B", "-q", "dependency:get", "-Dartifact="+r.Coordinate(),
+		"-Dtransitive=false", "-Dmaven.repo.local="+repo)
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		return "", fmt.Errorf("mvn dependency:get %s: %w", r.Coordinate(), ctx.Err())
+	}
+	if err != nil {
+		if notFoundRE.MatchString(string(out)) {
+			return "", fmt.Errorf("%s %s (%s): %w", r.Engine, r.Version, r.Coordinate(), ErrNotFound)
+		}
+		return "", fmt.Errorf("mvn dependency:get %s: %v\n%s", r.Coordinate(), err, tail(string(out), 15))
+	}
+	return jar, nil
 }
 
 // installingPrefix names the hidden dirs a release is unpacked into before

@@ -103,8 +103,11 @@ type failWriter struct {
 const retryPause = 20 * time.Millisecond
 
 // endMargin is how long before the step's end a probe write that still
-// fails gives up.
-const endMargin = 50 * time.Millisecond
+// fails gives up and reports the outage so far. It must end before the
+// step does, or the runner drops it with its downtime: 50 ms was too
+// short on a loaded machine, whose probe goroutine woke after the step's
+// end and left the outage open with no downtime counted.
+const endMargin = 500 * time.Millisecond
 
 // write is one try of the worker's write.
 func (w *failWriter) write(ctx context.Context, id int) error {
@@ -186,8 +189,14 @@ func (w *failWriter) Op(ctx context.Context) (workload.Tally, error) {
 			w.k.reset()
 			w.st.reconnects.Add(1)
 		}
+		pause := retryPause
+		if w.probe {
+			// Never sleep past the probe's end: the next look at the clock
+			// must come before the step's.
+			pause = max(0, min(pause, time.Until(w.st.end)))
+		}
 		select {
-		case <-time.After(retryPause):
+		case <-time.After(pause):
 		case <-ctx.Done():
 			return t, flat(err)
 		}

@@ -30,8 +30,8 @@ func TestProbeClockStartsAtFirstOp(t *testing.T) {
 
 // TestStalled checks the outage test a write cut by the step's end goes
 // through: a try that fails while other writers still succeed is no
-// outage; one with no success by anyone for longer than a few retry
-// pauses is.
+// outage, nor is a pause shorter than stallAfter; one with no success by
+// anyone for longer is.
 func TestStalled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &failState{}
@@ -43,13 +43,13 @@ func TestStalled(t *testing.T) {
 			t.Fatal("stalled although a write succeeded after the operation began")
 		}
 		t1 := time.Now()
-		time.Sleep(2 * retryPause)
+		time.Sleep(stallAfter - time.Millisecond)
 		if s.stalled(t1, time.Now()) {
-			t.Fatal("stalled after two retry pauses: too soon to call it an outage")
+			t.Fatal("stalled before stallAfter: a loaded machine's pause, too soon to call it an outage")
 		}
-		time.Sleep(10 * retryPause)
+		time.Sleep(2 * time.Millisecond)
 		if !s.stalled(t1, time.Now()) {
-			t.Fatal("not stalled after 12 retry pauses without any success")
+			t.Fatal("not stalled after stallAfter without any success")
 		}
 	})
 }

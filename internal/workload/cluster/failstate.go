@@ -100,11 +100,18 @@ func (s *failState) begin(now time.Time) {
 	})
 }
 
+// stallAfter is how long no writer may succeed before a write cut by the
+// step's end counts as an outage: a hung write to a dead node lasts
+// seconds, while a loaded machine starves every writer for a few hundred
+// milliseconds (100 ms, the old bound, called such a pause an outage open
+// at the step's end).
+const stallAfter = time.Second
+
 // stalled reports whether an operation begun at t0 has gone without any
-// writer's success for longer than a few retry pauses: the cluster is in
-// an outage, not merely at the step's end.
+// writer's success for longer than stallAfter: the cluster is in an
+// outage, not merely at the step's end.
 func (s *failState) stalled(t0, now time.Time) bool {
-	return now.Sub(t0) > 5*retryPause && s.last.Load() < t0.UnixNano()
+	return now.Sub(t0) > stallAfter && s.last.Load() < t0.UnixNano()
 }
 
 // maybeKill kills the node once kill_at has passed since the step's start

@@ -12,12 +12,13 @@ import (
 	"benchlab/internal/workload/cluster"
 )
 
-// replicaSpec is stale-read, replica-lag and failover on a primary with
-// one replica (engine, replication mode, and the engine's own small
-// memory settings): steps of write_time (10 s for failover: pg_promote has
-// taken 5 s on the busy test machine), the primary killed 2 s in and
-// the replica promoted; or a switchover at 2 s and back (12 s steps: a
-// PostgreSQL primary's clean stop takes seconds on a busy machine).
+// replicaSpec is every scenario of a primary with one replica (engine,
+// replication mode, and the engine's own small memory settings) in one
+// run, so that the cluster starts once: stale-read, replica-lag, a
+// switchover at 2 s and back, then failover, the primary killed 2 s in
+// and the replica promoted. The steps last 12 s: pg_promote has taken
+// 5 s on the busy test machine, and a PostgreSQL primary's clean stop
+// takes seconds there.
 const replicaSpec = `name = "replicas"
 workdir = %q
 [[target]]
@@ -29,18 +30,15 @@ replication = %q
 %s
 [workload]
 suite = "cluster"
-tests = [%s]
+tests = ["stale-read", "replica-lag", "switchover", "failover"]
 threads = [2]
-write_time = "%s"
+write_time = "12s"
 warmup = "500ms"
 report_interval = "0s"
 [workload.cluster]
 rows = 100
 kill_at = "2s"
 `
-
-// failoverTests are the scenarios of the failover runs.
-const failoverTests = `"stale-read", "replica-lag", "failover"`
 
 // smallMemory are the engines' settings for small servers.
 var smallMemory = map[string]string{
@@ -53,13 +51,13 @@ var smallMemory = map[string]string{
 		"innodb_flush_log_at_trx_commit = 2\nsync_binlog = 0\nslave_parallel_threads = 4\nslave_parallel_mode = \"optimistic\"",
 }
 
-// runReplicas runs replicaSpec's tests on engine in mode for write_time
-// and returns each measured result by test/role.
-func runReplicas(t *testing.T, engine, mode, tests, writeTime string) map[string]store.Result {
+// runReplicas runs replicaSpec's tests on engine in mode and returns each
+// measured result by test/role.
+func runReplicas(t *testing.T, engine, mode string) map[string]store.Result {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "c.toml")
 	work := filepath.Join(dir, "work")
-	if err := os.WriteFile(file, []byte(fmt.Sprintf(replicaSpec, work, engine, mode, smallMemory[engine], tests, writeTime)), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(replicaSpec, work, engine, mode, smallMemory[engine])), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	db := filepath.Join(dir, "r.db")
@@ -80,11 +78,12 @@ func runReplicas(t *testing.T, engine, mode, tests, writeTime string) map[string
 
 // checkReplicas checks the results of runReplicas on a primary with one
 // replica: the replica's reads are counted, the lag sampler read the
-// engine's views, the failover killed the primary, promoted the replica,
-// wrote again after the kill and closed its outage within the step, and
-// counted the acknowledged writes lost: none when durable is set (a
-// commit waited for the replica).
-func checkReplicas(t *testing.T, got map[string]store.Result, mode string, durable bool) {
+// engine's views, the failover killed the primary (node primary, from 1,
+// as the switchover left it), promoted the other node, wrote again after
+// the kill and closed its outage within the step, and counted the
+// acknowledged writes lost: none when durable is set (a commit waited
+// for the replica).
+func checkReplicas(t *testing.T, got map[string]store.Result, mode string, durable bool, primary float64) {
 	get := getter(t, got)
 	reads := get(cluster.StaleRead + "/reader")
 	if reads.Events == 0 || reads.Facts["writer_acks_total"] <= 0 {
@@ -103,8 +102,8 @@ func checkReplicas(t *testing.T, got map[string]store.Result, mode string, durab
 	t.Logf("%s failover: downtime %.3f s, promoted in %.3f s, lost %v of %v acknowledged writes, gap %.0f ms, lag facts %v", mode,
 		probe.Throughput(), f["failover_promote_s"], f["failover_lost_acked_writes"], f["failover_acked_before_kill"],
 		f["failover_max_gap_ms"], lag.Facts)
-	if f["failover_killed_node"] != 1 || f["failover_promoted_node"] != 2 || f["failover_promote_s"] < 0 {
-		t.Errorf("failover facts %v: want node 1 killed and node 2 promoted", f)
+	if f["failover_killed_node"] != primary || f["failover_promoted_node"] != 3-primary || f["failover_promote_s"] < 0 {
+		t.Errorf("failover facts %v: want node %v killed and node %v promoted", f, primary, 3-primary)
 	}
 	if f["failover_writes_after_kill"] <= 0 || f["failover_outage_open_at_end"] != 0 || probe.Throughput() <= 0 {
 		t.Errorf("failover: downtime %v s, facts %v; want writes after the kill, an outage above 0 closed within the step",
@@ -134,12 +133,13 @@ func getter(t *testing.T, got map[string]store.Result) func(string) store.Result
 	}
 }
 
-// checkSwitchover checks a run of switchover alone: the primary moved
+// checkSwitchover checks the switchover of runReplicas: the primary moved
 // from node 1 to node 2 and writes resumed, nothing
 // acknowledged was lost whatever the replication mode, and the switch
 // back either happened or, for PostgreSQL (whose old primary rejoins by
-// a base backup, seconds on a busy machine), was skipped and said so.
-func checkSwitchover(t *testing.T, got map[string]store.Result, mode string) {
+// a base backup, seconds on a busy machine), was skipped and said so. It
+// returns the primary (from 1) the switchover left for the failover step.
+func checkSwitchover(t *testing.T, got map[string]store.Result, mode string) float64 {
 	get := getter(t, got)
 	sw := get(cluster.Switchover + "/probe")
 	g := sw.Facts
@@ -155,16 +155,19 @@ func checkSwitchover(t *testing.T, got map[string]store.Result, mode string) {
 		g["failover_lost_acked_writes"] != 0 || g["failover_acked_before_kill"] < 1 {
 		t.Errorf("switchover facts %v: want node 1 to node 2 and back, writes after the switch, none of the acknowledged lost", g)
 	}
+	if g["switchback_at_s"] >= 0 {
+		return 1 // the switch back started; its step waited for its end
+	}
+	return 2
 }
 
 // TestPostgresReplicas runs the scenarios on a PostgreSQL primary with one
-// synchronous replica, then one asynchronous one: a run with failover, and
-// a run with switchover.
+// synchronous replica, then one asynchronous one, each in one run.
 func TestPostgresReplicas(t *testing.T) {
 	for _, mode := range []string{"sync", "async"} {
 		t.Run(mode, func(t *testing.T) {
-			checkReplicas(t, runReplicas(t, "postgres-replicas", mode, failoverTests, "10s"), "pg-"+mode, mode == "sync")
-			checkSwitchover(t, runReplicas(t, "postgres-replicas", mode, `"switchover"`, "12s"), "pg-"+mode)
+			got := runReplicas(t, "postgres-replicas", mode)
+			checkReplicas(t, got, "pg-"+mode, mode == "sync", checkSwitchover(t, got, "pg-"+mode))
 		})
 	}
 }
@@ -177,8 +180,8 @@ func TestPostgresReplicas(t *testing.T) {
 func TestMariaDBReplicas(t *testing.T) {
 	for _, mode := range []string{"semisync", "async"} {
 		t.Run(mode, func(t *testing.T) {
-			checkReplicas(t, runReplicas(t, "mariadb-replicas", mode, failoverTests, "10s"), "mariadb-"+mode, mode == "semisync")
-			checkSwitchover(t, runReplicas(t, "mariadb-replicas", mode, `"switchover"`, "12s"), "mariadb-"+mode)
+			got := runReplicas(t, "mariadb-replicas", mode)
+			checkReplicas(t, got, "mariadb-"+mode, mode == "semisync", checkSwitchover(t, got, "mariadb-"+mode))
 		})
 	}
 }
