@@ -198,7 +198,7 @@ type reportFlags struct {
 func newReportCmd(env Env) *cobra.Command {
 	f := &reportFlags{}
 	cmd := &cobra.Command{
-		Use:   "report [--experiment N | --all | --name GLOB] [--format FORMAT [--series | --engine-series]] [-o file]",
+		Use:   "report [--experiment N | --all | --name GLOB] [--format FORMAT [--series]] [-o file]",
 		Short: "print or write the report of a stored experiment, or export results for other tools",
 		Long: "Prints or writes the report of a stored experiment (text, markdown, html), or exports results\n" +
 			"for other tools: json and csv (every result; --series: one line per second with its wall-clock time;\n" +
