@@ -9,12 +9,8 @@ import (
 
 // clientSample is benchlab's own use of the machine at one moment.
 type clientSample struct {
-	cpu  time.Duration // user+sys of all threads, dead ones included (getrusage)
-	cs   int64         // voluntary+involuntary, all threads (getrusage)
-	io   PidIO
-	ioOK bool
-	rss  int64
-	ok   bool
+	selfProcess
+	rss int64
 	// goMem is what the Go runtime holds (mapped, not released to the OS);
 	// engine what in-process engines hold from their own allocators
 	// (StepSampler.EngineMemory), both read with rss.
@@ -41,8 +37,18 @@ func (s *StepSampler) sampleClient() clientSample {
 	return c
 }
 
-func readClient() clientSample {
-	var c clientSample
+// selfProcess is benchlab's own process counters: CPU time and context
+// switches of every thread, dead ones included (getrusage), and its IO
+// (/proc/self/io).
+type selfProcess struct {
+	cpu      time.Duration
+	cs       int64
+	io       PidIO
+	ok, ioOK bool
+}
+
+func readSelfProcess() selfProcess {
+	var c selfProcess
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
 		c.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
@@ -53,6 +59,11 @@ func readClient() clientSample {
 		c.io, err = ParsePidIO(b)
 		c.ioOK = err == nil
 	}
+	return c
+}
+
+func readClient() clientSample {
+	c := clientSample{selfProcess: readSelfProcess()}
 	if b, err := os.ReadFile("/proc/self/status"); err == nil {
 		if st, err := ParsePidStatus(b); err == nil {
 			c.rss = st.RSS

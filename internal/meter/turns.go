@@ -1,22 +1,15 @@
 package meter
 
-import (
-	"math"
-	"os"
-	"syscall"
-	"time"
-)
+import "math"
 
 // SelfCounters are benchlab's own process counters and the machine's CPU
 // times at one moment, read at the boundaries of an interleaved step's
 // turns (TurnTotals): only one target's workers run during a turn, so what
 // benchlab's process counted between two boundaries is that target's.
 type SelfCounters struct {
-	cpu                 time.Duration // user+sys of every thread (getrusage)
-	cs                  int64         // voluntary+involuntary context switches
-	io                  PidIO         // /proc/self/io
-	machine             CPUStat       // /proc/stat
-	ok, ioOK, machineOK bool
+	selfProcess
+	machine   CPUStat // /proc/stat
+	machineOK bool
 }
 
 // ReadSelfCounters reads benchlab's CPU time and context switches
@@ -24,17 +17,7 @@ type SelfCounters struct {
 // (/proc/stat): a system call and two small files, some tens of
 // microseconds.
 func ReadSelfCounters() SelfCounters {
-	var c SelfCounters
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
-		c.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		c.cs = ru.Nvcsw + ru.Nivcsw
-		c.ok = true
-	}
-	if b, err := os.ReadFile("/proc/self/io"); err == nil {
-		c.io, err = ParsePidIO(b)
-		c.ioOK = err == nil
-	}
+	c := SelfCounters{selfProcess: readSelfProcess()}
 	c.machine, c.machineOK = readCPUStat()
 	return c
 }
