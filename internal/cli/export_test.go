@@ -13,7 +13,10 @@ import (
 func TestReportMachineReadable(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "r.db")
-	sp := writeFile(t, dir, "s.toml", "name = \"m\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n"+pointQueryWorkload)
+	// 3 s, not 1: engine internals are read once a second, and a 1 s step
+	// on a loaded machine can end before the first read.
+	sp := writeFile(t, dir, "s.toml", "name = \"m\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n"+
+		strings.Replace(pointQueryWorkload, `read_time = "1s"`, `read_time = "3s"`, 1))
 	if code, _, stderr := run(t, Env{}, "run", sp, "--store", db); code != ExitOK {
 		t.Fatalf("run: %d %s", code, stderr)
 	}
