@@ -20,8 +20,14 @@ func FuzzParseDSN(f *testing.F) {
 		red := Redact(dsn)
 		if keywordForm.MatchString(dsn) {
 			// The keyword form's password: a word, or up to its closing quote.
+			// The error's fixed example (keywordExample) may hold the
+			// password by chance ("er=u" in "user=u"): it is not a leak.
+			msg := ""
+			if err != nil {
+				msg = strings.ReplaceAll(err.Error(), keywordExample, "")
+			}
 			if m := keywordPassword.FindStringSubmatch(dsn); m != nil && len(m[2]) > 3 && strings.Count(dsn, m[2]) == 1 &&
-				(strings.Contains(red, m[2]) || err != nil && strings.Contains(err.Error(), m[2])) {
+				(strings.Contains(red, m[2]) || strings.Contains(msg, m[2])) {
 				t.Fatalf("password %q left in %q (error %v)", m[2], red, err)
 			}
 			return
