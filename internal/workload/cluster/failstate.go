@@ -143,18 +143,14 @@ func (s *failState) maybeKill(ctx context.Context, cl Cluster, now time.Time) {
 		}
 		next := (s.killNode + 1) % cl.Nodes()
 		s.promoting = true
-		s.ops.Add(1)
-		go func() {
-			defer s.ops.Done()
-			ctx, cancel := opContext(ctx)
-			defer cancel()
+		s.background(ctx, func(ctx context.Context) {
 			if err := p.Promote(ctx, next); err != nil {
 				s.promoteErr.Store(err)
 				return
 			}
 			s.promotedAt.Store(time.Now().UnixNano())
 			s.promoted.Store(int64(next))
-		}()
+		})
 	})
 }
 
@@ -174,11 +170,7 @@ func (s *failState) maybeSwitch(ctx context.Context, cl Cluster, now time.Time) 
 			to := (s.killNode + 1) % cl.Nodes()
 			s.killedAt.Store(now.UnixNano())
 			s.promoting = true
-			s.ops.Add(1)
-			go func() {
-				defer s.ops.Done()
-				ctx, cancel := opContext(ctx)
-				defer cancel()
+			s.background(ctx, func(ctx context.Context) {
 				if err := p.Switchover(ctx, to); err != nil {
 					s.promoteErr.Store(err)
 					return
@@ -190,7 +182,7 @@ func (s *failState) maybeSwitch(ctx context.Context, cl Cluster, now time.Time) 
 					return
 				}
 				s.rejoinedAt.Store(time.Now().UnixNano())
-			}()
+			})
 		})
 	}
 	if now.Sub(s.start) >= s.backAt && s.rejoinedAt.Load() > 0 && s.lost.Load() >= 0 {
@@ -204,11 +196,7 @@ func (s *failState) maybeSwitch(ctx context.Context, cl Cluster, now time.Time) 
 			}
 			s.ackedAtBack = s.lastAcked
 			s.backStart.Store(now.UnixNano())
-			s.ops.Add(1)
-			go func() {
-				defer s.ops.Done()
-				ctx, cancel := opContext(ctx)
-				defer cancel()
+			s.background(ctx, func(ctx context.Context) {
 				if err := p.Switchover(ctx, s.killNode); err != nil {
 					s.backErr.Store(fmt.Errorf("switch back: %w", err))
 					return
@@ -217,9 +205,22 @@ func (s *failState) maybeSwitch(ctx context.Context, cl Cluster, now time.Time) 
 				if err := p.Rejoin(ctx, int(s.promoted.Load())); err != nil {
 					s.backErr.Store(fmt.Errorf("switch back: rejoin node %d: %w", s.promoted.Load()+1, err))
 				}
-			}()
+			})
 		})
 	}
+}
+
+// background runs a move of the primary (a promotion, a switchover, a
+// rejoin) off the probe's goroutine, with its own operation context; the
+// step waits for it (ops) before it ends.
+func (s *failState) background(ctx context.Context, move func(ctx context.Context)) {
+	s.ops.Add(1)
+	go func() {
+		defer s.ops.Done()
+		ctx, cancel := opContext(ctx)
+		defer cancel()
+		move(ctx)
+	}()
 }
 
 // failed is the kill's or the promotion's error, until the probe
