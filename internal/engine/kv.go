@@ -185,6 +185,13 @@ type KVStep struct {
 	// Threads is --threads; Duration is --duration (0: run Num operations).
 	Threads  int
 	Duration time.Duration
+	// Overrun is how long past Duration the tool may run before it is
+	// stopped (SIGTERM, then SIGKILL, to its process group) and the step
+	// fails: the runner gives its step's overrun bound, which follows the
+	// operation timeout (workload.op_timeout). 0: the engine's own bound.
+	// A step of no Duration (a load of so many keys) has no time to overrun
+	// and keeps the engine's bound for a whole run.
+	Overrun time.Duration
 	// Flags are further db_bench flags without the leading dashes, in order
 	// (key "num", value "1000000"). The engine adds --db and its settings.
 	Flags [][2]string

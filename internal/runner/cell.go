@@ -390,7 +390,7 @@ func (r *cellRun) measure(ctx context.Context, st workload.Step, n int) ([]*stor
 	opt.DataDir = cmp.Or(opt.DataDir, r.c.DataDir)
 	opt.Stream = r.stream()
 	if sr, ok := r.db.(engine.StepRunner); ok && st.Bench != nil {
-		return runBench(ctx, sr, st, n)
+		return runBench(ctx, sr, st, n, overrunBound(opt.OpTimeout, st.Drain))
 	} else if st.External != nil {
 		return measureExternal(ctx, r.db, st, n, r.c.Seed, opt)
 	}
@@ -516,8 +516,11 @@ func dbSize(dir string) int64 {
 
 // runBench hands a step to an engine that runs it in its own process
 // (db_bench) and turns what the tool measured into a result: its operations,
-// time, ops/s and latency percentiles, and its LSM facts.
-func runBench(ctx context.Context, sr engine.StepRunner, st workload.Step, threads int) ([]*store.Result, error) {
+// time, ops/s and latency percentiles, and its LSM facts. The tool may run
+// overrun past the step's time, as workers may (overrunBound); a tool
+// stopped then, or by an interrupt, fails the step with what it had
+// done so far kept.
+func runBench(ctx context.Context, sr engine.StepRunner, st workload.Step, threads int, overrun time.Duration) ([]*store.Result, error) {
 	res := &store.Result{
 		Test: st.Name, Family: st.Family, Group: st.Group, Threads: threads, Warm: st.Warm,
 		Metric: "qps", Status: store.StatusOK, Started: time.Now(),
@@ -527,12 +530,14 @@ func runBench(ctx context.Context, sr engine.StepRunner, st workload.Step, threa
 		res.Status, res.Errors, res.ErrorSamples = store.StatusFailed, 1, []string{"no db_bench form for " + st.Name}
 		return []*store.Result{res}, fmt.Errorf("%s: no db_bench form", st.Name)
 	}
+	ks.Overrun = overrun
 	out, err := sr.RunStep(ctx, ks)
 	if err != nil {
 		res.Status, res.Errors, res.ErrorSamples = store.StatusFailed, 1, []string{err.Error()}
 		if ctx.Err() != nil {
 			res.Status = store.StatusInterrupted
 		}
+		res.Events, res.Statements, res.Seconds = out.Ops, out.Ops, out.Seconds
 		return []*store.Result{res}, err
 	}
 	res.Events, res.Statements, res.Seconds = out.Ops, out.Ops, out.Seconds

@@ -7,7 +7,7 @@
 package dbbench
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os/exec"
@@ -204,27 +204,26 @@ func b01(b bool) string {
 	return "0"
 }
 
-// RunStep runs db_bench for one step, bounded by the step's duration plus
-// 600 s as benchmark_compare.sh bounds it with timeout(1).
+// RunStep runs db_bench for one step (run.go): a step of a duration may
+// run s.Overrun past it (600 s by default, as benchmark_compare.sh bounds
+// it with timeout(1)), a step of a count a day. A db_bench stopped at its
+// bound or by ctx's end fails the step, its operations so far (its
+// progress lines) and time kept in the result.
 func (db *DB) RunStep(ctx context.Context, s engine.KVStep) (engine.KVStepResult, error) {
 	db.mu.Lock()
 	useExisting := db.loaded
 	db.mu.Unlock()
-	limit := s.Duration + 600*time.Second
+	limit := s.Duration + cmp.Or(s.Overrun, defaultOverrun)
 	if s.Duration == 0 {
 		limit = 24 * time.Hour
 	}
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, db.bin, db.Args(s, useExisting)...)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	res := engine.KVStepResult{Output: Tail(out.Bytes(), 20)}
-	if err != nil {
-		return res, fmt.Errorf("db_bench %s: %w; output ends:\n%s", s.Name, err, res.Output)
+	ran := runTool(ctx, db.bin, db.Args(s, useExisting), limit, killAfter)
+	res := engine.KVStepResult{Output: Tail(ran.out, 20), Seconds: ran.elapsed.Seconds()}
+	if ran.err != nil {
+		res.Ops = progressOps(ran.out)
+		return res, fmt.Errorf("db_bench %s: %w; output ends:\n%s", s.Name, ran.err, res.Output)
 	}
-	results, lsm, perr := Parse(out.String())
+	results, lsm, perr := Parse(string(ran.out))
 	db.mu.Lock()
 	db.loaded = true
 	db.last = lsm

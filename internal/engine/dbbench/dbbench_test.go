@@ -2,6 +2,7 @@ package dbbench_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/dbbench"
+	"benchlab/internal/server/servertest"
 	"benchlab/internal/workload"
 	"benchlab/internal/workload/kv"
 )
@@ -137,4 +139,87 @@ func TestArgsCachedIndexAndFilters(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestStoppedAtItsBound runs Debian's db_bench on steps it cannot finish in
+// time: a 1 s readrandom allowed 1 ns past its second (db_bench's own
+// start alone takes longer), and a fill of a billion keys whose run is
+// interrupted once it has reported progress. Each step fails saying why,
+// with the operations db_bench reported so far and its time kept, and no
+// db_bench process is left (its process group got SIGTERM).
+func TestStoppedAtItsBound(t *testing.T) {
+	if _, err := exec.LookPath("db_bench"); err != nil {
+		t.Skip("db_bench not on PATH (apt-get install rocksdb-tools)")
+	}
+	dir := t.TempDir()
+	db, err := dbbench.Driver{}.Open(context.Background(), engine.Target{Settings: map[string]string{"write_buffer_size": "1048576"}}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := db.(engine.StepRunner)
+	fill := engine.KVStep{Name: "fill", Benchmarks: []string{"fillrandom"}, Threads: 1,
+		Flags: [][2]string{{"num", "1000000000"}, {"key_size", "20"}, {"value_size", "100"}}}
+
+	// Interrupted: the context ends once db_bench has printed progress.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		guard := time.After(2 * time.Minute) // a hang guard, not a window
+		for {
+			select {
+			case <-guard:
+				cancel()
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if procsOf(dir) > 0 && progressSeen(dir) {
+				cancel()
+				return
+			}
+		}
+	}()
+	r, err := sr.RunStep(ctx, fill)
+	if err == nil || !strings.Contains(err.Error(), "interrupted") || !errors.Is(err, context.Canceled) ||
+		!strings.Contains(err.Error(), "process group") {
+		t.Errorf("interrupted fill: %v; want an interruption that names the process group", err)
+	}
+	if r.Ops <= 0 || r.Seconds <= 0 {
+		t.Errorf("interrupted fill kept %d ops in %.3f s; want the progress so far", r.Ops, r.Seconds)
+	}
+	if n := procsOf(dir); n > 0 {
+		t.Errorf("%d db_bench process(es) outlived the interrupted step", n)
+	}
+
+	// Overrun: a 1 s step allowed 1 ns past its time.
+	read := engine.KVStep{Name: "read", Benchmarks: []string{"readrandom"}, Threads: 1, Duration: time.Second,
+		Overrun: time.Nanosecond, Flags: [][2]string{{"num", "1000"}, {"key_size", "20"}, {"value_size", "100"}}}
+	r, err = sr.RunStep(context.Background(), read)
+	if !errors.Is(err, dbbench.ErrOverran) || !strings.Contains(err.Error(), "db_bench read") ||
+		!strings.Contains(err.Error(), "SIGTERM") {
+		t.Errorf("overrun read: %v; want db_bench read stopped at its bound with SIGTERM", err)
+	}
+	if r.Seconds < time.Second.Seconds() {
+		t.Errorf("overrun read kept %.3f s; want its time until it was stopped, past its 1 s", r.Seconds)
+	}
+	if n := procsOf(dir); n > 0 {
+		t.Errorf("%d db_bench process(es) outlived the overrun step", n)
+	}
+}
+
+// procsOf counts the processes whose command line names dir.
+func procsOf(dir string) int { return len(servertest.Procs(dir)) }
+
+// progressSeen reports whether db_bench has flushed a table file under
+// dir: it has done thousands of operations, and printed progress lines.
+func progressSeen(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".sst") {
+			return true
+		}
+	}
+	return false
 }

@@ -124,23 +124,92 @@ func TestCallWatchEndsEveryCall(t *testing.T) {
 	}
 }
 
-// TestPassedDeadlineHolds checks that a connection whose deadline passed
-// stays ended whatever is set after: a driver that sets its own read
-// deadline after a cancel's cannot revive the call.
+// TestPassedDeadlineHolds checks, on both kinds of socket Dial returns
+// (benchlab's blocking one, and Go's when workers wait through the poller),
+// that a connection whose deadline passed stays ended whatever is set
+// after: a driver that sets its own deadlines after a cancel's (as
+// go-sql-driver does before every read and write when a DSN sets
+// readTimeout or writeTimeout) cannot revive the call. The read would
+// otherwise wait an hour; the hang guard fails it long before.
 func TestPassedDeadlineHolds(t *testing.T) {
-	addr, conns := quietServer(t)
-	c, err := Dial(context.Background(), "tcp", addr)
-	if err != nil {
-		t.Fatal(err)
+	for _, polled := range []bool{false, true} {
+		ctx := context.Background()
+		if polled {
+			ctx = engine.WithPolledIO(ctx)
+		}
+		addr, conns := quietServer(t)
+		c, err := Dial(ctx, "tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		<-conns
+		c.SetDeadline(time.Unix(1, 0))
+		c.SetReadDeadline(time.Now().Add(time.Hour))
+		c.SetWriteDeadline(time.Now().Add(time.Hour))
+		c.SetDeadline(time.Time{})
+		c.SetReadDeadline(time.Now().Add(time.Hour))
+		read := make(chan error, 1)
+		go func() {
+			_, err := c.Read(make([]byte, 1))
+			read <- err
+		}()
+		select {
+		case err = <-read:
+		case <-time.After(2 * time.Minute): // a hang guard, not a window
+			t.Fatalf("polled %v: the read waited on past the passed deadline", polled)
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("polled %v: read after a passed deadline, then later and cleared ones: %v; want a timeout", polled, err)
+		}
+		if _, err := c.Write([]byte("x")); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("polled %v: write after a passed deadline: %v; want a timeout", polled, err)
+		}
 	}
-	defer c.Close()
-	srv := <-conns
-	c.SetDeadline(time.Unix(1, 0))
-	c.SetReadDeadline(time.Now().Add(time.Hour))
-	c.SetDeadline(time.Time{})
-	srv.Write([]byte("x"))
-	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Errorf("read after a passed deadline, then a later one and a cleared one: %v; want a timeout", err)
+}
+
+// TestPolledCancelRacesDriverDeadline plays, on Go's socket, a cancel's
+// past deadline racing a driver that re-arms a read deadline of an hour
+// before each read (go-sql-driver with readTimeout=1h): in every round the
+// read ends with a timeout, whichever of the two came first.
+func TestPolledCancelRacesDriverDeadline(t *testing.T) {
+	addr, conns := quietServer(t)
+	guard := time.After(2 * time.Minute) // a hang guard, not a window
+	for round := range 200 {
+		c, err := Dial(engine.WithPolledIO(context.Background()), "tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-conns
+		var w engine.CallWatch
+		ctx, cancel := context.WithCancel(context.Background())
+		ended := make(chan error, 1)
+		go func() {
+			if err := w.Enter(ctx, c); err != nil {
+				ended <- err
+				return
+			}
+			defer w.Leave()
+			buf := make([]byte, 1)
+			for {
+				c.SetReadDeadline(time.Now().Add(time.Hour))
+				if _, err := c.Read(buf); err != nil {
+					ended <- err
+					return
+				}
+			}
+		}()
+		go cancel()
+		select {
+		case err = <-ended:
+		case <-guard:
+			t.Fatalf("round %d: the cancel did not end the read; the driver's deadline replaced it", round)
+		}
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("round %d: the call ended with %v; want context.Canceled or a timeout", round, err)
+		}
+		w.Stop()
+		c.Close()
 	}
 }
 

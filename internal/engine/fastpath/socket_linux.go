@@ -45,7 +45,8 @@ import (
 const Supported = true
 
 // Dial connects like net.Dialer.DialContext and returns a blocking Conn, or
-// Go's own conn when ctx carries engine.WithPolledIO (the runner sets it
+// Go's own conn (whose passed deadline holds, polledConn) when ctx carries
+// engine.WithPolledIO (the runner sets it
 // when workers outnumber both the processors and eight per CPU: a thread
 // blocked in a read holds a processor, and with many more workers than
 // CPUs the poller's shared threads cost less, 64 threads on 2 CPUs here;
@@ -54,8 +55,11 @@ const Supported = true
 func Dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, network, addr)
-	if err != nil || engine.PolledIO(ctx) {
-		return c, err
+	if err != nil {
+		return nil, err
+	}
+	if engine.PolledIO(ctx) {
+		return newPolledConn(c), nil
 	}
 	sc, ok := c.(syscall.Conn)
 	if !ok {
