@@ -101,7 +101,7 @@ func Clients(t *testing.T, h Hang) engine.DB {
 				done <- err
 			}()
 			// Cancel only once the server shows the statement waiting.
-			if !waitFor(t, holder, h.Waiting, done) {
+			if !WaitFor(t, holder, h.Waiting, done) {
 				t.Errorf("client %s: the server never showed the statement waiting for the lock", client)
 				cancel()
 				if _, err := holder.Exec(ctx, "ROLLBACK"); err != nil {
@@ -140,10 +140,10 @@ func Clients(t *testing.T, h Hang) engine.DB {
 // timeout; it is not a window the test measures.
 const hangGuard = 2 * time.Minute
 
-// waitFor polls query on c until it returns a row; false when it has not
+// WaitFor polls query on c until it returns a row; false when it has not
 // within hangGuard, or when the statement sent to done returned first (it
 // was not left waiting: the test then fails on what it returned).
-func waitFor(t *testing.T, c engine.Conn, query string, done chan error) bool {
+func WaitFor(t *testing.T, c engine.Conn, query string, done chan error) bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()

@@ -312,6 +312,48 @@ argv = ["sh", "-c", "trap '' TERM; echo about to hang >&2; sleep `+mark+` & slee
 	}
 }
 
+// TestKeptWhenKilled runs a program that prints two progress lines, then
+// ignores SIGTERM and hangs past its step (1 s, no grace): it is killed
+// with its process group, and the failed step keeps the series its lines
+// gave and its time until the kill.
+func TestKeptWhenKilled(t *testing.T) {
+	const mark = "3600.3391"
+	code, out, db := run(t, sqliteHead+`[workload.command]
+grace = "0s"
+kill_after = "1s"
+[[workload.command.steps]]
+name = "hangs"
+parse = "regex"
+regex = 'tps = ([0-9.]+)'
+line_regex = '^progress: ([0-9.]+) tps'
+argv = ["sh", "-c", "trap '' TERM; echo progress: 5.5 tps >&2; echo progress: 7.25 tps >&2; sleep `+mark+` & sleep `+mark+`"]
+`)
+	if code == cli.ExitOK {
+		t.Fatalf("exit 0, want a failed step\n%s", out)
+	}
+	if pids := servertest.Procs(mark); len(pids) > 0 {
+		t.Errorf("processes %v of the step's group outlived it", pids)
+	}
+	rs := measured(t, db)
+	if len(rs) != 1 || rs[0].Status != store.StatusFailed || len(rs[0].ErrorSamples) == 0 {
+		t.Fatalf("results %+v: want one failed step", rs)
+	}
+	r := rs[0]
+	if !strings.Contains(r.ErrorSamples[0], "did not end within 1s") {
+		t.Errorf("error %q does not say the program overran", r.ErrorSamples[0])
+	}
+	var series []float64
+	for _, iv := range r.Intervals {
+		series = append(series, command.Higher.Series(metric.Counts{Seconds: iv.Seconds, Events: iv.Events}))
+	}
+	if len(series) != 2 || series[0] != 5.5 || series[1] != 7.25 {
+		t.Errorf("series %v, want the lines printed before the kill, [5.5 7.25]", series)
+	}
+	if r.Seconds < 1 {
+		t.Errorf("%.3f s kept; want the program's time until it was killed, past its 1 s", r.Seconds)
+	}
+}
+
 // TestFailures fails a step whose program exits non-zero, and one whose
 // regex finds nothing, each error quoting the last lines of stderr.
 func TestFailures(t *testing.T) {

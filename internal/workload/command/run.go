@@ -145,7 +145,7 @@ func (r *runner) run(ctx context.Context, db engine.DB, x *workload.ExternalRun)
 	}
 	out, err := runProgram(ctx, argv, r.env(f), f.scratch, lim, x.Started, x.Exited, onLine)
 	if err != nil {
-		return workload.ExternalResult{}, fmt.Errorf("%s: %w", r.step.Name, err)
+		return r.soFar(out, &lines), fmt.Errorf("%s: %w", r.step.Name, err)
 	}
 	if r.step.Load {
 		return workload.ExternalResult{Seconds: out.elapsed.Seconds(), Ops: 1}, nil
@@ -166,6 +166,29 @@ func (r *runner) run(ctx context.Context, db engine.DB, x *workload.ExternalRun)
 		return res, fmt.Errorf("%s: %w%s", r.step.Name, err, out.tail())
 	}
 	return res, nil
+}
+
+// soFar is what a program that failed, or was stopped at its limit or by
+// an interrupt, had measured: its time, and the series its output gave
+// until then (a regex step's progress lines; fio's status reports, and its
+// IOs in the last of them). The step fails; these are kept with it.
+func (r *runner) soFar(out outcome, lines *lineSeries) workload.ExternalResult {
+	res := workload.ExternalResult{Seconds: out.elapsed.Seconds()}
+	if r.step.Load {
+		return res
+	}
+	switch r.step.parse() {
+	case ParseFio:
+		if reports, err := fio.Parse(out.stdout); err == nil {
+			res.Ops = reports[len(reports)-1].Totals().IOs()
+			for i, iv := range fio.Series(reports) {
+				res.Intervals = append(res.Intervals, workload.ExternalInterval{Sec: i, Seconds: iv.Seconds, Events: iv.IOs})
+			}
+		}
+	case ParseRegex:
+		res.Intervals = lines.intervals()
+	}
+	return res
 }
 
 // regexResult reads the headline: the regex's capture in its last match
