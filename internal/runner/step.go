@@ -3,6 +3,7 @@ package runner
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -366,6 +367,11 @@ func stepError(ctx context.Context, db engine.DB, st workload.Step, results []*s
 			return fmt.Errorf("%s: %w", st.Name, died)
 		}
 		fail(nil)
+		if errors.Is(*lost, ErrOpTimeout) {
+			// The timeout's cancel closed the connection under the
+			// operation (the drivers and the fast path alike).
+			return fmt.Errorf("%s: an operation timed out and its connection was closed, step ended: %w", st.Name, *lost)
+		}
 		return fmt.Errorf("%s: a worker lost its connection, step ended: %w", st.Name, *lost)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,32 +23,27 @@ import (
 // blocking sockets.
 type polledConn struct {
 	net.Conn
+	// expired is read on every Read and Write without the lock, and set
+	// under it.
+	expired atomic.Bool
 	mu      sync.Mutex
-	expired bool
 }
 
 // newPolledConn wraps c, a socket Go's poller serves.
 func newPolledConn(c net.Conn) *polledConn { return &polledConn{Conn: c} }
 
-// ended reports whether a deadline has passed.
-func (c *polledConn) ended() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.expired
-}
-
 // note marks the connection ended when err is a passed deadline's.
 func (c *polledConn) note(err error) {
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 		c.mu.Lock()
-		c.expired = true
+		c.expired.Store(true)
 		c.mu.Unlock()
 	}
 }
 
 // Read reads from the socket; after a passed deadline it fails at once.
 func (c *polledConn) Read(b []byte) (int, error) {
-	if c.ended() {
+	if c.expired.Load() {
 		return 0, timeoutError{}
 	}
 	n, err := c.Conn.Read(b)
@@ -57,7 +53,7 @@ func (c *polledConn) Read(b []byte) (int, error) {
 
 // Write writes to the socket; after a passed deadline it fails at once.
 func (c *polledConn) Write(b []byte) (int, error) {
-	if c.ended() {
+	if c.expired.Load() {
 		return 0, timeoutError{}
 	}
 	n, err := c.Conn.Write(b)
@@ -72,11 +68,11 @@ func (c *polledConn) Write(b []byte) (int, error) {
 func (c *polledConn) set(t time.Time, apply func(time.Time) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.expired {
+	if c.expired.Load() {
 		return nil
 	}
 	if !t.IsZero() && !t.After(time.Now()) {
-		c.expired = true
+		c.expired.Store(true)
 	}
 	return apply(t)
 }

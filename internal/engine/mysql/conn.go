@@ -50,12 +50,27 @@ func (c *Conn) enter(ctx context.Context) error {
 
 func (c *Conn) leave() { c.watch.Leave() }
 
+// fail is DB.fail for a call on c. A call the driver ended for its
+// context (an operation timeout, the step's end, an interrupt) has closed
+// the connection under it, also over TLS, where the driver closes the
+// socket beneath the TLS layer: that error is engine.ErrConnLost too, so
+// the runner knows at once that the worker's connection is gone, as it
+// does on the fast path, rather than at the worker's next call.
+func (c *Conn) fail(err error) error {
+	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		if v, ok := c.c.(driver.Validator); ok && !v.IsValid() && !errors.Is(err, engine.ErrConnLost) {
+			err = fmt.Errorf("%w: %w", engine.ErrConnLost, err)
+		}
+	}
+	return c.db.fail(err)
+}
+
 // Exec runs sql without preparing it and returns the rows changed.
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
 	c.args = named(c.args[:0], args)
 	r, err := c.c.(driver.ExecerContext).ExecContext(ctx, sql, c.args)
 	if err != nil {
-		return 0, c.db.fail(err)
+		return 0, c.fail(err)
 	}
 	return r.RowsAffected()
 }
@@ -65,10 +80,10 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (int64, error
 	c.args = named(c.args[:0], args)
 	rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, sql, c.args)
 	if err != nil {
-		return 0, c.db.fail(err)
+		return 0, c.fail(err)
 	}
 	n, err := engine.DrainRows(rows, nil)
-	return n, c.db.fail(err)
+	return n, c.fail(err)
 }
 
 // Values runs sql without preparing it and returns its rows as text.
@@ -76,10 +91,10 @@ func (c *Conn) Values(ctx context.Context, sql string, args ...any) ([][]string,
 	c.args = named(c.args[:0], args)
 	rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, sql, c.args)
 	if err != nil {
-		return nil, c.db.fail(err)
+		return nil, c.fail(err)
 	}
 	out, err := engine.ReadValues(rows)
-	return out, c.db.fail(err)
+	return out, c.fail(err)
 }
 
 // variable reads a global variable; ok is false when the server lacks it.
@@ -129,13 +144,13 @@ func (c *Conn) Prepare(ctx context.Context, sql string, cost engine.Cost) (engin
 	if cost != engine.Long && c.w != nil {
 		d, err := c.w.Prepare(sql)
 		if err != nil {
-			return nil, c.db.fail(fmt.Errorf("prepare %q: %w", sql, err))
+			return nil, c.fail(fmt.Errorf("prepare %q: %w", sql, err))
 		}
 		return &Stmt{d: d, c: c, sql: sql, db: c.db}, nil
 	}
 	s, err := c.c.(driver.ConnPrepareContext).PrepareContext(ctx, sql)
 	if err != nil {
-		return nil, c.db.fail(fmt.Errorf("prepare %q: %w", sql, err))
+		return nil, c.fail(fmt.Errorf("prepare %q: %w", sql, err))
 	}
 	return &Stmt{s: s, c: c, sql: sql, db: c.db, long: c.db.cost(cost) == engine.Long}, nil
 }

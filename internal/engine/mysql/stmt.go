@@ -68,14 +68,14 @@ func (t *textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	sql, ok := t.Text(args)
 	if t.direct(ok) {
 		_, n, err := t.c.w.Query(&t.cmd, sql, nil)
-		return n, t.c.db.fail(err)
+		return n, t.c.fail(err)
 	}
 	if !ok {
 		return t.c.Exec(t.Ctx(ctx), t.SQL(), args...)
 	}
 	r, err := t.c.c.(driver.ExecerContext).ExecContext(t.Ctx(ctx), sql, nil)
 	if err != nil {
-		return 0, t.c.db.fail(err)
+		return 0, t.c.fail(err)
 	}
 	return r.RowsAffected()
 }
@@ -89,17 +89,17 @@ func (t *textStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	sql, ok := t.Text(args)
 	if t.direct(ok) {
 		n, _, err := t.c.w.Query(&t.cmd, sql, nil)
-		return n, t.c.db.fail(err)
+		return n, t.c.fail(err)
 	}
 	if !ok {
 		return t.c.Query(t.Ctx(ctx), t.SQL(), args...)
 	}
 	rows, err := t.c.c.(driver.QueryerContext).QueryContext(t.Ctx(ctx), sql, nil)
 	if err != nil {
-		return 0, t.c.db.fail(err)
+		return 0, t.c.fail(err)
 	}
 	n, err := engine.DrainRows(rows, &t.dest)
-	return n, t.c.db.fail(err)
+	return n, t.c.fail(err)
 }
 
 // Values runs the statement and returns its rows as text.
@@ -112,17 +112,17 @@ func (t *textStmt) Values(ctx context.Context, args ...any) ([][]string, error) 
 	if t.direct(ok) {
 		var out [][]string
 		_, _, err := t.c.w.Query(&t.cmd, sql, &out)
-		return out, t.c.db.fail(err)
+		return out, t.c.fail(err)
 	}
 	if !ok {
 		return t.c.Values(t.Ctx(ctx), t.SQL(), args...)
 	}
 	rows, err := t.c.c.(driver.QueryerContext).QueryContext(t.Ctx(ctx), sql, nil)
 	if err != nil {
-		return nil, t.c.db.fail(err)
+		return nil, t.c.fail(err)
 	}
 	out, err := engine.ReadValues(rows)
-	return out, t.c.db.fail(err)
+	return out, t.c.fail(err)
 }
 
 // Close does nothing: nothing was prepared.
@@ -161,7 +161,7 @@ func (s *Stmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	defer s.c.leave()
 	if s.d != nil && s.d.Encode(args) {
 		_, n, err := s.d.Run()
-		return n, s.db.fail(err)
+		return n, s.c.fail(err)
 	}
 	if err := s.driverStmt(ctx); err != nil {
 		return 0, err
@@ -175,7 +175,7 @@ func (s *Stmt) Exec(ctx context.Context, args ...any) (int64, error) {
 		r, err = s.s.Exec(s.values(args)) //nolint:staticcheck // the context-free call skips the cancel watcher
 	}
 	if err != nil {
-		return 0, s.db.fail(err)
+		return 0, s.c.fail(err)
 	}
 	return r.RowsAffected()
 }
@@ -200,14 +200,14 @@ func (s *Stmt) Query(ctx context.Context, args ...any) (int64, error) {
 	defer s.c.leave()
 	if s.d != nil && s.d.Encode(args) {
 		n, _, err := s.d.Run()
-		return n, s.db.fail(err)
+		return n, s.c.fail(err)
 	}
 	rows, err := s.rows(ctx, args)
 	if err != nil {
-		return 0, s.db.fail(err)
+		return 0, s.c.fail(err)
 	}
 	n, err := engine.DrainRows(rows, &s.dest)
-	return n, s.db.fail(err)
+	return n, s.c.fail(err)
 }
 
 // Values runs the statement and returns its rows as text.
@@ -218,10 +218,10 @@ func (s *Stmt) Values(ctx context.Context, args ...any) ([][]string, error) {
 	defer s.c.leave()
 	rows, err := s.rows(ctx, args)
 	if err != nil {
-		return nil, s.db.fail(err)
+		return nil, s.c.fail(err)
 	}
 	out, err := engine.ReadValues(rows)
-	return out, s.db.fail(err)
+	return out, s.c.fail(err)
 }
 
 // driverStmt prepares the driver's statement if it is not yet: a direct
@@ -232,7 +232,7 @@ func (s *Stmt) driverStmt(ctx context.Context) error {
 	}
 	st, err := s.c.c.(driver.ConnPrepareContext).PrepareContext(ctx, s.sql)
 	if err != nil {
-		return s.db.fail(fmt.Errorf("prepare %q: %w", s.sql, err))
+		return s.c.fail(fmt.Errorf("prepare %q: %w", s.sql, err))
 	}
 	s.s = st
 	return nil

@@ -167,8 +167,9 @@ func (w *sleeper) Close() error { return w.c.Close() }
 // TestOpTimeoutOverTLS measures a 2 s step of one worker whose statements
 // sleep an hour, on a target that reaches MariaDB over TLS with an hour of
 // readTimeout, under a 300 ms operation timeout: the step ends on its own
-// (no overrun), with the timed-out statements counted as errors that name
-// the timeout and their time in the latency.
+// (no overrun), failed at the first timeout, whose cancel closed the
+// connection under TLS, with the timed-out statement counted as an error
+// that names the timeout and its time in the latency.
 func TestOpTimeoutOverTLS(t *testing.T) {
 	_, dsn := tlsServer(t)
 	getenv, _ := servertest.Env(t)
@@ -190,6 +191,9 @@ func TestOpTimeoutOverTLS(t *testing.T) {
 	}
 	t.Logf("status %s, %d events, %d errors, max %s, samples %q, error %v", res.Status, res.Events, res.Errors,
 		res.Latency.Max, res.ErrorSamples, err)
+	if err == nil || !strings.Contains(err.Error(), "an operation timed out and its connection was closed") {
+		t.Errorf("step error %v; want the step ended by the timed-out operation's closed connection", err)
+	}
 	if res.Errors < 1 || !strings.Contains(strings.Join(res.ErrorSamples, "\n"), runner.ErrOpTimeout.Error()) {
 		t.Errorf("%d errors, samples %q; want the timed-out statements counted, naming the timeout", res.Errors, res.ErrorSamples)
 	}
