@@ -25,9 +25,10 @@ type Deadliner interface{ SetDeadline(time.Time) error }
 // returned and the next one runs under a new context (the runner's after
 // an operation timeout), and that call is left alone. The deadline is set
 // strictly inside the call it interrupts: Leave waits for an interrupt
-// under way. benchlab's sockets keep a passed deadline for good, so a
-// driver that sets a deadline of its own later in the call cannot undo it
-// (fastpath.Conn).
+// under way. The sockets fastpath.Dial returns keep a passed deadline for
+// good, its blocking ones and Go's alike, so a driver that sets a deadline
+// of its own later in the call (go-sql-driver with a DSN's readTimeout)
+// cannot push the interrupt out (fastpath.Conn and its polled sockets).
 type CallWatch struct {
 	watched context.Context
 	entry   *watchEntry // watched's, the token of the calls made under it
