@@ -44,8 +44,7 @@ func Parse(dsn string) (Info, error) {
 		}
 		if p := u.Port(); p != "" {
 			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-				// A quoted or odd value may hold "password=...": hide it too.
-			return Info{}, fmt.Errorf("port %q is not allowed; want 1 to 65535", keywordPassword.ReplaceAllString(p, "${1}xxxxx"))
+				return Info{}, fmt.Errorf("port %q is not allowed; want 1 to 65535", p)
 			}
 		}
 		return Info{Family: "postgres", Host: u.Hostname(), Port: u.Port(), User: u.User.Username(),
