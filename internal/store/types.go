@@ -16,6 +16,10 @@ const (
 	StatusOK          = "ok"
 	StatusFailed      = "failed"
 	StatusInterrupted = "interrupted"
+	// StatusSuperseded is a run of a queued job's attempt that lost the job
+	// to a later attempt (its worker was cut off, or stopped): what it
+	// measured is kept, and reports and histories leave it out (lease.go).
+	StatusSuperseded = "superseded"
 )
 
 // Experiment is one invocation of a spec: a matrix of runs with one base.
@@ -45,6 +49,10 @@ type Run struct {
 	Ended        time.Time
 	// Manifest is the JSON document that makes the run reproducible.
 	Manifest string
+	// Job is the queued job the run belongs to (0: none), and Lease the
+	// lease of the job's attempt that made it (TakeLease).
+	Job   int64
+	Lease string
 }
 
 // Result is one step of a run at one thread count.
