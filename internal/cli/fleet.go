@@ -372,6 +372,7 @@ func (w *workerJobs) run(ctx context.Context, j *fleet.Started) error {
 		}()
 	}
 	id, err := runPrepared(ctx, w.env, s, w.st, opt)
+	var pending *store.PendingError
 	switch {
 	case err == nil && j.Args.Part != nil:
 		return partDone(w.env, w.q, w.st, w.path, id, s, j.Args.Part)
@@ -387,6 +388,10 @@ func (w *workerJobs) run(ctx context.Context, j *fleet.Started) error {
 		// Stopped by the worker (the job goes back to the queue), or
 		// cancelled with benchlab cancel (the worker says so).
 		return fleet.Failed(fmt.Errorf("stopped: %v", context.Cause(ctx)))
+	case errors.As(err, &pending):
+		// The store refused a write (kept in the journal): the experiment
+		// did not fail, and another attempt may store it whole.
+		return err
 	case id != 0:
 		// The experiment ran and failed: not retried blindly.
 		return fleet.Failed(runErrors(w.st, id, err))
