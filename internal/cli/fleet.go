@@ -375,7 +375,7 @@ func (w *workerJobs) run(ctx context.Context, j *fleet.Started) error {
 	var pending *store.PendingError
 	switch {
 	case err == nil && j.Args.Part != nil:
-		return partDone(w.env, w.q, w.st, w.path, id, s, j.Args.Part)
+		return partDone(w.env, w.q, w.st, w.path, id, s, j)
 	case err == nil:
 		return jobReport(w.env, w.path, id, s)
 	case errors.Is(err, store.ErrSuperseded):
@@ -468,9 +468,10 @@ func takeLease(env Env, st *store.Store, j *fleet.Started) (string, error) {
 // has the noise model learn the experiment, and the report and gate
 // follow, as for a whole experiment; the others say how many parts are
 // done.
-func partDone(env Env, q *fleet.Queue, st *store.Store, path string, id int64, s spec.Spec, p *fleet.Part) error {
+func partDone(env Env, q *fleet.Queue, st *store.Store, path string, id int64, s spec.Spec, j *fleet.Started) error {
 	ctx := context.Background()
-	done, err := q.PartDone(ctx, p.Experiment)
+	p := j.Args.Part
+	done, err := q.PartDone(ctx, p.Experiment, j.ID)
 	if err != nil {
 		return err
 	}

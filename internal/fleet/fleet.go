@@ -280,7 +280,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("queue migrations: %w", err)
 	}
-	for _, t := range []string{createWorkers, createClasses, createRefused} {
+	for _, t := range []string{createWorkers, createClasses, addDoneJobs, createRefused} {
 		if _, err := conn.Exec(ctx, t); err != nil {
 			return fmt.Errorf("queue tables: %w", err)
 		}
