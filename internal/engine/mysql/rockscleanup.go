@@ -27,11 +27,11 @@ const rocksPendingQuery = "SELECT COALESCE(SUM(value), 0) FROM information_schem
 // seconds each wait took.
 func (db *DB) rocksCleanup(ctx context.Context) (engine.Cleanup, error) {
 	c := engine.Cleanup{Facts: map[string]float64{}}
-	before, err := db.readRocksGauges(ctx)
+	before, err := db.readRocksStatus(ctx)
 	if err != nil {
 		return c, err
 	}
-	l0Before := before[GaugeL0Files]
+	l0Before := before.gauges[GaugeL0Files]
 	waited, err := db.waitRocksIdle(ctx)
 	if err != nil {
 		return c, err
@@ -60,11 +60,11 @@ func (db *DB) rocksCleanup(ctx context.Context) (engine.Cleanup, error) {
 		return c, err
 	}
 	c.Facts["myrocks_compaction_wait_s"] += settled.Seconds()
-	end, err := db.readRocksGauges(ctx)
+	end, err := db.readRocksStatus(ctx)
 	if err != nil {
 		return c, err
 	}
-	l0After := end[GaugeL0Files]
+	l0After := end.gauges[GaugeL0Files]
 	c.Facts["myrocks_l0_files_before"], c.Facts["myrocks_l0_files_after"] = l0Before, l0After
 	c.Done = []string{fmt.Sprintf("MyRocks: ANALYZE TABLE, wait for pending compaction, "+
 		"rocksdb_force_flush_memtable_now=1, wait %s, %s=1 (L0 into L1), wait for pending compaction; "+
