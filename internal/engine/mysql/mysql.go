@@ -122,12 +122,9 @@ func (Driver) Settings() []engine.Setting { return nil }
 // CheckTarget validates the server fields of a target before anything runs.
 func (d Driver) CheckTarget(t engine.Target) error {
 	if t.DSN != "" {
-		if _, err := gomysql.ParseDSN(t.DSN); err != nil {
-			return fmt.Errorf("dsn: %s is not a go-sql-driver/mysql DSN (user:password@tcp(host:port)/db): %s",
-				server.RedactDSN(t.DSN), server.RedactDSN(err.Error()))
-		}
+		return d.checkDSNTarget(t)
 	}
-	if err := server.CheckTarget(d.flavor, d.name, t); err != nil || t.DSN != "" {
+	if err := server.CheckTarget(d.flavor, d.name, t); err != nil {
 		return err
 	}
 	return checkStorage(d.flavor, d.name, t)
@@ -137,20 +134,23 @@ func (d Driver) CheckTarget(t engine.Target) error {
 // benchmark database and user, or connects to the target's DSN.
 func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB, error) {
 	if t.DSN != "" {
-		cfg, err := gomysql.ParseDSN(t.DSN)
+		cfg, err := dsnConfig(d.name, t)
 		if err != nil {
-			return nil, fmt.Errorf("%s target %s: dsn %s: %s", d.name, t.Name, server.RedactDSN(t.DSN), server.RedactDSN(err.Error()))
-		}
-		if cfg.Passwd == "" {
-			// The mysql client's variable: a stored DSN has no password.
-			cfg.Passwd = t.Env("MYSQL_PWD")
+			return nil, err
 		}
 		db := &DB{engine: d.name, target: t}
+		db.storage, _ = storageOf(t.Settings) // CheckTarget has refused bad ones
 		if err := db.setConfig(cfg); err != nil {
 			return nil, err
 		}
 		if db.admin, err = db.dial(ctx, db.cfg); err != nil {
 			return nil, err
+		}
+		if db.storage.engine != "" {
+			if err := db.checkServerEngine(ctx, db.admin); err != nil {
+				db.Close()
+				return nil, fmt.Errorf("%s target %s: %w", d.name, t.Name, err)
+			}
 		}
 		if err := db.chooseClient(ctx); err != nil {
 			db.Close()
