@@ -320,9 +320,9 @@ type InternalsReader interface {
 	// by stable names grouped by source as ReadStats names them
 	// ("status.Innodb_checkpoint_age", "pg_activity.autovacuum_workers").
 	// It runs once a second on a goroutine of its own while the workers
-	// work, so it must be one cheap round trip on the engine's
-	// administrative connection and must not wait for anything the
-	// workers do.
+	// work, so it must be cheap (a round trip, two at most) on the
+	// engine's administrative connection and must not wait for anything
+	// the workers do.
 	ReadInternals(ctx context.Context) (Internals, error)
 }
 
