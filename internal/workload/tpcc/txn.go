@@ -23,10 +23,10 @@ type terminal struct {
 	w, warehouses int
 	// sc is the population per warehouse at the run's scale factor: the
 	// ranges customers, items and last names are drawn from.
-	sc tpccgen.Scale
-	district      int
-	forUpdate     string
-	maxTries      int
+	sc        tpccgen.Scale
+	district  int
+	forUpdate string
+	maxTries  int
 	// facts are the session's isolation level and protocol (Facts).
 	facts           map[string]float64
 	begin, beginRO  engine.Stmt
