@@ -101,9 +101,9 @@ func runCompare(env Env, f *compareFlags) error {
 		return err
 	}
 	vopt := report.VerdictOptions{Alpha: *alpha, MinEffect: *minEffect, Correction: corr}
-	cmps := report.Compare(d, vopt)
+	cmps, unjudged := report.Compare(d, vopt), report.NotJudged(d)
 	if *gate {
-		if err := gateCheck("flag --fail-on-regression", cmps, gopt); err != nil {
+		if err := gateCheck("flag --fail-on-regression", cmps, unjudged, gopt); err != nil {
 			return err
 		}
 	}
@@ -116,7 +116,7 @@ func runCompare(env Env, f *compareFlags) error {
 	}
 	r.Tables = append(keep, report.ComparisonTableWith(cmps, d.Experiment.Base, vopt))
 	if *format == "json" {
-		return writeCompareJSON(env.Stdout, d, cmps, f, vopt, gopt)
+		return writeCompareJSON(env.Stdout, d, cmps, unjudged, f, vopt, gopt)
 	}
 	switch *format {
 	case "markdown":
@@ -135,7 +135,7 @@ func runCompare(env Env, f *compareFlags) error {
 	if !*gate {
 		return nil
 	}
-	return gateReport(env.Stdout, cmps, gopt)
+	return gateReport(env.Stdout, cmps, unjudged, gopt)
 }
 
 // jsonNum is a float that encodes NaN and infinities as null.
@@ -151,7 +151,7 @@ func (n jsonNum) MarshalJSON() ([]byte, error) {
 // writeCompareJSON writes compare's verdicts as one JSON document; with the
 // gate it holds the regressions too and the exit code still says the
 // outcome.
-func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *compareFlags, vopt report.VerdictOptions,
+func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, unjudged []report.Unjudged, f *compareFlags, vopt report.VerdictOptions,
 	gopt analysis.GateOptions) error {
 	type verdict struct {
 		Target   string   `json:"target"`
@@ -171,6 +171,12 @@ func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *
 		Other    jsonNum  `json:"median_other"`
 		Warnings []string `json:"warnings,omitempty"`
 	}
+	type notJudged struct {
+		Target  string `json:"target"`
+		Test    string `json:"test"`
+		Threads int    `json:"threads"`
+		Why     string `json:"why"`
+	}
 	doc := struct {
 		Experiment  int64          `json:"experiment"`
 		Name        string         `json:"name"`
@@ -185,9 +191,13 @@ func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *
 		Threshold   float64        `json:"threshold,omitempty"`
 		GatePower   *powerJSON     `json:"gate_power,omitempty"`
 		Regressions []verdict      `json:"regressions,omitempty"`
+		// NotJudged are the cells no verdict covers: a side's runs all
+		// stalled (report.NotJudged).
+		NotJudged []notJudged `json:"not_judged"`
 	}{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Base: d.Experiment.Base, Alpha: f.alpha,
 		MinEffect: f.minEffect, Correction: string(vopt.Correction), Power: toPowerJSON(report.PowerOf(cmps, vopt)),
-		Counts: map[string]int{}, Verdicts: []verdict{}, Gate: f.gate}
+		Counts: map[string]int{}, Verdicts: []verdict{}, Gate: f.gate,
+		NotJudged: []notJudged{}}
 	why := func(c report.Comparison) string {
 		_, long := report.UnknownWhy(c, vopt)
 		return long
@@ -203,6 +213,9 @@ func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *
 	for _, c := range cmps {
 		doc.Counts[c.Verdict.Outcome.String()]++
 		doc.Verdicts = append(doc.Verdicts, conv(c))
+	}
+	for _, u := range unjudged {
+		doc.NotJudged = append(doc.NotJudged, notJudged{u.Target, u.Test, u.Threads, u.Why()})
 	}
 	var found []report.Comparison
 	if f.gate {
@@ -220,10 +233,10 @@ func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *
 	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("compare json: %w", err)
 	}
-	if len(found) > 0 {
-		return errRegression
+	if !f.gate {
+		return nil
 	}
-	return nil
+	return gateOutcome(found, unjudged)
 }
 
 // effectOf is opt's minimum effect, its default when unset.
