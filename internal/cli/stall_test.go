@@ -270,3 +270,74 @@ func TestCompareAcrossStalled(t *testing.T) {
 		t.Errorf("without the gate: exit %d, want 0 with the stall in the notes\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestHistoryStalledPoints: in a nightly series at 1000/s (fixed values),
+// the third experiment's 3 runs all completed no operation and the fifth's
+// first did. The stalled point has no value and makes no change point
+// (the series reads "stalled" there and lists none), the partly stalled
+// one is judged on its other runs, and the notes name both; with a newest
+// point whose runs all stalled, the gate does not call it a regression but
+// exits 1, naming it as not judged, and the JSON says so.
+func TestHistoryStalledPoints(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	stalled := func(d int, vs []float64) resultstest.Experiment {
+		e := nightly(d, 1000, len(vs))
+		e.Values = vs
+		return e
+	}
+	partly := nightly(4, 1000, 3)
+	partly.Values[0] = 0
+	ids := resultstest.Plant(t, db, nightly(0, 1000, 3), nightly(1, 1000, 3), stalled(2, make([]float64, 3)),
+		nightly(3, 1000, 3), partly)
+	code, out, errs := run(t, Env{}, "history", "experiment:nightly", "--store", db, "--fail-on-regression")
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0\n%s\n%s", code, out, errs)
+	}
+	text := unwrap(out)
+	for _, want := range []string{
+		"stalled", fmt.Sprintf("point #%d 2026-11-03 (sqlite 3.46): every run (3) completed no operation (stalled)", ids[2]),
+		fmt.Sprintf("point #%d 2026-11-05 (sqlite 3.46): 1 of 3 runs completed no operation", ids[4]), "gate: no regression",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("history lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "991") || strings.Contains(out, "at #") {
+		t.Errorf("the series lacks its values or lists a change point; the stalled point must make none\n%s", out)
+	}
+
+	resultstest.Plant(t, db, stalled(5, make([]float64, 3)))
+	code, out, errs = run(t, Env{}, "history", "experiment:nightly", "--store", db, "--fail-on-regression")
+	if code != ExitFailure {
+		t.Fatalf("a stalled newest point: exit %d, want %d\n%s\n%s", code, ExitFailure, out, errs)
+	}
+	if !strings.Contains(unwrap(out), "NOT JUDGED lite #") || strings.Contains(out, "REGRESSION") {
+		t.Errorf("the stalled newest point is not reported as not judged:\n%s", out)
+	}
+	code, js, errs := run(t, Env{}, "history", "experiment:nightly", "--store", db, "--fail-on-regression", "--format", "json")
+	if code != ExitFailure {
+		t.Fatalf("json: exit %d, want %d\n%s", code, ExitFailure, errs)
+	}
+	var doc struct {
+		Cells []struct {
+			NotJudged bool `json:"not_judged"`
+			Points    []struct {
+				Value   *float64 `json:"value"`
+				Stalled int      `json:"stalled_runs"`
+			} `json:"points"`
+			ChangePoints []json.RawMessage `json:"change_points"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Cells) != 1 {
+		t.Fatalf("%d cells, want 1", len(doc.Cells))
+	}
+	c := doc.Cells[0]
+	if !c.NotJudged || len(c.Points) != 6 || c.Points[2].Value != nil || c.Points[2].Stalled != 3 || c.Points[4].Stalled != 1 ||
+		c.Points[4].Value == nil || len(c.ChangePoints) != 0 {
+		t.Errorf("json cell: not judged %v, %d points, change points %d; points %+v", c.NotJudged, len(c.Points),
+			len(c.ChangePoints), c.Points)
+	}
+}
