@@ -114,7 +114,9 @@ func runCompare(env Env, f *compareFlags) error {
 			keep = append(keep, t)
 		}
 	}
-	r.Tables = append(keep, report.ComparisonTableWith(cmps, d.Experiment.Base, vopt))
+	verdicts := report.ComparisonTableWith(cmps, d.Experiment.Base, vopt)
+	verdicts.Rows = append(verdicts.Rows, report.NotJudgedRows(unjudged)...)
+	r.Tables = append(keep, verdicts)
 	if *format == "json" {
 		return writeCompareJSON(env.Stdout, d, cmps, unjudged, f, vopt, gopt)
 	}

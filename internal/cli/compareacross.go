@@ -97,9 +97,10 @@ func runCompareAcross(env Env, f *compareFlags, vopt report.VerdictOptions, gopt
 		return writeCompareJSON(env.Stdout, c.Data, cmps, unjudged, f, vopt, gopt)
 	}
 	// The notes are the report's own on stalled steps (report.StallNotes).
+	verdicts := report.ComparisonTableWith(cmps, c.Data.Experiment.Base, vopt)
+	verdicts.Rows = append(verdicts.Rows, report.NotJudgedRows(unjudged)...)
 	r := &report.Report{Title: "benchlab compare across experiments", Header: c.Header(),
-		Tables: []report.Table{report.ComparisonTableWith(cmps, c.Data.Experiment.Base, vopt)},
-		Notes:  report.StallNotes(c.Data)}
+		Tables: []report.Table{verdicts}, Notes: report.StallNotes(c.Data)}
 	if t := c.OnlyTable(); t != nil {
 		r.Tables = append(r.Tables, *t)
 	}

@@ -260,6 +260,10 @@ func TestCompareAcrossStalled(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	code, md, errs := run(t, Env{}, "compare", "--store", db, "--base", "version:3.45", "--vs", "version:3.46", "--format", "markdown")
+	if row := "| update-index @1 | version:3.46 | n/a | n/a | stalled | n/a | 5/0 | not judged |"; code != ExitOK || !strings.Contains(md, row) {
+		t.Errorf("markdown: exit %d, want 0 and the verdicts table's row %q\n%s\n%s", code, row, md, errs)
+	}
 	exp := func(i int) string { return fmt.Sprintf("experiment:%d", ids[i]) }
 	code, out, errs = run(t, Env{}, "compare", "--store", db, "--base", exp(1), "--vs", exp(3), "--fail-on-regression")
 	if code != ExitFailure || !strings.Contains(unwrap(out), "NOT JUDGED "+exp(3)+": update-index @1") {
@@ -295,7 +299,7 @@ func TestHistoryStalledPoints(t *testing.T) {
 	}
 	text := unwrap(out)
 	for _, want := range []string{
-		"stalled", fmt.Sprintf("point #%d 2026-11-03 (sqlite 3.46): every run (3) completed no operation (stalled)", ids[2]),
+		"t-test over the 3 points' own spread", "stalled", fmt.Sprintf("point #%d 2026-11-03 (sqlite 3.46): every run (3) completed no operation (stalled)", ids[2]),
 		fmt.Sprintf("point #%d 2026-11-05 (sqlite 3.46): 1 of 3 runs completed no operation", ids[4]), "gate: no regression",
 	} {
 		if !strings.Contains(text, want) {

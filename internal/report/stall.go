@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"benchlab/internal/report/section"
 	"benchlab/internal/store"
 )
 
@@ -158,4 +159,19 @@ func sampledSeconds(r store.Result) float64 {
 		}
 	}
 	return sampled
+}
+
+// NotJudgedRows are rows of the verdicts table (ComparisonTableWith) for
+// the cells no verdict covers: the stalled mark where the ratio would be,
+// "not judged" as the verdict and the reason as the evidence.
+func NotJudgedRows(us []Unjudged) []Row {
+	var out []Row
+	for _, u := range us {
+		n := fmt.Sprintf("%d/%d", u.Runs[0]-u.Stalled[0], u.Runs[1]-u.Stalled[1])
+		out = append(out, Row{Label: fmt.Sprintf("%s @%d", u.Test, u.Threads), Cells: []Cell{
+			section.TextCell(u.Target), section.TextCell("n/a"), section.TextCell("n/a"), section.TextCell(StalledMark), section.TextCell("n/a"), section.TextCell(n),
+			section.TextCell("not judged"), section.TextCell(u.Why()),
+		}})
+	}
+	return out
 }
