@@ -10,7 +10,7 @@ import (
 
 // StalledMark is what a relative cell shows when every run of a side of
 // its comparison completed no operation (store.Result.Stalled): a failure
-// to measure, not a ratio of 0 (docs/reports.md, "Stalled steps").
+// to measure, not a ratio of 0 (docs/statistics.md, "Stalled steps").
 const StalledMark = "stalled"
 
 // withoutStalls is rs without the results that completed no operation:

@@ -177,7 +177,7 @@ func (r Result) ErrorRate() float64 {
 // did not schedule benchlab, or operations under way held the step's end.
 // Every reader (the report's relative table and notes, compare and its
 // gate, history) leaves such a result out of its verdicts and says so
-// (docs/reports.md, "Stalled steps").
+// (docs/statistics.md, "Stalled steps").
 func (r Result) Stalled() bool {
 	return !r.Warm && !r.Action && r.Events == 0 && r.Errors == 0 && !(r.Throughput() > 0)
 }
