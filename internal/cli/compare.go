@@ -133,7 +133,7 @@ func runCompare(env Env, f *compareFlags) error {
 	if err != nil {
 		return err
 	}
-	verdictLines(env.Stdout, cmps, vopt)
+	verdictLines(env.Stdout, cmps, unjudged, vopt)
 	if !*gate {
 		return nil
 	}
@@ -250,15 +250,22 @@ func effectOf(opt report.VerdictOptions) float64 {
 }
 
 // verdictLines prints what compare prints under its table, across
-// experiments too: the verdict counts, why cells are unknown, and the
-// power of the repeats.
-func verdictLines(w io.Writer, cmps []report.Comparison, vopt report.VerdictOptions) {
+// experiments too: the verdict counts and the cells not judged, why cells
+// are unknown, and the power of the repeats.
+func verdictLines(w io.Writer, cmps []report.Comparison, unjudged []report.Unjudged, vopt report.VerdictOptions) {
 	counts := map[analysis.Outcome]int{}
 	for _, c := range cmps {
 		counts[c.Verdict.Outcome]++
 	}
-	fmt.Fprintf(w, "\nverdicts over %d cells: %d slower, %d faster, %d same, %d unknown\n", len(cmps),
-		counts[analysis.Slower], counts[analysis.Faster], counts[analysis.Same], counts[analysis.Unknown])
+	stalled := ""
+	if len(unjudged) > 0 {
+		stalled = fmt.Sprintf("; %d cell(s) not judged: their runs completed no operation (stalled)", len(unjudged))
+	}
+	fmt.Fprintf(w, "\nverdicts over %d cells: %d slower, %d faster, %d same, %d unknown%s\n", len(cmps),
+		counts[analysis.Slower], counts[analysis.Faster], counts[analysis.Same], counts[analysis.Unknown], stalled)
+	if len(cmps) == 0 {
+		return
+	}
 	unknownLines(w, cmps, vopt)
 	powerLines(w, cmps, vopt)
 }

@@ -112,7 +112,7 @@ func runCompareAcross(env Env, f *compareFlags, vopt report.VerdictOptions, gopt
 	if err != nil {
 		return err
 	}
-	verdictLines(env.Stdout, cmps, vopt)
+	verdictLines(env.Stdout, cmps, unjudged, vopt)
 	if !f.gate {
 		return nil
 	}

@@ -172,7 +172,7 @@ func (d *Data) throughputCell(base, other []store.Result, baseT, otherT string, 
 	if ev.Basis == analysis.BasisRepeats && (len(base) < 2 || len(other) < 2) {
 		tput := func(r store.Result) float64 { return r.Throughput() }
 		c := relativeCell(section.Values(base, tput), section.Values(other, tput), directionOf(base), opt)
-		c.Detail += without
+		c.Detail = strings.TrimPrefix(c.Detail+without, "; ")
 		return c
 	}
 	c := Cell{Kind: Ratio, Value: v.Ratio, Verdict: v.Outcome.String(), Mark: verdictMarks[v.Outcome], Judged: &v}
