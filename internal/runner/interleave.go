@@ -11,13 +11,14 @@ import (
 // length slice (turns.go) through a warm-up and a measured part each as
 // long as the step's, so the step lasts that many times longer.
 //
-// Resource use per operation is split by turns (turncost.go), each
-// engine's internals are read per second as in a single-target step, and
-// a profile keeps each target's samples from its own turns
-// (turnprofile.go). What an interleaved step cannot tell apart per target
-// is left out of its results rather than guessed: engine counters per
-// operation (read once at each end, they would need a read at every turn)
-// and perf counters. Its CPU speed facts are the step's, shared.
+// Resource use and perf counters per operation are split by turns
+// (turncost.go), each engine's internals are read per second as in a
+// single-target step, and a profile keeps each target's samples from its
+// own turns (turnprofile.go). What an interleaved step cannot tell apart
+// per target is left out of its results rather than guessed: engine
+// counters per operation (read once at each end, they would need a read
+// at every turn) and the client's run-queue times. Its CPU speed facts
+// are the step's, shared.
 func (s *stepRun) measureInterleaved(slice time.Duration) {
 	for _, res := range s.results {
 		res.Facts[store.FactInterleave] = slice.Seconds()
