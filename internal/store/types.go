@@ -180,6 +180,16 @@ func (r Result) ErrorRate() float64 {
 	return 0
 }
 
+// Stalled says a measured step completed no operation and failed none in
+// its measured part, so its headline is no rate of the engine: the machine
+// did not schedule benchlab, or operations under way held the step's end.
+// Every reader (the report's relative table and notes, compare and its
+// gate, history) leaves such a result out of its verdicts and says so
+// (docs/statistics.md, "Stalled steps").
+func (r Result) Stalled() bool {
+	return !r.Warm && !r.Action && r.Events == 0 && r.Errors == 0 && !(r.Throughput() > 0)
+}
+
 // Throughput is the step's headline number in its own metric (Headline);
 // statements per second for a result that carries no headline (stored
 // before results kept one, and not filled by metric.Fill).
