@@ -133,13 +133,25 @@ func TestRunnerAllocatesNothingPerOp(t *testing.T) {
 		{"closed-4", emptyStep(300*time.Millisecond, 0), 4},
 		{"paced", emptyStep(300*time.Millisecond, 20000), 2},
 	} {
-		allocs, ops := loopAllocs(t, c.st, c.threads)
-		t.Logf("%s: %d ops, %d allocations under the loop", c.name, ops, allocs)
+		// A loaded machine can stall a whole 300 ms step (no operation,
+		// so no sentinel either): such a step says nothing and is run
+		// again, up to 8 times.
+		var allocs, ops int64
+		for try := 1; try <= 8; try++ {
+			allocs, ops = loopAllocs(t, c.st, c.threads)
+			t.Logf("%s, try %d: %d ops, %d allocations under the loop", c.name, try, ops, allocs)
+			if ops >= 1000 {
+				break
+			}
+		}
+		if ops < 1000 {
+			t.Fatalf("%s: %d operations in each of 8 steps of 300 ms: too few to tell", c.name, ops)
+		}
 		if allocs < int64(c.threads) {
 			t.Fatalf("%s: %d allocations under the loop, fewer than the workers' %d sentinels: the loop's frames were not found",
 				c.name, allocs, c.threads)
 		}
-		if runner := allocs - int64(c.threads); runner > 2*int64(c.threads) || ops < 1000 {
+		if runner := allocs - int64(c.threads); runner > 2*int64(c.threads) {
 			t.Errorf("%s: the runner allocated %d times in %d operations; want at most a timer per worker", c.name, runner, ops)
 		}
 	}
