@@ -381,12 +381,13 @@ func (db *DB) Switchover(ctx context.Context, i int) error {
 }
 
 // Rejoin makes node old, the read-only primary a switchover left, follow
-// the current primary by GTID from what it wrote itself.
-func (db *DB) Rejoin(ctx context.Context, old int) error {
+// the current primary by GTID from what it wrote itself: its data are
+// kept.
+func (db *DB) Rejoin(ctx context.Context, old int) (engine.Rejoined, error) {
 	if err := db.exec(ctx, old, "SET GLOBAL gtid_slave_pos = @@gtid_binlog_pos"); err != nil {
-		return fmt.Errorf("rejoin: %w", err)
+		return engine.Rejoined{}, fmt.Errorf("rejoin: %w", err)
 	}
-	return db.changeMaster(ctx, old, db.Primary())
+	return engine.Rejoined{}, db.changeMaster(ctx, old, db.Primary())
 }
 
 // setSwitching makes Connect fail (or work again) during a switchover.

@@ -112,7 +112,7 @@ func (Driver) CheckTarget(t engine.Target) error {
 	if _, err := shapeOf(t); err != nil {
 		return err
 	}
-	return server.CheckTarget(postgres.Flavor, Name, engine.ReplicaNodeTarget(t, "primary"))
+	return server.CheckTarget(postgres.Flavor, Name, nodeTarget(t, "primary"))
 }
 
 // slotName is node i's (from 1 for the first replica) replication slot
@@ -137,7 +137,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		return nil, fmt.Errorf("%s target %s: %w", Name, t.Name, err)
 	}
 	s, _ := shapeOf(t)
-	cfg, err := server.TargetConfig(postgres.Flavor, Name, engine.ReplicaNodeTarget(t, "primary"), filepath.Join(dir, "primary"))
+	cfg, err := server.TargetConfig(postgres.Flavor, Name, nodeTarget(t, "primary"), filepath.Join(dir, "primary"))
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		}
 	}
 	for i := 1; i <= s.Replicas; i++ {
-		rc, err := server.TargetConfig(postgres.Flavor, Name, engine.ReplicaNodeTarget(t, slotName(i)), filepath.Join(dir, slotName(i)))
+		rc, err := server.TargetConfig(postgres.Flavor, Name, nodeTarget(t, slotName(i)), filepath.Join(dir, slotName(i)))
 		if err != nil {
 			stopAll()
 			return nil, err
@@ -270,6 +270,7 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	}
 	info.Settings["benchlab.replicas"] = strconv.Itoa(len(db.nodes) - 1)
 	info.Settings["benchlab.replication"] = mode
+	info.Settings["benchlab.rejoin"] = "pg_rewind, else pg_basebackup"
 	return info, nil
 }
 
