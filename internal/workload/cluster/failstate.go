@@ -48,20 +48,20 @@ type failState struct {
 	// and back at backAt; backStart and backDone are the switchback's
 	// times (unix ns), backErr why it failed, ackedAtBack and lostBack
 	// the lost-writes check after it.
-	switchover          bool
-	backAt              time.Duration
-	backSkipped         atomic.Bool  // too little of the step was left
-	rejoinedAt          atomic.Int64 // the old primary followed the new (unix ns)
+	switchover  bool
+	backAt      time.Duration
+	backSkipped atomic.Bool  // too little of the step was left
+	rejoinedAt  atomic.Int64 // the old primary followed the new (unix ns)
 	// rejoined and rejoinedBack are how the old primary rejoined after
 	// the switch and after the switch back (rejoin*, -1: not yet);
 	// backRejoinedAt when the second one did (unix ns).
 	rejoined, rejoinedBack atomic.Int64
 	backRejoinedAt         atomic.Int64
-	backOnce            sync.Once
-	backStart, backDone atomic.Int64
-	backErr             atomic.Value
-	ackedAtBack         int64
-	lostBack            atomic.Int64
+	backOnce               sync.Once
+	backStart, backDone    atomic.Int64
+	backErr                atomic.Value
+	ackedAtBack            int64
+	lostBack               atomic.Int64
 
 	// The probe's sequence numbers: first of the step, the last
 	// acknowledged, the last acknowledged before the kill, and the ones
