@@ -8,7 +8,10 @@
 // ordinary setting. The DB is the postgres engine's on the primary; it
 // also reaches each node, kills one, promotes a replica (pg_promote) and
 // reads the replicas' lag from pg_stat_replication, for the cluster
-// suite (engine.Cluster, engine.Promoter, engine.Lagger).
+// suite (engine.Cluster, engine.Promoter, engine.Lagger). A primary a
+// switchover stopped rejoins as a replica on its own data dir, rewound by
+// pg_rewind (every node runs with wal_log_hints on unless the target sets
+// it), or by a new base backup when that fails.
 //
 // A target's settings are postgresql.conf variables of every node, except
 // benchlab's own: replicas (1 to MaxReplicas, default 1), replication
@@ -270,7 +273,7 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	}
 	info.Settings["benchlab.replicas"] = strconv.Itoa(len(db.nodes) - 1)
 	info.Settings["benchlab.replication"] = mode
-	info.Settings["benchlab.rejoin"] = "pg_rewind, else pg_basebackup"
+	info.Settings["benchlab.rejoin"] = rejoinWay(db.target)
 	return info, nil
 }
 

@@ -42,6 +42,13 @@ func TestRejoin(t *testing.T) {
 				servertest.NoProcs(t, dir)
 			}()
 			rewind := c.hints == ""
+			info, err := db.Info(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if way := info.Settings["benchlab.rejoin"]; strings.HasPrefix(way, "pg_rewind") != rewind {
+				t.Errorf("manifest's benchlab.rejoin %q; want pg_rewind first: %v", way, rewind)
+			}
 			r := rejoinRig{t: t, db: db}
 			r.exec(0, "CREATE TABLE acked (id INT PRIMARY KEY, pad TEXT)")
 			r.write(0, 1, 500)

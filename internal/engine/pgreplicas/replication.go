@@ -344,6 +344,19 @@ func (db *DB) launchNode(ctx context.Context, j int, f server.Flavor) (*server.I
 	return in, dir, nil
 }
 
+// rejoinWay says, for the manifest, how a primary a switchover stopped
+// rejoins on target t: pg_rewind refuses a node without wal_log_hints
+// (benchlab's nodes have no data checksums).
+func rejoinWay(t engine.Target) string {
+	if v, ok := t.Setting("wal_log_hints"); ok {
+		switch strings.ToLower(strings.Trim(strings.TrimSpace(v), `"'`)) {
+		case "off", "false", "no", "0":
+			return "pg_basebackup (pg_rewind needs wal_log_hints on)"
+		}
+	}
+	return "pg_rewind, else pg_basebackup"
+}
+
 // nodeTarget is node name's target: t's settings less benchlab's own,
 // with wal_log_hints on unless t sets it, so that pg_rewind can rewind a
 // primary a switchover stopped.
