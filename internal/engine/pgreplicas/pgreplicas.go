@@ -274,6 +274,13 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	info.Settings["benchlab.replicas"] = strconv.Itoa(len(db.nodes) - 1)
 	info.Settings["benchlab.replication"] = mode
 	info.Settings["benchlab.rejoin"] = rejoinWay(db.target)
+	// benchlab's own default, which the postgres engine does not report.
+	if c, err := db.ConnectNode(ctx, db.Primary()); err == nil {
+		if v, err := c.Values(ctx, "SELECT current_setting('wal_log_hints')"); err == nil && len(v) == 1 {
+			info.Settings["wal_log_hints"] = v[0][0]
+		}
+		c.Close()
+	}
 	return info, nil
 }
 

@@ -49,6 +49,9 @@ func TestRejoin(t *testing.T) {
 			if way := info.Settings["benchlab.rejoin"]; strings.HasPrefix(way, "pg_rewind") != rewind {
 				t.Errorf("manifest's benchlab.rejoin %q; want pg_rewind first: %v", way, rewind)
 			}
+			if hints := info.Settings["wal_log_hints"]; (hints == "on") != rewind {
+				t.Errorf("manifest's wal_log_hints %q; want on: %v", hints, rewind)
+			}
 			r := rejoinRig{t: t, db: db}
 			r.exec(0, "CREATE TABLE acked (id INT PRIMARY KEY, pad TEXT)")
 			r.write(0, 1, 500)
