@@ -247,9 +247,10 @@ func (db *DB) Switchover(ctx context.Context, i int) error {
 
 // Rejoin makes node old, which a switchover stopped cleanly, a replica
 // of the current primary on its own data dir, rewound by pg_rewind
-// (rewound), and waits until it streams. When that fails (a node that
-// ran without wal_log_hints, say), it rebuilds old by a new base backup
-// instead and says why (Rejoined.Fallback, and the new node's log).
+// (rewound), and waits until it streams. When either fails (a node that
+// ran without wal_log_hints, say, or WAL it needs already gone from the
+// new primary), it rebuilds old by a new base backup instead and says
+// why (Rejoined.Fallback, and the new node's log).
 func (db *DB) Rejoin(ctx context.Context, old int) (engine.Rejoined, error) {
 	var how engine.Rejoined
 	i := db.Primary()
@@ -266,27 +267,35 @@ func (db *DB) Rejoin(ctx context.Context, old int) (engine.Rejoined, error) {
 		}
 		return nil
 	}
+	streams := func(in *server.Instance) error {
+		db.set.Replace(old, in)
+		db.mu.Lock()
+		db.extra = append(db.extra, in)
+		delete(db.stopped, old)
+		db.mu.Unlock()
+		return db.waitReplicas(ctx, c, "SELECT application_name FROM pg_stat_replication WHERE state = 'streaming'", db.catchup,
+			"stream from the new primary after the switchover")
+	}
 	if err := drop(); err != nil {
 		return how, err
 	}
 	in, err := db.rewound(ctx, c, old, i)
-	if err != nil {
-		how = engine.Rejoined{Copied: true, Fallback: err.Error()}
-		if err := drop(); err != nil { // the rewind's slot
-			return how, err
+	if err == nil {
+		if err = streams(in); err == nil {
+			return how, nil
 		}
-		if in, err = db.rebuild(ctx, old, i); err != nil {
-			return how, err
-		}
-		in.Logf("rejoin: pg_rewind failed, so this replica is a new base backup: %s", how.Fallback)
+		in.Stop()
+		os.RemoveAll(in.DataDir)
 	}
-	db.set.Replace(old, in)
-	db.mu.Lock()
-	db.extra = append(db.extra, in)
-	delete(db.stopped, old)
-	db.mu.Unlock()
-	return how, db.waitReplicas(ctx, c, "SELECT application_name FROM pg_stat_replication WHERE state = 'streaming'", db.catchup,
-		"stream from the new primary after the switchover")
+	how = engine.Rejoined{Copied: true, Fallback: err.Error()}
+	if err := drop(); err != nil { // the rewind's slot
+		return how, err
+	}
+	if in, err = db.rebuild(ctx, old, i); err != nil {
+		return how, err
+	}
+	in.Logf("rejoin: the rewound data dir did not serve, so this replica is a new base backup: %s", how.Fallback)
+	return how, streams(in)
 }
 
 // rewound starts node j on its stopped server's data dir, rewound by
