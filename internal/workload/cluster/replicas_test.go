@@ -22,7 +22,7 @@ import (
 // machine a switch and the old primary's rejoin have taken 1.5 to 6 s
 // on PostgreSQL (pg_rewind) and 0.2 s on MariaDB, and a PostgreSQL
 // promotion after a kill mostly 0.1 to 0.5 s but now and then 5.2 to
-// 5.4 s, which must end within the step.
+// 5.7 s, which must end within the step (at 9 s).
 const replicaSpec = `name = "replicas"
 workdir = %q
 [[target]]
