@@ -42,8 +42,20 @@ type Promoter interface {
 	// the old primary then takes none until Rejoin.
 	Switchover(ctx context.Context, i int) error
 	// Rejoin makes node j, the primary a switchover left, a replica of the
-	// current primary; it returns once j streams from it.
-	Rejoin(ctx context.Context, j int) error
+	// current primary; it returns once j streams from it, saying how.
+	Rejoin(ctx context.Context, j int) (Rejoined, error)
+}
+
+// Rejoined is how a Rejoin brought the old primary back as a replica.
+type Rejoined struct {
+	// Copied is true when the node's data were copied anew from the
+	// primary (PostgreSQL's base backup), false when they were kept
+	// (rewound by pg_rewind, or followed on from MariaDB's own GTID
+	// position): a copy's time grows with the data.
+	Copied bool
+	// Fallback, when not empty, says why the node's own data could not be
+	// kept, so that they were copied.
+	Fallback string
 }
 
 // ReplicaLag is how far one node is behind the node whose changes it

@@ -381,12 +381,17 @@ func (db *DB) Switchover(ctx context.Context, i int) error {
 }
 
 // Rejoin makes node old, the read-only primary a switchover left, follow
-// the current primary by GTID from what it wrote itself.
-func (db *DB) Rejoin(ctx context.Context, old int) error {
-	if err := db.exec(ctx, old, "SET GLOBAL gtid_slave_pos = @@gtid_binlog_pos"); err != nil {
-		return fmt.Errorf("rejoin: %w", err)
+// the current primary by GTID from what it wrote itself: its data are
+// kept. Its own primary side of semi-sync goes off first: with
+// log_slave_updates a replica's applier commits through it, and with no
+// replica of its own each commit would wait rpl_semi_sync_master_timeout
+// (10 s) until semi-sync gave up, the replica meanwhile falling that far
+// behind.
+func (db *DB) Rejoin(ctx context.Context, old int) (engine.Rejoined, error) {
+	if err := db.exec(ctx, old, "SET GLOBAL rpl_semi_sync_master_enabled = OFF", "SET GLOBAL gtid_slave_pos = @@gtid_binlog_pos"); err != nil {
+		return engine.Rejoined{}, fmt.Errorf("rejoin: %w", err)
 	}
-	return db.changeMaster(ctx, old, db.Primary())
+	return engine.Rejoined{}, db.changeMaster(ctx, old, db.Primary())
 }
 
 // setSwitching makes Connect fail (or work again) during a switchover.

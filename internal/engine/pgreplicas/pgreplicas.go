@@ -8,7 +8,10 @@
 // ordinary setting. The DB is the postgres engine's on the primary; it
 // also reaches each node, kills one, promotes a replica (pg_promote) and
 // reads the replicas' lag from pg_stat_replication, for the cluster
-// suite (engine.Cluster, engine.Promoter, engine.Lagger).
+// suite (engine.Cluster, engine.Promoter, engine.Lagger). A primary a
+// switchover stopped rejoins as a replica on its own data dir, rewound by
+// pg_rewind (every node runs with wal_log_hints on unless the target sets
+// it), or by a new base backup when that fails.
 //
 // A target's settings are postgresql.conf variables of every node, except
 // benchlab's own: replicas (1 to MaxReplicas, default 1), replication
@@ -112,7 +115,7 @@ func (Driver) CheckTarget(t engine.Target) error {
 	if _, err := shapeOf(t); err != nil {
 		return err
 	}
-	return server.CheckTarget(postgres.Flavor, Name, engine.ReplicaNodeTarget(t, "primary"))
+	return server.CheckTarget(postgres.Flavor, Name, nodeTarget(t, "primary"))
 }
 
 // slotName is node i's (from 1 for the first replica) replication slot
@@ -137,7 +140,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		return nil, fmt.Errorf("%s target %s: %w", Name, t.Name, err)
 	}
 	s, _ := shapeOf(t)
-	cfg, err := server.TargetConfig(postgres.Flavor, Name, engine.ReplicaNodeTarget(t, "primary"), filepath.Join(dir, "primary"))
+	cfg, err := server.TargetConfig(postgres.Flavor, Name, nodeTarget(t, "primary"), filepath.Join(dir, "primary"))
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +155,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		}
 	}
 	for i := 1; i <= s.Replicas; i++ {
-		rc, err := server.TargetConfig(postgres.Flavor, Name, engine.ReplicaNodeTarget(t, slotName(i)), filepath.Join(dir, slotName(i)))
+		rc, err := server.TargetConfig(postgres.Flavor, Name, nodeTarget(t, slotName(i)), filepath.Join(dir, slotName(i)))
 		if err != nil {
 			stopAll()
 			return nil, err
@@ -270,6 +273,14 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	}
 	info.Settings["benchlab.replicas"] = strconv.Itoa(len(db.nodes) - 1)
 	info.Settings["benchlab.replication"] = mode
+	info.Settings["benchlab.rejoin"] = rejoinWay(db.target)
+	// benchlab's own default, which the postgres engine does not report.
+	if c, err := db.ConnectNode(ctx, db.Primary()); err == nil {
+		if v, err := c.Values(ctx, "SELECT current_setting('wal_log_hints')"); err == nil && len(v) == 1 {
+			info.Settings["wal_log_hints"] = v[0][0]
+		}
+		c.Close()
+	}
 	return info, nil
 }
 

@@ -3,6 +3,7 @@ package pgreplicas
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -244,54 +245,136 @@ func (db *DB) Switchover(ctx context.Context, i int) error {
 	return nil
 }
 
-// Rejoin rebuilds node old, which a switchover stopped, as a replica of
-// the current primary by a fresh base backup (its data dir went with the
-// stopped server; benchlab does not use pg_rewind), and waits until it
-// streams.
-func (db *DB) Rejoin(ctx context.Context, old int) error {
+// Rejoin makes node old, which a switchover stopped cleanly, a replica
+// of the current primary on its own data dir, rewound by pg_rewind
+// (rewound), and waits until it streams. When either fails (a node that
+// ran without wal_log_hints, say, or WAL it needs already gone from the
+// new primary), it rebuilds old by a new base backup instead and says
+// why (Rejoined.Fallback, and the new node's log).
+func (db *DB) Rejoin(ctx context.Context, old int) (engine.Rejoined, error) {
+	var how engine.Rejoined
 	i := db.Primary()
 	c, err := db.ConnectNode(ctx, i)
 	if err != nil {
-		return fmt.Errorf("rejoin: %w", err)
+		return how, fmt.Errorf("rejoin: %w", err)
 	}
 	defer c.Close()
 	slot := slotName(old)
-	if _, err := c.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"+slot+"'"); err != nil {
-		return fmt.Errorf("rejoin: drop slot %s: %w", slot, err)
+	drop := func() error {
+		_, err := c.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"+slot+"'")
+		if err != nil {
+			return fmt.Errorf("rejoin: drop slot %s: %w", slot, err)
+		}
+		return nil
 	}
-	in, err := db.rebuild(ctx, old, i)
+	streams := func(in *server.Instance) error {
+		db.set.Replace(old, in)
+		db.mu.Lock()
+		db.extra = append(db.extra, in)
+		delete(db.stopped, old)
+		db.mu.Unlock()
+		return db.waitReplicas(ctx, c, "SELECT application_name FROM pg_stat_replication WHERE state = 'streaming'", db.catchup,
+			"stream from the new primary after the switchover")
+	}
+	if err := drop(); err != nil {
+		return how, err
+	}
+	in, err := db.rewound(ctx, c, old, i)
+	if err == nil {
+		if err = streams(in); err == nil {
+			return how, nil
+		}
+		in.Stop()
+		os.RemoveAll(in.DataDir)
+	}
+	how = engine.Rejoined{Copied: true, Fallback: err.Error()}
+	if err := drop(); err != nil { // the rewind's slot
+		return how, err
+	}
+	if in, err = db.rebuild(ctx, old, i); err != nil {
+		return how, err
+	}
+	in.Logf("rejoin: the rewound data dir did not serve, so this replica is a new base backup: %s", how.Fallback)
+	return how, streams(in)
+}
+
+// rewound starts node j on its stopped server's data dir, rewound by
+// pg_rewind, as a replica of node p (c reaches p). Its slot on p
+// reserves WAL before p's checkpoint, which pg_rewind needs: only a
+// checkpoint after the promotion writes p's new timeline to its control
+// file, where pg_rewind reads it. A failed start leaves nothing of the
+// old data dir.
+func (db *DB) rewound(ctx context.Context, c engine.Conn, j, p int) (*server.Instance, error) {
+	slot := slotName(j)
+	for _, q := range []string{"SELECT pg_create_physical_replication_slot('" + slot + "', true)", "CHECKPOINT"} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			return nil, fmt.Errorf("rejoin: node %d: %s: %w", p+1, q, err)
+		}
+	}
+	from := db.set.At(j).DataDir
+	in, dir, err := db.launchNode(ctx, j, postgres.RewoundFlavor(db.set.At(p), slot, from))
 	if err != nil {
-		return err
+		// Whether or not it was moved, the old data dir may be rewound
+		// half-way: a base backup replaces it.
+		os.RemoveAll(from)
+		os.RemoveAll(filepath.Join(dir, "data"))
+		return nil, err
 	}
-	db.set.Replace(old, in)
-	db.mu.Lock()
-	db.extra = append(db.extra, in)
-	delete(db.stopped, old)
-	db.mu.Unlock()
-	return db.waitReplicas(ctx, c, "SELECT application_name FROM pg_stat_replication WHERE state = 'streaming'", db.catchup,
-		"stream from the new primary after the switchover")
+	return in, nil
 }
 
 // rebuild starts node j afresh as a replica of node p, by a base backup,
 // in a new dir.
 func (db *DB) rebuild(ctx context.Context, j, p int) (*server.Instance, error) {
+	in, _, err := db.launchNode(ctx, j, postgres.StandbyFlavor(db.set.At(p), slotName(j)))
+	return in, err
+}
+
+// launchNode starts node j with flavor f in a new dir of the run's dir,
+// which it returns.
+func (db *DB) launchNode(ctx context.Context, j int, f server.Flavor) (*server.Instance, string, error) {
 	db.mu.Lock()
 	db.generation++
 	gen := db.generation
 	db.mu.Unlock()
 	name := fmt.Sprintf("%s-%d", nodeName(j), gen)
-	cfg, err := server.TargetConfig(postgres.Flavor, Name, engine.ReplicaNodeTarget(db.target, name), filepath.Join(db.dir, name))
+	dir := filepath.Join(db.dir, name)
+	cfg, err := server.TargetConfig(postgres.Flavor, Name, nodeTarget(db.target, name), dir)
 	if err != nil {
-		return nil, err
+		return nil, dir, err
 	}
-	cfg.Flavor, cfg.Password = postgres.StandbyFlavor(db.set.At(p), slotName(j)), db.password
+	cfg.Flavor, cfg.Password = f, db.password
 	// The server lives as long as the DB (Close stops it), not as long
 	// as the switch that started it.
 	in, err := server.Launch(context.WithoutCancel(ctx), cfg, postgres.Probe)
 	if err != nil {
-		return nil, fmt.Errorf("rejoin: rebuild node %d as a replica: %w", j+1, err)
+		return nil, dir, fmt.Errorf("rejoin: start node %d as a replica: %w", j+1, err)
 	}
-	return in, nil
+	return in, dir, nil
+}
+
+// rejoinWay says, for the manifest, how a primary a switchover stopped
+// rejoins on target t: pg_rewind refuses a node without wal_log_hints
+// (benchlab's nodes have no data checksums).
+func rejoinWay(t engine.Target) string {
+	if v, ok := t.Setting("wal_log_hints"); ok {
+		switch strings.ToLower(strings.Trim(strings.TrimSpace(v), `"'`)) {
+		case "off", "false", "no", "0":
+			return "pg_basebackup (pg_rewind needs wal_log_hints on)"
+		}
+	}
+	return "pg_rewind, else pg_basebackup"
+}
+
+// nodeTarget is node name's target: t's settings less benchlab's own,
+// with wal_log_hints on unless t sets it, so that pg_rewind can rewind a
+// primary a switchover stopped.
+func nodeTarget(t engine.Target, name string) engine.Target {
+	nt := engine.ReplicaNodeTarget(t, name)
+	if _, ok := t.Setting("wal_log_hints"); !ok {
+		nt.Settings["wal_log_hints"] = "on"
+	}
+	return nt
 }
 
 // setSwitching makes Connect fail (or work again) during a switchover.

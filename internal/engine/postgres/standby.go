@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -28,11 +27,27 @@ func StandbyFlavor(primary *server.Instance, slot string) server.Flavor {
 	return standby{primary: primary, slot: slot}
 }
 
-// standby is StandbyFlavor's flavor.
+// RewoundFlavor is the flavor of a former primary that rejoins as a
+// streaming replica of primary on its own data dir, from (its stopped
+// server's, which Init moves into place): pg_rewind undoes what it wrote
+// after the point where primary's timeline forked from its own, copying
+// only the blocks that changed since, instead of the whole base backup
+// StandbyFlavor takes. It is then configured as StandbyFlavor's replicas
+// are. The slot must exist on primary, and the old server must have run
+// with wal_log_hints or data checksums, which pg_rewind requires; when
+// it fails, Init's error says why and the data dir is left half-rewound,
+// fit only to be removed.
+func RewoundFlavor(primary *server.Instance, slot, from string) server.Flavor {
+	return standby{primary: primary, slot: slot, rewindFrom: from}
+}
+
+// standby is StandbyFlavor's and RewoundFlavor's flavor.
 type standby struct {
 	flavor
 	primary *server.Instance
 	slot    string
+	// rewindFrom is the data dir pg_rewind rewinds; "" takes a base backup.
+	rewindFrom string
 }
 
 // Conninfo is the libpq connection string a replica reaches the primary
@@ -41,28 +56,30 @@ func Conninfo(port int, password, app string) string {
 	return fmt.Sprintf("host=%s port=%d user=postgres password=%s application_name=%s sslmode=disable", server.Host, port, password, app)
 }
 
-// Init takes the base backup as the server's user, then writes
-// standby.signal and appends the replica's lines to the copied
-// postgresql.conf: its own address, socket and pg_hba.conf, the primary's
-// connection and slot, and no synchronous standbys of its own (a promoted
-// replica would otherwise wait for standbys that are not there).
+// Init fills the data dir as the server's user (a base backup, or the
+// old data dir rewound), then writes standby.signal and appends the
+// replica's lines: to the copied postgresql.conf its own address, socket
+// and pg_hba.conf; to postgresql.auto.conf, which is read after it and
+// may hold the primary's ALTER SYSTEM settings, the primary's connection
+// and slot and no synchronous standbys of its own (a promoted replica
+// would otherwise wait for standbys that are not there).
 func (s standby) Init(ctx context.Context, in *server.Instance, extra string) error {
 	sock, err := in.SocketDir(len(socketName))
 	if err != nil {
 		return err
 	}
 	in.Socket = sock
-	prog := server.FindProgram(in.Binaries().Basedir, "pg_basebackup")
-	if prog == "" {
-		return in.Errorf("%s has no pg_basebackup", in.Binaries().Basedir)
-	}
 	pass, err := in.SecretFile("pgpass", fmt.Sprintf("%s:%d:*:postgres:%s\n", server.Host, s.primary.Port, in.Password()))
 	if err != nil {
 		return err
 	}
 	conn := fmt.Sprintf("host=%s port=%d user=postgres passfile=%s sslmode=disable", server.Host, s.primary.Port, pass)
-	if err := in.Run(ctx, "pg_basebackup", prog, "-D", in.DataDir, "-d", conn, "-X", "stream", "-c", "fast",
-		"-C", "-S", s.slot, "--no-sync"); err != nil {
+	if s.rewindFrom != "" {
+		err = s.rewind(ctx, in, conn)
+	} else {
+		err = s.baseBackup(ctx, in, conn)
+	}
+	if err != nil {
 		return err
 	}
 	signal := filepath.Join(in.DataDir, "standby.signal")
@@ -75,20 +92,64 @@ func (s standby) Init(ctx context.Context, in *server.Instance, extra string) er
 	hba := filepath.Join(in.DataDir, "pg_hba.conf")
 	addr := fmt.Sprintf("listen_addresses = '%s'\nport = %d\nunix_socket_directories = '%s'\nunix_socket_permissions = 0700\n"+
 		"hba_file = '%s'\n", server.Host, in.Port, quote(sock), quote(hba))
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n# benchlab: streaming replica of %s\n%s", s.primary.Addr(), addr)
-	fmt.Fprintf(&b, "primary_conninfo = '%s'\nprimary_slot_name = '%s'\nhot_standby = on\nhot_standby_feedback = on\n"+
-		"synchronous_standby_names = ''\n", quote(Conninfo(s.primary.Port, in.Password(), s.slot)), quote(s.slot))
-	fmt.Fprintf(&b, "# benchlab: enforced last\n%s", addr)
-	f, err := os.OpenFile(filepath.Join(in.DataDir, "postgresql.conf"), os.O_WRONLY|os.O_APPEND, 0)
+	conf := fmt.Sprintf("\n# benchlab: streaming replica of %s\nhot_standby = on\nhot_standby_feedback = on\n"+
+		"# benchlab: enforced last\n%s", s.primary.Addr(), addr)
+	if err := appendConf(in, "postgresql.conf", conf); err != nil {
+		return err
+	}
+	auto := fmt.Sprintf("# benchlab: streaming replica of %s\nprimary_conninfo = '%s'\nprimary_slot_name = '%s'\n"+
+		"synchronous_standby_names = ''\n", s.primary.Addr(), quote(Conninfo(s.primary.Port, in.Password(), s.slot)), quote(s.slot))
+	return appendConf(in, "postgresql.auto.conf", auto)
+}
+
+// baseBackup copies the primary's data dir into in.DataDir by
+// pg_basebackup, creating the slot.
+func (s standby) baseBackup(ctx context.Context, in *server.Instance, conn string) error {
+	prog := server.FindProgram(in.Binaries().Basedir, "pg_basebackup")
+	if prog == "" {
+		return in.Errorf("%s has no pg_basebackup", in.Binaries().Basedir)
+	}
+	return in.Run(ctx, "pg_basebackup", prog, "-D", in.DataDir, "-d", conn, "-X", "stream", "-c", "fast",
+		"-C", "-S", s.slot, "--no-sync")
+}
+
+// rewind moves the old data dir to in.DataDir (one rename: its files,
+// and their inodes, are kept) and runs pg_rewind on it with the primary
+// as the source.
+func (s standby) rewind(ctx context.Context, in *server.Instance, conn string) error {
+	prog := server.FindProgram(in.Binaries().Basedir, "pg_rewind")
+	if prog == "" {
+		return in.Errorf("%s has no pg_rewind", in.Binaries().Basedir)
+	}
+	if _, err := os.Stat(s.rewindFrom); err != nil {
+		// A second try of the start (its port was taken) finds it moved
+		// and removed.
+		return in.Errorf("the data dir to rewind: %w", err)
+	}
+	if err := os.Remove(in.DataDir); err != nil {
+		return in.Errorf("data dir: %w", err)
+	}
+	if err := os.Rename(s.rewindFrom, in.DataDir); err != nil {
+		return in.Errorf("move %s to %s: %w", s.rewindFrom, in.DataDir, err)
+	}
+	return in.Run(ctx, "pg_rewind", prog, "--target-pgdata", in.DataDir, "--source-server", conn+" dbname=postgres", "--no-sync")
+}
+
+// appendConf appends text to the data dir's config file name.
+func appendConf(in *server.Instance, name, text string) error {
+	p := filepath.Join(in.DataDir, name)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return in.Errorf("config: %w", err)
+		return in.Errorf("%s: %w", name, err)
 	}
-	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
-		return in.Errorf("config: %w", err)
+	_, err = f.WriteString(text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return f.Close()
+	if err != nil {
+		return in.Errorf("%s: %w", name, err)
+	}
+	return in.Own(p)
 }
 
 // OpenManaged opens the benchmark database on a managed server m's first

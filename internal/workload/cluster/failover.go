@@ -46,6 +46,8 @@ func disruptStep(p workload.Params, o *Options, test string) workload.Step {
 				st.promoted.Store(-1)
 				st.lost.Store(-1)
 				st.lostBack.Store(-1)
+				st.rejoined.Store(-1)
+				st.rejoinedBack.Store(-1)
 			}
 			k := &conn{cl: cl, node: -1}
 			switch {
@@ -304,9 +306,27 @@ func (w *failWriter) Facts() map[string]float64 {
 			// the old primary had not rejoined by the step's end.
 			f["switchback_skipped"] = 1
 		}
-		f["switchover_rejoin_s"] = -1
+		f["switchover_rejoin_s"], f["switchback_rejoin_s"] = -1, -1
 		if r, p := s.rejoinedAt.Load(), s.promotedAt.Load(); r > 0 && p > 0 {
 			f["switchover_rejoin_s"] = time.Duration(r - p).Seconds()
+		}
+		if r, d := s.backRejoinedAt.Load(), s.backDone.Load(); r > 0 && d > 0 {
+			f["switchback_rejoin_s"] = time.Duration(r - d).Seconds()
+		}
+		// Each rejoin's way: 1 when the old primary's data were copied
+		// anew, 0 when kept, -1 when it did not rejoin within the step;
+		// _fallback 1 when keeping them failed (its server log says why).
+		for _, r := range []struct {
+			name string
+			kind int64
+		}{{"switchover_rejoin", s.rejoined.Load()}, {"switchback_rejoin", s.rejoinedBack.Load()}} {
+			f[r.name+"_copied"], f[r.name+"_fallback"] = -1, 0
+			if r.kind >= 0 {
+				f[r.name+"_copied"] = float64(min(r.kind, 1))
+			}
+			if r.kind == rejoinFellBack {
+				f[r.name+"_fallback"] = 1
+			}
 		}
 		if b := s.backStart.Load(); b > 0 && !s.start.IsZero() {
 			f["switchback_at_s"] = time.Duration(b - s.start.UnixNano()).Seconds()

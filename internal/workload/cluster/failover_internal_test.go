@@ -53,3 +53,27 @@ func TestStalled(t *testing.T) {
 		}
 	})
 }
+
+// TestRejoinNote checks the report's words for each way an old primary
+// rejoined: kept, copied, copied after keeping failed, and not within
+// the step (nothing said).
+func TestRejoinNote(t *testing.T) {
+	for _, c := range []struct {
+		facts map[string]float64
+		want  string
+	}{
+		{map[string]float64{"switchover_rejoin_copied": 0, "switchover_rejoin_s": 1.25, "switchback_rejoin_copied": -1},
+			"; after the switch the old primary rejoined in 1.2 s keeping its data (rewound, or following on from its own position)"},
+		{map[string]float64{"switchover_rejoin_copied": 1, "switchover_rejoin_s": 9, "switchback_rejoin_copied": 0, "switchback_rejoin_s": 0.5},
+			"; after the switch the old primary rejoined in 9.0 s on a new copy of the new primary's data" +
+				"; after the switch back the old primary rejoined in 0.5 s keeping its data (rewound, or following on from its own position)"},
+		{map[string]float64{"switchover_rejoin_copied": 1, "switchover_rejoin_fallback": 1, "switchover_rejoin_s": 8},
+			"; after the switch the old primary rejoined in 8.0 s on a new copy of the new primary's data, as its own could not be rewound (its server log says why)"},
+		{map[string]float64{"switchover_rejoin_copied": -1}, ""},
+		{map[string]float64{}, ""},
+	} {
+		if got := rejoinNote(c.facts); got != c.want {
+			t.Errorf("rejoinNote(%v) = %q; want %q", c.facts, got, c.want)
+		}
+	}
+}

@@ -48,15 +48,20 @@ type failState struct {
 	// and back at backAt; backStart and backDone are the switchback's
 	// times (unix ns), backErr why it failed, ackedAtBack and lostBack
 	// the lost-writes check after it.
-	switchover          bool
-	backAt              time.Duration
-	backSkipped         atomic.Bool  // too little of the step was left
-	rejoinedAt          atomic.Int64 // the old primary followed the new (unix ns)
-	backOnce            sync.Once
-	backStart, backDone atomic.Int64
-	backErr             atomic.Value
-	ackedAtBack         int64
-	lostBack            atomic.Int64
+	switchover  bool
+	backAt      time.Duration
+	backSkipped atomic.Bool  // too little of the step was left
+	rejoinedAt  atomic.Int64 // the old primary followed the new (unix ns)
+	// rejoined and rejoinedBack are how the old primary rejoined after
+	// the switch and after the switch back (rejoin*, -1: not yet);
+	// backRejoinedAt when the second one did (unix ns).
+	rejoined, rejoinedBack atomic.Int64
+	backRejoinedAt         atomic.Int64
+	backOnce               sync.Once
+	backStart, backDone    atomic.Int64
+	backErr                atomic.Value
+	ackedAtBack            int64
+	lostBack               atomic.Int64
 
 	// The probe's sequence numbers: first of the step, the last
 	// acknowledged, the last acknowledged before the kill, and the ones
@@ -177,10 +182,12 @@ func (s *failState) maybeSwitch(ctx context.Context, cl Cluster, now time.Time) 
 				}
 				s.promotedAt.Store(time.Now().UnixNano())
 				s.promoted.Store(int64(to))
-				if err := p.Rejoin(ctx, s.killNode); err != nil {
+				how, err := p.Rejoin(ctx, s.killNode)
+				if err != nil {
 					s.backErr.Store(fmt.Errorf("rejoin node %d: %w", s.killNode+1, err))
 					return
 				}
+				s.rejoined.Store(rejoinKind(how))
 				s.rejoinedAt.Store(time.Now().UnixNano())
 			})
 		})
@@ -202,12 +209,35 @@ func (s *failState) maybeSwitch(ctx context.Context, cl Cluster, now time.Time) 
 					return
 				}
 				s.backDone.Store(time.Now().UnixNano())
-				if err := p.Rejoin(ctx, int(s.promoted.Load())); err != nil {
+				how, err := p.Rejoin(ctx, int(s.promoted.Load()))
+				if err != nil {
 					s.backErr.Store(fmt.Errorf("switch back: rejoin node %d: %w", s.promoted.Load()+1, err))
+					return
 				}
+				s.rejoinedBack.Store(rejoinKind(how))
+				s.backRejoinedAt.Store(time.Now().UnixNano())
 			})
 		})
 	}
+}
+
+// How an old primary rejoined (failState.rejoined): its data kept, copied
+// anew, or copied when keeping them failed.
+const (
+	rejoinKept int64 = iota
+	rejoinCopied
+	rejoinFellBack
+)
+
+// rejoinKind is how's kind of rejoin.
+func rejoinKind(how engine.Rejoined) int64 {
+	switch {
+	case how.Fallback != "":
+		return rejoinFellBack
+	case how.Copied:
+		return rejoinCopied
+	}
+	return rejoinKept
 }
 
 // background runs a move of the primary (a promotion, a switchover, a

@@ -274,6 +274,9 @@ func failoverNotes(c cell) []string {
 		n := fmt.Sprintf("%s on %s @%d: node %d %s by benchlab as planned at %.1f s; the measured result is its outage, "+
 			"%.2f s of failing writes (longest write gap %.0f ms, %.0f failed tries)", c.test, c.target, c.threads,
 			int(r.Facts["failover_killed_node"]), what, at, r.Throughput(), r.Facts["failover_max_gap_ms"], r.Facts["failover_errors"])
+		if c.test == Switchover {
+			n += rejoinNote(r.Facts)
+		}
 		// Results stored before the durability probe have no such facts.
 		lost, probed := r.Facts["failover_lost_acked_writes"]
 		if lost > 0 {
@@ -289,6 +292,27 @@ func failoverNotes(c cell) []string {
 			n += fmt.Sprintf("; throughput back after %.1f s", r.Facts["failover_recovery_s"])
 		}
 		out = append(out, n)
+	}
+	return out
+}
+
+// rejoinNote says how the old primary rejoined after the switch (and
+// after the switch back): on its own data, or on a copy of the new
+// primary's, and why; "" for results stored before the facts existed.
+func rejoinNote(f map[string]float64) string {
+	var out string
+	for _, r := range []struct{ fact, when string }{{"switchover_rejoin", "the switch"}, {"switchback_rejoin", "the switch back"}} {
+		copied, ok := f[r.fact+"_copied"]
+		if !ok || copied < 0 {
+			continue
+		}
+		how := "keeping its data (rewound, or following on from its own position)"
+		if f[r.fact+"_fallback"] == 1 {
+			how = "on a new copy of the new primary's data, as its own could not be rewound (its server log says why)"
+		} else if copied == 1 {
+			how = "on a new copy of the new primary's data"
+		}
+		out += fmt.Sprintf("; after %s the old primary rejoined in %.1f s %s", r.when, f[r.fact+"_s"], how)
 	}
 	return out
 }
