@@ -23,7 +23,6 @@ import (
 
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -93,23 +92,13 @@ func shapeOf(t engine.Target) (shape, error) {
 
 // ClusterShape is the target's shape: a primary and its replicas.
 func (Driver) ClusterShape(t engine.Target) (engine.ClusterShape, error) {
-	if t.DSN != "" {
-		return engine.ClusterShape{}, fmt.Errorf("dsn: %s starts its servers itself; remove dsn", Name)
-	}
-	s, err := shapeOf(t)
-	if err != nil {
-		return engine.ClusterShape{}, err
-	}
-	return s.Cluster(MaxReplicas), nil
+	return engine.ReplicaClusterShape(Name, t, MaxReplicas, shapeOf)
 }
 
 // CheckTarget validates a target before anything runs: benchlab's
 // settings, and the postgres engine's checks of the nodes' fields.
 func (Driver) CheckTarget(t engine.Target) error {
-	if t.DSN != "" {
-		return fmt.Errorf("dsn: %s starts its servers itself; remove dsn (an existing server is a postgres target)", Name)
-	}
-	if _, err := shapeOf(t); err != nil {
+	if err := engine.CheckReplicaTarget(Name, "postgres", t, shapeOf); err != nil {
 		return err
 	}
 	return server.CheckTarget(postgres.Flavor, Name, engine.ReplicaNodeTarget(t, "primary"))
@@ -169,7 +158,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 	if err != nil {
 		return nil, err // OpenManaged stopped them
 	}
-	db := &DB{DB: pdb, nodes: insts, set: server.NewNodes(Name, slices.Clone(insts)...), sync: s.sync, target: t, dir: dir,
+	db := &DB{DB: pdb, nodes: insts, set: server.NewNodes(Name, slices.Clone(insts)...), mode: s.Mode, target: t, dir: dir,
 		password: primary.Password(), catchup: s.Catchup}
 	if err := db.settle(ctx, s); err != nil {
 		db.Close()
@@ -182,9 +171,10 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 // DB on the primary, plus every node.
 type DB struct {
 	*postgres.DB
-	nodes []*server.Instance // 0 the first primary, i replica i
-	set   *server.Nodes
-	sync  bool
+	nodes  []*server.Instance // 0 the first primary, i replica i
+	set    *server.Nodes
+	mode   string // the replication mode, for Info
+	writer engine.ReplicaWriter
 
 	// What rebuilding a node needs: the target, the run's dir, the
 	// password and the catch-up bound.
@@ -194,8 +184,6 @@ type DB struct {
 	catchup  time.Duration
 
 	mu         sync.Mutex
-	primary    int
-	switching  bool               // a switchover runs: no node takes writes
 	stopped    map[int]bool       // nodes a switchover stopped
 	extra      []*server.Instance // nodes rebuilt by switchovers
 	generation int
@@ -206,11 +194,7 @@ type DB struct {
 func (db *DB) Nodes() int { return len(db.nodes) }
 
 // Primary is the node that takes writes now.
-func (db *DB) Primary() int {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	return db.primary
-}
+func (db *DB) Primary() int { return db.writer.Primary() }
 
 // FollowsWriter is true: Connect reaches the current primary.
 func (db *DB) FollowsWriter() bool { return true }
@@ -226,11 +210,9 @@ func (db *DB) ConnectNode(ctx context.Context, i int) (engine.Conn, error) {
 // Connect opens a worker connection to the current primary; during a
 // switchover there is none.
 func (db *DB) Connect(ctx context.Context) (engine.Conn, error) {
-	db.mu.Lock()
-	p, switching := db.primary, db.switching
-	db.mu.Unlock()
-	if switching {
-		return nil, fmt.Errorf("%s: switchover in progress: no primary", Name)
+	p, err := db.writer.Writer(Name)
+	if err != nil {
+		return nil, err
 	}
 	return db.ConnectNode(ctx, p)
 }
@@ -242,7 +224,7 @@ func (db *DB) KillNode(i int) error {
 		return err
 	}
 	db.mu.Lock()
-	if db.lagConn != nil && i == db.primary {
+	if db.lagConn != nil && i == db.writer.Primary() {
 		db.lagConn.Close()
 		db.lagConn = nil
 	}
@@ -263,14 +245,7 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	if err != nil {
 		return info, err
 	}
-	info.Engine = Name
-	mode := "async"
-	if db.sync {
-		mode = "sync"
-	}
-	info.Settings["benchlab.replicas"] = strconv.Itoa(len(db.nodes) - 1)
-	info.Settings["benchlab.replication"] = mode
-	return info, nil
+	return engine.ReplicaInfo(info, Name, len(db.nodes)-1, db.mode), nil
 }
 
 // Close closes the lag views' connection, then the postgres DB, which
