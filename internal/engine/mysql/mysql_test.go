@@ -110,7 +110,7 @@ func TestSettleUnprivileged(t *testing.T) {
 		}
 	}
 	dsn := fmt.Sprintf("plain@tcp(127.0.0.1:%d)/sbtest", in.Port)
-	out, rep, lines := servertest.RunAs(t, "mariadb", dsn, getenv, " left out: ")
+	out, rep, lines := servertest.RunUnprivileged(t, "mariadb", dsn, getenv, " left out: ")
 	for _, want := range []string{"warning: postload: purge wait left out: user plain lacks the PROCESS privilege",
 		"warning: postload: dirty-page flush left out: user plain may not SET GLOBAL"} {
 		if !strings.Contains(out, want) {

@@ -160,7 +160,7 @@ func TestSettleUnprivileged(t *testing.T) {
 		}
 	}
 	dsn := fmt.Sprintf("postgres://plain:plain-pw@%s:%s/sbtest?sslmode=disable", addr[0][0], addr[0][1])
-	out, rep, lines := servertest.RunAs(t, "postgres", dsn, getenv, "CHECKPOINT left out")
+	out, rep, lines := servertest.RunUnprivileged(t, "postgres", dsn, getenv, "CHECKPOINT left out")
 	if !strings.Contains(out, "warning: postload: CHECKPOINT left out: user plain") {
 		t.Errorf("the run's log does not warn that the checkpoint was left out:\n%s", out)
 	}
