@@ -55,13 +55,13 @@ func Settled(t *testing.T, eng string, fresh, settled func(t *testing.T, c engin
 	settled(t, conn)
 }
 
-// RunUnprivileged runs through the command line a one-second point-query experiment
-// "plain" on a target "plain" of engine eng reached by dsn, a user the
-// test made with fewer privileges than benchlab's own, then writes its
-// markdown report: a postload cleanup left partly undone must be said in
-// both. It returns the run's output (stdout and stderr), the report, and
-// the report's lines holding mark; a run or report that fails fails the
-// test.
+// RunUnprivileged runs through the command line a one-second point-query
+// experiment "plain" on a target "plain" of engine eng reached by dsn, a
+// user the test made with fewer privileges than benchlab's own, then
+// writes its markdown report: a postload cleanup left partly undone must
+// be said in both. It returns the run's output (stdout and stderr), the
+// report, and the report's lines holding mark; a run or report that fails
+// fails the test.
 func RunUnprivileged(t *testing.T, eng, dsn string, getenv func(string) string, mark string) (out, report string, lines []string) {
 	t.Helper()
 	dir := t.TempDir()
