@@ -20,8 +20,7 @@ const DefaultTurn = 20 * time.Millisecond
 // leaves workload.interleave unset, and returns the sentence the plan
 // prints: which mode runs and why ("" for a single target). Interleaving
 // is chosen where it costs nothing the spec needs: every step can take
-// turns (spec.InterleaveError), no --profile (a profile cannot be split
-// between targets sharing a window), and all targets fit in memory at once
+// turns (spec.InterleaveError), and all targets fit in memory at once
 // (available bytes, 0 when unknown): embedded engines' caches together,
 // and managed servers only when each has a memory limit and the limits
 // fit. A server reached by DSN runs anyway and costs nothing more. An
@@ -53,10 +52,6 @@ func scheduleTargets(s *spec.Spec, available int64) string {
 			msg = msg[:i]
 		}
 		return sequential(fmt.Sprintf("they cannot take turns of %s: %s", DefaultTurn, msg))
-	}
-	if s.ProfileHz > 0 {
-		return sequential("--profile (profile_hz) records each step's CPU profile, which cannot be split between targets " +
-			"sharing a window")
 	}
 	var need int64
 	var unlimited []string

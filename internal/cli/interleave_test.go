@@ -31,7 +31,8 @@ func TestScheduleTargets(t *testing.T) {
 		{"embedded", sqlite2 + steps, 8 << 30, DefaultTurn, "interleaved by default, in turns of 20ms"},
 		{"explicit off", sqlite2 + steps + "interleave = \"off\"\n", 8 << 30, 0, `one after the other (workload.interleave = "off")`},
 		{"explicit turn", sqlite2 + steps + "interleave = \"50ms\"\n", 8 << 30, 50 * time.Millisecond, "in turns of 50ms (workload.interleave)"},
-		{"profile", "profile_hz = 99\n" + sqlite2 + steps, 8 << 30, 0, "--profile (profile_hz)"},
+		// Each target's profile keeps the samples of its own turns.
+		{"profile", "profile_hz = 99\n" + sqlite2 + steps, 8 << 30, DefaultTurn, "interleaved by default, in turns of 20ms"},
 		{"short tests", sqlite2 + "[workload]\ntests = [\"point-query\"]\nread_time = \"30ms\"\nwrite_time = \"30ms\"\n", 8 << 30, 0,
 			"cannot take turns of 20ms: 20ms is more than half the shortest test time (30ms)"},
 		{"rate", sqlite2 + steps + "rate = 100.0\n", 8 << 30, 0, "cannot take turns of 20ms: cannot interleave paced"},

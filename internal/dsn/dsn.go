@@ -67,7 +67,8 @@ func Parse(dsn string) (Info, error) {
 			return Info{}, fmt.Errorf("address %q: want host:port", addr)
 		}
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return Info{}, fmt.Errorf("port %q is not allowed; want 1 to 65535", p)
+			// A quoted or odd value may hold "password=...": hide it too.
+			return Info{}, fmt.Errorf("port %q is not allowed; want 1 to 65535", keywordPassword.ReplaceAllString(p, "${1}xxxxx"))
 		}
 		info.Host, info.Port = h, p
 	}
@@ -138,7 +139,8 @@ func parseKeywords(dsn string) (Info, error) {
 	}
 	if p, _, _ := strings.Cut(kv["port"], ","); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return Info{}, fmt.Errorf("port %q is not allowed; want 1 to 65535", p)
+			// A quoted or odd value may hold "password=...": hide it too.
+			return Info{}, fmt.Errorf("port %q is not allowed; want 1 to 65535", keywordPassword.ReplaceAllString(p, "${1}xxxxx"))
 		}
 		info.Port = p
 	}

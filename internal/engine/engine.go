@@ -71,6 +71,10 @@ type Info struct {
 	// Settings are the effective values read back from the engine, not the
 	// requested ones.
 	Settings map[string]string
+	// SettingUnits are the units a bare number of a setting is counted in,
+	// where the server says (PostgreSQL: shared_buffers in "8kB"), so a
+	// sweep's value can be checked against what was read back.
+	SettingUnits map[string]string
 	// Client is the client path the workers use ("fast" or "driver"), for
 	// a server engine that has a choice; Notes say why a target that asked
 	// for the fast path (or left it to the default) uses the driver.

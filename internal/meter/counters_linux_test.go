@@ -2,6 +2,7 @@ package meter
 
 import (
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -82,5 +83,46 @@ func TestCountersNoThread(t *testing.T) {
 	}
 	if v := c.Read(); len(v) != 0 {
 		t.Errorf("read %v from no counters", v)
+	}
+}
+
+// TestCountServerEvents counts a server's threads alone (an interleaved
+// step counts benchlab's per turn): a shell that, once told, runs a child
+// burning 0.5 s of CPU. The child is counted through inheritance from
+// the shell, so the server's task-clock holds at least most of the
+// child's CPU, and no client fact (perf count or run-queue time) comes
+// out.
+func TestCountServerEvents(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", "read x; \""+exe+"\"")
+	cmd.Env = append(os.Environ(), burnEnv+"=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := NewStepSampler([]int{cmd.Process.Pid}, t.TempDir())
+	s.CountServerEvents()
+	defer s.CloseCounters()
+	s.Mark()
+	stdin.Write([]byte("\n"))
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	facts := s.CounterFacts()
+	t.Logf("facts %v", facts)
+	if clock := facts[CounterFact("server", "task-clock")]; clock < 0.9*float64(burnCPU.Nanoseconds()) {
+		t.Errorf("server task-clock %.0f ns; want at least 90%% of the child's %s of CPU", clock, burnCPU)
+	}
+	for k := range facts {
+		if strings.Contains(k, "client") {
+			t.Errorf("fact %s: the client is not counted here", k)
+		}
 	}
 }

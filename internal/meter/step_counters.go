@@ -18,6 +18,9 @@ type stepCounters struct {
 	// schedIgnore are benchlab threads left out of the client's figures
 	// (IgnoreThreads).
 	schedIgnore []int
+	// serverOnly: the client's threads are counted elsewhere (per turn
+	// of an interleaved step), so this step counts the server's alone.
+	serverOnly bool
 }
 
 // IgnoreThreads leaves benchlab's threads tids (the CPU speed probes) out
@@ -37,6 +40,20 @@ func (s *StepSampler) CountEvents() {
 		s.counters.server = OpenCounters(ThreadsOf(s.procDir, s.treePIDs()))
 	}
 	s.counters.client = OpenCounters(ThreadsOf(s.procDir, []int{os.Getpid()}))
+	if s.marked {
+		s.counters.mark()
+	}
+}
+
+// CountServerEvents is CountEvents for the server's process tree alone:
+// an interleaved step counts benchlab's threads per turn instead
+// (TurnTotals.CounterFacts), and the client's facts (perf counts and
+// run-queue times) are left out of CounterFacts.
+func (s *StepSampler) CountServerEvents() {
+	s.counters.serverOnly = true
+	if len(s.roots) > 0 {
+		s.counters.server = OpenCounters(ThreadsOf(s.procDir, s.treePIDs()))
+	}
 	if s.marked {
 		s.counters.mark()
 	}
@@ -82,17 +99,21 @@ func (s *StepSampler) schedFacts(out map[string]float64) {
 	if len(s.roots) > 0 {
 		add("server", c.schedServer, readSched(s.procDir, s.treePIDs()))
 	}
-	add("client", c.schedClient, readSched(s.procDir, []int{os.Getpid()}).without(c.schedIgnore))
+	if !c.serverOnly {
+		add("client", c.schedClient, readSched(s.procDir, []int{os.Getpid()}).without(c.schedIgnore))
+	}
 }
 
 func (c *stepCounters) mark() {
-	if c.client == nil {
+	if c.client == nil && c.server == nil {
 		return
 	}
 	if c.server != nil {
 		c.serverMark = c.server.Read()
 	}
-	c.clientMark = c.client.Read()
+	if c.client != nil {
+		c.clientMark = c.client.Read()
+	}
 	c.marked = true
 }
 
@@ -120,19 +141,24 @@ func (s *StepSampler) CounterFacts() map[string]float64 {
 			out[CounterFact(side, name)] = v
 		}
 		for name, why := range ctr.Unsupported {
-			code := float64(CounterNotReadable)
-			switch {
-			case why == "not supported":
-				code = CounterNotSupported
-			case strings.HasPrefix(why, "not permitted"):
-				code = CounterNotPermitted
-			}
-			out[CounterUnsupportedFact(side, name)] = code
+			out[CounterUnsupportedFact(side, name)] = unsupportedCode(why)
 		}
 	}
 	add("server", c.server, c.serverMark)
 	add("client", c.client, c.clientMark)
 	return out
+}
+
+// unsupportedCode is the fact value of an event not counted for why
+// (Counters.Unsupported).
+func unsupportedCode(why string) float64 {
+	switch {
+	case why == "not supported":
+		return CounterNotSupported
+	case strings.HasPrefix(why, "not permitted"):
+		return CounterNotPermitted
+	}
+	return CounterNotReadable
 }
 
 // CloseCounters releases the step's counters.

@@ -10,6 +10,16 @@ type SelfCounters struct {
 	selfProcess
 	machine   CPUStat // /proc/stat
 	machineOK bool
+	// perf are benchlab's perf event counts (WithPerf); nil when not
+	// counted.
+	perf CounterValues
+}
+
+// WithPerf adds the counts of ctr (benchlab's own threads, OpenCounters)
+// to c: a read of every counted thread and event, some microseconds each.
+func (c SelfCounters) WithPerf(ctr *Counters) SelfCounters {
+	c.perf = ctr.Read()
+	return c
 }
 
 // ReadSelfCounters reads benchlab's CPU time and context switches
@@ -33,6 +43,7 @@ type TurnTotals struct {
 	cs      float64
 	io      [4]float64 // read bytes, write bytes, read calls, write calls
 	machine [3]float64 // total, busy, steal, in clock ticks
+	perf    CounterValues
 	turns   int
 	// bad* record a turn whose counter could not be read.
 	badClient, badIO, badMachine bool
@@ -59,6 +70,14 @@ func (t *TurnTotals) Add(before, after SelfCounters, share, seconds float64) {
 		}
 	} else {
 		t.badIO = true
+	}
+	if before.perf != nil && after.perf != nil {
+		if t.perf == nil {
+			t.perf = CounterValues{}
+		}
+		for k, v := range after.perf.Sub(before.perf) {
+			t.perf[k] += share * v
+		}
 	}
 	if before.machineOK && after.machineOK {
 		b, a := before.machine, after.machine
@@ -109,6 +128,24 @@ func (t *TurnTotals) Efficiency(server *Efficiency) *Efficiency {
 		e.MachineBusy = NotMeasured
 	}
 	return e
+}
+
+// CounterFacts are benchlab's perf event counts in the turns added, as
+// the client side's facts (CounterFact), with a fact for each event that
+// could not be counted (unsupported: Counters.Unsupported). Nil when
+// nothing was counted.
+func (t *TurnTotals) CounterFacts(unsupported map[string]string) map[string]float64 {
+	if t.turns == 0 || t.perf == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for name, v := range t.perf {
+		out[CounterFact("client", name)] = v
+	}
+	for name, why := range unsupported {
+		out[CounterUnsupportedFact("client", name)] = unsupportedCode(why)
+	}
+	return out
 }
 
 func round(v float64) int64 { return int64(math.Round(v)) }

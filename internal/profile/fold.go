@@ -43,15 +43,15 @@ func (s Stacks) Samples() int64 {
 var header = regexp.MustCompile(`^(.*?)\s+(-?\d+)/(-?\d+)\s+(\d+)\.(\d{9}):\s+\d+\s+\S+:\s*$`)
 
 // Fold reads `perf script` output (fields comm,pid,tid,time,period,event,ip,
-// sym,dso; times in nanoseconds) and folds the samples taken at from <= t <
-// to (nanoseconds on perf's clock; to = 0: no upper bound) into stacks. Each
+// sym,dso; times in nanoseconds) and folds the samples taken in one of ws
+// (nanoseconds on perf's clock) into stacks. Each
 // stack starts with the process's command name, then the call chain from
 // the outermost frame to the one on CPU; a thread perf saw start without
 // its name (":<tid>") takes the name its process has in other samples. A
 // frame whose symbol perf could not
 // resolve is named after its object file ("[libc.so.6]"); ';' in a symbol
 // becomes ':' so that it cannot split the line.
-func Fold(r io.Reader, from, to int64) (Stacks, error) {
+func Fold(r io.Reader, ws Windows) (Stacks, error) {
 	type key struct{ pid, comm, stack string }
 	counts := map[key]int64{}
 	commOf := map[string]string{} // pid -> a named thread's comm
@@ -59,7 +59,7 @@ func Fold(r io.Reader, from, to int64) (Stacks, error) {
 		if _, ok := commOf[s.pid]; !ok && s.comm != "" {
 			commOf[s.pid] = s.comm
 		}
-		if s.t >= from && (to == 0 || s.t < to) {
+		if _, in := ws.holding(s.t); in {
 			counts[key{s.pid, s.comm, rootFirst(s.frames)}]++
 		}
 	})

@@ -43,7 +43,7 @@ postgres 4242/4242  103.000000000:   10101010 cpu-clock:
 `
 
 func TestFold(t *testing.T) {
-	st, err := Fold(strings.NewReader(script), 101e9, 103e9)
+	st, err := Fold(strings.NewReader(script), Span(101e9, 103e9))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestFold(t *testing.T) {
 	if got != want {
 		t.Errorf("folded:\n%s\nwant:\n%s", got, want)
 	}
-	all, err := Fold(strings.NewReader(script), 0, 0)
+	all, err := Fold(strings.NewReader(script), Span(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestFoldBadInput(t *testing.T) {
 		"not a header at all\n",                              // no pid/tid, no time
 		"p 1/1 1.000000000: 1 cpu-clock:\n\tzzz foo (bar)\n", // ip not hex
 	} {
-		if _, err := Fold(strings.NewReader(in), 0, 0); err == nil {
+		if _, err := Fold(strings.NewReader(in), Span(0, 0)); err == nil {
 			t.Errorf("Fold(%q): no error", in)
 		}
 	}
@@ -147,7 +147,7 @@ postgres 50/50  10.010000000:          1 sched:sched_switch:
 // the thread's next switch, clipped at the window's end, under its stack
 // without the scheduler's frames.
 func TestFoldOffCPU(t *testing.T) {
-	st, err := FoldOffCPU(strings.NewReader(offScript), 9_500_000_000, 10_007_000_000)
+	st, err := FoldOffCPU(strings.NewReader(offScript), Span(9_500_000_000, 10_007_000_000))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,5 +162,29 @@ func TestFoldOffCPU(t *testing.T) {
 		if st[k] != v {
 			t.Errorf("%s: %d us, want %d (all: %v)", k, st[k], v, st)
 		}
+	}
+}
+
+// TestFoldWindows: with several windows (one target's turns of an
+// interleaved step) only the samples inside one count, and an off-CPU
+// switch is clipped at the end of its own window, not the last one's.
+func TestFoldWindows(t *testing.T) {
+	st, err := Fold(strings.NewReader(script), Windows{{100.9e9, 101.2e9}, {101.75e9, 101.95e9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(st.Text()), "benchlab;main.work 2\npostgres;main;PostgresMain;hash_search:x 1\n"; got != want {
+		t.Errorf("folded:\n%s\nwant:\n%s", got, want)
+	}
+	off, err := FoldOffCPU(strings.NewReader(offScript), Windows{{9_999_000_000, 10_002_000_000}, {10_003_500_000, 10_005_000_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Stacks{
+		"postgres;XLogFlush;blkdev_issue_flush": 2000, // 10.000 -> 10.004, clipped at 10.002
+		"postgres;secure_read;sock_recvmsg":     1000, // 10.004 -> 10.010, clipped at 10.005
+	}
+	if len(off) != len(want) || off["postgres;XLogFlush;blkdev_issue_flush"] != 2000 || off["postgres;secure_read;sock_recvmsg"] != 1000 {
+		t.Errorf("off-CPU stacks %v, want %v", off, want)
 	}
 }

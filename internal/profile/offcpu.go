@@ -77,15 +77,15 @@ var schedulerFrame = regexp.MustCompile(`^(__)?(io_)?schedule(_timeout|_hrtimeou
 
 // FoldOffCPU reads `perf script` output of an off-CPU recording
 // (StartOffCPU: a sample each time a thread left its CPU) and folds the
-// switches at from <= t < to into stacks whose values are microseconds off
+// switches in one of ws into stacks whose values are microseconds off
 // CPU: the time from a switch to the same thread's next one (perf sees a
 // thread leave its CPU, not come back, so this counts the run after the
 // wake-up too: in a step that waits far more than it runs, mostly the
-// wait), clipped at to. A thread's last switch counts nothing: it may be
+// wait), clipped at the end of the switch's window. A thread's last switch counts nothing: it may be
 // its exit (a backend per connection), and a thread that never ran again
 // in the window was idle, not part of the work. Scheduler frames are
 // dropped from each stack's leaf end; the rest is named as Fold names it.
-func FoldOffCPU(r io.Reader, from, to int64) (Stacks, error) {
+func FoldOffCPU(r io.Reader, ws Windows) (Stacks, error) {
 	type pending struct {
 		pid, comm, stack string
 		t                int64
@@ -95,11 +95,12 @@ func FoldOffCPU(r io.Reader, from, to int64) (Stacks, error) {
 	off := map[key]int64{}
 	commOf := map[string]string{}
 	add := func(p pending, until int64) {
-		if p.t < from || (to > 0 && p.t >= to) {
+		w, in := ws.holding(p.t)
+		if !in {
 			return
 		}
-		if to > 0 {
-			until = min(until, to)
+		if w.To > 0 {
+			until = min(until, w.To)
 		}
 		if until > p.t {
 			off[key{p.pid, p.comm, p.stack}] += until - p.t

@@ -218,17 +218,17 @@ func (r *Recording) failure() error {
 }
 
 // Stop ends the recording (SIGINT, as perf expects; SIGKILL if it has not
-// exited after 10 s) and folds the samples taken at from <= t < to on
-// perf's clock (Now, At; to = 0: all). It does not remove the temporary
-// directory: Close does.
-func (r *Recording) Stop(from, to int64) (Stacks, error) {
-	return r.stop(func(out io.Reader) (Stacks, error) { return Fold(out, from, to) })
+// exited after 10 s) and folds the samples taken in ws, on perf's clock
+// (Now, At; Span(0, 0): all). It does not remove the temporary directory:
+// Close does.
+func (r *Recording) Stop(ws Windows) (Stacks, error) {
+	return r.stop(func(out io.Reader) (Stacks, error) { return Fold(out, ws) })
 }
 
 // StopOffCPU ends an off-CPU recording (StartOffCPU) as Stop does and
-// folds its switches from <= t < to by off-CPU time (FoldOffCPU).
-func (r *Recording) StopOffCPU(from, to int64) (Stacks, error) {
-	return r.stop(func(out io.Reader) (Stacks, error) { return FoldOffCPU(out, from, to) })
+// folds its switches in ws by off-CPU time (FoldOffCPU).
+func (r *Recording) StopOffCPU(ws Windows) (Stacks, error) {
+	return r.stop(func(out io.Reader) (Stacks, error) { return FoldOffCPU(out, ws) })
 }
 
 // stop ends the recording and folds perf script's output with fold.

@@ -34,7 +34,7 @@ func TestRecordBusyChild(t *testing.T) {
 	// machine shared with other work.
 	time.Sleep(2 * time.Second)
 	to := Now()
-	stacks, err := rec.Stop(from, to)
+	stacks, err := rec.Stop(Span(from, to))
 	pid := rec.cmd.Process.Pid
 	dir := rec.dir
 	rec.Close()
@@ -66,7 +66,7 @@ func TestRecordRefused(t *testing.T) {
 	// A PID that cannot exist (above pid_max): perf refuses to attach.
 	rec, err := Start([]int{1 << 30}, 99)
 	if err == nil {
-		_, err = rec.Stop(0, 0)
+		_, err = rec.Stop(Span(0, 0))
 		rec.Close()
 	}
 	if err == nil || !strings.Contains(err.Error(), "perf record") {

@@ -301,7 +301,7 @@ func efficiencyNotes(d *Data, keys []cellKey, s samples) []string {
 	}
 	if hasFact(s, keys, store.FactEffByTurns) {
 		n = append(n, "efficiency: interleaved targets' figures are split by turns: only one target's workers run in a "+
-			"turn, so benchlab's CPU, context switches and IO (an in-process engine's work) read at each turn's start and "+
+			"turn, so benchlab's CPU, context switches, IO and perf counts (an in-process engine's work) read at each turn's start and "+
 			"end are that target's; a server's come from its own processes over the whole step, its background work in "+
 			"the others' turns included; an in-process engine's background threads (Pebble's, RocksDB's compactions) "+
 			"count in whichever turn they run; peak client RSS, dev columns and, beside servers, foreign cpu are n/a "+

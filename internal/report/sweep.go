@@ -134,7 +134,7 @@ func sweepChecks(d *Data, g spec.SweepGroup) []spec.SettingCheck {
 			if len(m.Engine.Settings) == 0 {
 				continue
 			}
-			out[i] = spec.CheckSetting(g.Setting, w.Asked(m.Target.Settings), m.Engine.Settings)
+			out[i] = spec.CheckSetting(g.Setting, w.Asked(m.Target.Settings), m.Engine.Settings, m.Engine.SettingUnits)
 			break
 		}
 	}

@@ -292,7 +292,7 @@ func checkSwept(c Cell, info engine.Info, log io.Writer) error {
 	if sw == nil || !sw.SweepsSetting() {
 		return nil
 	}
-	chk := spec.CheckSetting(sw.Setting, sw.Asked(c.Target.Settings), info.Settings)
+	chk := spec.CheckSetting(sw.Setting, sw.Asked(c.Target.Settings), info.Settings, info.SettingUnits)
 	switch chk.Outcome {
 	case spec.SettingUnknown:
 		return spec.UnknownSettingError(*sw, chk)

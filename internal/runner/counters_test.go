@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -74,4 +76,62 @@ func TestCounterFacts(t *testing.T) {
 		}
 	}
 	t.Logf("%d operations, %v page faults; facts %v", res.Statements, faults, res.Facts)
+}
+
+// TestInterleavedCounterFacts interleaves two in-process targets, one
+// whose operations fault 16 pages each and one whose operations sleep:
+// benchlab's perf counts are read at every turn boundary, so each target's
+// client page faults are those of its own turns: about 16 per operation
+// for the faulter, and a small fraction of that for the sleeper (a whole-
+// step count would give both the same total).
+func TestInterleavedCounterFacts(t *testing.T) {
+	drv, ok := engine.Lookup("sqlite")
+	if !ok {
+		t.Fatal("sqlite is not registered")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	var parts []stepPart
+	workers := map[engine.DB]workload.Worker{}
+	for i, name := range []string{"faults", "naps"} {
+		db, err := drv.Open(ctx, engine.Target{Name: name, Engine: "sqlite"}, filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		workers[db] = []workload.Worker{faulter{}, napper{}}[i]
+		parts = append(parts, stepPart{name: name, db: db, seed: 1})
+	}
+	st := workload.Step{Name: "faults", Warmup: 100 * time.Millisecond, Duration: time.Second,
+		NewWorker: func(_ context.Context, db engine.DB, _, _ int, _ uint64) (workload.Worker, error) {
+			return workers[db], nil
+		}}
+	rs, errs := measureParts(ctx, parts, st, 1, 20*time.Millisecond, Options{SpeedProbeEvery: -1})
+	var perOp [2]float64
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("target %d: %v", i, err)
+		}
+		r := rs[i][0]
+		faults, ok := r.Facts[store.CounterFact("client", "page-faults")]
+		if !ok || r.Eff == nil || r.Events == 0 {
+			t.Fatalf("%s: %d operations, eff %v, facts %v; want client page faults", parts[i].name, r.Events, r.Eff, r.Facts)
+		}
+		perOp[i] = r.Eff.PerOp(faults, r.QPS(), r.Seconds)
+		t.Logf("%s: %d operations in %.3f s of turns, %.0f page faults, %.2f per operation", parts[i].name, r.Events,
+			r.Seconds, faults, perOp[i])
+		for _, ev := range []string{"instructions", "cycles"} {
+			_, counted := r.Facts[store.CounterFact("client", ev)]
+			_, not := r.Facts[store.CounterUnsupportedFact("client", ev)]
+			if counted == not {
+				t.Errorf("%s: %s counted %v, reason for not counting %v; want exactly one", parts[i].name, ev, counted, not)
+			}
+		}
+	}
+	if perOp[0] < 0.9*faultPages || perOp[0] > 3*faultPages {
+		t.Errorf("faulter: %.2f client page faults per operation; want about %d", perOp[0], faultPages)
+	}
+	if perOp[1] > perOp[0]/4 {
+		t.Errorf("sleeper: %.2f client page faults per operation against the faulter's %.2f; want under a quarter", perOp[1], perOp[0])
+	}
 }

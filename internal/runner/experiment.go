@@ -332,6 +332,7 @@ func (x *experimentRun) runGroup(group []spec.Cell, first int) (interrupted bool
 		m.CanaryAfter = canaryAfter
 		m.Ended, m.Status = time.Now().UTC(), o.Status
 		m.Engine.Version, m.Engine.Build, m.Engine.Settings = o.Info.Version, o.Info.Build, o.Info.Settings
+		m.Engine.SettingUnits = o.Info.SettingUnits
 		m.Engine.Client, m.Notes = o.Info.Client, append(o.Info.Notes, o.Notes...)
 		run.Status, run.Ended, run.Version, run.Manifest = o.Status, m.Ended, o.Info.Version, m.JSON()
 		if o.Err != nil {

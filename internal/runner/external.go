@@ -11,6 +11,7 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/meter"
+	"benchlab/internal/profile"
 	"benchlab/internal/store"
 	"benchlab/internal/workload"
 )
@@ -77,7 +78,7 @@ func measureExternal(ctx context.Context, db engine.DB, st workload.Step, thread
 	}
 	res.Eff = s.efficiency()
 	if opt.ProfileHz > 0 {
-		res.Profile = rec.profile(from, to)
+		res.Profile = rec.profile(profile.Span(profile.At(from), profile.At(to)))
 	}
 	for _, iv := range out.Intervals {
 		siv := store.Interval{Sec: iv.Sec, Seconds: iv.Seconds, Events: iv.Events, Statements: iv.Events}

@@ -274,13 +274,16 @@ func startRecording(db engine.DB, hz int) *stepRecording {
 	return &stepRecording{rec: rec, startErr: err, hz: hz}
 }
 
-func (r *stepRecording) finish(e *stepEnd) { e.heads[0].Profile = r.profile(e.measureFrom, e.end) }
+func (r *stepRecording) finish(e *stepEnd) {
+	e.heads[0].Profile = r.profile(profile.Span(profile.At(e.measureFrom), profile.At(e.end)))
+}
 
-// profile stops the recordings and keeps what they saw from from to to.
-func (r *stepRecording) profile(from, to time.Time) *store.Profile {
-	p := stepProfile(r.rec, r.startErr, r.hz, from, to)
+// profile stops the recordings and keeps what they saw in ws: the
+// measured part, or one target's turns in it.
+func (r *stepRecording) profile(ws profile.Windows) *store.Profile {
+	p := stepProfile(r.rec, r.startErr, r.hz, ws)
 	if r.off != nil {
-		if off, err := r.off.StopOffCPU(profile.At(from), profile.At(to)); err == nil && len(off) > 0 {
+		if off, err := r.off.StopOffCPU(ws); err == nil && len(off) > 0 {
 			p.OffCPU = off.Text()
 		}
 	}
@@ -305,15 +308,15 @@ func profilePIDs(db engine.DB) []int {
 	return []int{os.Getpid()}
 }
 
-// stepProfile stops the recording and keeps the samples taken from the
-// measured part's start to its end, or says why there are none.
-func stepProfile(rec *profile.Recording, startErr error, hz int, from, to time.Time) *store.Profile {
+// stepProfile stops the recording and keeps the samples taken in ws, or
+// says why there are none.
+func stepProfile(rec *profile.Recording, startErr error, hz int, ws profile.Windows) *store.Profile {
 	p := &store.Profile{Hz: hz}
 	if rec == nil {
 		p.Note = fmt.Sprint(startErr)
 		return p
 	}
-	stacks, err := rec.Stop(profile.At(from), profile.At(to))
+	stacks, err := rec.Stop(ws)
 	switch {
 	case err != nil:
 		p.Note = err.Error()

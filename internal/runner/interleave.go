@@ -11,18 +11,26 @@ import (
 // length slice (turns.go) through a warm-up and a measured part each as
 // long as the step's, so the step lasts that many times longer.
 //
-// Resource use per operation is split by turns (turncost.go), and each
-// engine's internals are read per second as in a single-target step. What
-// an interleaved step cannot tell apart per target is left out of its
-// results rather than guessed: engine counters per operation (read once at
-// each end, they would need a read at every turn), perf counters and
-// profiles. Its CPU speed facts are the step's, shared.
+// Resource use and perf counters per operation are split by turns
+// (turncost.go), each engine's internals are read per second as in a
+// single-target step, and a profile keeps each target's samples from its
+// own turns (turnprofile.go). What an interleaved step cannot tell apart
+// per target is left out of its results rather than guessed: engine
+// counters per operation (read once at each end, they would need a read
+// at every turn) and the client's run-queue times. Its CPU speed facts
+// are the step's, shared.
 func (s *stepRun) measureInterleaved(slice time.Duration) {
 	for _, res := range s.results {
 		res.Facts[store.FactInterleave] = slice.Seconds()
 		res.Facts[store.FactInterleaveTargets] = float64(len(s.parts))
 	}
 	s.beginStreams()
+	var profs *turnProfiles
+	if s.opt.ProfileHz > 0 {
+		// perf record starts before the step's clock does (startRecording).
+		profs = startTurnProfiles(s.parts, s.opt.ProfileHz)
+		s.use(instruments{profs})
+	}
 	// Each target gets the step's warm-up and measured time in turns.
 	win := stepWindow(s.st, s.roles, time.Now())
 	k := time.Duration(len(s.parts))
@@ -33,6 +41,9 @@ func (s *stepRun) measureInterleaved(slice time.Duration) {
 		for _, rr := range rs {
 			rr.turns, rr.target, rr.live, rr.label = g, i, s.parts[i].live, s.parts[i].name
 		}
+	}
+	if profs != nil {
+		profs.g = g
 	}
 	s.open(win)
 	// The sampler gives the intervals' load (every target's, shared).
@@ -55,6 +66,9 @@ func (s *stepRun) measureInterleaved(slice time.Duration) {
 		ins = append(ins, mem)
 	}
 	s.use(ins)
+	if profs != nil {
+		ins = append(ins, profs) // closed already when the step is over
+	}
 	start := func(clock meter.Clock, c *crew) (wait func()) {
 		startSlots(s.stepCtx, s.runsOf, g, clock, s.win, s.stop, s.iop.lockThreads, c)
 		turnsDone := make(chan struct{})

@@ -45,8 +45,10 @@ type turns struct {
 	// on is when the active target's turn began.
 	on time.Time
 	// total is each target's time in turns so far; measured only counts
-	// the part after measureFrom.
+	// the part after measureFrom, and spans holds those measured parts
+	// (a profile keeps each target's samples from its own; turnprofile.go).
 	total, measured []time.Duration
+	spans           [][]span
 	done            bool
 
 	// counts, when set, reads benchlab's process counters at every turn's
@@ -65,7 +67,7 @@ func (g *turns) countCosts(read func() meter.SelfCounters) {
 // newTurns makes the turns of n targets.
 func newTurns(slice time.Duration, measureFrom time.Time, n int) *turns {
 	g := &turns{slice: slice, measureFrom: measureFrom, targets: n,
-		total: make([]time.Duration, n), measured: make([]time.Duration, n)}
+		total: make([]time.Duration, n), measured: make([]time.Duration, n), spans: make([][]span, n)}
 	g.cond = sync.NewCond(&g.mu)
 	g.active.Store(-1)
 	return g
@@ -108,6 +110,17 @@ func (g *turns) measuredTime(i int) time.Duration {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.measured[i]
+}
+
+// span is a stretch of time, from <= t < to.
+type span struct{ from, to time.Time }
+
+// measuredSpans are target i's turns after the warm-up, in time order,
+// once the step is over.
+func (g *turns) measuredSpans(i int) []span {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.spans[i]
 }
 
 // run hands out the turns, target 0 first, until the step stops (stop set,
@@ -156,6 +169,7 @@ func (g *turns) run(ctx context.Context, stop *stopper, deadline time.Time) {
 		if from := later(on, g.measureFrom); off.After(from) {
 			measured = off.Sub(from)
 			g.measured[i] += measured
+			g.spans[i] = append(g.spans[i], span{from, off})
 		}
 		g.mu.Unlock()
 		if g.counts != nil {

@@ -60,10 +60,13 @@ func (c SettingCheck) String() string {
 // durations with units in microseconds, booleans (on, off, true, false,
 // yes, no, 1, 0) as booleans, other numbers as numbers, and words without
 // regard to case; a size asked against a bare number read compares in
-// bytes (MariaDB writes sizes so). A value whose form differs on the two sides (a bare
-// number asked, a size read; a word asked, a number read) is taken as
-// having taken effect: the check flags only what it can tell.
-func CheckSetting(setting, asked string, read map[string]string) SettingCheck {
+// bytes (MariaDB writes sizes so). A bare number asked is in the setting's
+// own unit when the server gives one (units, PostgreSQL's pg_settings.unit:
+// shared_buffers = 16384 is 16384 × 8kB). A value whose form still differs
+// on the two sides (a bare number asked without a known unit, a size read;
+// a word asked, a number read) is taken as having taken effect: the check
+// flags only what it can tell.
+func CheckSetting(setting, asked string, read, units map[string]string) SettingCheck {
 	c := SettingCheck{Setting: setting, Asked: asked}
 	v, ok := lookupSetting(setting, read)
 	if !ok {
@@ -71,7 +74,11 @@ func CheckSetting(setting, asked string, read map[string]string) SettingCheck {
 		return c
 	}
 	c.Read = v
-	if !sameSettingValue(asked, v) {
+	inUnit := asked
+	if u, ok := lookupSetting(setting, units); ok {
+		inUnit = withUnit(asked, u)
+	}
+	if !sameSettingValue(inUnit, v) {
 		c.Outcome = SettingDiffers
 	}
 	return c
@@ -124,6 +131,28 @@ func parseSettingValue(s string) settingValue {
 		return settingValue{kind: "time", num: num * m}
 	}
 	return settingValue{kind: "word", word: s}
+}
+
+// withUnit writes a bare number asked in the unit the server counts the
+// setting in ("8kB", "ms", "min"), as a value with that unit: "16384" in
+// "8kB" is "131072kB". Anything else is returned as it is.
+func withUnit(asked, unit string) string {
+	a := parseSettingValue(asked)
+	u := strings.ToLower(strings.TrimSpace(unit))
+	word := strings.TrimLeft(u, "0123456789.")
+	_, size := sizeUnits[word]
+	_, time := timeUnits[word]
+	if a.kind != "number" || !size && !time {
+		return asked
+	}
+	n := 1.0 // "kB" counts ones, "8kB" eights
+	if count := strings.TrimSuffix(u, word); count != "" {
+		var err error
+		if n, err = strconv.ParseFloat(count, 64); err != nil {
+			return asked
+		}
+	}
+	return strconv.FormatFloat(a.num*n, 'f', -1, 64) + word
 }
 
 func boolNum(b bool) float64 {

@@ -35,6 +35,9 @@ type Manifest struct {
 		Version  string            `json:"version"`
 		Build    string            `json:"build"`
 		Settings map[string]string `json:"settings"`
+		// SettingUnits: the unit a bare number of a setting counts in,
+		// where the server says (engine.Info.SettingUnits).
+		SettingUnits map[string]string `json:"setting_units,omitempty"`
 		// Client is the client path the workers used ("fast", "driver"),
 		// for a server engine with a choice; a fall back to the driver
 		// is explained in Notes.

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"benchlab/internal/spec"
 	"context"
 	"errors"
 	"testing"
@@ -28,8 +29,16 @@ func directErrors(t *testing.T, client engine.Client) {
 	getenv, _ := servertest.Env(t)
 	ctx := context.Background()
 	db := enginetest.Open(t, engine.Target{Name: "direct", Engine: "postgres", Client: client, Getenv: getenv})
-	if info, err := db.Info(ctx); err != nil || info.Client != string(client) {
+	info, err := db.Info(ctx)
+	if err != nil || info.Client != string(client) {
 		t.Fatalf("Info: client %q, %v; want %s", info.Client, err, client)
+	}
+	// A sweep's bare number is checked in the setting's unit.
+	if u := info.SettingUnits["shared_buffers"]; u != "8kB" {
+		t.Errorf("Info: shared_buffers unit %q, want 8kB (units %v)", u, info.SettingUnits)
+	}
+	if c := spec.CheckSetting("shared_buffers", "1", info.Settings, info.SettingUnits); c.Outcome != spec.SettingDiffers {
+		t.Errorf("shared_buffers = 1 (8kB) against %s: %s, want differs", info.Settings["shared_buffers"], c)
 	}
 	conn := enginetest.Connect(t, db)
 	if _, err := conn.Exec(ctx, "CREATE TABLE d (id INT PRIMARY KEY, v INT)"); err != nil {

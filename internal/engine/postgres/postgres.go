@@ -342,17 +342,23 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	for k := range db.target.Settings {
 		names = append(names, strings.ToLower(k))
 	}
-	rows, err := db.admin.Query(ctx, "SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY($1)", names)
+	rows, err := db.admin.Query(ctx, "SELECT name, current_setting(name), coalesce(unit, '') FROM pg_settings WHERE name = ANY($1)", names)
 	if err != nil {
 		return info, db.Wrap(fmt.Errorf("postgres: settings: %w", err))
 	}
 	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
+		var k, v, unit string
+		if err := rows.Scan(&k, &v, &unit); err != nil {
 			rows.Close()
 			return info, fmt.Errorf("postgres: settings: %w", err)
 		}
 		info.Settings[k] = v
+		if unit != "" {
+			if info.SettingUnits == nil {
+				info.SettingUnits = map[string]string{}
+			}
+			info.SettingUnits[k] = unit
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
