@@ -87,7 +87,9 @@ func JudgeHistory(points [][]Run, dir Direction, prior NoisePrior, opt HistoryOp
 	}
 	h.Newest, h.NewestEvidence = CompareNoise(base, points[n-1], dir, prior, opt.Noise)
 	h.Newest.Direction = dir
-	if k := n - 1 - h.Regime; k >= 3 {
+	// A point with no value (every run of it stalled: no rate) is no point
+	// of the regime's spread.
+	if k := valued(h.Values[h.Regime : n-1]); k >= 3 {
 		// Enough points to measure how much experiments differ: the
 		// points' own spread decides, a test valid whatever part of the
 		// variation lies between experiments and not within them.
@@ -104,6 +106,17 @@ func JudgeHistory(points [][]Run, dir Direction, prior NoisePrior, opt HistoryOp
 		h.NewestEvidence.Basis = BasisRepeatsOwn
 	}
 	return h
+}
+
+// valued counts the positive finite values of xs.
+func valued(xs []float64) int {
+	n := 0
+	for _, x := range xs {
+		if x > 0 && !math.IsInf(x, 0) {
+			n++
+		}
+	}
+	return n
 }
 
 // geoMeanOf is the geometric mean of the positive values of xs.

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -103,5 +104,24 @@ func TestPointsNeeded(t *testing.T) {
 	}
 	if cps := ChangePoints(series(large-1), ChangeOptions{}); len(cps) > 0 {
 		t.Errorf("%d points: change points %+v, want none", large-1, cps)
+	}
+}
+
+// TestJudgeHistoryEmptyPoint: a point with no run left (every run of it
+// stalled, left out by the caller) has no value, makes no change point in
+// an A/A history, and is no point of the regime's spread: the newest of 6
+// points is judged by the 4 points with a value before it.
+func TestJudgeHistoryEmptyPoint(t *testing.T) {
+	points := historyRuns(1000, []float64{1, 1, 1, 1, 1, 1}, 3)
+	points[2] = nil
+	h := JudgeHistory(points, HigherIsBetter, NoisePrior{}, HistoryOptions{})
+	if !math.IsNaN(h.Values[2]) || len(h.ChangePoints) != 0 {
+		t.Errorf("values %v, change points %+v; want no value at 2 and no change point", h.Values, h.ChangePoints)
+	}
+	if !h.Between || h.Newest.Outcome == Slower || h.Newest.Outcome == Faster {
+		t.Errorf("newest %v by %s; want judged by the points' spread, not called", h.Newest.Outcome, h.Newest.Evidence)
+	}
+	if want := "t-test over the 4 points' own spread"; !strings.HasPrefix(string(h.Newest.Evidence), want) {
+		t.Errorf("evidence %q, want it to start %q", h.Newest.Evidence, want)
 	}
 }

@@ -101,9 +101,9 @@ func runCompare(env Env, f *compareFlags) error {
 		return err
 	}
 	vopt := report.VerdictOptions{Alpha: *alpha, MinEffect: *minEffect, Correction: corr}
-	cmps := report.Compare(d, vopt)
+	cmps, unjudged := report.Compare(d, vopt), report.NotJudged(d)
 	if *gate {
-		if err := gateCheck("flag --fail-on-regression", cmps, gopt); err != nil {
+		if err := gateCheck("flag --fail-on-regression", cmps, unjudged, gopt); err != nil {
 			return err
 		}
 	}
@@ -114,9 +114,11 @@ func runCompare(env Env, f *compareFlags) error {
 			keep = append(keep, t)
 		}
 	}
-	r.Tables = append(keep, report.ComparisonTableWith(cmps, d.Experiment.Base, vopt))
+	verdicts := report.ComparisonTableWith(cmps, d.Experiment.Base, vopt)
+	verdicts.Rows = append(verdicts.Rows, report.NotJudgedRows(unjudged)...)
+	r.Tables = append(keep, verdicts)
 	if *format == "json" {
-		return writeCompareJSON(env.Stdout, d, cmps, f, vopt, gopt)
+		return writeCompareJSON(env.Stdout, d, cmps, unjudged, f, vopt, gopt)
 	}
 	switch *format {
 	case "markdown":
@@ -131,11 +133,11 @@ func runCompare(env Env, f *compareFlags) error {
 	if err != nil {
 		return err
 	}
-	verdictLines(env.Stdout, cmps, vopt)
+	verdictLines(env.Stdout, cmps, unjudged, vopt)
 	if !*gate {
 		return nil
 	}
-	return gateReport(env.Stdout, cmps, gopt)
+	return gateReport(env.Stdout, cmps, unjudged, gopt)
 }
 
 // jsonNum is a float that encodes NaN and infinities as null.
@@ -151,7 +153,7 @@ func (n jsonNum) MarshalJSON() ([]byte, error) {
 // writeCompareJSON writes compare's verdicts as one JSON document; with the
 // gate it holds the regressions too and the exit code still says the
 // outcome.
-func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *compareFlags, vopt report.VerdictOptions,
+func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, unjudged []report.Unjudged, f *compareFlags, vopt report.VerdictOptions,
 	gopt analysis.GateOptions) error {
 	type verdict struct {
 		Target   string   `json:"target"`
@@ -171,6 +173,12 @@ func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *
 		Other    jsonNum  `json:"median_other"`
 		Warnings []string `json:"warnings,omitempty"`
 	}
+	type notJudged struct {
+		Target  string `json:"target"`
+		Test    string `json:"test"`
+		Threads int    `json:"threads"`
+		Why     string `json:"why"`
+	}
 	doc := struct {
 		Experiment  int64          `json:"experiment"`
 		Name        string         `json:"name"`
@@ -185,9 +193,13 @@ func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *
 		Threshold   float64        `json:"threshold,omitempty"`
 		GatePower   *powerJSON     `json:"gate_power,omitempty"`
 		Regressions []verdict      `json:"regressions,omitempty"`
+		// NotJudged are the cells no verdict covers: a side's runs all
+		// stalled (report.NotJudged).
+		NotJudged []notJudged `json:"not_judged"`
 	}{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Base: d.Experiment.Base, Alpha: f.alpha,
 		MinEffect: f.minEffect, Correction: string(vopt.Correction), Power: toPowerJSON(report.PowerOf(cmps, vopt)),
-		Counts: map[string]int{}, Verdicts: []verdict{}, Gate: f.gate}
+		Counts: map[string]int{}, Verdicts: []verdict{}, Gate: f.gate,
+		NotJudged: []notJudged{}}
 	why := func(c report.Comparison) string {
 		_, long := report.UnknownWhy(c, vopt)
 		return long
@@ -203,6 +215,9 @@ func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *
 	for _, c := range cmps {
 		doc.Counts[c.Verdict.Outcome.String()]++
 		doc.Verdicts = append(doc.Verdicts, conv(c))
+	}
+	for _, u := range unjudged {
+		doc.NotJudged = append(doc.NotJudged, notJudged{u.Target, u.Test, u.Threads, u.Why()})
 	}
 	var found []report.Comparison
 	if f.gate {
@@ -220,10 +235,10 @@ func writeCompareJSON(w io.Writer, d *report.Data, cmps []report.Comparison, f *
 	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("compare json: %w", err)
 	}
-	if len(found) > 0 {
-		return errRegression
+	if !f.gate {
+		return nil
 	}
-	return nil
+	return gateOutcome(found, unjudged)
 }
 
 // effectOf is opt's minimum effect, its default when unset.
@@ -235,15 +250,22 @@ func effectOf(opt report.VerdictOptions) float64 {
 }
 
 // verdictLines prints what compare prints under its table, across
-// experiments too: the verdict counts, why cells are unknown, and the
-// power of the repeats.
-func verdictLines(w io.Writer, cmps []report.Comparison, vopt report.VerdictOptions) {
+// experiments too: the verdict counts and the cells not judged, why cells
+// are unknown, and the power of the repeats.
+func verdictLines(w io.Writer, cmps []report.Comparison, unjudged []report.Unjudged, vopt report.VerdictOptions) {
 	counts := map[analysis.Outcome]int{}
 	for _, c := range cmps {
 		counts[c.Verdict.Outcome]++
 	}
-	fmt.Fprintf(w, "\nverdicts over %d cells: %d slower, %d faster, %d same, %d unknown\n", len(cmps),
-		counts[analysis.Slower], counts[analysis.Faster], counts[analysis.Same], counts[analysis.Unknown])
+	stalled := ""
+	if len(unjudged) > 0 {
+		stalled = fmt.Sprintf("; %d cell(s) not judged: their runs completed no operation (stalled)", len(unjudged))
+	}
+	fmt.Fprintf(w, "\nverdicts over %d cells: %d slower, %d faster, %d same, %d unknown%s\n", len(cmps),
+		counts[analysis.Slower], counts[analysis.Faster], counts[analysis.Same], counts[analysis.Unknown], stalled)
+	if len(cmps) == 0 {
+		return
+	}
 	unknownLines(w, cmps, vopt)
 	powerLines(w, cmps, vopt)
 }

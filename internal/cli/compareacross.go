@@ -84,20 +84,23 @@ func runCompareAcross(env Env, f *compareFlags, vopt report.VerdictOptions, gopt
 	if err != nil {
 		return err
 	}
-	cmps := report.Compare(c.Data, vopt)
-	if len(cmps) == 0 {
+	cmps, unjudged := report.Compare(c.Data, vopt), report.NotJudged(c.Data)
+	if len(cmps) == 0 && len(unjudged) == 0 {
 		return usagef("flag --vs: no cell (test at a thread count) is on both sides; want selections that ran the same tests")
 	}
 	if f.gate {
-		if err := gateCheck("flag --fail-on-regression", cmps, gopt); err != nil {
+		if err := gateCheck("flag --fail-on-regression", cmps, unjudged, gopt); err != nil {
 			return err
 		}
 	}
 	if f.format == "json" {
-		return writeCompareJSON(env.Stdout, c.Data, cmps, f, vopt, gopt)
+		return writeCompareJSON(env.Stdout, c.Data, cmps, unjudged, f, vopt, gopt)
 	}
+	// The notes are the report's own on stalled steps (report.StallNotes).
+	verdicts := report.ComparisonTableWith(cmps, c.Data.Experiment.Base, vopt)
+	verdicts.Rows = append(verdicts.Rows, report.NotJudgedRows(unjudged)...)
 	r := &report.Report{Title: "benchlab compare across experiments", Header: c.Header(),
-		Tables: []report.Table{report.ComparisonTableWith(cmps, c.Data.Experiment.Base, vopt)}}
+		Tables: []report.Table{verdicts}, Notes: report.StallNotes(c.Data)}
 	if t := c.OnlyTable(); t != nil {
 		r.Tables = append(r.Tables, *t)
 	}
@@ -109,11 +112,11 @@ func runCompareAcross(env Env, f *compareFlags, vopt report.VerdictOptions, gopt
 	if err != nil {
 		return err
 	}
-	verdictLines(env.Stdout, cmps, vopt)
+	verdictLines(env.Stdout, cmps, unjudged, vopt)
 	if !f.gate {
 		return nil
 	}
-	return gateReport(env.Stdout, cmps, gopt)
+	return gateReport(env.Stdout, cmps, unjudged, gopt)
 }
 
 // unknownLines says, for each unknown verdict whose interval lies beyond

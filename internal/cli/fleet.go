@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	cryptorand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -330,13 +332,14 @@ func (w *workerJobs) run(ctx context.Context, j *fleet.Started) error {
 	if err := s.Validate(); err != nil {
 		return fleet.Failed(err)
 	}
-	if j.Died != nil {
-		markDied(w.env, w.st, j)
+	lease, err := takeLease(w.env, w.st, j)
+	if err != nil {
+		return err // the store cannot be written: another attempt may succeed
 	}
 	opt := runner.ExperimentOptions{
 		WaitQuiet:    time.Duration(j.Args.WaitQuietSeconds * float64(time.Second)),
 		FlushEvery:   time.Duration(j.Args.FlushEverySeconds * float64(time.Second)),
-		Job:          &store.QueueJob{ID: j.ID, Worker: j.Worker},
+		Job:          &store.QueueJob{ID: j.ID, Worker: j.Worker, Attempt: j.Attempt, Lease: lease},
 		OnExperiment: j.Experiment,
 	}
 	if p := j.Args.Part; p != nil {
@@ -363,11 +366,15 @@ func (w *workerJobs) run(ctx context.Context, j *fleet.Started) error {
 		}()
 	}
 	id, err := runPrepared(ctx, w.env, s, w.st, opt)
+	var pending *store.PendingError
 	switch {
 	case err == nil && j.Args.Part != nil:
-		return partDone(w.env, w.q, w.st, w.path, id, s, j.Args.Part)
+		return partDone(w.env, w.q, w.st, w.path, id, s, j)
 	case err == nil:
 		return jobReport(w.env, w.path, id, s)
+	case errors.Is(err, store.ErrSuperseded):
+		// A later attempt took the job over; this one's runs do not count.
+		return fmt.Errorf("attempt %d superseded (experiment %d): %w", j.Attempt, id, err)
 	case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
 		return fleet.Failed(fmt.Errorf("timed out after %s (queue --timeout; the results so far are stored): %w",
 			j.Args.Timeout(), err))
@@ -375,6 +382,10 @@ func (w *workerJobs) run(ctx context.Context, j *fleet.Started) error {
 		// Stopped by the worker (the job goes back to the queue), or
 		// cancelled with benchlab cancel (the worker says so).
 		return fleet.Failed(fmt.Errorf("stopped: %v", context.Cause(ctx)))
+	case errors.As(err, &pending):
+		// The store refused a write (kept in the journal): the experiment
+		// did not fail, and another attempt may store it whole.
+		return err
 	case id != 0:
 		// The experiment ran and failed: not retried blindly.
 		return fleet.Failed(runErrors(w.st, id, err))
@@ -422,32 +433,28 @@ func runErrors(st *store.Store, id int64, err error) error {
 	return fmt.Errorf("%w: %s", err, strings.Join(msgs, "; "))
 }
 
-// markDied marks the runs that the job's previous attempt left running
-// when its worker died as interrupted, saying so; what they measured
-// stays. A failure to mark them is said and does not stop the new attempt.
-func markDied(env Env, st *store.Store, j *fleet.Started) {
-	if j.Died.Experiment == 0 {
-		return
+// takeLease takes job j's lease in the store for this attempt (a random
+// token) and returns it: the runs of the job's earlier attempts, whatever
+// ended them (a worker that died or was cut off, a signal), are marked
+// superseded and left out of reports, this attempt's runs to count
+// instead. What they measured stays in the store.
+func takeLease(env Env, st *store.Store, j *fleet.Started) (string, error) {
+	var token [8]byte
+	cryptorand.Read(token[:])
+	lease := fmt.Sprintf("%d/%d/%s/%s", j.ID, j.Attempt, j.Worker, hex.EncodeToString(token[:]))
+	why := fmt.Sprintf("superseded by attempt %d of job %d on worker %s", j.Attempt, j.ID, j.Worker)
+	if d := j.Died; d != nil {
+		why = fmt.Sprintf("worker %s stopped heartbeating during job %d's attempt %d; the job was taken again by %s (attempt %d)",
+			d.Worker, j.ID, d.Attempt, j.Worker, j.Attempt)
 	}
-	ctx := context.Background()
-	runs, err := st.Runs(ctx, j.Died.Experiment)
-	if err == nil {
-		for _, r := range runs {
-			if r.Status != store.StatusRunning {
-				continue
-			}
-			r.Status, r.Ended = store.StatusInterrupted, time.Now()
-			r.Error = fmt.Sprintf("worker %s stopped heartbeating during job %d's attempt %d; the job was taken again by %s",
-				j.Died.Worker, j.ID, j.Died.Attempt, j.Worker)
-			if err = st.FinishRun(ctx, &r); err != nil {
-				break
-			}
-		}
-	}
+	n, err := st.TakeLease(context.Background(), j.ID, lease, fmt.Sprintf("%s attempt %d", j.Worker, j.Attempt), why)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "benchlab worker: job %d: marking the runs of experiment %d that worker %s left: %v\n",
-			j.ID, j.Died.Experiment, j.Died.Worker, err)
+		return "", err
 	}
+	if n > 0 {
+		fmt.Fprintf(env.Stdout, "benchlab worker: job %d: %d run(s) of its earlier attempts marked superseded (kept, left out of reports)\n", j.ID, n)
+	}
+	return lease, nil
 }
 
 // partDone ends a part of a split experiment: the part that completes the
@@ -455,9 +462,10 @@ func markDied(env Env, st *store.Store, j *fleet.Started) {
 // has the noise model learn the experiment, and the report and gate
 // follow, as for a whole experiment; the others say how many parts are
 // done.
-func partDone(env Env, q *fleet.Queue, st *store.Store, path string, id int64, s spec.Spec, p *fleet.Part) error {
+func partDone(env Env, q *fleet.Queue, st *store.Store, path string, id int64, s spec.Spec, j *fleet.Started) error {
 	ctx := context.Background()
-	done, err := q.PartDone(ctx, p.Experiment)
+	p := j.Args.Part
+	done, err := q.PartDone(ctx, p.Experiment, j.ID)
 	if err != nil {
 		return err
 	}

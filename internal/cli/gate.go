@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -13,8 +14,13 @@ import (
 // every verdict rests on the repeats alone and with their repeats no
 // Mann-Whitney p-value can pass the gate's correction, so a pass would say
 // nothing. flag names what asked for the gate.
-func gateCheck(flag string, cmps []report.Comparison, opt analysis.GateOptions) error {
+// Cells left unjudged because their runs stalled do not make a gate
+// unable to fire: gateReport reports them, and exits 1.
+func gateCheck(flag string, cmps []report.Comparison, unjudged []report.Unjudged, opt analysis.GateOptions) error {
 	g := analysis.Gate(report.Verdicts(withLeftOut(cmps)), opt)
+	if len(cmps) == 0 && len(unjudged) > 0 {
+		return nil
+	}
 	if len(cmps) == 0 {
 		return usagef("%s: the experiment has no compared cells (one target, or no measured results); the gate cannot fire", flag)
 	}
@@ -73,9 +79,35 @@ func regressions(cmps []report.Comparison, opt analysis.GateOptions) (analysis.G
 	return g, found
 }
 
-// gateReport prints the gate's decision over cmps and returns errRegression
-// when it fails.
-func gateReport(w io.Writer, cmps []report.Comparison, opt analysis.GateOptions) error {
+// errNotJudged makes a gate exit with code 1: cells it could not judge
+// because every run of a side completed no operation. A stall is a failure
+// to measure, neither a regression (exit 3) nor a pass (exit 0); a
+// regression found in the other cells still exits 3 (docs/statistics.md).
+var errNotJudged = errors.New("not judged: runs completed no operation (stalled); measure again")
+
+// notJudgedLines prints one line per cell the gate could not judge.
+func notJudgedLines(w io.Writer, unjudged []report.Unjudged) {
+	for _, u := range unjudged {
+		printWrapped(w, "NOT JUDGED %s: %s @%d threads: %s: a failure to measure, not a verdict\n", u.Target, u.Test,
+			u.Threads, u.Why())
+	}
+}
+
+// gateOutcome is the error a gate returns: errRegression when it found a
+// regression, else errNotJudged when cells went unjudged, else nil.
+func gateOutcome(found []report.Comparison, unjudged []report.Unjudged) error {
+	switch {
+	case len(found) > 0:
+		return errRegression
+	case len(unjudged) > 0:
+		return fmt.Errorf("gate: %d cell(s) %w", len(unjudged), errNotJudged)
+	}
+	return nil
+}
+
+// gateReport prints the gate's decision over cmps, and the cells it could
+// not judge, and returns gateOutcome's error.
+func gateReport(w io.Writer, cmps []report.Comparison, unjudged []report.Unjudged, opt analysis.GateOptions) error {
 	g, found := regressions(cmps, opt)
 	o := g.Options
 	control := "family-wise error controlled with Holm-Bonferroni"
@@ -99,8 +131,9 @@ func gateReport(w io.Writer, cmps []report.Comparison, opt analysis.GateOptions)
 		printWrapped(w, "REGRESSION %s: %s @%d threads: x%.3f (p=%.2g, %s %.2g, n=%d/%d, evidence: %s)\n", c.Target, c.Test,
 			c.Threads, v.Ratio, v.P, o.Correction, v.PAdjusted, v.NBase, v.NOther, v.Evidence)
 	}
-	if len(found) > 0 {
-		return errRegression
+	notJudgedLines(w, unjudged)
+	if err := gateOutcome(found, unjudged); err != nil {
+		return err
 	}
 	fmt.Fprintln(w, "gate: no regression")
 	return nil

@@ -121,17 +121,24 @@ func runHistory(env Env, f *historyFlags, args []string) error {
 	}
 	gopt := analysis.GateOptions{Alpha: f.alpha, MinEffect: f.minEffect, Threshold: f.threshold, Correction: gcorr}
 	var cmps []report.Comparison
+	var unjudged []report.Unjudged
 	for _, s := range series {
+		if s.NotJudged {
+			n := s.Newest().Stalled
+			unjudged = append(unjudged, report.Unjudged{Target: s.Target + " #" + fmt.Sprint(s.Newest().Experiment.ID),
+				Test: s.Cell.Test, Threads: s.Cell.Threads, Stalled: [2]int{0, n}, Runs: [2]int{0, n}})
+			continue
+		}
 		if len(s.Points) > 1 {
 			cmps = append(cmps, report.Comparison{Target: s.Target + " #" + fmt.Sprint(s.Newest().Experiment.ID), Test: s.Cell.Test,
 				Threads: s.Cell.Threads, Verdict: s.Judged.Newest, Metric: s.Metric, Noise: s.Judged.NewestEvidence})
 		}
 	}
 	if f.gate {
-		if len(cmps) == 0 {
+		if len(cmps) == 0 && len(unjudged) == 0 {
 			return usagef("flag --fail-on-regression: selector %q gives every cell one point; the gate needs a history of 2 or more", text)
 		}
-		if err := gateCheck("flag --fail-on-regression", cmps, gopt); err != nil {
+		if err := gateCheck("flag --fail-on-regression", cmps, unjudged, gopt); err != nil {
 			return err
 		}
 	}
@@ -140,9 +147,8 @@ func runHistory(env Env, f *historyFlags, args []string) error {
 			return err
 		}
 		if f.gate {
-			if _, found := regressions(cmps, gopt); len(found) > 0 {
-				return errRegression
-			}
+			_, found := regressions(cmps, gopt)
+			return gateOutcome(found, unjudged)
 		}
 		return nil
 	}
@@ -159,5 +165,5 @@ func runHistory(env Env, f *historyFlags, args []string) error {
 		return err
 	}
 	fmt.Fprintln(env.Stdout)
-	return gateReport(env.Stdout, cmps, gopt)
+	return gateReport(env.Stdout, cmps, unjudged, gopt)
 }

@@ -84,5 +84,5 @@ func scheduleTargets(s *spec.Spec, available int64) string {
 	w.Interleave = spec.Turn{Duration: DefaultTurn}
 	return fmt.Sprintf("targets: interleaved by default, in turns of %s: they fit in memory side by side, and a slow spell "+
 		"of the machine then falls on every target alike, so each repeat's runs are judged as pairs; interleaved results "+
-		"leave out per-operation CPU and IO figures (%s: one after the other)", DefaultTurn, optOut)
+		"leave out engine counters per operation (%s: one after the other)", DefaultTurn, optOut)
 }

@@ -39,6 +39,9 @@ func TestScheduleTargets(t *testing.T) {
 		{"servers without a memory limit", pg("p1", "") + pg("p2", "1GB") + steps, 8 << 30, 0,
 			"server target(s) p1 have no memory limit"},
 		{"servers that fit", pg("p1", "1GB") + pg("p2", "1GB") + steps, 8 << 30, DefaultTurn, "interleaved by default"},
+		{"one database by dsn", "[[target]]\nname = \"d1\"\nengine = \"postgres\"\ndsn = \"postgres://u@127.0.0.1:5432/x\"\n" +
+			"[[target]]\nname = \"d2\"\nengine = \"postgres\"\ndsn = \"postgres://v@127.0.0.1/x\"\n" + steps, 8 << 30, 0,
+			"targets d1 and d2 reach one database (postgres 127.0.0.1:5432/x) by dsn"},
 		{"servers that do not fit", pg("p1", "3GB") + pg("p2", "3GB") + steps, 4 << 30, 0,
 			"side by side the targets may use 6.0 GiB and 4.0 GiB is available"},
 	} {

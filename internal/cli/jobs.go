@@ -68,7 +68,8 @@ func runJobs(env Env, storeFlag string, limit int) error {
 	for _, j := range jobs {
 		exp, earlier := "-", j.Output.Earlier
 		switch {
-		case j.Output.Outcome == fleet.OutcomeInterrupted && j.State == "queued":
+		case (j.Output.Outcome == fleet.OutcomeInterrupted || j.Output.Outcome == fleet.OutcomeCutOff) &&
+			(j.State == "queued" || j.State == "retrying") && j.Output.Experiment != 0:
 			// Its experiment was an attempt; the next one makes another.
 			earlier = append(earlier, j.Output.Experiment)
 		case j.Output.Experiment != 0:
@@ -81,6 +82,8 @@ func runJobs(env Env, storeFlag string, limit int) error {
 		switch {
 		case j.Output.Outcome == fleet.OutcomeInterrupted:
 			note = fmt.Sprintf("interrupted on %s (worker stopped); queued again", j.Output.Host)
+		case j.Output.Outcome == fleet.OutcomeCutOff:
+			note = fmt.Sprintf("stopped on %s, cut off from the store; to be taken again", j.Output.Host)
 		case j.State != "running" && j.Output.Outcome == fleet.OutcomeRunning:
 			note = fmt.Sprintf("worker %s stopped heartbeating; taken again", j.Output.Worker)
 		case j.Output.Error != "":

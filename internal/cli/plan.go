@@ -145,7 +145,7 @@ func specGate(env Env, storeFile string, id int64, s spec.Spec) ([]string, error
 	o := s.Gate.Options()
 	cmps := report.Compare(d, report.VerdictOptions{Alpha: o.Alpha, MinEffect: o.MinEffect})
 	fmt.Fprintln(env.Stdout)
-	err = gateReport(env.Stdout, cmps, o)
+	err = gateReport(env.Stdout, cmps, report.NotJudged(d), o)
 	var found []string
 	if err != nil {
 		_, cells := regressions(cmps, o)

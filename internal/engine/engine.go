@@ -131,6 +131,16 @@ type TargetChecker interface {
 	CheckTarget(t Target) error
 }
 
+// DSNChecker is implemented by drivers that check, before a run, that the
+// existing server a target's dsn names can do what the target asks of it
+// (the MySQL family: the storage engine its settings name). The run's
+// preflight calls it once the server answers; its error names the field
+// and ends the run as a usage error (exit 2). A server it cannot reach
+// (a wrong password, say) passes: Open reports that.
+type DSNChecker interface {
+	CheckDSN(ctx context.Context, t Target) error
+}
+
 // PreparedStatementLoser is implemented by drivers whose targets may keep
 // no server-side prepared statement from one transaction to the next (a
 // pooler that hands each transaction to any server connection). Reason
@@ -314,9 +324,9 @@ type InternalsReader interface {
 	// by stable names grouped by source as ReadStats names them
 	// ("status.Innodb_checkpoint_age", "pg_activity.autovacuum_workers").
 	// It runs once a second on a goroutine of its own while the workers
-	// work, so it must be one cheap round trip on the engine's
-	// administrative connection and must not wait for anything the
-	// workers do.
+	// work, so it must be cheap (a round trip, two at most) on the
+	// engine's administrative connection and must not wait for anything
+	// the workers do.
 	ReadInternals(ctx context.Context) (Internals, error)
 }
 

@@ -30,13 +30,22 @@ func (q *Queue) claimClass(ctx context.Context, exp int64, class, host string) (
 	return got, by, nil
 }
 
-// PartDone counts a part of split experiment exp as done and returns how
-// many of its parts are done, this one included. The count is one atomic
-// update, so of parts ending at once exactly one sees the last count.
-func (q *Queue) PartDone(ctx context.Context, exp int64) (int, error) {
+// addDoneJobs records which jobs a split experiment's parts_done counts,
+// so that a part run again (its attempt taken over) counts once.
+const addDoneJobs = `ALTER TABLE ` + classesTable + ` ADD COLUMN IF NOT EXISTS done_jobs BIGINT[] NOT NULL DEFAULT '{}'`
+
+// PartDone counts job, a part of split experiment exp, as done and returns
+// how many of its parts are done, this one included. The count is one
+// atomic update, so of parts ending at once exactly one sees the last
+// count; a job counted already (a part run again by a later attempt, its
+// earlier attempt's runs superseded) is not counted twice, and sees the
+// count as it is.
+func (q *Queue) PartDone(ctx context.Context, exp, job int64) (int, error) {
 	var n int
-	err := q.pool.QueryRow(ctx, `UPDATE `+classesTable+` SET parts_done = parts_done + 1
-		WHERE experiment = $1 RETURNING parts_done`, exp).Scan(&n)
+	err := q.pool.QueryRow(ctx, `UPDATE `+classesTable+` SET
+			parts_done = parts_done + CASE WHEN $2 = ANY(done_jobs) THEN 0 ELSE 1 END,
+			done_jobs = CASE WHEN $2 = ANY(done_jobs) THEN done_jobs ELSE array_append(done_jobs, $2) END
+		WHERE experiment = $1 RETURNING parts_done`, exp, job).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("parts of experiment %d done: %w", exp, err)
 	}

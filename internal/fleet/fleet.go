@@ -202,7 +202,8 @@ type Output struct {
 	Host   string `json:"host,omitempty"`
 	Worker string `json:"worker,omitempty"`
 	// Outcome is running, ok, failed, interrupted (back in the queue),
-	// error (taken again later) or cancelled (Queue.Cancel).
+	// error (taken again later), cut-off (stopped, its worker cut off from
+	// the store) or cancelled (Queue.Cancel).
 	Outcome string `json:"outcome,omitempty"`
 	// Error is why the experiment did not complete.
 	Error string `json:"error,omitempty"`
@@ -220,6 +221,9 @@ const (
 	OutcomeError       = "error"
 	// OutcomeCancelled: `benchlab cancel` stopped the job while it ran.
 	OutcomeCancelled = "cancelled"
+	// OutcomeCutOff: its worker stopped it, no heartbeat having reached the
+	// store for HeartbeatBound (Fencing in heartbeat.go).
+	OutcomeCutOff = "cut-off"
 )
 
 // Queue is a connection to the lab's queue.
@@ -276,12 +280,12 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("queue migrations: %w", err)
 	}
-	for _, t := range []string{createWorkers, createClasses} {
+	for _, t := range []string{createWorkers, createClasses, addDoneJobs, createRefused} {
 		if _, err := conn.Exec(ctx, t); err != nil {
 			return fmt.Errorf("queue tables: %w", err)
 		}
 	}
-	return nil
+	return createGuard(ctx, conn)
 }
 
 // quietLogger writes River's warnings and errors to w as benchlab's own

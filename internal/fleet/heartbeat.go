@@ -100,10 +100,27 @@ func (q *Queue) Workers(ctx context.Context) ([]WorkerState, error) {
 	return out, rows.Err()
 }
 
+// errCutOff is the cause with which a worker stops the experiment of a job
+// when no heartbeat of its has reached the store for HeartbeatBound.
+var errCutOff = errors.New("cut off from the store: no heartbeat reached it for " + HeartbeatBound.String())
+
+// Fencing: the other workers take a job for orphaned once its worker has
+// been unheard for HeartbeatBound (alive), by the store's clock from the
+// last heartbeat it recorded. A worker counts the same bound from the
+// moment it sent its last heartbeat that succeeded, which is no later than
+// the store's record of it, so it stops its experiment (fence) before any
+// other worker may take the job. The store's writes that make the results
+// count check the attempt anyway (store's job leases, the queue's guard):
+// stopping takes a moment, and a clock may run fast.
+
 // heartbeat records the worker's heartbeat every HeartbeatEvery until ctx
 // ends; job says which job it runs. A failed heartbeat is reported to log
-// and retried at the next tick.
-func (w *worker) heartbeat(ctx context.Context, log func(error)) {
+// and retried at the next tick. When none has succeeded for
+// HeartbeatBound since the one sent at last (the first at first), the
+// running job's experiment is stopped (fence).
+func (w *worker) heartbeat(ctx context.Context, last time.Time, log func(error)) {
+	fence := time.AfterFunc(HeartbeatBound-time.Since(last), w.fence)
+	defer fence.Stop()
 	t := time.NewTicker(HeartbeatEvery)
 	defer t.Stop()
 	for {
@@ -115,10 +132,35 @@ func (w *worker) heartbeat(ctx context.Context, log func(error)) {
 		w.mu.Lock()
 		job := w.job
 		w.mu.Unlock()
+		start := time.Now()
 		bctx, cancel := context.WithTimeout(ctx, HeartbeatBound/2)
-		if err := beat(bctx, w.q.pool, w.opt.ID, w.opt.Host, job); err != nil && ctx.Err() == nil {
-			log(err)
-		}
+		err := beat(bctx, w.pool, w.opt.ID, w.opt.Host, job)
 		cancel()
+		switch {
+		case err == nil:
+			last = start
+			fence.Reset(HeartbeatBound - time.Since(start))
+		case ctx.Err() == nil:
+			log(err)
+			if time.Since(last) >= HeartbeatBound {
+				w.fence() // a job taken after the timer fired
+			}
+		}
 	}
+}
+
+// fence stops the running job's experiment, if any, as the worker has been
+// cut off from the store for HeartbeatBound, and says so.
+func (w *worker) fence() {
+	w.mu.Lock()
+	stop, job := w.stopJob, w.job
+	w.stopJob = nil
+	w.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	fmt.Fprintf(w.opt.Out, "benchlab worker: job %d: no heartbeat has reached the store for %s, so other workers may take the job: "+
+		"stopping its experiment (what it measured is kept: in the store, or in a journal that the next benchlab to open the store stores)\n",
+		job, HeartbeatBound)
+	stop(errCutOff)
 }

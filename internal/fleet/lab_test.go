@@ -379,7 +379,7 @@ func checkEmpty(t *testing.T, dir string) {
 // machine that dies). Its job has an hour's timeout, so only the missed
 // heartbeats can free it: River's rescuer, in a second worker, puts it back
 // and that worker runs it at its second attempt. The dead attempt's
-// experiment keeps what it measured, its run marked interrupted with the
+// experiment keeps what it measured, its run marked superseded with the
 // reason; jobs lists the dead worker as silent; the dead worker's work dir
 // is swept. It waits for the heartbeat bound and a rescuer pass (under a
 // minute, little CPU), alongside TestFleet; -short skips it.
@@ -438,8 +438,8 @@ func TestFleetMachineDied(t *testing.T) {
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs of the dead attempt: %d, %v", len(runs), err)
 	}
-	if runs[0].Status != store.StatusInterrupted || !strings.Contains(runs[0].Error, "stopped heartbeating") {
-		t.Errorf("the dead attempt's run: status %s, error %q; want interrupted, saying its worker stopped heartbeating", runs[0].Status, runs[0].Error)
+	if runs[0].Status != store.StatusSuperseded || !strings.Contains(runs[0].Error, "stopped heartbeating") {
+		t.Errorf("the dead attempt's run: status %s, error %q; want superseded, saying its worker stopped heartbeating", runs[0].Status, runs[0].Error)
 	}
 	if res, err := st.Results(context.Background(), runs[0].ID, false); err != nil || len(res) == 0 {
 		t.Errorf("the dead attempt kept %d results (%v); want its load at least", len(res), err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"benchlab/internal/cli"
+	"benchlab/internal/fleet"
 	"benchlab/internal/store"
 	"benchlab/internal/store/storetest"
 )
@@ -148,4 +149,14 @@ func TestFleetSplit(t *testing.T) {
 		t.Errorf("report of the split experiment: exit %d %s\n%s", code, errOut, rep)
 	}
 	checkEmpty(t, tmp)
+	// A part run again by a later attempt (its first attempt's runs
+	// superseded) counts once: the count stays at 3.
+	q, err := fleet.Open(context.Background(), dsn, "lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if n, err := q.PartDone(context.Background(), exp, ids[0]); err != nil || n != 3 {
+		t.Errorf("part done again: count %d (%v), want 3", n, err)
+	}
 }

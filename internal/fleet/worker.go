@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 )
@@ -98,14 +100,20 @@ type worker struct {
 	river.WorkerDefaults[Args]
 	q   *Queue
 	opt Options
+	// pool's connections name the worker (workerPool); client is its River
+	// client on it. Every write of the worker to a job goes through them.
+	pool   *pgxpool.Pool
+	client *river.Client[pgx.Tx]
 
 	mu sync.Mutex
 	// busy: an experiment runs; closed: take no more jobs (stopping, or
 	// MaxJobs reached); stopping: the worker was told to stop.
 	busy, closed, stopping bool
-	// job is the job running (0: none), for the heartbeat.
-	job int64
-	sum Summary
+	// job is the job running (0: none), for the heartbeat; stopJob stops
+	// its experiment when the worker is cut off from the store (fence).
+	job     int64
+	stopJob context.CancelCauseFunc
+	sum     Summary
 	// full is closed when MaxJobs jobs are done.
 	full chan struct{}
 }
@@ -123,7 +131,7 @@ func (w *worker) Timeout(job *river.Job[Args]) time.Duration {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), HeartbeatBound/2)
 	defer cancel()
-	ok, known, err := alive(ctx, w.q.pool, job.AttemptedBy[n-1])
+	ok, known, err := alive(ctx, w.pool, job.AttemptedBy[n-1])
 	if err != nil {
 		fmt.Fprintf(w.opt.Log, "benchlab worker: job %d: %v\n", job.ID, err)
 		return full
@@ -193,7 +201,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	}
 	bg := context.WithoutCancel(ctx)
 	update := func() {
-		if _, err := w.q.client.JobUpdate(bg, job.ID, &river.JobUpdateParams{Output: out}); err != nil {
+		if _, err := w.client.JobUpdate(bg, job.ID, &river.JobUpdateParams{Output: out}); err != nil {
 			fmt.Fprintf(w.opt.Log, "benchlab worker: job %d: recording its progress: %v\n", job.ID, err)
 		}
 	}
@@ -204,18 +212,31 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		fmt.Fprintf(w.opt.Out, "benchlab worker: job %d: worker %s stopped heartbeating during attempt %d; %s\n",
 			job.ID, died.Worker, died.Attempt, died.kept())
 	}
-	err := w.opt.Run(ctx, &Started{ID: job.ID, Args: job.Args, Attempt: job.Attempt, Worker: w.opt.ID, Host: w.opt.Host,
+	// The run's context also ends when the worker is cut off from the
+	// store (fence).
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	w.mu.Lock()
+	w.stopJob = stopRun
+	w.mu.Unlock()
+	err := w.opt.Run(runCtx, &Started{ID: job.ID, Args: job.Args, Attempt: job.Attempt, Worker: w.opt.ID, Host: w.opt.Host,
 		Died: died, Experiment: func(id int64) { out.Experiment = id; update() }})
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.busy, w.job = false, 0
+	w.busy, w.job, w.stopJob = false, 0, nil
 	exp := "no experiment"
 	if out.Experiment != 0 {
 		exp = fmt.Sprintf("experiment %d", out.Experiment)
 	}
 	var ret error
 	switch {
+	case err != nil && errors.Is(context.Cause(runCtx), errCutOff):
+		// If this attempt still holds the job, River takes it again later;
+		// if another attempt took it over, the guard drops this end.
+		out.Outcome, out.Error = OutcomeCutOff, err.Error()
+		fmt.Fprintf(w.opt.Out, "benchlab worker: job %d stopped, cut off from the store (%s kept); its next attempt, here or on another machine, runs it again\n", job.ID, exp)
+		ret = fmt.Errorf("attempt %d stopped: %w", job.Attempt, errCutOff)
 	case err != nil && w.stopping && ctx.Err() != nil:
 		out.Outcome, out.Error = OutcomeInterrupted, err.Error()
 		w.sum.Requeued = append(w.sum.Requeued, job.ID)
@@ -271,7 +292,13 @@ func (q *Queue) Work(ctx context.Context, opt Options) (Summary, error) {
 	if err := river.AddWorkerSafely(workers, river.Worker[Args](w)); err != nil {
 		return Summary{}, fmt.Errorf("worker: %w", err)
 	}
-	client, err := river.NewClient(riverpgxv5.New(q.pool), &river.Config{
+	pool, err := workerPool(ctx, q.pool, opt.ID)
+	if err != nil {
+		return Summary{}, fmt.Errorf("worker: %w", err)
+	}
+	defer pool.Close()
+	w.pool = pool
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		ID:      opt.ID,
 		Queues:  queues,
 		Workers: workers,
@@ -290,21 +317,23 @@ func (q *Queue) Work(ctx context.Context, opt Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, fmt.Errorf("worker: %w", err)
 	}
+	w.client = client
 	// The first heartbeat before any job is taken; then one every
 	// HeartbeatEvery until the worker stops.
-	if err := beat(ctx, q.pool, opt.ID, opt.Host, 0); err != nil {
+	first := time.Now()
+	if err := beat(ctx, pool, opt.ID, opt.Host, 0); err != nil {
 		return Summary{}, fmt.Errorf("worker: %w", err)
 	}
 	beatCtx, stopBeats := context.WithCancel(context.WithoutCancel(ctx))
 	beats := make(chan struct{})
 	go func() {
 		defer close(beats)
-		w.heartbeat(beatCtx, func(err error) { fmt.Fprintf(opt.Log, "benchlab worker: %v\n", err) })
+		w.heartbeat(beatCtx, first, func(err error) { fmt.Fprintf(opt.Log, "benchlab worker: %v\n", err) })
 	}()
 	defer func() {
 		stopBeats()
 		<-beats
-		if err := stopped(context.Background(), q.pool, opt.ID); err != nil {
+		if err := stopped(context.Background(), pool, opt.ID); err != nil {
 			fmt.Fprintf(opt.Log, "benchlab worker: record its stop: %v\n", err)
 		}
 	}()

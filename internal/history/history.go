@@ -10,6 +10,7 @@ package history
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"benchlab/internal/analysis"
@@ -43,9 +44,19 @@ type Point struct {
 	Experiment *results.Experiment
 	// Versions are the engine versions its runs report, once each.
 	Versions []string
-	// Runs are the cell's measured results of the experiment, one per run.
+	// Runs are the cell's measured results of the experiment, one per run,
+	// without those that stalled.
 	Runs []store.Result
+	// Stalled counts the point's runs that completed no operation
+	// (store.Result.Stalled): no rate of the engine, so they are no part of
+	// the point's value, its change points or its verdict. A point whose
+	// runs all stalled has no value; the series carries its neighbour's
+	// over it, so it makes no change point.
+	Stalled int
 }
+
+// AllStalled says every run of the point completed no operation.
+func (p Point) AllStalled() bool { return p.Stalled > 0 && len(p.Runs) == 0 }
 
 // Series is one cell's history: one target's test at a thread count.
 type Series struct {
@@ -56,6 +67,10 @@ type Series struct {
 	// Judged is what analysis.JudgeHistory found, the newest verdict
 	// decided again over all the series (Options.Verdict.Correction).
 	Judged analysis.History
+	// NotJudged says the newest point's runs all stalled: its verdict is
+	// unknown and left out of the correction and of a gate, which reports it
+	// as not judged.
+	NotJudged bool
 }
 
 // Newest is the newest point.
@@ -94,7 +109,11 @@ func Build(ctx context.Context, st *store.Store, set *results.Set, opt Options) 
 				}
 				p := &s.Points[i]
 				p.Experiment = e
-				p.Runs = append(p.Runs, res)
+				if res.Stalled() {
+					p.Stalled++
+				} else {
+					p.Runs = append(p.Runs, res)
+				}
 				if !slices.Contains(p.Versions, v) {
 					p.Versions = append(p.Versions, v)
 				}
@@ -135,7 +154,15 @@ func Build(ctx context.Context, st *store.Store, set *results.Set, opt Options) 
 		}
 		s.Judged = analysis.JudgeHistory(pointRuns(s, m, runs), s.Metric.Direction, m.Prior([]string{engine}, k.cell.Test, k.cell.Threads),
 			analysis.HistoryOptions{Noise: analysis.NoiseOptions{CompareOptions: opt.Verdict}, Change: opt.Change, Effect: opt.Effect})
-		if len(s.Points) > 1 {
+		switch {
+		case len(s.Points) > 1 && s.Newest().AllStalled():
+			s.NotJudged = true
+			nan := math.NaN()
+			s.Judged.Newest = analysis.Verdict{Outcome: analysis.Unknown, Ratio: nan, RatioLo: nan, RatioHi: nan, P: nan,
+				PAdjusted: nan, MedianBase: nan, MedianOther: nan, Direction: s.Metric.Direction,
+				Evidence: analysis.Evidence(fmt.Sprintf("not judged: every run of the newest point (%d) completed no operation (stalled)",
+					s.Newest().Stalled))}
+		case len(s.Points) > 1:
 			judged = append(judged, len(out))
 			vs = append(vs, s.Judged.Newest)
 		}

@@ -29,6 +29,9 @@ func WriteJSON(w io.Writer, selector string, series []Series) error {
 		Versions   []string  `json:"versions"`
 		Value      num       `json:"value"`
 		Runs       []num     `json:"runs"`
+		// Stalled counts the runs that completed no operation, left out
+		// of runs and value (null when every run stalled).
+		Stalled int `json:"stalled_runs"`
 	}
 	type change struct {
 		Experiment    int64 `json:"experiment"`
@@ -58,6 +61,8 @@ func WriteJSON(w io.Writer, selector string, series []Series) error {
 		ChangePoints []change `json:"change_points"`
 		Newest       *newest  `json:"newest,omitempty"`
 		PointsNeeded int      `json:"change_points_need"`
+		// NotJudged says every run of the newest point stalled.
+		NotJudged bool `json:"not_judged"`
 	}
 	doc := struct {
 		Selector string `json:"selector"`
@@ -66,9 +71,10 @@ func WriteJSON(w io.Writer, selector string, series []Series) error {
 	for _, s := range series {
 		h := s.Judged
 		c := cell{Target: s.Target, Suite: s.Cell.Suite, Test: s.Cell.Test, Threads: s.Cell.Threads, Metric: s.Metric.Name,
-			ChangePoints: []change{}, PointsNeeded: h.PointsNeeded}
+			ChangePoints: []change{}, PointsNeeded: h.PointsNeeded, NotJudged: s.NotJudged}
 		for i, p := range s.Points {
-			pt := point{Experiment: p.Experiment.ID, Created: p.Experiment.Created.UTC(), Versions: p.Versions, Value: num(h.Values[i])}
+			pt := point{Experiment: p.Experiment.ID, Created: p.Experiment.Created.UTC(), Versions: p.Versions, Value: num(h.Values[i]),
+				Stalled: p.Stalled}
 			for _, r := range p.Runs {
 				pt.Runs = append(pt.Runs, num(r.Throughput()))
 			}

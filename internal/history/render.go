@@ -37,7 +37,8 @@ func Report(selector string, experiments int, series []Series, opt Options) *rep
 		Legend: "the newest experiment against the points since the last change point before it: with 3 or more, a t-test " +
 			"of its mean against theirs with their own spread (what varies between experiments included); with 1 or 2, its runs " +
 			"against theirs as compare judges them (the host's noise history where the store has it); ratio with its 95% CI, " +
-			"p before correction, verdict after " + string(correction(opt)) + " over the cells; medians and n are of the runs",
+			"p before correction, verdict after " + string(correction(opt)) + " over the cells; medians and n are of the runs " +
+			"(without those that completed no operation; a newest point whose runs all stalled is not judged)",
 		Columns: []string{"history", "history median", "newest median", "ratio [95% CI]", "p", "n", "verdict", "evidence"},
 	}
 	for _, s := range series {
@@ -57,8 +58,17 @@ func Report(selector string, experiments int, series []Series, opt Options) *rep
 				"at least 2 points, and %s", label, last.Experiment.ID, cps))
 			continue
 		}
+		r.Notes = append(r.Notes, stallNotes(label, s)...)
 		v := h.Newest
 		hist := s.Points[h.Regime : len(s.Points)-1]
+		if s.NotJudged {
+			newestT.Rows = append(newestT.Rows, report.Row{Label: label, Cells: []report.Cell{
+				textCell(fmt.Sprintf("%d points from %s", len(hist), pointName(hist[0]))), textCell("n/a"),
+				textCell(report.StalledMark), textCell("n/a"), textCell("n/a"), textCell(fmt.Sprintf("0/%d", last.Stalled)),
+				textCell("not judged"), textCell(string(v.Evidence)),
+			}})
+			continue
+		}
 		newestT.Rows = append(newestT.Rows, report.Row{Label: label, Cells: []report.Cell{
 			textCell(fmt.Sprintf("%d points from %s", len(hist), pointName(hist[0]))),
 			textCell(report.FormatValue(v.MedianBase)), textCell(report.FormatValue(v.MedianOther)),
@@ -133,9 +143,31 @@ func seriesText(s Series) string {
 		if at[i] {
 			parts = append(parts, "|")
 		}
+		if s.Points[i].AllStalled() {
+			parts = append(parts, report.StalledMark)
+			continue
+		}
 		parts = append(parts, report.FormatValue(h.Values[i]))
 	}
 	return strings.Join(parts, " ")
+}
+
+// stallNotes name the points of a series with runs that completed no
+// operation: left out of the point's value, its change points and its
+// verdict; a point whose runs all stalled is shown as stalled.
+func stallNotes(label string, s Series) []string {
+	var out []string
+	for _, p := range s.Points {
+		switch {
+		case p.AllStalled():
+			out = append(out, fmt.Sprintf("%s: point %s: every run (%d) completed no operation (stalled); it has no value "+
+				"and makes no change point", label, pointName(p), p.Stalled))
+		case p.Stalled > 0:
+			out = append(out, fmt.Sprintf("%s: point %s: %d of %d runs completed no operation (stalled) and are left out of "+
+				"its value and verdict", label, pointName(p), p.Stalled, p.Stalled+len(p.Runs)))
+		}
+	}
+	return out
 }
 
 // changeText lists the change points: where, by how much, how sure.

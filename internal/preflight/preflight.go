@@ -7,6 +7,7 @@
 package preflight
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -178,8 +179,31 @@ func checkPorts(s spec.Spec) error {
 }
 
 // checkDSNs checks that every running server named by a DSN answers on its
-// port.
+// port, and that it can do what the target asks of it where its engine
+// checks that (engine.DSNChecker).
 func checkDSNs(s spec.Spec) error {
+	if err := checkDSNPorts(s); err != nil {
+		return err
+	}
+	for i, t := range s.Targets {
+		d, ok := engine.Lookup(t.Engine)
+		c, checks := d.(engine.DSNChecker)
+		if t.DSN == "" || !ok || !checks {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := c.CheckDSN(ctx, t.EngineTarget(s.Getenv))
+		cancel()
+		if err != nil {
+			return errorf("target[%d].%v", i, err)
+		}
+	}
+	return nil
+}
+
+// checkDSNPorts checks that every running server named by a DSN answers
+// on its port.
+func checkDSNPorts(s spec.Spec) error {
 	for i, t := range s.Targets {
 		if t.DSN == "" {
 			continue

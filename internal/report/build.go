@@ -79,6 +79,9 @@ func Load(ctx context.Context, st Reader, experimentID int64, withIntervals bool
 	if err != nil {
 		return nil, fmt.Errorf("load runs of experiment %d: %w", exp.ID, err)
 	}
+	// A superseded run (a queued job's attempt that lost the job to a
+	// later one) is kept in the store and left out of reports.
+	runs = slices.DeleteFunc(runs, func(r store.Run) bool { return r.Status == store.StatusSuperseded })
 	d := &Data{Experiment: exp, Runs: runs, Results: map[int64][]store.Result{}}
 	for _, r := range runs {
 		if d.Results[r.ID], err = st.Results(ctx, r.ID, withIntervals); err != nil {

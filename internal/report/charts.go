@@ -72,8 +72,9 @@ func relativeCharts(s samples, targets, groupNames []string, byGroup map[string]
 			for ti, t := range targets[1:] {
 				var vals []any
 				for _, k := range byGroup[g] {
-					vals = append(vals, section.Num(analysis.Ratio(analysis.Median(section.Values(s[t][k], tput)),
-						analysis.Median(section.Values(s[targets[0]][k], tput)))))
+					// A stalled run is no rate: no bar where a side has only those.
+					vals = append(vals, section.Num(analysis.Ratio(analysis.Median(section.Values(withoutStalls(s[t][k]), tput)),
+						analysis.Median(section.Values(withoutStalls(s[targets[0]][k]), tput)))))
 				}
 				ser := map[string]any{"name": t, "type": "bar", "data": vals}
 				if ti == 0 {

@@ -276,7 +276,7 @@ func TestOverrunNotes(t *testing.T) {
 	stalled.Latency.Max = 2400 * time.Millisecond
 	d.Results[1] = []store.Result{step("none", 0, 5), step("none-short", 0, 1), step("late", 3000, 3.5),
 		step("tail", 3000, 1, 0.3), stalled}
-	notes := strings.Join(stabilityNotes(d, nil), "\n")
+	notes := strings.Join(StallNotes(d), "\n")
 	for _, want := range []string{"stalled: none @1 on a (repeat 1) completed no operation; its measured part of 1 s was sampled over 5 s",
 		"stalled: none-short @1 on a (repeat 1) completed no operation in its measured part",
 		"late: late @1 on a (repeat 1): its measured part of 1 s was sampled over 3.5 s (the machine did not schedule",

@@ -74,6 +74,10 @@ type Record struct {
 	// stored spec's swept marks).
 	SweepSetting string `json:"sweep_setting,omitempty"`
 	SweepValue   string `json:"sweep_value,omitempty"`
+	// Stalled says the measured step completed no operation (a failure to
+	// measure, store.Result.Stalled): its throughput of 0 is no rate, and
+	// the verdicts leave it out.
+	Stalled bool `json:"stalled"`
 	// Intervals are the 1-second series (JSON only).
 	Intervals []IntervalRecord `json:"intervals,omitempty"`
 	// EngineSeries are the engine's counters and gauges per second of the
@@ -185,7 +189,8 @@ func Records(d *Data) []Record {
 				QPS: r.QPS(), TPS: r.TPS(), Throughput: r.Throughput(), TargetRate: r.Role.TargetRate,
 				LatMeanMs: latencyOf(r.Latency.Mean), LatP50Ms: latencyOf(r.Latency.P50), LatP95Ms: latencyOf(r.Latency.P95),
 				LatP99Ms: latencyOf(r.Latency.P99), LatP999Ms: latencyOf(r.Latency.P999), LatMaxMs: latencyOf(r.Latency.Max),
-				Facts: r.Facts, SweepSetting: swept[run.Target][0], SweepValue: swept[run.Target][1]}
+				Facts: r.Facts, SweepSetting: swept[run.Target][0], SweepValue: swept[run.Target][1],
+				Stalled: r.Stalled()}
 			if r.DBBytes != 0 {
 				rec.DBBytes = measuredI(r.DBBytes)
 			}
@@ -252,7 +257,7 @@ func WriteCSV(w io.Writer, d *Data) error {
 		"lat_p99_ms", "lat_p999_ms", "lat_max_ms", "eff_seconds", "server_cpu_s", "client_cpu_s", "server_read_bytes",
 		"server_write_bytes", "server_read_calls", "server_write_calls", "server_context_switches",
 		"client_context_switches", "server_peak_rss_bytes", "device", "device_reads", "device_writes",
-		"device_read_bytes", "device_write_bytes", "steal_pct", "foreign_cpu_pct", "db_bytes", "sweep_setting", "sweep_value"}
+		"device_read_bytes", "device_write_bytes", "steal_pct", "foreign_cpu_pct", "db_bytes", "sweep_setting", "sweep_value", "stalled"}
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -278,7 +283,8 @@ func WriteCSV(w io.Writer, d *Data) error {
 			pf(r.LatP95Ms), pf(r.LatP99Ms), pf(r.LatP999Ms), pf(r.LatMaxMs), pf(r.EffSeconds), pf(r.ServerCPUS),
 			pf(r.ClientCPUS), pi(r.ServerReadB), pi(r.ServerWriteB), pi(r.ServerReads), pi(r.ServerWrites),
 			pi(r.ServerCS), pi(r.ClientCS), pi(r.ServerRSSB), r.Device, pi(r.DevReads), pi(r.DevWrites),
-			pi(r.DevReadB), pi(r.DevWriteB), pf(r.StealPct), pf(r.ForeignPct), pi(r.DBBytes), r.SweepSetting, r.SweepValue}
+			pi(r.DevReadB), pi(r.DevWriteB), pf(r.StealPct), pf(r.ForeignPct), pi(r.DBBytes), r.SweepSetting, r.SweepValue,
+			strconv.FormatBool(r.Stalled)}
 		if err := cw.Write(line); err != nil {
 			return err
 		}

@@ -136,7 +136,7 @@ func (d *Data) NoiseJudge() analysis.NoiseJudge {
 	j := analysis.NoiseJudge{Cells: map[string]analysis.NoiseCell{}}
 	for _, k := range keys {
 		for _, t := range targets[1:] {
-			base, other := s[targets[0]][k], s[t][k]
+			base, other := withoutStalls(s[targets[0]][k]), withoutStalls(s[t][k])
 			prior := d.Noise.Prior([]string{eng[targets[0]], eng[t]}, k.test, k.threads)
 			key := fmt.Sprintf("%s/%s@%d", t, k.test, k.threads)
 			if b, o, ok := d.pairedRuns(base, other); ok {
@@ -159,10 +159,21 @@ func (d *Data) throughputCell(base, other []store.Result, baseT, otherT string, 
 	if len(base) == 0 || len(other) == 0 {
 		return Cell{Missing: true}
 	}
+	stalled, runs, unjudged := stallSides(base, other)
+	if unjudged {
+		return stalledCell(Unjudged{Target: otherT, Test: k.test, Threads: k.threads, Stalled: stalled, Runs: runs})
+	}
+	base, other = withoutStalls(base), withoutStalls(other)
+	without := ""
+	if n := stalled[0] + stalled[1]; n > 0 {
+		without = fmt.Sprintf("; judged without %d stalled run(s)", n)
+	}
 	v, ev := d.judge(base, other, baseT, otherT, k, opt)
 	if ev.Basis == analysis.BasisRepeats && (len(base) < 2 || len(other) < 2) {
 		tput := func(r store.Result) float64 { return r.Throughput() }
-		return relativeCell(section.Values(base, tput), section.Values(other, tput), directionOf(base), opt)
+		c := relativeCell(section.Values(base, tput), section.Values(other, tput), directionOf(base), opt)
+		c.Detail = strings.TrimPrefix(c.Detail+without, "; ")
+		return c
 	}
 	c := Cell{Kind: Ratio, Value: v.Ratio, Verdict: v.Outcome.String(), Mark: verdictMarks[v.Outcome], Judged: &v}
 	switch v.Outcome {
@@ -176,6 +187,7 @@ func (d *Data) throughputCell(base, other []store.Result, baseT, otherT string, 
 	if ev.Why != "" {
 		c.Detail += " (" + ev.Why + ")"
 	}
+	c.Detail += without
 	return c
 }
 

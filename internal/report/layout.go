@@ -135,6 +135,7 @@ var afterCorrection = []noteBuilder{
 	internalsNotes,
 	func(v *view) []string { return canaryNotes(v.d) },
 	func(v *view) []string { return disturbedNotes(v.d) },
+	func(v *view) []string { return StallNotes(v.d) },
 	func(v *view) []string { return stabilityNotes(v.d, v.sec.Planned) },
 	func(v *view) []string {
 		if n := spreadNote(v.keys, v.s, v.targets, v.label); n != "" {
@@ -182,6 +183,9 @@ func relativeTables(v *view) []Table {
 	if _, hi := repeatRange(s, keys); hi >= 2 || verdicts {
 		rel.Legend = "ratio over the repeats, 2 decimals; " + verdictLegend(s, keys) +
 			"; = same, ? unknown (grey); the notes say which evidence each rests on" + compareLegend(s, keys)
+	}
+	if stalls := NotJudged(v.d); len(stalls) > 0 {
+		rel.Legend += "; " + StalledMark + ": every run of a side completed no operation, not judged (see the notes)"
 	}
 	out := []Table{rel}
 	if seq := sequenceTable(v.d, keys, s, v.label, v.groups, v.opt); seq != nil {

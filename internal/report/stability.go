@@ -11,10 +11,10 @@ import (
 
 // stabilityNotes flag measured steps whose per-second throughput was
 // unstable (analysis.Stability: variation, stalls, waves, no steady state),
-// naming the seconds that stalled and their worst latency, that completed
-// no operation, or whose measured part overran (overrunNote). A step whose
-// suite planned a disruption in it (section.Sections.Planned: a node
-// killed on purpose) is not called unstable: its dip is what it measures.
+// naming the seconds that stalled and their worst latency; StallNotes name
+// the steps that completed no operation or overran. A step whose suite
+// planned a disruption in it (section.Sections.Planned: a node killed on
+// purpose) is not called unstable: its dip is what it measures.
 func stabilityNotes(d *Data, planned map[string]string) []string {
 	var out []string
 	for _, run := range d.Runs {
@@ -22,23 +22,16 @@ func stabilityNotes(d *Data, planned map[string]string) []string {
 			if r.Action || r.Warm || len(r.Intervals) == 0 {
 				continue
 			}
+			if _, ok := planned[r.Test]; ok {
+				continue
+			}
 			var series []float64
 			var secs []store.Interval
-			sampled := 0.0
 			for _, iv := range r.Intervals {
-				if iv.Sec >= 0 {
-					sampled += iv.Seconds
-				}
 				if iv.Sec >= 0 && iv.Seconds >= 0.5 {
 					series = append(series, float64(iv.Statements)/iv.Seconds)
 					secs = append(secs, iv)
 				}
-			}
-			if n := overrunNote(r, run, sampled); n != "" {
-				out = append(out, n)
-			}
-			if _, ok := planned[r.Test]; ok {
-				continue
 			}
 			s := analysis.Stability(series)
 			if s.Unstable {

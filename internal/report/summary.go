@@ -28,6 +28,16 @@ func summary(v *view, r *Report) []string {
 	if len(v.targets) < 2 {
 		return singleSummary(v, r)
 	}
+	out := summaryOfVerdicts(v)
+	if nj := NotJudged(v.d); len(nj) > 0 {
+		out = append(out, fmt.Sprintf("%d cell(s) not judged: every run of a side completed no operation (%s in the relative "+
+			"table; the notes name them)", len(nj), StalledMark))
+	}
+	return out
+}
+
+// summaryOfVerdicts is the summary's lines on the judged cells.
+func summaryOfVerdicts(v *view) []string {
 	cs := v.compare()
 	var changed []Comparison
 	same, unknown := 0, 0
@@ -42,6 +52,9 @@ func summary(v *view, r *Report) []string {
 		}
 	}
 	if len(cs) == 0 {
+		if len(NotJudged(v.d)) > 0 {
+			return nil
+		}
 		return []string{"nothing to compare: no cell has results on the base and another target"}
 	}
 	if len(changed) == 0 {

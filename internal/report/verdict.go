@@ -61,9 +61,11 @@ func Compare(d *Data, opt VerdictOptions) []Comparison {
 	tput := func(r store.Result) float64 { return r.Throughput() }
 	var out []Comparison
 	for _, k := range keys {
-		baseRs := s[targets[0]][k]
+		// Runs that completed no operation are left out; a cell with
+		// none left on a side is not judged (NotJudged lists it).
+		baseRs := withoutStalls(s[targets[0]][k])
 		for _, t := range targets[1:] {
-			otherRs := s[t][k]
+			otherRs := withoutStalls(s[t][k])
 			if len(baseRs) == 0 || len(otherRs) == 0 {
 				continue
 			}
@@ -257,9 +259,9 @@ func overrunNote(r store.Result, run store.Run, sampled float64) string {
 		late = fmt.Sprintf("its measured part of %.3g s was sampled over %.3g s", r.Seconds, sampled)
 	}
 	switch {
-	case r.Events == 0 && r.Errors == 0 && late != "":
+	case r.Stalled() && late != "":
 		return "stalled: " + where + " completed no operation; " + late + " (operations under way held its end, or the machine did not schedule benchlab)"
-	case r.Events == 0 && r.Errors == 0:
+	case r.Stalled():
 		return "stalled: " + where + " completed no operation in its measured part"
 	case late != "" && r.Latency.Max.Seconds() >= (sampled-r.Seconds)/2:
 		// An operation as long as the overrun was under way: a stall of
@@ -298,12 +300,13 @@ func sequenceTable(d *Data, keys []cellKey, s samples, label func(cellKey) strin
 		var medians []float64
 		var all [][]store.Result
 		for _, name := range order {
-			all = append(all, s[name][k])
+			// A stalled run is no point of the sequence (StallNotes name it).
+			all = append(all, withoutStalls(s[name][k]))
 		}
 		speed := noise.SpeedMedian(all...)
 		for i, name := range order {
-			groupsR = append(groupsR, d.runValues(s[name][k], speed))
-			medians = append(medians, analysis.Median(section.Values(s[name][k], func(r store.Result) float64 { return r.Throughput() })))
+			groupsR = append(groupsR, d.runValues(all[i], speed))
+			medians = append(medians, analysis.Median(section.Values(all[i], func(r store.Result) float64 { return r.Throughput() })))
 			if i > 0 {
 				priors = append(priors, d.Noise.Prior([]string{eng[order[i-1]], eng[name]}, k.test, k.threads))
 			}

@@ -384,6 +384,9 @@ func (x *experimentRun) startGroup(group []spec.Cell, canary *store.Canary, prob
 		m.MachineLoad = append(m.MachineLoad, probe.Snapshot("before"))
 		run := store.Run{ExperimentID: x.exp.ID, Target: c.Target.Name, Engine: c.Target.Engine, Repeat: c.Repeat,
 			Started: m.Started, Manifest: m.JSON()}
+		if opt.Job != nil {
+			run.Job, run.Lease = opt.Job.ID, opt.Job.Lease
+		}
 		if err := x.st.CreateRun(x.saveCtx, &run); err != nil {
 			return nil, nil, nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -63,8 +64,8 @@ func nobody(t *testing.T) *syscall.Credential {
 // without the password and cannot reach the socket, and gets in with the
 // password (so the refusals are the password's doing); the password is in
 // no file others can read; and no account logs in without a password. On
-// MariaDB, SELECT ... INTO OUTFILE outside the server's own file dir fails
-// even on benchlab's own connection, and works inside it.
+// MariaDB, benchlab's account writes no file (no FILE privilege), and root
+// writes one inside the server's own file dir only.
 func TestOnlyBenchlabGetsIn(t *testing.T) {
 	cred := nobody(t)
 	psqlOf := func(in *server.Instance) string { return filepath.Join(in.Binaries().Basedir, "bin", "psql") }
@@ -148,7 +149,14 @@ func TestOnlyBenchlabGetsIn(t *testing.T) {
 			}
 			conn := enginetest.Connect(t, db)
 			ctx := context.Background()
-			rows, err := conn.Values(ctx, c.passwordless)
+			var rows [][]string
+			var err error
+			if c.engine == "mariadb" {
+				// benchlab's own account may not read the grant tables.
+				rows, err = mariadbRoot(in, mariadb, c.passwordless)
+			} else {
+				rows, err = conn.Values(ctx, c.passwordless)
+			}
 			if err != nil || len(rows) != 0 {
 				t.Errorf("accounts without a password: %v %v; want none", rows, err)
 			}
@@ -174,22 +182,47 @@ func TestOnlyBenchlabGetsIn(t *testing.T) {
 			}
 			outside := filepath.Join(t.TempDir(), "written-by-the-server.txt")
 			os.Chmod(filepath.Dir(outside), 0o777)
-			if _, err := conn.Exec(ctx, "SELECT 1 INTO OUTFILE '"+outside+"'"); err == nil {
-				t.Errorf("INTO OUTFILE %s (outside the server's file dir) succeeded", outside)
-			}
-			if _, err := os.Stat(outside); !errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("%s: %v; want no file written", outside, err)
-			}
 			priv, err := conn.Values(ctx, "SELECT @@secure_file_priv")
 			if err != nil || len(priv) != 1 || !strings.HasPrefix(priv[0][0], in.Dir()) {
 				t.Fatalf("secure_file_priv %v %v; want a dir in %s", priv, err, in.Dir())
 			}
 			inside := filepath.Join(priv[0][0], "ok.txt")
-			if _, err := conn.Exec(ctx, "SELECT 1 INTO OUTFILE '"+inside+"'"); err != nil {
-				t.Errorf("INTO OUTFILE %s (the server's own file dir): %v", inside, err)
+			// benchlab's account has no FILE privilege: it writes no file
+			// anywhere. Root writes only inside the server's file dir.
+			for _, f := range []string{outside, inside} {
+				if _, err := conn.Exec(ctx, "SELECT 1 INTO OUTFILE '"+f+"'"); err == nil {
+					t.Errorf("INTO OUTFILE %s on benchlab's account succeeded; want it refused (no FILE privilege)", f)
+				}
+			}
+			if _, err := mariadbRoot(in, mariadb, "SELECT 1 INTO OUTFILE '"+outside+"'"); err == nil {
+				t.Errorf("INTO OUTFILE %s (outside the server's file dir) as root succeeded", outside)
+			}
+			if _, err := os.Stat(outside); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s: %v; want no file written", outside, err)
+			}
+			if _, err := mariadbRoot(in, mariadb, "SELECT 1 INTO OUTFILE '"+inside+"'"); err != nil {
+				t.Errorf("INTO OUTFILE %s (the server's own file dir) as root: %v", inside, err)
 			}
 		})
 	}
+}
+
+// mariadbRoot runs sql with the mariadb client as root over the managed
+// server's private socket and returns its rows, tab-separated fields.
+func mariadbRoot(in *server.Instance, client, sql string) ([][]string, error) {
+	cmd := exec.Command(client, "--no-defaults", "-N", "-B", "-S", in.Socket, "-u", "root", "-e", sql)
+	cmd.Env = []string{"MYSQL_PWD=" + in.Password()}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", sql, err, out)
+	}
+	var rows [][]string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l != "" {
+			rows = append(rows, strings.Split(l, "\t"))
+		}
+	}
+	return rows, nil
 }
 
 // socketDir is the dir of a server's unix socket (PostgreSQL's Socket is

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"benchlab/internal/dsn"
 	"benchlab/internal/engine"
 	"benchlab/internal/workload"
 )
@@ -125,6 +126,10 @@ func (s Spec) checkInterleave(suite workload.Suite) error {
 	if len(s.Targets) < 2 {
 		return errf(field, "interleaving needs two targets or more to take turns; this spec has %d", len(s.Targets))
 	}
+	if a, b, where, ok := sharedDatabase(s.Targets); ok {
+		return errf(field, "targets %s and %s reach one database (%s) by dsn: taking turns, each would load its tables "+
+			"over the other's; give each its own database; remove workload.interleave", a, b, where)
+	}
 	if w.Rate > 0 || w.Events > 0 {
 		return errf(field, "cannot interleave paced (workload.rate) or counted (workload.events) steps: "+
 			"their workers keep their own schedule; remove one of them")
@@ -138,6 +143,36 @@ func (s Spec) checkInterleave(suite workload.Suite) error {
 			"remove workload.interleave", s.Workload.Suite, o.RunsOutside())
 	}
 	return nil
+}
+
+// sharedDatabase finds two targets whose DSNs reach the same database on
+// the same server (a port left out is the family's default), which can
+// run one after the other but not side by side: both load the same
+// tables. A DSN dsn.Parse does not read (a mongodb:// URL) is compared
+// as written.
+func sharedDatabase(targets []Target) (a, b, where string, ok bool) {
+	seen := map[string]string{}
+	for _, t := range targets {
+		if t.DSN == "" {
+			continue
+		}
+		key := t.DSN
+		if info, err := dsn.Parse(t.DSN); err == nil {
+			port := info.Port
+			if port == "" {
+				port = map[string]string{"postgres": "5432", "mysql": "3306"}[info.Family]
+			}
+			key = fmt.Sprintf("%s %s:%s/%s", info.Family, info.Host, port, info.DB)
+		}
+		if first, dup := seen[key]; dup {
+			if _, err := dsn.Parse(t.DSN); err != nil {
+				key = "the same dsn"
+			}
+			return first, t.Name, key, true
+		}
+		seen[key] = t.Name
+	}
+	return "", "", "", false
 }
 
 // checkClient refuses a client value other than driver or fast, and any

@@ -250,6 +250,12 @@ func TestTargetMemory(t *testing.T) {
 func TestInterleave(t *testing.T) {
 	two := "name = \"x\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n[[target]]\nname = \"b\"\nengine = \"sqlite\"\n"
 	one := "name = \"x\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n"
+	byDSN := func(engine, a, b string) string {
+		return "name = \"x\"\n[[target]]\nname = \"a\"\nengine = \"" + engine + "\"\ndsn = \"" + a + "\"\n" +
+			"[[target]]\nname = \"b\"\nengine = \"" + engine + "\"\ndsn = \"" + b + "\"\n"
+	}
+	pgs := func(a, b string) string { return byDSN("postgres", a, b) }
+	mys := func(a, b string) string { return byDSN("mariadb", a, b) }
 	for _, c := range []struct{ targets, workload, want string }{
 		{two, `interleave = "500us"`, "want a turn of 1ms to 10s"},
 		{two, `interleave = "11s"`, "want a turn of 1ms to 10s"},
@@ -257,6 +263,11 @@ func TestInterleave(t *testing.T) {
 		{one, `interleave = "20ms"`, "needs two targets or more"},
 		{two, "interleave = \"20ms\"\nrate = 100.0", "paced (workload.rate)"},
 		{two, "interleave = \"20ms\"\nevents = 10", "counted (workload.events)"},
+		// Two DSNs of one database (5432 is PostgreSQL's default port).
+		{pgs("postgres://u@127.0.0.1/db", "host=127.0.0.1 port=5432 user=v dbname=db"), `interleave = "20ms"`,
+			"targets a and b reach one database (postgres 127.0.0.1:5432/db) by dsn"},
+		{mys("u:p@tcp(127.0.0.1:3306)/sbtest", "v@tcp(127.0.0.1:3306)/sbtest"), `interleave = "20ms"`,
+			"targets a and b reach one database (mysql 127.0.0.1:3306/sbtest) by dsn"},
 	} {
 		s, err := Parse([]byte(c.targets+"[workload]\n"+c.workload+"\n"), "x.toml", "")
 		if err == nil {
@@ -266,6 +277,11 @@ func TestInterleave(t *testing.T) {
 		if !errors.As(err, &e) || e.Field != "workload.interleave" || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one naming workload.interleave and %q", c.workload, err, c.want)
 		}
+	}
+	// Two databases of one server take turns.
+	if s, err := Parse([]byte(pgs("postgres://u@127.0.0.1/a", "postgres://u@127.0.0.1/b")+"[workload]\ninterleave = \"20ms\"\n"),
+		"x.toml", ""); err != nil || s.InterleaveError(20*time.Millisecond) != nil {
+		t.Errorf("two databases of one server: %v %v", err, s.InterleaveError(20*time.Millisecond))
 	}
 	s, err := Parse([]byte(two+"[workload]\ninterleave = \"20ms\"\n"), "x.toml", "")
 	if err == nil {

@@ -59,6 +59,9 @@ func (s *Store) CopyExperiment(ctx context.Context, src *Store, id int64) (Copie
 			return c, err
 		}
 		key := RunKey(r)
+		// A copy is a record, not an attempt of a job: its status is
+		// copied as it is, without the source's leases.
+		r.Job, r.Lease = 0, ""
 		old, ok := have.runs[key]
 		dst := old.ID
 		kept := map[resultKey]bool{}

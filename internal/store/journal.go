@@ -268,9 +268,10 @@ func (s *Store) applyPending(ctx context.Context, e pendingEntry) error {
 	case e.Result != nil:
 		err = writeResult(ctx, b, e.Result)
 	case e.Run != nil:
+		// A run whose attempt lost its job's lease is stored superseded.
 		err = finishRun(ctx, b, e.Run)
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrSuperseded) {
 		return err
 	}
 	if _, err := b.ExecContext(ctx, `INSERT INTO pending_applied (key, at) VALUES (?, ?)`, e.Key, fmtTime(time.Now())); err != nil {

@@ -98,6 +98,11 @@ type QueueJob struct {
 	ID int64 `json:"id"`
 	// Worker names the worker that took it: its host name and process ID.
 	Worker string `json:"worker"`
+	// Attempt is the job's attempt (from 1) that ran the experiment.
+	Attempt int `json:"attempt,omitempty"`
+	// Lease is the job's lease that attempt took (Store.TakeLease); the
+	// runs record it, the manifest does not.
+	Lease string `json:"-"`
 }
 
 // BuildInfo identifies the benchlab binary.

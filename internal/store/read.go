@@ -63,7 +63,7 @@ func (s *Store) experiments(ctx context.Context, q string, args ...any) ([]Exper
 }
 
 // runColumns are the runs columns scanRuns reads.
-const runColumns = `id, experiment_id, target, engine, version, repeat, status, error, started, ended, manifest`
+const runColumns = `id, experiment_id, target, engine, version, repeat, status, error, started, ended, manifest, job, lease`
 
 // Runs lists the runs of an experiment (all experiments when 0), oldest first.
 func (s *Store) Runs(ctx context.Context, experimentID int64) ([]Run, error) {
@@ -88,7 +88,7 @@ func scanRuns(rows *sql.Rows) ([]Run, error) {
 		var r Run
 		var started, ended string
 		if err := rows.Scan(&r.ID, &r.ExperimentID, &r.Target, &r.Engine, &r.Version, &r.Repeat, &r.Status, &r.Error,
-			&started, &ended, &r.Manifest); err != nil {
+			&started, &ended, &r.Manifest, &r.Job, &r.Lease); err != nil {
 			return nil, fmt.Errorf("read runs: %w", err)
 		}
 		r.Started, r.Ended = parseTime(started), parseTime(ended)

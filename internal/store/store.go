@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -137,6 +138,13 @@ var schema = []string{
 	`ALTER TABLE results ADD COLUMN headline REAL`,
 	`ALTER TABLE results ADD COLUMN unit TEXT NOT NULL DEFAULT ''`,
 	`ALTER TABLE results ADD COLUMN direction INTEGER NOT NULL DEFAULT 0`,
+	// The queued job a run belongs to and the lease of the attempt that
+	// made it, and each job's lease: the attempt whose runs count
+	// (lease.go).
+	`ALTER TABLE runs ADD COLUMN job INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE runs ADD COLUMN lease TEXT NOT NULL DEFAULT ''`,
+	`CREATE INDEX runs_job ON runs(job)`,
+	`CREATE TABLE job_leases (job INTEGER PRIMARY KEY, lease TEXT NOT NULL, holder TEXT NOT NULL)`,
 }
 
 // Open opens or creates the results database at path (a SQLite file, or a
@@ -199,16 +207,26 @@ func (s *Store) CreateExperiment(ctx context.Context, e *Experiment) error {
 	return nil
 }
 
-// CreateRun stores r (status running unless set) and sets its ID.
+// CreateRun stores r (status running unless set) and sets its ID. A run of
+// a queued job (r.Job) whose attempt no longer holds the job's lease is
+// stored superseded, and ErrSuperseded returned (lease.go).
 func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	if r.Status == "" {
 		r.Status = StatusRunning
 	}
-	err := s.q().QueryRowContext(ctx, `INSERT INTO runs (experiment_id, target, engine, version, repeat, status, error, started, ended, manifest)
-		VALUES (?,?,?,?,?,?,?,?,?,?) RETURNING id`, r.ExperimentID, r.Target, r.Engine, r.Version, r.Repeat, r.Status, r.Error,
-		fmtTime(r.Started), fmtTime(r.Ended), r.Manifest).Scan(&r.ID)
+	if r.Job != 0 {
+		return s.createLeasedRun(ctx, r)
+	}
+	return createRun(ctx, s.q(), r)
+}
+
+// createRun is CreateRun on b.
+func createRun(ctx context.Context, b bound, r *Run) error {
+	err := b.QueryRowContext(ctx, `INSERT INTO runs (experiment_id, target, engine, version, repeat, status, error, started, ended, manifest, job, lease)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`, r.ExperimentID, r.Target, r.Engine, r.Version, r.Repeat, r.Status, r.Error,
+		fmtTime(r.Started), fmtTime(r.Ended), r.Manifest, r.Job, r.Lease).Scan(&r.ID)
 	if err != nil {
 		return fmt.Errorf("store run: %w", err)
 	}
@@ -217,23 +235,67 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 
 // FinishRun records the final status, version, manifest and end time of r.
 // When the store fails and Journal was called, r is kept in the journal
-// (PendingError).
+// (PendingError). A run of a queued job whose attempt no longer holds the
+// job's lease stays superseded (r.Status is set so), and ErrSuperseded is
+// returned (lease.go).
 func (s *Store) FinishRun(ctx context.Context, r *Run) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	err := finishRun(ctx, s.q(), r)
-	if err != nil && s.journal {
+	var err error
+	if r.Job == 0 {
+		err = finishRun(ctx, s.q(), r)
+	} else {
+		err = s.finishRunTx(ctx, r)
+	}
+	if err != nil && s.journal && !errors.Is(err, ErrSuperseded) {
 		return s.keep(err, pendingEntry{Run: r})
 	}
 	return err
 }
 
-// finishRun is FinishRun on b.
-func finishRun(ctx context.Context, b bound, r *Run) error {
-	_, err := b.ExecContext(ctx, `UPDATE runs SET status=?, error=?, version=?, ended=?, manifest=? WHERE id=?`,
-		r.Status, r.Error, r.Version, fmtTime(r.Ended), r.Manifest, r.ID)
+// finishRunTx is finishRun in a transaction of its own.
+func (s *Store) finishRunTx(ctx context.Context, r *Run) error {
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store run %d: %w", r.ID, err)
+	}
+	defer tx.Rollback()
+	ferr := finishRun(ctx, s.tx(tx), r)
+	if ferr != nil && !errors.Is(ferr, ErrSuperseded) {
+		return ferr
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store run %d: %w", r.ID, err)
+	}
+	return ferr
+}
+
+// finishRun is FinishRun on b: a run of a queued job (b then being a
+// transaction) is checked against the job's lease under a lock on it
+// first, and a run already superseded keeps that status and its error.
+func finishRun(ctx context.Context, b bound, r *Run) error {
+	held := true
+	if r.Job != 0 {
+		var err error
+		if held, err = runLeaseHeld(ctx, b, r.ID); err != nil {
+			return fmt.Errorf("store run %d: %w", r.ID, err)
+		}
+	}
+	status := r.Status
+	if !held {
+		status = StatusSuperseded
+	}
+	_, err := b.ExecContext(ctx, `UPDATE runs SET
+			status = CASE WHEN status = ? THEN status ELSE ? END,
+			error = CASE WHEN status = ? THEN error ELSE ? END,
+			version=?, ended=?, manifest=? WHERE id=?`,
+		StatusSuperseded, status, StatusSuperseded, r.Error, r.Version, fmtTime(r.Ended), r.Manifest, r.ID)
+	if err != nil {
+		return fmt.Errorf("store run %d: %w", r.ID, err)
+	}
+	if !held {
+		r.Status = StatusSuperseded
+		return fmt.Errorf("store run %d: %w", r.ID, ErrSuperseded)
 	}
 	return nil
 }

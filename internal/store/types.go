@@ -16,6 +16,10 @@ const (
 	StatusOK          = "ok"
 	StatusFailed      = "failed"
 	StatusInterrupted = "interrupted"
+	// StatusSuperseded is a run of a queued job's attempt that lost the job
+	// to a later attempt (its worker was cut off, or stopped): what it
+	// measured is kept, and reports and histories leave it out (lease.go).
+	StatusSuperseded = "superseded"
 )
 
 // Experiment is one invocation of a spec: a matrix of runs with one base.
@@ -45,6 +49,10 @@ type Run struct {
 	Ended        time.Time
 	// Manifest is the JSON document that makes the run reproducible.
 	Manifest string
+	// Job is the queued job the run belongs to (0: none), and Lease the
+	// lease of the job's attempt that made it (TakeLease).
+	Job   int64
+	Lease string
 }
 
 // Result is one step of a run at one thread count.
@@ -170,6 +178,16 @@ func (r Result) ErrorRate() float64 {
 		return float64(r.Errors) / float64(n)
 	}
 	return 0
+}
+
+// Stalled says a measured step completed no operation and failed none in
+// its measured part, so its headline is no rate of the engine: the machine
+// did not schedule benchlab, or operations under way held the step's end.
+// Every reader (the report's relative table and notes, compare and its
+// gate, history) leaves such a result out of its verdicts and says so
+// (docs/statistics.md, "Stalled steps").
+func (r Result) Stalled() bool {
+	return !r.Warm && !r.Action && r.Events == 0 && r.Errors == 0 && !(r.Throughput() > 0)
 }
 
 // Throughput is the step's headline number in its own metric (Headline);

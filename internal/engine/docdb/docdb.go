@@ -58,10 +58,11 @@ func Close(db *mongo.Database) error {
 	return db.Client().Disconnect(context.Background())
 }
 
-// IDIndexer is a document DB that can add to its storage the index its
-// lookups by _id use (a ferretdb target's settings.id_index: FerretDB
-// v1.24.2 pushes an _id filter down as SQL its own _id index cannot
-// serve). Suites call it once their collections exist.
+// IDIndexer is a document DB that can add to its storage the indexes its
+// finds can use, which FerretDB v1.24.2's own indexes cannot serve: the
+// index on _id (a ferretdb target's id_index) and, over PostgreSQL, a
+// GIN twin of each index a collection declares (backend_indexes). Suites
+// call it once their collections exist and are loaded.
 type IDIndexer interface {
 	IndexIDs(ctx context.Context) (int, error)
 }

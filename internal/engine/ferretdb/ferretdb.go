@@ -122,12 +122,16 @@ func (Driver) CheckTarget(t engine.Target) error {
 			if _, err := strconv.ParseBool(t.Settings[k]); err != nil {
 				return fmt.Errorf("settings.%s: %q is not true or false", k, t.Settings[k])
 			}
+		case k == SettingBackendIndexes:
+			if err := checkBackendIndexes(t.Settings[k], backend); err != nil {
+				return err
+			}
 		case k == SettingPGVersion || k == SettingPGBasedir || strings.HasPrefix(k, pgPrefix):
 			if backend != BackendPostgreSQL {
 				return fmt.Errorf("settings.%s: only for backend = \"postgresql\" (this target's backend is %s)", k, backend)
 			}
 		default:
-			return fmt.Errorf("settings.%s: unknown ferretdb setting; known: backend, id_index, postgres_version, postgres_basedir, "+
+			return fmt.Errorf("settings.%s: unknown ferretdb setting; known: backend, id_index, backend_indexes, postgres_version, postgres_basedir, "+
 				"postgres.<PostgreSQL setting>", k)
 		}
 	}
@@ -229,6 +233,18 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		mc.IndexIDs = func(ctx context.Context) (int, error) { return sqliteIDIndexes(ctx, in.DataDir) }
 		if pg != nil {
 			mc.IndexIDs = func(ctx context.Context) (int, error) { return pgIDIndexes(ctx, pg) }
+		}
+	}
+	if pg != nil && backendIndexesOn(t) {
+		info.Settings[SettingBackendIndexes] = "true"
+		info.Settings[SettingIDIndex] = "true"
+		mc.IndexIDs = func(ctx context.Context) (int, error) {
+			ids, err := pgIDIndexes(ctx, pg)
+			if err != nil {
+				return ids, err
+			}
+			twins, err := pgBackendIndexes(ctx, pg)
+			return ids + twins, err
 		}
 	}
 	db, err := mongodb.New(ctx, mc)

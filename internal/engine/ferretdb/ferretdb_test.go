@@ -120,6 +120,9 @@ func TestCheckTarget(t *testing.T) {
 		{engine.Target{Settings: map[string]string{"cache": "1"}}, "settings.cache:"},
 		{engine.Target{Memory: "1KB"}, "memory:"},
 		{engine.Target{Settings: map[string]string{"id_index": "yes please"}}, "settings.id_index:"},
+		{engine.Target{Settings: map[string]string{"backend": "postgresql", "backend_indexes": "maybe"}}, "settings.backend_indexes:"},
+		// Over SQLite FerretDB sends no filter an index could serve.
+		{engine.Target{Settings: map[string]string{"backend_indexes": "true"}}, "settings.backend_indexes: only for backend = \"postgresql\""},
 	} {
 		err := ferretdb.Driver{}.CheckTarget(c.t)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {

@@ -100,9 +100,9 @@ type Config struct {
 	// backend settings); Stop runs after the clients are closed.
 	Info engine.Info
 	Stop func() error
-	// IndexIDs, when set, adds to the storage under the server the index
-	// its lookups by _id can use (package docdb's IDIndexer); nil for a
-	// server that needs none.
+	// IndexIDs, when set, adds to the storage under the server the
+	// indexes its finds can use (package docdb's IDIndexer: by _id, and
+	// twins of the declared indexes); nil for a server that needs none.
 	IndexIDs func(ctx context.Context) (int, error)
 }
 

@@ -93,6 +93,9 @@ type DB struct {
 	statsMariaDB *bool
 	statsReads   int
 	statsCost    map[string]float64
+	// rocksStatusDenied is set once the account was refused SHOW ENGINE
+	// ROCKSDB STATUS (no PROCESS): ReadInternals stops asking.
+	rocksStatusDenied bool
 	// client is the workers' client path (client.go).
 	client engine.ClientPath
 }

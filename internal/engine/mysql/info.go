@@ -70,6 +70,11 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 			info.Settings[n] = v
 		}
 	}
+	if db.storage.engine != "" {
+		// What the tables were created with; on a dsn target the server's
+		// own default_storage_engine, read back above, may differ.
+		info.Settings["benchlab.table_engine"] = db.storage.engine
+	}
 	if err := db.myRocksInfo(ctx, info.Settings); err != nil {
 		return info, err
 	}

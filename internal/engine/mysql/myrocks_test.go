@@ -107,7 +107,7 @@ func storedRuns(t *testing.T, db string) ([]store.Run, [][]store.Result) {
 	}
 	var res [][]store.Result
 	for _, r := range runs {
-		rs, err := st.Results(ctx, r.ID, false)
+		rs, err := st.Results(ctx, r.ID, true)
 		if err != nil {
 			t.Fatal(err)
 		}

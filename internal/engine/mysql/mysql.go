@@ -56,8 +56,37 @@ func conflictOf(err error) engine.Conflict {
 const Database = "sbtest"
 
 // benchUser is the account workers use on a managed server: loopback only,
-// with the server's password (server.Instance.Password).
+// with the server's password (server.Instance.Password). It has every
+// privilege on Database and, beyond it, only benchGlobalGrants.
 const benchUser = "benchlab"
+
+// benchGlobalGrants are the server-wide privileges benchUser holds: those
+// the statements benchlab runs as that account need, and no more. The
+// account's statements and what each needs:
+//   - the suites' DDL and DML, ANALYZE TABLE, information_schema.tables of
+//     Database (CheckTableEngines, DBSize): the grant on Database;
+//   - SHOW GLOBAL STATUS (ReadStats, ReadInternals), SELECT @@variables
+//     (Info, sweeps' read-back), information_schema.plugins and SHOW
+//     ENGINES (the MyRocks checks), information_schema.rocksdb_cfstats
+//     (the MyRocks cleanup's pending work): no privilege;
+//   - SHOW ENGINE INNODB STATUS (the cleanup's purge wait) and SHOW ENGINE
+//     ROCKSDB STATUS (MyRocks' LSM gauges, per second and in the
+//     cleanup): PROCESS, which also shows every session in
+//     information_schema.processlist and innodb_trx;
+//   - SET GLOBAL of the cleanup's variables (innodb_max_dirty_pages_pct
+//     and _lwm, rocksdb_force_flush_memtable_now, rocksdb_compact_lzero_now
+//     or rocksdb_force_flush_memtable_and_lzero_now): SUPER, the one
+//     privilege MariaDB 10.11 takes for them. It is broad (it still lets
+//     an account kill other accounts' sessions), but since 10.11 it no
+//     longer lets the account write on a read_only server: that is READ
+//     ONLY ADMIN, which the account lacks.
+//
+// Replication (mariadbreplicas) and Galera read their nodes' state and set
+// them up as root over each node's private socket, and replicas connect to
+// the primary with an account of their own: none uses this one. No FILE
+// (SELECT ... INTO OUTFILE, LOAD DATA INFILE), no other database, no
+// access to the grant tables (mysql.*).
+const benchGlobalGrants = "PROCESS, SUPER"
 
 // Driver opens the targets of one engine of the MySQL protocol and dialect.
 type Driver struct {
@@ -93,12 +122,9 @@ func (Driver) Settings() []engine.Setting { return nil }
 // CheckTarget validates the server fields of a target before anything runs.
 func (d Driver) CheckTarget(t engine.Target) error {
 	if t.DSN != "" {
-		if _, err := gomysql.ParseDSN(t.DSN); err != nil {
-			return fmt.Errorf("dsn: %s is not a go-sql-driver/mysql DSN (user:password@tcp(host:port)/db): %s",
-				server.RedactDSN(t.DSN), server.RedactDSN(err.Error()))
-		}
+		return d.checkDSNTarget(t)
 	}
-	if err := server.CheckTarget(d.flavor, d.name, t); err != nil || t.DSN != "" {
+	if err := server.CheckTarget(d.flavor, d.name, t); err != nil {
 		return err
 	}
 	return checkStorage(d.flavor, d.name, t)
@@ -108,20 +134,23 @@ func (d Driver) CheckTarget(t engine.Target) error {
 // benchmark database and user, or connects to the target's DSN.
 func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.DB, error) {
 	if t.DSN != "" {
-		cfg, err := gomysql.ParseDSN(t.DSN)
+		cfg, err := dsnConfig(d.name, t)
 		if err != nil {
-			return nil, fmt.Errorf("%s target %s: dsn %s: %s", d.name, t.Name, server.RedactDSN(t.DSN), server.RedactDSN(err.Error()))
-		}
-		if cfg.Passwd == "" {
-			// The mysql client's variable: a stored DSN has no password.
-			cfg.Passwd = t.Env("MYSQL_PWD")
+			return nil, err
 		}
 		db := &DB{engine: d.name, target: t}
+		db.storage, _ = storageOf(t.Settings) // CheckTarget has refused bad ones
 		if err := db.setConfig(cfg); err != nil {
 			return nil, err
 		}
 		if db.admin, err = db.dial(ctx, db.cfg); err != nil {
 			return nil, err
+		}
+		if db.storage.engine != "" {
+			if err := db.checkServerEngine(ctx, db.admin); err != nil {
+				db.Close()
+				return nil, fmt.Errorf("%s target %s: %w", d.name, t.Name, err)
+			}
 		}
 		if err := db.chooseClient(ctx); err != nil {
 			db.Close()
@@ -160,7 +189,8 @@ func OpenManaged(ctx context.Context, engineName string, t engine.Target, m serv
 	for _, q := range []string{
 		"CREATE DATABASE " + Database,
 		fmt.Sprintf("CREATE USER '%s'@'%s' IDENTIFIED BY '%s'", benchUser, server.Host, inst.Password()),
-		fmt.Sprintf("GRANT ALL ON *.* TO '%s'@'%s'", benchUser, server.Host),
+		fmt.Sprintf("GRANT ALL ON %s.* TO '%s'@'%s'", Database, benchUser, server.Host),
+		fmt.Sprintf("GRANT %s ON *.* TO '%s'@'%s'", benchGlobalGrants, benchUser, server.Host),
 	} {
 		if _, err := root.Exec(ctx, q); err != nil {
 			root.Close()

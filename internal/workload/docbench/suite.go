@@ -156,7 +156,7 @@ func loadStep(p workload.Params) workload.Step {
 			if n, err := docdb.IndexIDs(ctx, db); err != nil {
 				return t, fmt.Errorf("prepare: %w", err)
 			} else if n > 0 {
-				fmt.Fprintf(log, "prepare: id_index: %d backend index for lookups by _id\n", n)
+				fmt.Fprintf(log, "prepare: %d backend index(es) for the server's finds (id_index, backend_indexes)\n", n)
 			}
 			el := time.Since(start)
 			fmt.Fprintf(log, "prepare: %d documents loaded and indexed in %s (%.0f documents/s)\n", t.Rows,

@@ -10,14 +10,9 @@ import (
 	"benchlab/internal/workload/tpcc/tpccgen"
 )
 
-// Population of clause 4.3.3.1 per warehouse (package tpccgen).
-const (
-	items                 = tpccgen.Items
-	districtsPerWarehouse = tpccgen.DistrictsPerWarehouse
-	customersPerDistrict  = tpccgen.CustomersPerDistrict
-	ordersPerDistrict     = tpccgen.OrdersPerDistrict
-	firstNewOrder         = tpccgen.FirstNewOrder
-)
+// districtsPerWarehouse is clause 4.3.3.1's; the other sizes of a
+// warehouse follow the scale factor (tpccgen.Scale).
+const districtsPerWarehouse = tpccgen.DistrictsPerWarehouse
 
 // loadBatch is the rows per multi-row INSERT.
 const loadBatch = 500
@@ -29,6 +24,8 @@ type loader struct {
 	r    *rnd
 	now  string
 	t    *workload.Tally
+	// sc is the population per warehouse (tpccgen.ScaleOf(1): the full one).
+	sc tpccgen.Scale
 }
 
 // batch accumulates the rows of one INSERT.
@@ -95,7 +92,7 @@ func (l *loader) all(ctx context.Context, warehouses int) error {
 
 func (l *loader) items(ctx context.Context) error {
 	b := l.batch("item", "i_id, i_im_id, i_name, i_price, i_data")
-	for i := 1; i <= items; i++ {
+	for i := 1; i <= l.sc.Items; i++ {
 		if err := b.row(ctx, n(i), n(l.r.Between(1, 10000)), q(l.r.AString(14, 24)), fixed(l.r.Between(100, 10000), 2),
 			q(l.r.Data())); err != nil {
 			return err
@@ -122,7 +119,7 @@ func (l *loader) warehouse(ctx context.Context, w int) error {
 	}
 	st := l.batch("stock", "s_i_id, s_w_id, s_quantity, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, "+
 		"s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10, s_ytd, s_order_cnt, s_remote_cnt, s_data")
-	for i := 1; i <= items; i++ {
+	for i := 1; i <= l.sc.Items; i++ {
 		vals := []string{n(i), n(w), n(r.Between(10, 100))}
 		for range 10 {
 			vals = append(vals, q(r.AString(24, 24)))
@@ -137,7 +134,7 @@ func (l *loader) warehouse(ctx context.Context, w int) error {
 	ds := l.batch("district", "d_id, d_w_id, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, d_tax, d_ytd, d_next_o_id")
 	for d := 1; d <= districtsPerWarehouse; d++ {
 		if err := ds.row(ctx, append(append([]string{n(d), n(w), q(r.AString(6, 10))}, l.address()...),
-			fixed(r.Between(0, 2000), 4), "30000.00", n(ordersPerDistrict+1))...); err != nil {
+			fixed(r.Between(0, 2000), 4), "30000.00", n(l.sc.Orders()+1))...); err != nil {
 			return err
 		}
 	}
@@ -161,10 +158,10 @@ func (l *loader) customers(ctx context.Context, w, d int) error {
 		"c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt, "+
 		"c_delivery_cnt, c_data")
 	hi := l.batch("history", "h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data")
-	for c := 1; c <= customersPerDistrict; c++ {
+	for c := 1; c <= l.sc.Customers; c++ {
 		last := c - 1
 		if c > 1000 {
-			last = r.NURand(255, cLoad, 0, 999)
+			last = r.NURand(255, cLoad, 0, l.sc.LastNames())
 		}
 		credit := "GC"
 		if r.IntN(10) == 0 {
@@ -189,14 +186,15 @@ func (l *loader) customers(ctx context.Context, w, d int) error {
 func (l *loader) orders(ctx context.Context, w, d int) error {
 	r := l.r
 	// o_c_id is a random permutation of the customer ids.
-	cids := r.Perm(customersPerDistrict)
+	cids := r.Perm(l.sc.Customers)
 	or := l.batch("oorder", "o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local")
 	ol := l.batch("order_line", "ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, "+
 		"ol_quantity, ol_amount, ol_dist_info")
 	no := l.batch("new_order", "no_o_id, no_d_id, no_w_id")
-	for o := 1; o <= ordersPerDistrict; o++ {
+	first := l.sc.FirstNewOrder()
+	for o := 1; o <= l.sc.Orders(); o++ {
 		carrier, delivered := n(r.Between(1, 10)), q(l.now)
-		if o >= firstNewOrder {
+		if o >= first {
 			carrier, delivered = "NULL", "NULL"
 		}
 		lines := r.Between(5, 15)
@@ -205,15 +203,15 @@ func (l *loader) orders(ctx context.Context, w, d int) error {
 		}
 		for k := 1; k <= lines; k++ {
 			amount := "0.00"
-			if o >= firstNewOrder {
+			if o >= first {
 				amount = fixed(r.Between(1, 999999), 2)
 			}
-			if err := ol.row(ctx, n(o), n(d), n(w), n(k), n(r.Between(1, items)), n(w), delivered, "5", amount,
+			if err := ol.row(ctx, n(o), n(d), n(w), n(k), n(r.Between(1, l.sc.Items)), n(w), delivered, "5", amount,
 				q(r.AString(24, 24))); err != nil {
 				return err
 			}
 		}
-		if o >= firstNewOrder {
+		if o >= first {
 			if err := no.row(ctx, n(o), n(d), n(w)); err != nil {
 				return err
 			}

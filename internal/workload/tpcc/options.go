@@ -33,9 +33,11 @@ type Options struct {
 	// tpccdoc): order lines embedded in their orders, multi-document
 	// transactions, findAndModify for the counters, the clients' read
 	// preference ("" is primary).
-	// ScaleFactor is py-tpcc's scalefactor, for document targets: items,
+	// ScaleFactor is py-tpcc's scalefactor, for every target: items,
 	// customers per district and initial new orders per district divided
-	// by it (1, the default, is the full population; 0 means 1).
+	// by it, and the keys the terminals draw kept within them (1, the
+	// default, is TPC-C's population; 0 means 1). Any other value is not a
+	// TPC-C population.
 	ScaleFactor    float64 `toml:"scalefactor"`
 	Denormalize    bool    `toml:"denormalize"`
 	Transactions   bool    `toml:"transactions"`
@@ -45,7 +47,7 @@ type Options struct {
 
 // doc is the options of a document run.
 func (o *Options) doc() tpccdoc.Config {
-	return tpccdoc.Config{Warehouses: o.Warehouses, Scale: tpccgen.ScaleOf(o.scale()), MaxTries: o.tries(), Denormalize: o.Denormalize,
+	return tpccdoc.Config{Warehouses: o.Warehouses, Scale: o.population(), MaxTries: o.tries(), Denormalize: o.Denormalize,
 		Transactions: o.Transactions, FindAndModify: o.FindAndModify, ReadPreference: o.ReadPreference}
 }
 
@@ -74,6 +76,10 @@ func (o *Options) scale() float64 {
 	}
 	return o.ScaleFactor
 }
+
+// population is a warehouse's population at the scale factor, the same
+// for the SQL and the document terminals.
+func (o *Options) population() tpccgen.Scale { return tpccgen.ScaleOf(o.scale()) }
 
 // defaultTries is max_tries' default.
 const defaultTries = 10
@@ -105,7 +111,8 @@ func (o *Options) Flags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Warehouses, "warehouses", o.Warehouses, "tpcc suite: warehouses (the scale)")
 	fs.IntVar(&o.MaxTries, "max-tries", o.MaxTries, "tpcc suite: tries per transaction on serialization failures and deadlocks (1: no retry)")
 	fs.Var(isolationFlag{&o.Isolation, false}, "isolation", "tpcc suite: isolation level each terminal sets, rc, rr or ser (sysbench-tpcc's --trx_level); empty: the server's default")
-	fs.Float64Var(&o.ScaleFactor, "scalefactor", o.ScaleFactor, "tpcc suite, document targets: py-tpcc's scale factor (items, customers and new orders per district divided by it)")
+	fs.Float64Var(&o.ScaleFactor, "scalefactor", o.ScaleFactor, "tpcc suite: py-tpcc's scale factor (items, customers and new orders per district divided by it; 1 is TPC-C's population, "+
+		"any other is not a TPC-C-compliant run)")
 	fs.BoolVar(&o.Denormalize, "denormalize", o.Denormalize, "tpcc suite, document targets: embed order lines in their orders (py-tpcc's denormalize)")
 	fs.BoolVar(&o.Transactions, "transactions", o.Transactions, "tpcc suite, document targets: run each transaction as a multi-document transaction")
 	fs.BoolVar(&o.FindAndModify, "find-and-modify", o.FindAndModify, "tpcc suite, document targets: findAndModify for the counters and the oldest new order")

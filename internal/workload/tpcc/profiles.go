@@ -22,18 +22,18 @@ func (t *terminal) otherWarehouse() int {
 func (t *terminal) newOrder(x *tx) error {
 	s := &t.st
 	d := t.r.Between(1, districtsPerWarehouse)
-	c := t.r.NURand(1023, cID, 1, customersPerDistrict)
+	c := t.r.NURand(1023, cID, 1, t.sc.Customers)
 	type line struct{ item, supply, qty int }
 	lines := make([]line, t.r.Between(5, 15))
 	allLocal := 1
 	for i := range lines {
-		lines[i] = line{item: t.r.NURand(8191, cItem, 1, items), supply: t.w, qty: t.r.Between(1, 10)}
+		lines[i] = line{item: t.r.NURand(8191, cItem, 1, t.sc.Items), supply: t.w, qty: t.r.Between(1, 10)}
 		if t.warehouses > 1 && t.r.Between(1, 100) == 1 {
 			lines[i].supply, allLocal = t.otherWarehouse(), 0
 		}
 	}
 	if t.r.Between(1, 100) == 1 {
-		lines[len(lines)-1].item = items + 1
+		lines[len(lines)-1].item = t.sc.Items + 1
 	}
 	// Stock rows are locked in one order everywhere, so two New-Orders
 	// cannot deadlock on them; the unused item stays last in its warehouse.
@@ -99,7 +99,7 @@ func (t *terminal) newOrder(x *tx) error {
 // customerByName is clause 2.5.2.2's selection by last name: the customer
 // at position ceil(n/2) of those with the name, ordered by first name.
 func (t *terminal) customerByName(x *tx, w, d int) (int, error) {
-	rows, err := x.values(t.st.byName, w, d, lastName(t.r.NURand(255, cRun, 0, 999)))
+	rows, err := x.values(t.st.byName, w, d, lastName(t.r.NURand(255, cRun, 0, t.sc.LastNames())))
 	if err != nil {
 		return 0, err
 	}
@@ -134,7 +134,7 @@ func (t *terminal) payment(x *tx) error {
 	if err != nil {
 		return err
 	}
-	c := t.r.NURand(1023, cID, 1, customersPerDistrict)
+	c := t.r.NURand(1023, cID, 1, t.sc.Customers)
 	if t.r.Between(1, 100) <= 60 {
 		if c, err = t.customerByName(x, cw, cd); err != nil {
 			return err
@@ -164,7 +164,7 @@ func (t *terminal) payment(x *tx) error {
 func (t *terminal) orderStatus(x *tx) error {
 	s := &t.st
 	d := t.r.Between(1, districtsPerWarehouse)
-	c := t.r.NURand(1023, cID, 1, customersPerDistrict)
+	c := t.r.NURand(1023, cID, 1, t.sc.Customers)
 	var err error
 	if t.r.Between(1, 100) <= 60 {
 		if c, err = t.customerByName(x, t.w, d); err != nil {

@@ -36,6 +36,7 @@ func mixTable(in *section.Input) (*section.Table, []string) {
 			"retries per 100 committed transactions (tpcc.max_tries); failed transactions (counted in neither tpmC nor TPS)",
 		Columns: append(append([]string{"target", "isolation", "protocol"}, pct(Kinds)...), "retries/100", "failed")}
 	var notes []string
+	scaled := map[float64][]string{}
 	for _, target := range in.Targets {
 		byThreads := map[int][]store.Result{}
 		for _, run := range in.Runs {
@@ -55,6 +56,9 @@ func mixTable(in *section.Input) (*section.Table, []string) {
 		slices.Sort(threads)
 		for _, n := range threads {
 			rs := byThreads[n]
+			if sf := rs[0].Facts[tpccdoc.FactScaleFactor]; sf > 1 && !slices.Contains(scaled[sf], target) {
+				scaled[sf] = append(scaled[sf], target)
+			}
 			t.Rows = append(t.Rows, mixRow(target, n, rs))
 			for _, r := range rs {
 				if _, departs := CommittedMix(r.Facts); departs != "" {
@@ -69,7 +73,23 @@ func mixTable(in *section.Input) (*section.Table, []string) {
 	if len(t.Rows) == 0 {
 		return nil, nil
 	}
-	return t, notes
+	return t, append(scaleNotes(scaled), notes...)
+}
+
+// scaleNotes says, per scale factor other than 1, which targets ran at it
+// and that their tpmC is no TPC-C result.
+func scaleNotes(scaled map[float64][]string) []string {
+	factors := make([]float64, 0, len(scaled))
+	for f := range scaled {
+		factors = append(factors, f)
+	}
+	slices.Sort(factors)
+	var notes []string
+	for _, f := range factors {
+		notes = append(notes, fmt.Sprintf("TPC-C on %s ran at scale factor %g (tpcc.scalefactor): %s; compare its tpmC only "+
+			"with runs at the same scale factor", strings.Join(scaled[f], ", "), f, NotCompliant))
+	}
+	return notes
 }
 
 func pct(kinds []string) []string {
@@ -90,6 +110,9 @@ func mixRow(target string, n int, rs []store.Result) section.Row {
 	isolation := Isolation(r0.Facts[FactIsolation]).String()
 	if r0.Facts[tpccdoc.FactDocument] == 1 {
 		isolation, protocol = docColumns(r0.Facts)
+	}
+	if sf := r0.Facts[tpccdoc.FactScaleFactor]; sf > 1 {
+		protocol += fmt.Sprintf(", scale factor %g", sf)
 	}
 	row := section.Row{Group: Group, Label: fmt.Sprintf("tpcc, %d terminals", n), Cells: []section.Cell{section.TextCell(target),
 		section.TextCell(isolation), section.TextCell(protocol)}}
@@ -141,9 +164,6 @@ func docColumns(f map[string]float64) (isolation, protocol string) {
 	}
 	if f[tpccdoc.FactFindAndModify] == 1 {
 		protocol += ", findAndModify"
-	}
-	if sf := f[tpccdoc.FactScaleFactor]; sf > 1 {
-		protocol += fmt.Sprintf(", scale factor %g", sf)
 	}
 	return isolation, protocol
 }

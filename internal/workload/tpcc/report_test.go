@@ -100,15 +100,32 @@ func TestTPCCTable(t *testing.T) {
 	}
 }
 
-// TestDocColumns checks the TPC-C table's columns of a document target:
-// no transactions, the model, findAndModify and the scale factor.
+// TestDocColumns checks the TPC-C table's columns of a document target
+// (no transactions, the model, findAndModify) and of an SQL one, each with
+// its scale factor when it is not 1, and the note that says such a run is
+// not TPC-C.
 func TestDocColumns(t *testing.T) {
-	iso, proto := docColumns(map[string]float64{tpccdoc.FactDocument: 1, tpccdoc.FactDenormalized: 1,
+	row := func(f map[string]float64) (string, string) {
+		c := mixRow("x", 1, []store.Result{{Facts: f}}).Cells
+		return c[1].Text, c[2].Text
+	}
+	iso, proto := row(map[string]float64{tpccdoc.FactDocument: 1, tpccdoc.FactDenormalized: 1,
 		tpccdoc.FactFindAndModify: 1, tpccdoc.FactScaleFactor: 10})
 	if iso != "none (each write alone)" || proto != "MongoDB, lines in orders, findAndModify, scale factor 10" {
 		t.Errorf("columns %q, %q", iso, proto)
 	}
-	if _, proto := docColumns(map[string]float64{tpccdoc.FactDocument: 1, tpccdoc.FactScaleFactor: 1}); proto != "MongoDB, normalized" {
+	if _, proto := row(map[string]float64{tpccdoc.FactDocument: 1, tpccdoc.FactScaleFactor: 1}); proto != "MongoDB, normalized" {
 		t.Errorf("protocol at the full scale: %q", proto)
+	}
+	if _, proto := row(map[string]float64{FactIsolation: 2, FactPrepared: 1, tpccdoc.FactScaleFactor: 100}); proto != "prepared, scale factor 100" {
+		t.Errorf("protocol of an SQL target at scale factor 100: %q", proto)
+	}
+	if _, proto := row(map[string]float64{FactIsolation: 2, FactPrepared: 1}); proto != "prepared" {
+		t.Errorf("protocol of an SQL target stored before the scale factor: %q", proto)
+	}
+	notes := scaleNotes(map[float64][]string{100: {"pg-sql", "ferretdb-pg"}})
+	if len(notes) != 1 || !strings.Contains(notes[0], "pg-sql, ferretdb-pg ran at scale factor 100") ||
+		!strings.Contains(notes[0], "not a TPC-C-compliant run") {
+		t.Errorf("scale notes %q", notes)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"benchlab/internal/engine"
 	"benchlab/internal/workload"
+	"benchlab/internal/workload/tpcc/tpccdoc"
 	"benchlab/internal/workload/tpcc/tpccgen"
 )
 
@@ -20,9 +21,12 @@ type terminal struct {
 	conn          engine.Conn
 	r             *rnd
 	w, warehouses int
-	district      int
-	forUpdate     string
-	maxTries      int
+	// sc is the population per warehouse at the run's scale factor: the
+	// ranges customers, items and last names are drawn from.
+	sc        tpccgen.Scale
+	district  int
+	forUpdate string
+	maxTries  int
 	// facts are the session's isolation level and protocol (Facts).
 	facts           map[string]float64
 	begin, beginRO  engine.Stmt
@@ -54,7 +58,7 @@ func newTerminal(ctx context.Context, db engine.DB, o *Options, id int, seed uin
 	}
 	d := sqldb.Dialect()
 	warehouses := o.Warehouses
-	t := &terminal{conn: conn, r: newRand(seed), w: id%warehouses + 1, warehouses: warehouses,
+	t := &terminal{conn: conn, r: newRand(seed), w: id%warehouses + 1, warehouses: warehouses, sc: o.population(),
 		district: id/warehouses%districtsPerWarehouse + 1, forUpdate: d.ForUpdate(), maxTries: o.tries()}
 	if err := setIsolation(ctx, conn, d, o.Isolation); err != nil {
 		t.Close()
@@ -69,7 +73,7 @@ func newTerminal(ctx context.Context, db engine.DB, o *Options, id int, seed uin
 		t.Close()
 		return nil, fmt.Errorf("tpcc: the session runs at %s after setting isolation %s", level, want)
 	}
-	t.facts = map[string]float64{FactIsolation: float64(level), FactPrepared: 1}
+	t.facts = map[string]float64{FactIsolation: float64(level), FactPrepared: 1, tpccdoc.FactScaleFactor: t.sc.Factor}
 	if unprepared {
 		t.facts[FactPrepared] = 0
 	}

@@ -28,9 +28,10 @@ func TestSQLite(t *testing.T) {
 
 // TestPostgreSQL does the same at scale factor 10 over a PostgreSQL
 // benchlab manages, with the order lines embedded in their orders, no
-// findAndModify, and the backend index for lookups by _id (id_index).
+// findAndModify, and the backend's GIN indexes for lookups by _id and by
+// the declared indexes' fields (backend_indexes, with id_index's).
 func TestPostgreSQL(t *testing.T) {
-	run(t, scenario{settings: "backend = \"postgresql\"\nid_index = true", options: "scalefactor = 10\ndenormalize = true\nfind_and_modify = false"},
+	run(t, scenario{settings: "backend = \"postgresql\"\nbackend_indexes = true", options: "scalefactor = 10\ndenormalize = true\nfind_and_modify = false"},
 		map[string]float64{tpccdoc.FactDocument: 1, tpccdoc.FactDenormalized: 1, tpccdoc.FactFindAndModify: 0,
 			tpccdoc.FactScaleFactor: 10})
 }
@@ -144,6 +145,9 @@ func run(t *testing.T, sc0 scenario, want map[string]float64) {
 	}
 	if c, ok := steps["consistency"]; !ok || c.Status != store.StatusOK {
 		t.Errorf("consistency check: %+v", c)
+	}
+	if strings.Contains(sc0.settings, "_index") != strings.Contains(out.String(), "backend indexes added") {
+		t.Errorf("settings %q, and the log says of backend indexes: %v", sc0.settings, strings.Contains(out.String(), "backend indexes added"))
 	}
 	if !strings.Contains(out.String(), "hold after the load") {
 		t.Errorf("no consistency check after the load in the log")
