@@ -122,12 +122,7 @@ func TestRepeatsNeeded(t *testing.T) {
 
 func TestHolmBonferroni(t *testing.T) {
 	nan := math.NaN()
-	tests := []struct {
-		name  string
-		ps    []float64
-		alpha float64
-		want  []bool
-	}{
+	testRejections(t, HolmBonferroni, []rejectCase{
 		// m=4, α=0.05. Sorted 0.011 < 0.05/4, 0.015 < 0.05/3, 0.02 < 0.05/2,
 		// 0.3 ≥ 0.05: three rejections where Bonferroni (0.0125) gives one.
 		{"step-down beats Bonferroni", []float64{0.011, 0.3, 0.015, 0.02}, 0.05, []bool{true, false, true, true}},
@@ -141,19 +136,5 @@ func TestHolmBonferroni(t *testing.T) {
 		// would be rejected (0.03 < 0.05/1).
 		{"NaN never rejected, counts in m", []float64{nan, 0.03, 0.001}, 0.05, []bool{false, false, true}},
 		{"empty", nil, 0.05, []bool{}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := HolmBonferroni(tc.ps, tc.alpha)
-			if len(got) != len(tc.want) {
-				t.Fatalf("len %d, want %d", len(got), len(tc.want))
-			}
-			for i := range got {
-				if got[i] != tc.want[i] {
-					t.Errorf("got %v, want %v", got, tc.want)
-					break
-				}
-			}
-		})
-	}
+	})
 }

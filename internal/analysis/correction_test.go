@@ -45,12 +45,7 @@ func TestAdjustHandWorked(t *testing.T) {
 
 func TestBenjaminiHochberg(t *testing.T) {
 	nan := math.NaN()
-	tests := []struct {
-		name  string
-		ps    []float64
-		alpha float64
-		want  []bool
-	}{
+	testRejections(t, BenjaminiHochberg, []rejectCase{
 		// m = 4, alpha 0.05, sorted 0.005 0.01 0.03 0.04 against 0.0125,
 		// 0.025, 0.0375, 0.05: k = 4 passes, so all four are rejected, where
 		// Holm stops at 0.03 ≥ 0.05/2 and rejects two.
@@ -63,21 +58,7 @@ func TestBenjaminiHochberg(t *testing.T) {
 		{"NaN never rejected, counts in m", []float64{nan, 0.04}, 0.05, []bool{false, false}},
 		{"single test is plain alpha", []float64{0.049}, 0.05, []bool{true}},
 		{"empty", nil, 0.05, []bool{}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := BenjaminiHochberg(tc.ps, tc.alpha)
-			if len(got) != len(tc.want) {
-				t.Fatalf("len %d, want %d", len(got), len(tc.want))
-			}
-			for i := range got {
-				if got[i] != tc.want[i] {
-					t.Errorf("got %v, want %v", got, tc.want)
-					break
-				}
-			}
-		})
-	}
+	})
 	if got := HolmBonferroni([]float64{0.01, 0.04, 0.03, 0.005}, 0.05); !got[0] || got[1] || got[2] || !got[3] {
 		t.Errorf("Holm on the first family: %v, want 0.005 and 0.01 rejected, 0.03 and 0.04 kept", got)
 	}
@@ -101,5 +82,33 @@ func TestParseCorrection(t *testing.T) {
 	}
 	if _, err := ParseCorrection("bonferonni", BH); err == nil {
 		t.Error("ParseCorrection(\"bonferonni\"): no error")
+	}
+}
+
+// rejectCase is a row of a multiple-testing correction's table: the
+// p-values, alpha, and which of them the correction rejects.
+type rejectCase struct {
+	name  string
+	ps    []float64
+	alpha float64
+	want  []bool
+}
+
+// testRejections checks correct's rejections on each case, as a subtest.
+func testRejections(t *testing.T, correct func(ps []float64, alpha float64) []bool, cases []rejectCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := correct(tc.ps, tc.alpha)
+			if len(got) != len(tc.want) {
+				t.Fatalf("len %d, want %d", len(got), len(tc.want))
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("got %v, want %v", got, tc.want)
+					break
+				}
+			}
+		})
 	}
 }

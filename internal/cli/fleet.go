@@ -51,11 +51,12 @@ func newQueueCmd(env Env) *cobra.Command {
 		Example: "  benchlab queue examples/sqlite-sync.toml --preset smoke --store postgres://lab@db/benchlab\n" +
 			"  benchlab queue spec.toml --host-kind nvme-16c --priority",
 	}
-	f := newRunFlags(cmd.Flags())
-	f.getenv = env.Getenv
-	fs := cmd.Flags()
 	var kind, host, timeout, split string
 	var priority bool
+	takeRunFlags(env, cmd, func(f *runFlags) error {
+		return runQueue(env, f, fleet.Placement{HostKind: kind, Host: host}, priority, timeout, split)
+	})
+	fs := cmd.Flags()
 	fs.StringVar(&kind, "host-kind", "", "run it on a machine of this kind only (a worker's --queue), e.g. nvme-16c")
 	fs.StringVar(&host, "host", "", "run it on this host only (its host name)")
 	fs.BoolVar(&priority, "priority", false, "run it before the jobs queued without --priority")
@@ -65,13 +66,6 @@ func newQueueCmd(env Env) *cobra.Command {
 	for _, n := range queueOnly {
 		fs.Lookup(n).Hidden = true
 	}
-	cmd.SetUsageFunc(groupedUsage)
-	cmd.RunE = body(func(_ *cobra.Command, args []string) error {
-		if err := f.args(args); err != nil {
-			return err
-		}
-		return runQueue(env, f, fleet.Placement{HostKind: kind, Host: host}, priority, timeout, split)
-	})
 	return cmd
 }
 

@@ -27,15 +27,7 @@ func newPlanCmd(env Env) *cobra.Command {
 			"the repeats needed. Takes run's flags. A [gate] with fail_on_regression that cannot fire exits with code 2.",
 		Example: "  benchlab plan examples/sqlite-sync.toml\n  benchlab plan examples/sqlite-sync.toml --repeats 8",
 	}
-	f := newRunFlags(cmd.Flags())
-	f.getenv = env.Getenv
-	cmd.SetUsageFunc(groupedUsage)
-	cmd.RunE = body(func(_ *cobra.Command, args []string) error {
-		if err := f.args(args); err != nil {
-			return err
-		}
-		return runPlan(env, f)
-	})
+	takeRunFlags(env, cmd, func(f *runFlags) error { return runPlan(env, f) })
 	return cmd
 }
 

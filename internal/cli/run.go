@@ -32,15 +32,7 @@ func newRunCmd(env Env) *cobra.Command {
 		Example: "  benchlab run --engine sqlite --tests point-query,scan --threads 1,2 --time 10s\n" +
 			"  benchlab run examples/sqlite-sync.toml --preset credible -o report.html",
 	}
-	f := newRunFlags(cmd.Flags())
-	f.getenv = env.Getenv
-	cmd.SetUsageFunc(groupedUsage)
-	cmd.RunE = body(func(_ *cobra.Command, args []string) error {
-		if err := f.args(args); err != nil {
-			return err
-		}
-		return runRun(env, f)
-	})
+	takeRunFlags(env, cmd, func(f *runFlags) error { return runRun(env, f) })
 	return cmd
 }
 

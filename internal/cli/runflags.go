@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"benchlab/internal/dsn"
@@ -54,6 +55,21 @@ type runFlags struct {
 // DefaultProfileHz is --profile's sampling rate: 99 per second, off the
 // round figures at which periodic work in the server would alias with it.
 const DefaultProfileHz = 99
+
+// takeRunFlags gives cmd the flags of `benchlab run`, grouped in its
+// usage, and makes it call do with them once its arguments are read (run,
+// plan and queue take them); cmd may register flags of its own after.
+func takeRunFlags(env Env, cmd *cobra.Command, do func(*runFlags) error) {
+	f := newRunFlags(cmd.Flags())
+	f.getenv = env.Getenv
+	cmd.SetUsageFunc(groupedUsage)
+	cmd.RunE = body(func(_ *cobra.Command, args []string) error {
+		if err := f.args(args); err != nil {
+			return err
+		}
+		return do(f)
+	})
+}
 
 // newRunFlags registers the flags of `benchlab run` on fs.
 func newRunFlags(fs *pflag.FlagSet) *runFlags {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"benchlab/internal/disktest"
+	"benchlab/internal/spec/spectest"
 	"benchlab/internal/store"
 	"benchlab/internal/store/storetest"
 )
@@ -106,17 +107,7 @@ func TestStoreFailsMidRun(t *testing.T) {
 	t.Setenv("TMPDIR", tmp) // the run's work dir
 	disk := disktest.Small(t, "size=2m")
 	db := filepath.Join(disk, "r.db")
-	sp := writeFile(t, t.TempDir(), "s.toml", `name = "full-store"
-[[target]]
-name = "a"
-engine = "sqlite"
-[workload]
-suite = "command"
-threads = [1]
-read_time = "1s"
-warmup = "0s"
-report_interval = "0s"
-[[workload.command.steps]]
+	sp := writeFile(t, t.TempDir(), "s.toml", spectest.CommandHead("full-store", spectest.Target("a", "sqlite"), 1, "1s")+`[[workload.command.steps]]
 name = "fill"
 parse = "none"
 argv = ["sh", "-c", "dd if=/dev/zero of=`+disk+`/fill bs=64k 2>/dev/null; true"]

@@ -15,6 +15,7 @@ import (
 	"benchlab/internal/engine/postgres"
 	"benchlab/internal/server"
 	"benchlab/internal/server/servertest"
+	"benchlab/internal/spec/spectest"
 	"benchlab/internal/store"
 	"benchlab/internal/store/storetest"
 )
@@ -52,17 +53,7 @@ func TestPostgresStoreGoneMidRun(t *testing.T) {
 	}
 	dir := t.TempDir()
 	sp := filepath.Join(dir, "s.toml")
-	if err := os.WriteFile(sp, []byte(`name = "store-gone"
-[[target]]
-name = "a"
-engine = "sqlite"
-[workload]
-suite = "command"
-threads = [1]
-read_time = "1s"
-warmup = "0s"
-report_interval = "0s"
-[[workload.command.steps]]
+	if err := os.WriteFile(sp, []byte(spectest.CommandHead("store-gone", spectest.Target("a", "sqlite"), 1, "1s")+`[[workload.command.steps]]
 name = "gone"
 parse = "none"
 argv = ["true"]

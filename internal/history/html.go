@@ -120,24 +120,14 @@ func WriteHTML(w io.Writer, r *report.Report, series []Series) error {
 	return nil
 }
 
-var htmlPage = template.Must(template.New("history").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}}</title>
-<style>
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #222; }
-h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; }
-table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; }
+// htmlPage is the history on the report's HTML layout: a chart of each
+// changed cell, then the tables.
+var htmlPage = report.NewHTMLPage(`{{define "style"}}table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; } th { background: #f3f3f3; }
 .legend { color: #555; font-size: 13px; }
 .chart { width: 100%; max-width: 900px; height: 320px; margin: 8px 0 24px; }
-</style>
-</head>
-<body>
-<h1>{{.Title}}</h1>
-<ul>{{range .Header}}<li>{{.}}</li>{{end}}</ul>
+{{end}}
+{{define "main"}}<ul>{{range .Header}}<li>{{.}}</li>{{end}}</ul>
 <h2>Changed cells</h2>
 {{if .Charts}}<noscript><p>The charts need JavaScript; every number is also in the tables.</p></noscript>
 {{range .Charts}}<div class="chart" id="{{.ID}}" role="img" aria-label="{{.Title}}"></div>
@@ -146,19 +136,4 @@ th, td { border: 1px solid #ccc; padding: 3px 8px; } th { background: #f3f3f3; }
 <table><thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table>
-{{end}}
-{{if .Notes}}<h2>Notes</h2><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-<script>{{.ECharts}}</script>
-<script type="application/json" id="chart-options">{{.Options}}</script>
-<script>
-(function () {
-  var options = JSON.parse(document.getElementById("chart-options").textContent);
-  Object.keys(options).forEach(function (id) {
-    var el = document.getElementById(id);
-    if (el) { echarts.init(el, null, { renderer: "canvas" }).setOption(options[id]); }
-  });
-})();
-</script>
-</body>
-</html>
-`))
+{{end}}{{end}}`)

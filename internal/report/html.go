@@ -177,16 +177,10 @@ func toHTMLTable(t Table) htmlTable {
 	return ht
 }
 
-var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}}</title>
-<style>
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #222; }
-h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; }
-svg.flame { display: block; margin: 8px 0 16px; } svg.flame text { fill: #111; pointer-events: none; } svg.flame rect:hover { stroke: #000; }
+// pageTemplate is the report on the shared HTML layout: the summary, the
+// relative tables and their colour convention, the charts, the other
+// tables and the flame graphs, and after the notes the runs' manifests.
+var pageTemplate = NewHTMLPage(`{{define "style"}}svg.flame { display: block; margin: 8px 0 16px; } svg.flame text { fill: #111; pointer-events: none; } svg.flame rect:hover { stroke: #000; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; }
 th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -199,16 +193,14 @@ tr.group td { background: #fafafa; font-weight: 600; }
 .chart { width: 100%; max-width: 1100px; margin: 8px 0 24px; }
 pre { background: #f6f6f6; padding: 8px; overflow: auto; font-size: 12px; }
 ul.header li { margin: 2px 0; }
-</style>
-</head>
-<body>
-<h1>{{.Title}}</h1>
-{{if .Summary}}<section class="summary"><h2>Summary</h2><ul>{{range .Summary}}<li>{{.}}</li>{{end}}</ul></section>{{end}}
-<ul class="header">{{range .Header}}<li>{{.}}</li>{{end}}</ul>
+{{end}}
 {{define "table"}}<h2>{{.Title}}</h2>{{if .Legend}}<p class="legend">{{.Legend}}</p>{{end}}
 <table><thead><tr><th>test</th>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{$g := ""}}{{range .Rows}}{{if and .Group (ne .Group $g)}}{{$g = .Group}}<tr class="group"><td colspan="99">{{.Group}}</td></tr>{{end}}<tr><td>{{.Label}}</td>{{range .Cells}}<td class="{{.Class}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table>{{end}}
+{{define "main"}}{{if .Summary}}<section class="summary"><h2>Summary</h2><ul>{{range .Summary}}<li>{{.}}</li>{{end}}</ul></section>{{end}}
+<ul class="header">{{range .Header}}<li>{{.}}</li>{{end}}</ul>
+
 {{range .Relative}}{{template "table" .}}{{end}}
 <p class="legend">Colour convention: {{range $i, $c := .Conventions}}{{if $i}}; {{end}}{{$c.Where}}<span class="swatch better">{{$c.Better}}</span> green with + is better than the base,
 <span class="swatch worse">{{$c.Worse}}</span> red (vermillion) with - is worse{{end}}; <span class="swatch neutral">1.00</span> grey is within
@@ -230,23 +222,8 @@ time in it, red where the target spends more of its own time (as the leaf) per o
 spends less, white where the same; the deepest colour is the largest change. Hover a frame for its inclusive times.
 Frames the target no longer runs are in the CPU profile table.</p>
 {{range .DiffFlames}}<details><summary>{{.Title}}</summary>{{.SVG}}</details>
-{{end}}{{end}}
-{{if .Notes}}<h2>Notes</h2><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-<h2>Manifests</h2>
+{{end}}{{end}}{{end}}
+{{define "appendix"}}<h2>Manifests</h2>
 {{range .Manifests}}<details><summary>{{.Label}}</summary><pre>{{.JSON}}</pre></details>
 {{end}}
-<script>{{.ECharts}}</script>
-<script type="application/json" id="chart-options">{{.Options}}</script>
-<script>
-(function () {
-  var options = JSON.parse(document.getElementById("chart-options").textContent);
-  Object.keys(options).forEach(function (id) {
-    var el = document.getElementById(id);
-    if (!el) { return; }
-    echarts.init(el, null, { renderer: "canvas" }).setOption(options[id]);
-  });
-})();
-</script>
-</body>
-</html>
-`))
+{{end}}`)

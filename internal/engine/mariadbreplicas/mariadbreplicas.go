@@ -21,9 +21,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
@@ -99,22 +97,12 @@ func shapeOf(t engine.Target) (shape, error) {
 
 // ClusterShape is the target's shape: a primary and its replicas.
 func (Driver) ClusterShape(t engine.Target) (engine.ClusterShape, error) {
-	if t.DSN != "" {
-		return engine.ClusterShape{}, fmt.Errorf("dsn: %s starts its servers itself; remove dsn", Name)
-	}
-	s, err := shapeOf(t)
-	if err != nil {
-		return engine.ClusterShape{}, err
-	}
-	return s.Cluster(MaxReplicas), nil
+	return engine.ReplicaClusterShape(Name, t, MaxReplicas, shapeOf)
 }
 
 // CheckTarget validates a target before anything runs.
 func (Driver) CheckTarget(t engine.Target) error {
-	if t.DSN != "" {
-		return fmt.Errorf("dsn: %s starts its servers itself; remove dsn (an existing server is a mariadb target)", Name)
-	}
-	if _, err := shapeOf(t); err != nil {
+	if err := engine.CheckReplicaTarget(Name, "mariadb", t, shapeOf); err != nil {
 		return err
 	}
 	return server.CheckTarget(node{Family: family}, Name, engine.ReplicaNodeTarget(t, "primary"))
@@ -159,7 +147,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 		}
 		insts = append(insts, in)
 	}
-	db := &DB{nodes: insts, set: server.NewNodes(Name, insts...), semisync: s.semisync, roots: make([]*sql.DB, len(insts))}
+	db := &DB{nodes: insts, set: server.NewNodes(Name, insts...), semisync: s.semisync, mode: s.Mode, roots: make([]*sql.DB, len(insts))}
 	for i, in := range insts {
 		conn, err := gomysql.NewConnector(mysql.RootConfig(in))
 		if err != nil {
@@ -195,11 +183,9 @@ type DB struct {
 	nodes    []*server.Instance // 0 the first primary, i replica i
 	set      *server.Nodes
 	semisync bool
+	mode     string // the replication mode, for Info
 	roots    []*sql.DB
-
-	mu        sync.Mutex
-	primary   int
-	switching bool // a switchover runs: no node takes writes
+	writer   engine.ReplicaWriter
 }
 
 // closeRoots closes the root handles.
@@ -221,11 +207,7 @@ func (db *DB) Close() error {
 func (db *DB) Nodes() int { return len(db.nodes) }
 
 // Primary is the node that takes writes now.
-func (db *DB) Primary() int {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	return db.primary
-}
+func (db *DB) Primary() int { return db.writer.Primary() }
 
 // FollowsWriter is true: Connect reaches the current primary.
 func (db *DB) FollowsWriter() bool { return true }
@@ -241,11 +223,9 @@ func (db *DB) ConnectNode(ctx context.Context, i int) (engine.Conn, error) {
 // Connect opens a worker connection to the current primary; during a
 // switchover there is none.
 func (db *DB) Connect(ctx context.Context) (engine.Conn, error) {
-	db.mu.Lock()
-	p, switching := db.primary, db.switching
-	db.mu.Unlock()
-	if switching {
-		return nil, fmt.Errorf("%s: switchover in progress: no primary", Name)
+	p, err := db.writer.Writer(Name)
+	if err != nil {
+		return nil, err
 	}
 	return db.ConnectNode(ctx, p)
 }
@@ -266,12 +246,5 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	if err != nil {
 		return info, err
 	}
-	info.Engine = Name
-	mode := "async"
-	if db.semisync {
-		mode = "semisync"
-	}
-	info.Settings["benchlab.replicas"] = strconv.Itoa(len(db.nodes) - 1)
-	info.Settings["benchlab.replication"] = mode
-	return info, nil
+	return engine.ReplicaInfo(info, Name, len(db.nodes)-1, db.mode), nil
 }

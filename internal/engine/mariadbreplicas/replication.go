@@ -241,9 +241,7 @@ func (db *DB) Promote(ctx context.Context, i int) error {
 	if err := db.exec(ctx, i, qs...); err != nil {
 		return fmt.Errorf("promote: %w", err)
 	}
-	db.mu.Lock()
-	db.primary = i
-	db.mu.Unlock()
+	db.writer.SetPrimary(i)
 	for _, j := range followers {
 		if err := db.changeMaster(ctx, j, i); err != nil {
 			return fmt.Errorf("promote node %d: %w", i+1, err)
@@ -322,12 +320,11 @@ func (db *DB) ReplicaLags(ctx context.Context) ([]engine.ReplicaLag, error) {
 // on it are ended, and i applies every GTID the old primary wrote and is
 // promoted. The old primary follows no one until Rejoin.
 func (db *DB) Switchover(ctx context.Context, i int) error {
-	old := db.Primary()
-	if i < 0 || i >= len(db.nodes) || i == old || db.set.Killed(i) {
-		return fmt.Errorf("%s: switchover to node %d: not a live replica", Name, i+1)
+	old, err := db.writer.StartSwitchover(Name, i, len(db.nodes), db.set.Killed)
+	if err != nil {
+		return err
 	}
-	db.setSwitching(true)
-	defer db.setSwitching(false)
+	defer db.writer.SetSwitching(false)
 	if err := db.exec(ctx, old, "SET GLOBAL read_only = ON"); err != nil {
 		return fmt.Errorf("switchover: %w", err)
 	}
@@ -392,11 +389,4 @@ func (db *DB) Rejoin(ctx context.Context, old int) (engine.Rejoined, error) {
 		return engine.Rejoined{}, fmt.Errorf("rejoin: %w", err)
 	}
 	return engine.Rejoined{}, db.changeMaster(ctx, old, db.Primary())
-}
-
-// setSwitching makes Connect fail (or work again) during a switchover.
-func (db *DB) setSwitching(on bool) {
-	db.mu.Lock()
-	db.switching = on
-	db.mu.Unlock()
 }

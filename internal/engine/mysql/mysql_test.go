@@ -1,18 +1,15 @@
 package mysql_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
-	"benchlab/internal/cli"
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/enginetest"
 	"benchlab/internal/engine/mysql"
@@ -112,51 +109,12 @@ func TestSettleUnprivileged(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	dir := t.TempDir()
-	specFile := filepath.Join(dir, "plain.toml")
-	spec := fmt.Sprintf(`name = "plain"
-[[target]]
-name = "plain"
-engine = "mariadb"
-dsn = "plain@tcp(127.0.0.1:%d)/sbtest"
-[workload]
-suite = "sysbench"
-tests = ["point-query"]
-table_size = 5000
-threads = [1]
-read_time = "1s"
-warmup = "0s"
-postwrite_wait = "0s"
-report_interval = "0s"
-`, in.Port)
-	if err := os.WriteFile(specFile, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	store := filepath.Join(dir, "results.db")
-	var stdout, stderr bytes.Buffer
-	env := cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: getenv}
-	if code := cli.Main(env, []string{"run", specFile, "--store", store, "--workdir", filepath.Join(dir, "work")}); code != cli.ExitOK {
-		t.Fatalf("benchlab run: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
-	}
-	out := stdout.String() + stderr.String()
+	dsn := fmt.Sprintf("plain@tcp(127.0.0.1:%d)/sbtest", in.Port)
+	out, rep, lines := servertest.RunUnprivileged(t, "mariadb", dsn, getenv, " left out: ")
 	for _, want := range []string{"warning: postload: purge wait left out: user plain lacks the PROCESS privilege",
 		"warning: postload: dirty-page flush left out: user plain may not SET GLOBAL"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the run's log lacks %q:\n%s", want, out)
-		}
-	}
-	md := filepath.Join(dir, "report.md")
-	if code := cli.Main(env, []string{"report", "--store", store, "-o", md}); code != cli.ExitOK {
-		t.Fatalf("benchlab report: exit %d\n%s", code, stderr.String())
-	}
-	rep, err := os.ReadFile(md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for _, l := range strings.Split(string(rep), "\n") {
-		if strings.Contains(l, " left out: ") {
-			lines = append(lines, l)
 		}
 	}
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "- plain: postload: purge wait left out") ||

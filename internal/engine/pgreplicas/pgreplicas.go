@@ -26,7 +26,6 @@ import (
 
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -96,23 +95,13 @@ func shapeOf(t engine.Target) (shape, error) {
 
 // ClusterShape is the target's shape: a primary and its replicas.
 func (Driver) ClusterShape(t engine.Target) (engine.ClusterShape, error) {
-	if t.DSN != "" {
-		return engine.ClusterShape{}, fmt.Errorf("dsn: %s starts its servers itself; remove dsn", Name)
-	}
-	s, err := shapeOf(t)
-	if err != nil {
-		return engine.ClusterShape{}, err
-	}
-	return s.Cluster(MaxReplicas), nil
+	return engine.ReplicaClusterShape(Name, t, MaxReplicas, shapeOf)
 }
 
 // CheckTarget validates a target before anything runs: benchlab's
 // settings, and the postgres engine's checks of the nodes' fields.
 func (Driver) CheckTarget(t engine.Target) error {
-	if t.DSN != "" {
-		return fmt.Errorf("dsn: %s starts its servers itself; remove dsn (an existing server is a postgres target)", Name)
-	}
-	if _, err := shapeOf(t); err != nil {
+	if err := engine.CheckReplicaTarget(Name, "postgres", t, shapeOf); err != nil {
 		return err
 	}
 	return server.CheckTarget(postgres.Flavor, Name, nodeTarget(t, "primary"))
@@ -172,7 +161,7 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 	if err != nil {
 		return nil, err // OpenManaged stopped them
 	}
-	db := &DB{DB: pdb, nodes: insts, set: server.NewNodes(Name, slices.Clone(insts)...), sync: s.sync, target: t, dir: dir,
+	db := &DB{DB: pdb, nodes: insts, set: server.NewNodes(Name, slices.Clone(insts)...), mode: s.Mode, target: t, dir: dir,
 		password: primary.Password(), catchup: s.Catchup}
 	if err := db.settle(ctx, s); err != nil {
 		db.Close()
@@ -185,9 +174,10 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 // DB on the primary, plus every node.
 type DB struct {
 	*postgres.DB
-	nodes []*server.Instance // 0 the first primary, i replica i
-	set   *server.Nodes
-	sync  bool
+	nodes  []*server.Instance // 0 the first primary, i replica i
+	set    *server.Nodes
+	mode   string // the replication mode, for Info
+	writer engine.ReplicaWriter
 
 	// What rebuilding a node needs: the target, the run's dir, the
 	// password and the catch-up bound.
@@ -197,8 +187,6 @@ type DB struct {
 	catchup  time.Duration
 
 	mu         sync.Mutex
-	primary    int
-	switching  bool               // a switchover runs: no node takes writes
 	stopped    map[int]bool       // nodes a switchover stopped
 	extra      []*server.Instance // nodes rebuilt by switchovers
 	generation int
@@ -209,11 +197,7 @@ type DB struct {
 func (db *DB) Nodes() int { return len(db.nodes) }
 
 // Primary is the node that takes writes now.
-func (db *DB) Primary() int {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	return db.primary
-}
+func (db *DB) Primary() int { return db.writer.Primary() }
 
 // FollowsWriter is true: Connect reaches the current primary.
 func (db *DB) FollowsWriter() bool { return true }
@@ -229,11 +213,9 @@ func (db *DB) ConnectNode(ctx context.Context, i int) (engine.Conn, error) {
 // Connect opens a worker connection to the current primary; during a
 // switchover there is none.
 func (db *DB) Connect(ctx context.Context) (engine.Conn, error) {
-	db.mu.Lock()
-	p, switching := db.primary, db.switching
-	db.mu.Unlock()
-	if switching {
-		return nil, fmt.Errorf("%s: switchover in progress: no primary", Name)
+	p, err := db.writer.Writer(Name)
+	if err != nil {
+		return nil, err
 	}
 	return db.ConnectNode(ctx, p)
 }
@@ -245,7 +227,7 @@ func (db *DB) KillNode(i int) error {
 		return err
 	}
 	db.mu.Lock()
-	if db.lagConn != nil && i == db.primary {
+	if db.lagConn != nil && i == db.writer.Primary() {
 		db.lagConn.Close()
 		db.lagConn = nil
 	}
@@ -266,13 +248,7 @@ func (db *DB) Info(ctx context.Context) (engine.Info, error) {
 	if err != nil {
 		return info, err
 	}
-	info.Engine = Name
-	mode := "async"
-	if db.sync {
-		mode = "sync"
-	}
-	info.Settings["benchlab.replicas"] = strconv.Itoa(len(db.nodes) - 1)
-	info.Settings["benchlab.replication"] = mode
+	info = engine.ReplicaInfo(info, Name, len(db.nodes)-1, db.mode)
 	info.Settings["benchlab.rejoin"] = rejoinWay(db.target)
 	// benchlab's own default, which the postgres engine does not report.
 	if c, err := db.ConnectNode(ctx, db.Primary()); err == nil {

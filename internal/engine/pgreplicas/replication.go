@@ -113,8 +113,7 @@ func (db *DB) Promote(ctx context.Context, i int) error {
 		return fmt.Errorf("promote node %d: pg_promote: %v %w", i+1, v, err)
 	}
 	db.mu.Lock()
-	old := db.primary
-	db.primary = i
+	old := db.writer.SetPrimary(i)
 	if db.lagConn != nil {
 		db.lagConn.Close()
 		db.lagConn = nil
@@ -210,15 +209,14 @@ func (db *DB) ReplicaLags(ctx context.Context) ([]engine.ReplicaLag, error) {
 // sends everything to the replicas first), and i replays it all and is
 // promoted. The old primary stays down until Rejoin.
 func (db *DB) Switchover(ctx context.Context, i int) error {
-	old := db.Primary()
-	if i < 0 || i >= len(db.nodes) || i == old || db.set.Killed(i) {
-		return fmt.Errorf("%s: switchover to node %d: not a live replica", Name, i+1)
+	old, err := db.writer.StartSwitchover(Name, i, len(db.nodes), db.set.Killed)
+	if err != nil {
+		return err
 	}
-	db.setSwitching(true)
 	switched := false
 	defer func() {
 		if !switched {
-			db.setSwitching(false)
+			db.writer.SetSwitching(false)
 		}
 	}()
 	db.mu.Lock()
@@ -240,7 +238,7 @@ func (db *DB) Switchover(ctx context.Context, i int) error {
 	if err := db.Promote(ctx, i); err != nil {
 		return fmt.Errorf("switchover: %w", err)
 	}
-	db.setSwitching(false)
+	db.writer.SetSwitching(false)
 	switched = true
 	return nil
 }
@@ -375,13 +373,6 @@ func nodeTarget(t engine.Target, name string) engine.Target {
 		nt.Settings["wal_log_hints"] = "on"
 	}
 	return nt
-}
-
-// setSwitching makes Connect fail (or work again) during a switchover.
-func (db *DB) setSwitching(on bool) {
-	db.mu.Lock()
-	db.switching = on
-	db.mu.Unlock()
 }
 
 // setStopped marks node j as stopped on purpose: Promote leaves it out.

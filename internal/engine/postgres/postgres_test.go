@@ -1,16 +1,13 @@
 package postgres_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"benchlab/internal/cli"
 	"benchlab/internal/engine"
 	"benchlab/internal/engine/enginetest"
 	_ "benchlab/internal/engine/postgres"
@@ -162,48 +159,10 @@ func TestSettleUnprivileged(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	dir := t.TempDir()
-	specFile := filepath.Join(dir, "plain.toml")
-	spec := fmt.Sprintf(`name = "plain"
-[[target]]
-name = "plain"
-engine = "postgres"
-dsn = "postgres://plain:plain-pw@%s:%s/sbtest?sslmode=disable"
-[workload]
-suite = "sysbench"
-tests = ["point-query"]
-table_size = 5000
-threads = [1]
-read_time = "1s"
-warmup = "0s"
-postwrite_wait = "0s"
-report_interval = "0s"
-`, addr[0][0], addr[0][1])
-	if err := os.WriteFile(specFile, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	store := filepath.Join(dir, "results.db")
-	var stdout, stderr bytes.Buffer
-	env := cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: getenv}
-	if code := cli.Main(env, []string{"run", specFile, "--store", store, "--workdir", filepath.Join(dir, "work")}); code != cli.ExitOK {
-		t.Fatalf("benchlab run: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
-	}
-	if out := stdout.String() + stderr.String(); !strings.Contains(out, "warning: postload: CHECKPOINT left out: user plain") {
+	dsn := fmt.Sprintf("postgres://plain:plain-pw@%s:%s/sbtest?sslmode=disable", addr[0][0], addr[0][1])
+	out, rep, lines := servertest.RunUnprivileged(t, "postgres", dsn, getenv, "CHECKPOINT left out")
+	if !strings.Contains(out, "warning: postload: CHECKPOINT left out: user plain") {
 		t.Errorf("the run's log does not warn that the checkpoint was left out:\n%s", out)
-	}
-	md := filepath.Join(dir, "report.md")
-	if code := cli.Main(env, []string{"report", "--store", store, "-o", md}); code != cli.ExitOK {
-		t.Fatalf("benchlab report: exit %d\n%s", code, stderr.String())
-	}
-	rep, err := os.ReadFile(md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for _, l := range strings.Split(string(rep), "\n") {
-		if strings.Contains(l, "CHECKPOINT left out") {
-			lines = append(lines, l)
-		}
 	}
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], "- plain: postload: CHECKPOINT left out: user plain") {
 		t.Errorf("report lines on the checkpoint: %q; want one note naming the target, the step and the user\n%s", lines, rep)

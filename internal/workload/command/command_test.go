@@ -18,6 +18,7 @@ import (
 	"benchlab/internal/engine/enginetest"
 	"benchlab/internal/metric"
 	"benchlab/internal/server/servertest"
+	"benchlab/internal/spec/spectest"
 	"benchlab/internal/store"
 	"benchlab/internal/store/storetest"
 	"benchlab/internal/workload"
@@ -92,17 +93,7 @@ func results(t *testing.T, db string, keep func(store.Result) bool) []store.Resu
 // computed them), with fio's completion latency, a per-second series from
 // fio's status reports, and fio's CPU as the client's.
 func TestFioOnSQLite(t *testing.T) {
-	r, _, _ := runOne(t, `name = "fio"
-[[target]]
-name = "disk"
-engine = "sqlite"
-[workload]
-suite = "command"
-threads = [1]
-read_time = "2s"
-warmup = "0s"
-report_interval = "0s"
-[[workload.command.steps]]
+	r, _, _ := runOne(t, spectest.CommandHead("fio", spectest.Target("disk", "sqlite"), 1, "2s")+`[[workload.command.steps]]
 name = "layout"
 load = true
 argv = ["fio", "--name=lay", "--directory={dir}", "--filename=data.bin", "--size=4m", "--rw=write", "--bs=1m"]
@@ -150,17 +141,7 @@ func TestPgbenchOnPostgres(t *testing.T) {
 		t.Skipf("no PostgreSQL 15 pgbench: %v", err)
 	}
 	tee := filepath.Join(t.TempDir(), "pgbench.out")
-	code, out, db := run(t, fmt.Sprintf(`name = "pgbench"
-[[target]]
-name = "pg15"
-engine = "postgres"
-[workload]
-suite = "command"
-threads = [2]
-read_time = "3s"
-warmup = "0s"
-report_interval = "0s"
-[[workload.command.steps]]
+	code, out, db := run(t, spectest.CommandHead("pgbench", spectest.Target("pg15", "postgres"), 2, "3s")+fmt.Sprintf(`[[workload.command.steps]]
 name = "init"
 load = true
 argv = ["%[1]s", "-i", "-s", "1", "-q"]
@@ -210,17 +191,9 @@ argv = ["sh", "-c", "%[1]s -n -T {seconds} -c {threads} -j {threads} --progress=
 		1e6*r.Eff.PerOp(r.Eff.ServerCPU, r.QPS(), r.Seconds), 1e6*r.Eff.PerOp(r.Eff.ClientCPU, r.QPS(), r.Seconds))
 }
 
-const sqliteHead = `name = "bad"
-[[target]]
-name = "t"
-engine = "sqlite"
-[workload]
-suite = "command"
-threads = [1]
-read_time = "1s"
-warmup = "0s"
-report_interval = "0s"
-`
+// sqliteHead starts the experiments of one SQLite target whose steps
+// the tests give.
+var sqliteHead = spectest.CommandHead("bad", spectest.Target("t", "sqlite"), 1, "1s")
 
 // TestBadInput refuses bad steps before anything runs, exit 2, naming the
 // field.
@@ -442,17 +415,7 @@ func TestMariaDBEnvironment(t *testing.T) {
 	if _, err := os.Stat("/usr/sbin/mariadbd"); err != nil {
 		t.Skipf("no MariaDB server: %v", err)
 	}
-	r, _, _ := runOne(t, `name = "maria"
-[[target]]
-name = "m"
-engine = "mariadb"
-[workload]
-suite = "command"
-threads = [1]
-read_time = "1s"
-warmup = "0s"
-report_interval = "0s"
-[[workload.command.steps]]
+	r, _, _ := runOne(t, spectest.CommandHead("maria", spectest.Target("m", "mariadb"), 1, "1s")+`[[workload.command.steps]]
 name = "query"
 parse = "regex"
 regex = 'answer=([0-9]+) at'
@@ -480,23 +443,14 @@ func TestPostgresDSNTarget(t *testing.T) {
 	getenv, _ := servertest.Env(t)
 	pg := enginetest.Open(t, engine.Target{Name: "existing", Engine: "postgres", Getenv: getenv})
 	a := pg.(engine.Addresser).Address()
-	code, out, db := run(t, fmt.Sprintf(`name = "dsn"
-[[target]]
-name = "existing"
-engine = "postgres"
-dsn = "postgres://%s:%s@%s:%d/%s?sslmode=disable"
-[workload]
-suite = "command"
-threads = [1]
-read_time = "1s"
-warmup = "0s"
-report_interval = "0s"
-[[workload.command.steps]]
+	target := spectest.Target("existing", "postgres") +
+		fmt.Sprintf("dsn = \"postgres://%s:%s@%s:%d/%s?sslmode=disable\"\n", a.User, a.Password, a.Host, a.Port, a.Database)
+	code, out, db := run(t, spectest.CommandHead("dsn", target, 1, "1s")+fmt.Sprintf(`[[workload.command.steps]]
 name = "psql"
 parse = "regex"
 regex = '(?m)^answer ([0-9]+)$'
 argv = ["%s", "-XAt", "-c", "SELECT 'answer ' || CASE WHEN current_database() = '%s' AND current_user = '%s' THEN 42 ELSE 0 END"]
-`, a.User, a.Password, a.Host, a.Port, a.Database, psql, a.Database, a.User))
+`, psql, a.Database, a.User))
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
