@@ -85,3 +85,12 @@ func (c *polledConn) SetReadDeadline(t time.Time) error { return c.set(t, c.Conn
 
 // SetWriteDeadline sets the write deadline (see polledConn).
 func (c *polledConn) SetWriteDeadline(t time.Time) error { return c.set(t, c.Conn.SetWriteDeadline) }
+
+// timeoutError is returned after a deadline passed, by both kinds of
+// socket.
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "i/o timeout (fastpath deadline)" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
+func (timeoutError) Unwrap() error   { return os.ErrDeadlineExceeded }

@@ -30,7 +30,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -134,14 +133,6 @@ const (
 	endedClosed  = 1
 	endedExpired = 2
 )
-
-// timeoutError is returned after a deadline passed.
-type timeoutError struct{}
-
-func (timeoutError) Error() string   { return "i/o timeout (fastpath deadline)" }
-func (timeoutError) Timeout() bool   { return true }
-func (timeoutError) Temporary() bool { return true }
-func (timeoutError) Unwrap() error   { return os.ErrDeadlineExceeded }
 
 func (c *Conn) failed() error {
 	switch c.ended.Load() {
