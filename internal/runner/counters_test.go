@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -85,23 +84,9 @@ func TestCounterFacts(t *testing.T) {
 // for the faulter, and a small fraction of that for the sleeper (a whole-
 // step count would give both the same total).
 func TestInterleavedCounterFacts(t *testing.T) {
-	drv, ok := engine.Lookup("sqlite")
-	if !ok {
-		t.Fatal("sqlite is not registered")
-	}
 	ctx := context.Background()
-	dir := t.TempDir()
-	var parts []stepPart
-	workers := map[engine.DB]workload.Worker{}
-	for i, name := range []string{"faults", "naps"} {
-		db, err := drv.Open(ctx, engine.Target{Name: name, Engine: "sqlite"}, filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		workers[db] = []workload.Worker{faulter{}, napper{}}[i]
-		parts = append(parts, stepPart{name: name, db: db, seed: 1})
-	}
+	parts := sqliteParts(t, "faults", "naps")
+	workers := map[engine.DB]workload.Worker{parts[0].db: faulter{}, parts[1].db: napper{}}
 	st := workload.Step{Name: "faults", Warmup: 100 * time.Millisecond, Duration: time.Second,
 		NewWorker: func(_ context.Context, db engine.DB, _, _ int, _ uint64) (workload.Worker, error) {
 			return workers[db], nil

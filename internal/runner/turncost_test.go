@@ -34,26 +34,11 @@ func (w *querier) Close() error { return w.conn.Close() }
 // query's is the larger by far (a relation that holds at any speed of the
 // machine). What one process cannot split stays not measured.
 func TestInterleavedEffSQLite(t *testing.T) {
-	drv, ok := engine.Lookup("sqlite")
-	if !ok {
-		t.Fatal("sqlite is not registered")
-	}
 	ctx := context.Background()
-	dir := t.TempDir()
-	queries := map[engine.DB]string{}
-	var parts []stepPart
-	for i, q := range []string{
-		"SELECT 1",
-		"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 20000) SELECT count(*) FROM c",
-	} {
-		name := []string{"light", "heavy"}[i]
-		db, err := drv.Open(ctx, engine.Target{Name: name, Engine: "sqlite"}, filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		queries[db] = q
-		parts = append(parts, stepPart{name: name, db: db, seed: 1})
+	parts := sqliteParts(t, "light", "heavy")
+	queries := map[engine.DB]string{
+		parts[0].db: "SELECT 1",
+		parts[1].db: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 20000) SELECT count(*) FROM c",
 	}
 	st := workload.Step{Name: "cost", Warmup: 200 * time.Millisecond, Duration: 800 * time.Millisecond,
 		NewWorker: func(ctx context.Context, db engine.DB, id, n int, seed uint64) (workload.Worker, error) {
@@ -96,4 +81,25 @@ func TestInterleavedEffSQLite(t *testing.T) {
 	if cpu[1] <= 10*cpu[0] {
 		t.Errorf("client cpu per op: heavy query %.2f us, trivial %.2f us; want the heavy one over 10x", cpu[1], cpu[0])
 	}
+}
+
+// sqliteParts opens a SQLite target per name, each in a dir of its own
+// and closed when the test ends: the parts of an interleaved step.
+func sqliteParts(t *testing.T, names ...string) []stepPart {
+	t.Helper()
+	drv, ok := engine.Lookup("sqlite")
+	if !ok {
+		t.Fatal("sqlite is not registered")
+	}
+	dir := t.TempDir()
+	var parts []stepPart
+	for _, name := range names {
+		db, err := drv.Open(context.Background(), engine.Target{Name: name, Engine: "sqlite"}, filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		parts = append(parts, stepPart{name: name, db: db, seed: 1})
+	}
+	return parts
 }

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -34,23 +33,9 @@ func TestInterleavedProfile(t *testing.T) {
 	if _, err := exec.LookPath("perf"); err != nil {
 		t.Skip("perf not installed")
 	}
-	drv, ok := engine.Lookup("sqlite")
-	if !ok {
-		t.Fatal("sqlite is not registered")
-	}
 	ctx := context.Background()
-	dir := t.TempDir()
-	var parts []stepPart
-	workers := map[engine.DB]workload.Worker{}
-	for i, name := range []string{"spin", "nap"} {
-		db, err := drv.Open(ctx, engine.Target{Name: name, Engine: "sqlite"}, filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		workers[db] = []workload.Worker{spinner{}, napper{}}[i]
-		parts = append(parts, stepPart{name: name, db: db, seed: 1})
-	}
+	parts := sqliteParts(t, "spin", "nap")
+	workers := map[engine.DB]workload.Worker{parts[0].db: spinner{}, parts[1].db: napper{}}
 	st := workload.Step{Name: "spin", Warmup: 200 * time.Millisecond, Duration: 1500 * time.Millisecond,
 		NewWorker: func(_ context.Context, db engine.DB, _, _ int, _ uint64) (workload.Worker, error) {
 			return workers[db], nil
