@@ -189,10 +189,17 @@ interleave = "off"
 	}
 }
 
-// historySection is plan's noise-history section (from its heading on).
+// historySection is plan's noise-history section: from its heading to
+// the time plan that follows it, whose estimated end is a clock time and
+// differs between two calls a second apart.
 func historySection(planOut string) string {
-	if i := strings.Index(planOut, "\nnoise history"); i >= 0 {
-		return planOut[i:]
+	i := strings.Index(planOut, "\nnoise history")
+	if i < 0 {
+		return ""
 	}
-	return ""
+	s := planOut[i:]
+	if j := strings.Index(s, "\nPlan:"); j >= 0 {
+		s = s[:j]
+	}
+	return s
 }
