@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"benchlab/internal/engine"
 	"benchlab/internal/engine/mongodb"
 	"benchlab/internal/engine/postgres"
 )
@@ -31,12 +30,6 @@ import (
 // It changes the system under test (the indexes cost writes), so it is off
 // by default and the manifest records it.
 const SettingBackendIndexes = "backend_indexes"
-
-// backendIndexesOn reads the setting; CheckTarget has checked it parses.
-func backendIndexesOn(t engine.Target) bool {
-	on, _ := strconv.ParseBool(t.Settings[SettingBackendIndexes])
-	return on
-}
 
 // checkBackendIndexes says what is wrong with the setting on a target of
 // backend.

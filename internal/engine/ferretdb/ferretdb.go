@@ -228,14 +228,14 @@ func (d Driver) Open(ctx context.Context, t engine.Target, dir string) (engine.D
 	}
 	mc := mongodb.Config{Target: t, URI: socketURI(in.Socket), Database: mongodb.Database,
 		Auth: auth, Managed: managed, Info: info, Stop: stop}
-	if idIndexOn(t) {
+	if settingOn(t, SettingIDIndex) {
 		info.Settings[SettingIDIndex] = "true"
 		mc.IndexIDs = func(ctx context.Context) (int, error) { return sqliteIDIndexes(ctx, in.DataDir) }
 		if pg != nil {
 			mc.IndexIDs = func(ctx context.Context) (int, error) { return pgIDIndexes(ctx, pg) }
 		}
 	}
-	if pg != nil && backendIndexesOn(t) {
+	if pg != nil && settingOn(t, SettingBackendIndexes) {
 		info.Settings[SettingBackendIndexes] = "true"
 		info.Settings[SettingIDIndex] = "true"
 		mc.IndexIDs = func(ctx context.Context) (int, error) {

@@ -28,9 +28,10 @@ import (
 // docs/suites/tpcc-documents.md has the measurements.
 const SettingIDIndex = "id_index"
 
-// idIndexOn reads the setting; CheckTarget has checked it parses.
-func idIndexOn(t engine.Target) bool {
-	on, _ := strconv.ParseBool(t.Settings[SettingIDIndex])
+// settingOn reads a true/false setting of t (id_index, backend_indexes);
+// CheckTarget has checked it parses.
+func settingOn(t engine.Target, name string) bool {
+	on, _ := strconv.ParseBool(t.Settings[name])
 	return on
 }
 
